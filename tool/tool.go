@@ -1,0 +1,142 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Summarizer is implemented by every tool output: one human line that says what
+// the call found ("10 results for \"semantic kernel\""). Surfaces show it in
+// progress lines and tool cards; agents read it first.
+type Summarizer interface {
+	Summary() string
+}
+
+// Func is a tool's implementation. It receives validated input with defaults
+// applied and returns the output, or an error; return an *Error (see [Errorf]) to
+// choose the failure code agents see.
+type Func[In any, Out Summarizer] func(ctx context.Context, in In) (Out, error)
+
+// Annotations are hints about a tool's behaviour for hosts (MCP's ToolAnnotations).
+type Annotations struct {
+	ReadOnly    bool // does not change anything it touches
+	Destructive bool // may delete or overwrite (meaningful when not ReadOnly)
+	Idempotent  bool // calling twice with the same input has no further effect
+	OpenWorld   bool // reaches outside Toolport (the web, an upstream API)
+}
+
+// Spec names and describes a tool.
+type Spec struct {
+	Name        string // the name agents call, e.g. "web_search_brave"
+	Title       string // a friendly name for people, e.g. "Brave Search"
+	Description string // what the model reads to decide when to call it
+	Pack        string // the pack it belongs to: "web", "ckan", "music"
+	Annotations Annotations
+}
+
+// Tool is a declared tool: its definition and its type-erased implementation.
+// Build one with [New]; call it through a [Registry].
+type Tool struct {
+	spec   Spec
+	input  *validator
+	output *validator
+	// envelope is the published output schema: the tool's fields plus the
+	// success/summary/durationMs every result carries.
+	envelope *jsonschema.Schema
+	invoke   func(ctx context.Context, args []byte) (any, error)
+}
+
+// New declares a tool from its Go input and output types. The input type must be
+// a struct; its schema is derived by [SchemaFor]. It fails if the types cannot be
+// described as JSON Schema or the tags are wrong: a programming error, so most
+// callers wrap it in [Must].
+func New[In any, Out Summarizer](spec Spec, fn Func[In, Out]) (*Tool, error) {
+	if spec.Name == "" || spec.Description == "" {
+		return nil, errors.New("tool: a tool needs a name and a description")
+	}
+	if k := reflect.TypeFor[In]().Kind(); k != reflect.Struct {
+		return nil, fmt.Errorf("tool %s: input type must be a struct, not %v", spec.Name, k)
+	}
+	in, err := schemaForType(reflect.TypeFor[In](), true)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input: %w", spec.Name, err)
+	}
+	out, err := schemaForType(reflect.TypeFor[Out](), false)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: output: %w", spec.Name, err)
+	}
+	if out.Type != "object" {
+		return nil, fmt.Errorf("tool %s: output type must be a struct", spec.Name)
+	}
+	iv, err := newValidator(in)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", spec.Name, err)
+	}
+	ov, err := newValidator(out)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: output schema: %w", spec.Name, err)
+	}
+	t := &Tool{spec: spec, input: iv, output: ov, envelope: envelopeSchema(out)}
+	t.invoke = func(ctx context.Context, args []byte) (any, error) {
+		var v In
+		if err := json.Unmarshal(args, &v); err != nil {
+			// The schema admitted a value the Go type cannot hold (an integer
+			// beyond int64, say): still the caller's mistake.
+			return nil, &Error{Code: CodeValidation, Message: "arguments: " + err.Error(), Err: err}
+		}
+		return fn(ctx, v)
+	}
+	return t, nil
+}
+
+// Must panics if err is not nil. It is for declaring tools at start-up.
+func Must(t *Tool, err error) *Tool {
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Name is the name agents call the tool by.
+func (t *Tool) Name() string { return t.spec.Name }
+
+// Spec returns the tool's name, description and annotations.
+func (t *Tool) Spec() Spec { return t.spec }
+
+// InputSchema returns a copy of the tool's input schema.
+func (t *Tool) InputSchema() *jsonschema.Schema { return t.input.doc.CloneSchemas() }
+
+// OutputSchema returns a copy of the schema of a successful result, envelope
+// fields included.
+func (t *Tool) OutputSchema() *jsonschema.Schema { return t.envelope.CloneSchemas() }
+
+// ValidateArguments checks raw arguments without calling the tool, returning the
+// normalised arguments (defaults applied) or a CodeValidation error.
+func (t *Tool) ValidateArguments(raw []byte) ([]byte, error) {
+	args, e := t.input.decodeArgs(raw)
+	if e != nil {
+		return nil, e
+	}
+	return args, nil
+}
+
+// envelopeSchema adds the fields every successful result carries.
+func envelopeSchema(out *jsonschema.Schema) *jsonschema.Schema {
+	env := out.CloneSchemas()
+	if env.Properties == nil {
+		env.Properties = map[string]*jsonschema.Schema{}
+	}
+	env.Properties["success"] = &jsonschema.Schema{Type: "boolean", Description: "Always true for a successful call", Const: ptr[any](true)}
+	env.Properties["summary"] = &jsonschema.Schema{Type: "string", Description: "One line saying what the call found"}
+	env.Properties["durationMs"] = &jsonschema.Schema{Type: "integer", Description: "How long the call took, in milliseconds", Minimum: ptr(0.0)}
+	env.PropertyOrder = append([]string{"success", "summary", "durationMs"}, env.PropertyOrder...)
+	env.Required = append([]string{"success", "summary", "durationMs"}, env.Required...)
+	return env
+}
+
+func ptr[T any](v T) *T { return &v }

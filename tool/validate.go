@@ -1,0 +1,329 @@
+package tool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sv "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// MaxArgumentBytes bounds the JSON arguments of one call. Tool inputs are
+// small; anything bigger is a mistake or an attack.
+const MaxArgumentBytes = 1 << 20
+
+// Violation is one way a value breaks its schema.
+type Violation struct {
+	Path    string `json:"path"`    // "rows", "filters.tags[2]"; "" for the whole value
+	Rule    string `json:"rule"`    // the JSON Schema keyword: "maximum", "type", "required", …
+	Message string `json:"message"` // "rows: must be <= 1000, got 10000"
+}
+
+// validator checks JSON values against one compiled schema.
+type validator struct {
+	doc      *jsonschema.Schema // the published schema, for defaults and field lists
+	compiled *sv.Schema
+}
+
+func newValidator(s *jsonschema.Schema) (*validator, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := sv.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := sv.NewCompiler()
+	c.DefaultDraft(sv.Draft2020)
+	c.AssertFormat()
+	const loc = "toolport:///schema.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	compiled, err := c.Compile(loc)
+	if err != nil {
+		return nil, err
+	}
+	return &validator{doc: s, compiled: compiled}, nil
+}
+
+// decodeArgs parses raw tool arguments, applies schema defaults, validates, and
+// returns the normalised JSON ready to unmarshal into the input type.
+func (v *validator) decodeArgs(raw []byte) ([]byte, *Error) {
+	if len(raw) > MaxArgumentBytes {
+		return nil, &Error{Code: CodeValidation, Message: fmt.Sprintf("arguments: too large (%d bytes, limit %d)", len(raw), MaxArgumentBytes)}
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	val, err := sv.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, &Error{Code: CodeValidation, Message: "arguments: not valid JSON: " + jsonErrorText(err), Err: err}
+	}
+	obj, ok := val.(map[string]any)
+	if !ok {
+		return nil, &Error{Code: CodeValidation, Message: "arguments: must be a JSON object, got " + jsonType(val)}
+	}
+	applyDefaults(v.doc, obj)
+	if vs := v.check(obj); len(vs) > 0 {
+		return nil, violationError(vs)
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, &Error{Code: CodeValidation, Message: "arguments: " + err.Error(), Err: err}
+	}
+	return out, nil
+}
+
+func jsonErrorText(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
+	}
+	return err.Error()
+}
+
+func violationError(vs []Violation) *Error {
+	msgs := make([]string, len(vs))
+	for i, v := range vs {
+		msgs[i] = v.Message
+	}
+	return &Error{Code: CodeValidation, Message: strings.Join(msgs, "; "), Violations: vs}
+}
+
+// check validates a decoded JSON value (as produced by sv.UnmarshalJSON or by
+// json.Unmarshal with UseNumber) and returns its violations, most specific first.
+func (v *validator) check(val any) []Violation {
+	err := v.compiled.Validate(val)
+	if err == nil {
+		return nil
+	}
+	var ve *sv.ValidationError
+	if !errors.As(err, &ve) {
+		return []Violation{{Rule: "schema", Message: err.Error()}}
+	}
+	var out []Violation
+	v.collect(ve, val, &out)
+	slices.SortStableFunc(out, func(a, b Violation) int { return strings.Compare(a.Path, b.Path) })
+	return slices.CompactFunc(out, func(a, b Violation) bool { return a.Message == b.Message })
+}
+
+func (v *validator) collect(ve *sv.ValidationError, root any, out *[]Violation) {
+	if len(ve.Causes) > 0 {
+		for _, c := range ve.Causes {
+			v.collect(c, root, out)
+		}
+		return
+	}
+	*out = append(*out, v.describe(ve, root)...)
+}
+
+var printer = message.NewPrinter(language.English)
+
+func (v *validator) describe(ve *sv.ValidationError, root any) []Violation {
+	path := renderPath(ve.InstanceLocation)
+	at := path
+	if at == "" {
+		at = "arguments"
+	}
+	one := func(rule, format string, args ...any) []Violation {
+		return []Violation{{Path: path, Rule: rule, Message: at + ": " + fmt.Sprintf(format, args...)}}
+	}
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		var vs []Violation
+		for _, m := range k.Missing {
+			p := joinPath(path, m)
+			vs = append(vs, Violation{Path: p, Rule: "required", Message: p + ": required"})
+		}
+		return vs
+	case *kind.AdditionalProperties:
+		var vs []Violation
+		allowed := v.propertyNames(ve.InstanceLocation)
+		for _, name := range k.Properties {
+			p := joinPath(path, name)
+			msg := p + ": unknown field"
+			if len(allowed) > 0 {
+				msg += " (known fields: " + strings.Join(allowed, ", ") + ")"
+			}
+			vs = append(vs, Violation{Path: p, Rule: "additionalProperties", Message: msg})
+		}
+		return vs
+	case *kind.Type:
+		got := valueAt(root, ve.InstanceLocation)
+		return one("type", "expected %s, got %s %s", strings.Join(k.Want, " or "), k.Got, preview(got))
+	case *kind.Maximum:
+		return one("maximum", "must be <= %s, got %s", ratString(k.Want), ratString(k.Got))
+	case *kind.Minimum:
+		return one("minimum", "must be >= %s, got %s", ratString(k.Want), ratString(k.Got))
+	case *kind.ExclusiveMaximum:
+		return one("exclusiveMaximum", "must be < %s, got %s", ratString(k.Want), ratString(k.Got))
+	case *kind.ExclusiveMinimum:
+		return one("exclusiveMinimum", "must be > %s, got %s", ratString(k.Want), ratString(k.Got))
+	case *kind.MinLength:
+		return one("minLength", "must be at least %d characters, got %d", k.Want, k.Got)
+	case *kind.MaxLength:
+		return one("maxLength", "must be at most %d characters, got %d", k.Want, k.Got)
+	case *kind.MinItems:
+		return one("minItems", "must have at least %d items, got %d", k.Want, k.Got)
+	case *kind.MaxItems:
+		return one("maxItems", "must have at most %d items, got %d", k.Want, k.Got)
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = preview(w)
+		}
+		return one("enum", "must be one of %s, got %s", strings.Join(want, ", "), preview(k.Got))
+	case *kind.Pattern:
+		return one("pattern", "must match the pattern %s, got %s", strconv.Quote(k.Want), preview(k.Got))
+	case *kind.Format:
+		return one("format", "must be a valid %s, got %s", k.Want, preview(k.Got))
+	}
+	rule := strings.Join(ve.ErrorKind.KeywordPath(), "/")
+	return one(rule, "%s", ve.ErrorKind.LocalizedString(printer))
+}
+
+// propertyNames lists the properties the schema allows at an instance location.
+func (v *validator) propertyNames(loc []string) []string {
+	s := v.doc
+	for _, tok := range loc {
+		switch {
+		case s == nil:
+			return nil
+		case s.Properties[tok] != nil:
+			s = s.Properties[tok]
+		case s.Items != nil:
+			s = s.Items
+		case s.AdditionalProperties != nil:
+			s = s.AdditionalProperties
+		default:
+			return nil
+		}
+	}
+	if s == nil {
+		return nil
+	}
+	if len(s.PropertyOrder) > 0 {
+		return slices.Clone(s.PropertyOrder)
+	}
+	names := make([]string, 0, len(s.Properties))
+	for name := range s.Properties {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func renderPath(loc []string) string {
+	var b strings.Builder
+	for _, tok := range loc {
+		if _, err := strconv.Atoi(tok); err == nil {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+func joinPath(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "." + name
+}
+
+func valueAt(v any, loc []string) any {
+	for _, tok := range loc {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// preview renders a value for an error message, short enough to read.
+func preview(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	const max = 60
+	if r := []rune(string(raw)); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return string(raw)
+}
+
+func ratString(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number, float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// applyDefaults fills absent properties that have a schema default, recursing
+// into nested objects that are present.
+func applyDefaults(s *jsonschema.Schema, obj map[string]any) {
+	if s == nil {
+		return
+	}
+	for name, ps := range s.Properties {
+		cur, present := obj[name]
+		if !present && len(ps.Default) > 0 {
+			var dv any
+			if err := json.Unmarshal(ps.Default, &dv); err == nil {
+				obj[name] = dv
+			}
+			continue
+		}
+		if nested, ok := cur.(map[string]any); ok {
+			applyDefaults(ps, nested)
+		}
+	}
+}
