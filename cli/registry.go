@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/toolport/toolport/ckan"
 	"github.com/toolport/toolport/telemetry"
 	"github.com/toolport/toolport/tool"
 )
@@ -16,8 +17,11 @@ func BuildRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	var tools []*tool.Tool
+	tools = append(tools, ckan.Tools(ckan.ConfigFromEnv(env.Config))...)
+	// Secrets are read while the packs are configured, so the registry that
+	// scrubs them is made after.
 	reg := tool.NewRegistry(tool.WithTracerProvider(tp), tool.WithLogger(logger), tool.WithSecrets(env.Config.Secrets()...))
 	if err := reg.Register(tools...); err != nil {
 		return nil, nil, fmt.Errorf("registering tools: %w", err)

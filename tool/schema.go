@@ -22,6 +22,7 @@ import (
 //	default                                                a value of the field's type
 //	enum                                                   values separated by '|'
 //	format, pattern, title                                 strings (pattern may not hold ',')
+//	items.KEY                                              KEY applied to each array element
 //
 // Optional fields (omitempty/omitzero) are not required. A nullable pointer or
 // slice field is published as its plain type: an agent omits an optional field
@@ -136,6 +137,13 @@ func applyTag(s *jsonschema.Schema, tag string) error {
 }
 
 func applyConstraint(s *jsonschema.Schema, key, val string) error {
+	if rest, ok := strings.CutPrefix(key, "items."); ok {
+		// A constraint on each element of an array field: items.enum=a|b.
+		if s.Items == nil {
+			return fmt.Errorf("%q on a field that is not an array", key)
+		}
+		return applyConstraint(s.Items, rest, val)
+	}
 	num := func(dst **float64) error {
 		f, err := strconv.ParseFloat(val, 64)
 		if err != nil {

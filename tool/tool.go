@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,7 +85,10 @@ func New[In any, Out Summarizer](spec Spec, fn Func[In, Out]) (*Tool, error) {
 	t := &Tool{spec: spec, input: iv, output: ov, envelope: envelopeSchema(out)}
 	t.invoke = func(ctx context.Context, args []byte) (any, error) {
 		var v In
-		if err := json.Unmarshal(args, &v); err != nil {
+		// UseNumber keeps large integers exact in free-form (map[string]any) inputs.
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
 			// The schema admitted a value the Go type cannot hold (an integer
 			// beyond int64, say): still the caller's mistake.
 			return nil, &Error{Code: CodeValidation, Message: "arguments: " + err.Error(), Err: err}

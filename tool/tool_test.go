@@ -21,7 +21,7 @@ type searchInput struct {
 	Query   string   `json:"query" jsonschema:"The search query" schema:"minLength=2"`
 	Rows    int      `json:"rows,omitempty" jsonschema:"Rows to return" schema:"minimum=1,maximum=1000,default=10"`
 	Sort    string   `json:"sort,omitempty" schema:"enum=asc|desc,default=asc"`
-	Tags    []string `json:"tags,omitempty" schema:"maxItems=3"`
+	Tags    []string `json:"tags,omitempty" schema:"maxItems=3,items.enum=a|b|c|d"`
 	Filters *filters `json:"filters,omitempty"`
 }
 
@@ -40,7 +40,9 @@ func (o searchOutput) Summary() string { return fmt.Sprintf("%d results", o.Tota
 func newSearch(t *testing.T, fn tool.Func[searchInput, searchOutput]) *tool.Tool {
 	t.Helper()
 	if fn == nil {
-		fn = func(_ context.Context, in searchInput) (searchOutput, error) { return searchOutput{Echo: in, Total: in.Rows}, nil }
+		fn = func(_ context.Context, in searchInput) (searchOutput, error) {
+			return searchOutput{Echo: in, Total: in.Rows}, nil
+		}
 	}
 	tl, err := tool.New(tool.Spec{Name: "search", Description: "Searches.", Pack: "test"}, fn)
 	if err != nil {
@@ -109,6 +111,7 @@ func TestCallValidatesAndAppliesDefaults(t *testing.T) {
 		{name: "minLength", args: `{"query":"t"}`, wantErr: "query: must be at least 2 characters, got 1"},
 		{name: "maxItems", args: `{"query":"tt","tags":["a","b","c","d"]}`, wantErr: "tags: must have at most 3 items, got 4"},
 		{name: "array item type", args: `{"query":"tt","tags":["a",2]}`, wantErr: "tags[1]: expected string, got number 2"},
+		{name: "array item enum", args: `{"query":"tt","tags":["a","z"]}`, wantErr: `tags[1]: must be one of "a", "b", "c", "d", got "z"`},
 		{name: "nested path", args: `{"query":"tt","filters":{"year":1800}}`, wantErr: "filters.year: must be >= 1900, got 1800"},
 		{name: "unknown field", args: `{"query":"tt","limit":3}`, wantErr: "limit: unknown field (known fields: query, rows, sort, tags, filters)"},
 		{name: "not an object", args: `["tt"]`, wantErr: "arguments: must be a JSON object, got array"},

@@ -1,0 +1,329 @@
+// Package ckan is a client for the CKAN action API (https://docs.ckan.org/en/latest/api/)
+// and the Toolport "ckan" tool pack built on it: searchDatasets,
+// getDatasetDetails, listGroups, listTags, listOrganizations and queryDatastore.
+//
+// The client works with any CKAN portal; the default is Israel's national
+// portal, data.gov.il. It follows what real portals do rather than what the
+// API reference promises: errors may arrive with HTTP 200 and
+// "success": false, group_list pages with all_fields are capped at 25,
+// tag_list has no usage counts, unknown parameters are silently ignored, and
+// some CDNs refuse clients without a browser-like User-Agent.
+//
+// The client never retries: the tool registry retries a transient failure once
+// (see package tool), and a retry inside the client would multiply that.
+package ckan
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of a new Client.
+const (
+	// DefaultBaseURL is data.gov.il's action API root.
+	DefaultBaseURL = "https://data.gov.il/api/3"
+
+	// DefaultUserAgent looks like a browser and names Toolport: data.gov.il's
+	// CDN answers 403 to clients that send no User-Agent or a bare library one.
+	DefaultUserAgent = "Mozilla/5.0 (compatible; Toolport/1.0; +https://github.com/toolport/toolport)"
+
+	// DefaultTimeout bounds one API call, body included.
+	DefaultTimeout = 30 * time.Second
+
+	// DefaultMaxBodyBytes bounds a response body. A package_search of 1000
+	// rows with full metadata is a few MB on real portals.
+	DefaultMaxBodyBytes = 32 << 20
+)
+
+// apiPath is the path of the action API below a portal's root.
+const apiPath = "/api/3"
+
+// Client calls one CKAN portal's action API. It is safe for concurrent use.
+// Build one with [NewClient].
+type Client struct {
+	base       *url.URL // ends in /api/3, no trailing slash
+	httpClient *http.Client
+	userAgent  string
+	timeout    time.Duration
+	maxBody    int64
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient makes the client send its requests through hc (for a
+// transport with an SSRF policy, a proxy, or test instrumentation).
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) {
+		if hc != nil {
+			c.httpClient = hc
+		}
+	}
+}
+
+// WithUserAgent sets the User-Agent header sent with every request.
+func WithUserAgent(ua string) Option {
+	return func(c *Client) {
+		if ua != "" {
+			c.userAgent = ua
+		}
+	}
+}
+
+// WithTimeout bounds each call, from sending the request to reading the last
+// byte of the body. Zero or negative leaves the default.
+func WithTimeout(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.timeout = d
+		}
+	}
+}
+
+// WithMaxBodyBytes bounds the size of a response body; a larger body fails
+// with a [*DecodeError]. Zero or negative leaves the default.
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *Client) {
+		if n > 0 {
+			c.maxBody = n
+		}
+	}
+}
+
+// NewClient returns a client for the portal at baseURL. baseURL is either the
+// portal's root ("https://demo.ckan.org", "http://127.0.0.1:8080") or its API
+// root ("https://data.gov.il/api/3"); "/api/3" is appended when missing. An
+// empty baseURL selects [DefaultBaseURL]. Only http and https URLs without
+// credentials, query or fragment are accepted.
+func NewClient(baseURL string, opts ...Option) (*Client, error) {
+	if strings.TrimSpace(baseURL) == "" {
+		baseURL = DefaultBaseURL
+	}
+	base, err := normalizeBaseURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		base:       base,
+		httpClient: http.DefaultClient,
+		userAgent:  DefaultUserAgent,
+		timeout:    DefaultTimeout,
+		maxBody:    DefaultMaxBodyBytes,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// ErrBaseURL reports a base URL the client cannot use. Test with errors.Is.
+var ErrBaseURL = errors.New("ckan: invalid portal URL")
+
+// normalizeBaseURL checks raw and returns it with the action API path.
+func normalizeBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		// url.Error text repeats the URL; that is the caller's own input.
+		return nil, fmt.Errorf("%w: %v", ErrBaseURL, err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("%w: scheme must be http or https, got %q", ErrBaseURL, u.Scheme)
+	case u.Host == "" || u.Hostname() == "":
+		return nil, fmt.Errorf("%w: no host", ErrBaseURL)
+	case u.User != nil:
+		return nil, fmt.Errorf("%w: credentials in the URL are not allowed", ErrBaseURL)
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return nil, fmt.Errorf("%w: a base URL has no query or fragment", ErrBaseURL)
+	}
+	p := strings.TrimRight(u.Path, "/")
+	p = strings.TrimSuffix(p, "/action")
+	if !strings.HasSuffix(p, apiPath) {
+		p += apiPath
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host, Path: p}, nil
+}
+
+// BaseURL returns the action API root the client calls, e.g.
+// "https://data.gov.il/api/3".
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// SiteURL returns the portal's root, where dataset pages live
+// ("https://data.gov.il").
+func (c *Client) SiteURL() string {
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, apiPath)
+	return u.String()
+}
+
+// ActionURL returns the URL of a GET call of action with params. It is what
+// the tools report as apiUrl, so that a person can reproduce a result.
+func (c *Client) ActionURL(action string, params url.Values) string {
+	u := *c.base
+	u.Path += "/action/" + action
+	if len(params) > 0 {
+		u.RawQuery = params.Encode()
+	}
+	return u.String()
+}
+
+// Response describes the HTTP exchange behind a successful call.
+type Response struct {
+	Method     string
+	URL        string // the full request URL (for POST, the endpoint)
+	StatusCode int
+	Header     http.Header
+}
+
+// Get calls action with params as a query string and decodes its result
+// into result (a pointer), which may be nil to discard it.
+func (c *Client) Get(ctx context.Context, action string, params url.Values, result any) (*Response, error) {
+	req, err := http.NewRequest(http.MethodGet, c.ActionURL(action, params), nil)
+	if err != nil {
+		return nil, fmt.Errorf("ckan: %s: building request: %w", action, err)
+	}
+	return c.do(ctx, action, req, result)
+}
+
+// Post calls action with body encoded as JSON, the form CKAN accepts for
+// every action and the only sane one for structured arguments such as
+// datastore filters.
+func (c *Client) Post(ctx context.Context, action string, body, result any) (*Response, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("ckan: %s: encoding request: %w", action, err)
+	}
+	req, err := http.NewRequest(http.MethodPost, c.ActionURL(action, nil), bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("ckan: %s: building request: %w", action, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return c.do(ctx, action, req, result)
+}
+
+func (c *Client) do(ctx context.Context, action string, req *http.Request, result any) (*Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req = req.WithContext(ctx)
+	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("Accept", "application/json")
+
+	resp, err := c.httpClient.Do(req)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// Report the context's error itself, so that callers (and
+			// tool.Classify) see a cancellation or deadline, not a URL.
+			return nil, fmt.Errorf("ckan: %s: %w", action, ctxErr)
+		}
+		return nil, &NetworkError{Action: action, Err: err}
+	}
+	defer resp.Body.Close()
+
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("ckan: %s: reading response: %w", action, ctxErr)
+		}
+		return nil, &NetworkError{Action: action, Err: err}
+	}
+	if int64(len(body)) > c.maxBody {
+		return nil, &DecodeError{Action: action, StatusCode: resp.StatusCode,
+			Reason: fmt.Sprintf("response larger than %d bytes; ask for fewer rows", c.maxBody)}
+	}
+	info := &Response{Method: req.Method, URL: req.URL.String(), StatusCode: resp.StatusCode, Header: resp.Header}
+	if err := decodeResponse(action, resp.StatusCode, resp.Header, body, result); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// envelope is the JSON every CKAN action answers with.
+type envelope struct {
+	Help    string          `json:"help"`
+	Success *bool           `json:"success"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// utf8BOM is stripped from bodies: some proxies and portals prepend it.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// decodeResponse turns a response into result or a typed error: [*Error]
+// when the portal reported a failure (by status or by "success": false),
+// [*DecodeError] when the body cannot be understood.
+func decodeResponse(action string, status int, header http.Header, body []byte, result any) error {
+	body = bytes.TrimPrefix(body, utf8BOM)
+	var env envelope
+	jsonErr := json.Unmarshal(body, &env)
+	isEnvelope := jsonErr == nil && env.Success != nil
+
+	if status < 200 || status > 299 {
+		e := &Error{Action: action, StatusCode: status, RetryAfter: header.Get("Retry-After")}
+		if isEnvelope && !*env.Success {
+			e.parseErrorObject(env.Error)
+		}
+		return e
+	}
+	if jsonErr != nil {
+		reason := "response is not valid JSON: " + jsonErr.Error()
+		if ct := header.Get("Content-Type"); ct != "" && !strings.Contains(ct, "json") {
+			reason = fmt.Sprintf("response is %s, not JSON", mediaType(ct))
+		}
+		return &DecodeError{Action: action, StatusCode: status, Reason: reason, Snippet: snippet(body), Err: jsonErr}
+	}
+	if env.Success == nil {
+		return &DecodeError{Action: action, StatusCode: status, Reason: `response is not a CKAN API response (no "success" field)`, Snippet: snippet(body)}
+	}
+	if !*env.Success {
+		e := &Error{Action: action, StatusCode: status}
+		e.parseErrorObject(env.Error)
+		return e
+	}
+	if result == nil {
+		return nil
+	}
+	if len(env.Result) == 0 || string(env.Result) == "null" {
+		return &DecodeError{Action: action, StatusCode: status, Reason: `response has no "result"`}
+	}
+	if err := json.Unmarshal(env.Result, result); err != nil {
+		return &DecodeError{Action: action, StatusCode: status, Reason: "unexpected result structure: " + jsonMessage(err), Err: err}
+	}
+	return nil
+}
+
+// mediaType returns the media type of a Content-Type header, without parameters.
+func mediaType(ct string) string {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.TrimSpace(mt)
+}
+
+// jsonMessage describes a decoding error without echoing large values.
+func jsonMessage(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "(top level)"
+		}
+		return fmt.Sprintf("field %s: expected %v, got JSON %s", field, te.Type, te.Value)
+	}
+	return err.Error()
+}
+
+// snippet keeps the start of a body for an error message, valid UTF-8 only.
+func snippet(body []byte) string {
+	const max = 120
+	s := strings.ToValidUTF8(string(body[:min(len(body), max*4)]), "")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return strings.Join(strings.Fields(s), " ")
+}

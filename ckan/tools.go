@@ -1,0 +1,194 @@
+package ckan
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/toolport/toolport/config"
+	"github.com/toolport/toolport/tool"
+)
+
+// Pack is the name of the tool pack.
+const Pack = "ckan"
+
+// Config configures the ckan tools.
+type Config struct {
+	// BaseURL is the default portal (its root or its /api/3 URL); empty
+	// selects DefaultBaseURL (data.gov.il).
+	BaseURL string
+	// HTTPClient sends every request; nil uses http.DefaultClient. A server
+	// that exposes the per-call portal input to untrusted agents should pass
+	// an SSRF-checked client here (package safehttp).
+	HTTPClient *http.Client
+	// UserAgent overrides DefaultUserAgent.
+	UserAgent string
+	// Timeout bounds each API call; zero uses DefaultTimeout.
+	Timeout time.Duration
+	// MaxBodyBytes bounds each response; zero uses DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// AllowPortal decides whether a tool call may use another portal than
+	// BaseURL (the "portal" input), given the normalised API URL. Nil
+	// selects DefaultAllowPortal. Return an error to refuse; its text is
+	// shown to the agent.
+	AllowPortal func(apiURL string) error
+}
+
+// ConfigFromEnv reads the pack's settings: CKAN_BASE_URL (default portal),
+// CKAN_USER_AGENT, and CKAN_ALLOWED_PORTALS, a comma-separated list of host
+// names that the portal input may select ("*" for any public host; unset
+// means DefaultAllowPortal).
+func ConfigFromEnv(c *config.Config) Config {
+	cfg := Config{
+		BaseURL:   c.Default("CKAN_BASE_URL", DefaultBaseURL),
+		UserAgent: c.Default("CKAN_USER_AGENT", DefaultUserAgent),
+	}
+	if list := strings.TrimSpace(c.Env("CKAN_ALLOWED_PORTALS")); list != "" && list != "*" {
+		var hosts []string
+		for h := range strings.SplitSeq(list, ",") {
+			if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+				if u, err := url.Parse(h); err == nil && u.Host != "" {
+					h = strings.ToLower(u.Hostname())
+				}
+				hosts = append(hosts, h)
+			}
+		}
+		cfg.AllowPortal = AllowHosts(hosts...)
+	}
+	return cfg
+}
+
+// AllowHosts returns an AllowPortal policy that accepts only the named hosts.
+func AllowHosts(hosts ...string) func(string) error {
+	return func(apiURL string) error {
+		u, err := url.Parse(apiURL)
+		if err != nil {
+			return err
+		}
+		h := strings.ToLower(u.Hostname())
+		for _, allowed := range hosts {
+			if h == allowed {
+				return nil
+			}
+		}
+		return fmt.Errorf("portal %s is not in the allowed list (%s)", h, strings.Join(hosts, ", "))
+	}
+}
+
+// DefaultAllowPortal accepts any portal whose host is a name or a public IP
+// address, and refuses literal loopback, private, link-local and unspecified
+// addresses and "localhost". It does not resolve names: a name that resolves
+// to a private address passes, so deployments that face untrusted agents
+// should also set Config.HTTPClient to an SSRF-checked client.
+func DefaultAllowPortal(apiURL string) error {
+	u, err := url.Parse(apiURL)
+	if err != nil {
+		return err
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return errors.New("a portal on localhost is not allowed")
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		a = a.Unmap()
+		if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+			a.IsUnspecified() || a.IsMulticast() || a.Is4() && net.IP(a.AsSlice()).Equal(net.IPv4bcast) ||
+			(a.Is4() && a.As4()[0] == 100 && a.As4()[1]&0xC0 == 64) { // CGNAT 100.64/10
+			return fmt.Errorf("a portal at the non-public address %s is not allowed", a)
+		}
+	}
+	return nil
+}
+
+// pack holds what every tool call shares.
+type pack struct {
+	cfg     Config
+	opts    []Option
+	def     *Client
+	defErr  error // a bad BaseURL: reported on every call as CONFIG_ERROR
+	allowed func(string) error
+}
+
+// Tools returns the pack's tools: searchDatasets, getDatasetDetails,
+// listGroups, listTags, listOrganizations and queryDatastore.
+func Tools(cfg Config) []*tool.Tool {
+	p := &pack{cfg: cfg, allowed: cfg.AllowPortal}
+	if p.allowed == nil {
+		p.allowed = DefaultAllowPortal
+	}
+	p.opts = []Option{WithHTTPClient(cfg.HTTPClient), WithUserAgent(cfg.UserAgent),
+		WithTimeout(cfg.Timeout), WithMaxBodyBytes(cfg.MaxBodyBytes)}
+	p.def, p.defErr = NewClient(cfg.BaseURL, p.opts...)
+	return []*tool.Tool{
+		searchDatasetsTool(p),
+		getDatasetDetailsTool(p),
+		listGroupsTool(p),
+		listTagsTool(p),
+		listOrganizationsTool(p),
+		queryDatastoreTool(p),
+	}
+}
+
+// annotations are shared by every tool of the pack: they read a remote portal.
+func annotations() tool.Annotations {
+	return tool.Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true}
+}
+
+// portalDescription documents the portal input of every tool.
+const portalDescription = "Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL, " +
+	"e.g. https://demo.ckan.org or https://catalog.data.gov/api/3"
+
+// client returns the client for a call: the default portal, or the one the
+// call names in its portal input, if it is a valid, allowed http(s) URL.
+func (p *pack) client(portal string) (*Client, error) {
+	if strings.TrimSpace(portal) == "" {
+		if p.defErr != nil {
+			return nil, &tool.Error{Code: tool.CodeConfig, Message: "CKAN_BASE_URL: " + p.defErr.Error(), Err: p.defErr}
+		}
+		return p.def, nil
+	}
+	c, err := NewClient(portal, p.opts...)
+	if err != nil {
+		return nil, &tool.Error{Code: tool.CodeInvalidURL, Message: "portal: " + strings.TrimPrefix(err.Error(), "ckan: "), Err: err}
+	}
+	if p.def != nil && c.BaseURL() == p.def.BaseURL() {
+		return p.def, nil
+	}
+	if err := p.allowed(c.BaseURL()); err != nil {
+		return nil, &tool.Error{Code: tool.CodeBlocked, Message: "portal: " + err.Error(), Err: err}
+	}
+	return c, nil
+}
+
+// datasetURL is the human page of a dataset on the portal.
+func datasetURL(c *Client, name string) string {
+	if name == "" {
+		return ""
+	}
+	return c.SiteURL() + "/dataset/" + url.PathEscape(name)
+}
+
+// truncateRunes shortens s to at most n runes, marking the cut.
+func truncateRunes(s string, n int) string {
+	if len(s) <= n { // bytes >= runes
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// nonNil returns s, or an empty slice for nil: outputs show [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
