@@ -8,6 +8,8 @@ import (
 	"github.com/toolport/toolport/ckan"
 	"github.com/toolport/toolport/telemetry"
 	"github.com/toolport/toolport/tool"
+	"github.com/toolport/toolport/webfetch"
+	"github.com/toolport/toolport/websearch"
 )
 
 // BuildRegistry wires every pack into one registry from env.Config. The
@@ -18,7 +20,13 @@ func BuildRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error
 		return nil, nil, err
 	}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	fetchCfg, err := webfetch.ConfigFromEnv(env.Config)
+	if err != nil {
+		return nil, nil, err
+	}
 	var tools []*tool.Tool
+	tools = append(tools, websearch.Tools(websearch.ConfigFromEnv(env.Config))...)
+	tools = append(tools, webfetch.Tool(fetchCfg))
 	tools = append(tools, ckan.Tools(ckan.ConfigFromEnv(env.Config))...)
 	// Secrets are read while the packs are configured, so the registry that
 	// scrubs them is made after.

@@ -169,11 +169,9 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		const maxSecs = int64(365 * 24 * time.Hour / time.Second) // beyond this, Duration math overflows soon
+		return time.Duration(min(max(secs, 0), maxSecs)) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return t.Sub(now)

@@ -19,7 +19,7 @@ const (
 )
 
 // Formats lists the supported formats.
-var Formats = []Format{FormatIkigai, FormatAnthropic, FormatOpenAI, FormatMCP}
+func Formats() []Format { return []Format{FormatIkigai, FormatAnthropic, FormatOpenAI, FormatMCP} }
 
 // Definition renders the tool's definition in format f as a JSON-encodable value.
 func (t *Tool) Definition(f Format) (any, error) {
@@ -66,7 +66,7 @@ func (t *Tool) Definition(f Format) (any, error) {
 		}{t.spec.Name, t.spec.Title, t.spec.Description, in, t.OutputSchema(),
 			annotations{t.spec.Title, a.ReadOnly, a.Destructive && !a.ReadOnly, a.Idempotent, a.OpenWorld}}, nil
 	}
-	return nil, fmt.Errorf("unknown definition format %q (want one of %v)", f, Formats)
+	return nil, fmt.Errorf("unknown definition format %q (want one of %v)", f, Formats())
 }
 
 // DefinitionJSON renders the definition as indented JSON.

@@ -182,13 +182,16 @@ func (r *Result) MarshalJSON() ([]byte, error) { return r.JSON, nil }
 
 // failure is the JSON shape of a failed call.
 type failure struct {
-	Success    bool        `json:"success"`
-	Error      string      `json:"error"`
-	Code       Code        `json:"error_code"`
-	Retryable  bool        `json:"retryable"`
-	WasRetried bool        `json:"wasRetried"`
-	DurationMs int64       `json:"durationMs"`
-	Violations []Violation `json:"violations,omitempty"`
+	Success    bool   `json:"success"`
+	Error      string `json:"error"`
+	Code       Code   `json:"error_code"`
+	Retryable  bool   `json:"retryable"`
+	WasRetried bool   `json:"wasRetried"`
+	DurationMs int64  `json:"durationMs"`
+	// RetryAfterMs is the upstream's wait hint, so an agent can tell a brief
+	// throttle from an exhausted quota.
+	RetryAfterMs int64       `json:"retryAfterMs,omitempty"`
+	Violations   []Violation `json:"violations,omitempty"`
 }
 
 // String returns the envelope JSON.
@@ -283,7 +286,7 @@ func (r *Registry) fail(res *Result, err error) {
 	res.Summary = "failed: " + te.Message
 	raw, merr := Marshal(failure{
 		Error: te.Message, Code: te.Code, Retryable: te.Retryable, WasRetried: res.Retried,
-		DurationMs: res.Duration.Milliseconds(), Violations: te.Violations,
+		DurationMs: res.Duration.Milliseconds(), RetryAfterMs: te.RetryAfter.Milliseconds(), Violations: te.Violations,
 	})
 	if merr != nil { // cannot happen for these field types
 		raw = []byte(`{"success":false,"error":"internal error","error_code":"INTERNAL"}`)

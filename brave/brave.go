@@ -1,0 +1,359 @@
+// Package brave is a client for the Brave Web Search API
+// (https://api.search.brave.com/res/v1/web/search).
+//
+// It follows the shape of google/go-github: a [Client] built once over an
+// *http.Client, typed request and response structs, and a typed [*Error] for
+// every upstream failure, so callers branch on values rather than on text.
+// The API key travels only in the X-Subscription-Token header; it never
+// appears in a URL, an error message or a returned value.
+package brave
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults and the API's own limits.
+const (
+	DefaultBaseURL      = "https://api.search.brave.com"
+	DefaultUserAgent    = "toolport (+https://github.com/toolport/toolport)"
+	DefaultMaxBodyBytes = 5 << 20 // a page of 20 results is ~60 KB; anything near this is not a search answer
+
+	MaxCount      = 20  // results per page
+	MaxPage       = 9   // Brave's offset is a page index 0..9
+	MaxQueryRunes = 400 // Brave rejects longer queries
+	MaxQueryWords = 50
+
+	searchPath = "/res/v1/web/search"
+)
+
+// ErrBodyTooLarge reports a response body over the client's limit.
+var ErrBodyTooLarge = errors.New("brave: response body too large")
+
+// Client calls the Brave Web Search API. It is safe for concurrent use.
+type Client struct {
+	http      *http.Client
+	base      *url.URL
+	apiKey    string
+	userAgent string
+	maxBody   int64
+	now       func() time.Time
+}
+
+// Option configures a Client.
+type Option func(*Client) error
+
+// WithBaseURL points the client at another server: scheme and host (and an
+// optional path prefix), e.g. "http://127.0.0.1:8081". The client appends
+// /res/v1/web/search.
+func WithBaseURL(raw string) Option {
+	return func(c *Client) error {
+		u, err := parseBaseURL(raw)
+		if err != nil {
+			return err
+		}
+		c.base = u
+		return nil
+	}
+}
+
+// WithUserAgent sets the User-Agent header.
+func WithUserAgent(ua string) Option {
+	return func(c *Client) error {
+		if ua != "" {
+			c.userAgent = ua
+		}
+		return nil
+	}
+}
+
+// WithMaxBodyBytes bounds how much of a response body is read.
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *Client) error {
+		if n > 0 {
+			c.maxBody = n
+		}
+		return nil
+	}
+}
+
+// NewClient returns a client that authenticates with apiKey. A nil httpClient
+// means a plain &http.Client{}; deadlines come from the context of each call.
+// The client never follows redirects: the API does not send them, and following
+// one would hand the subscription token to another host.
+func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {
+	hc := &http.Client{}
+	if httpClient != nil {
+		copied := *httpClient
+		hc = &copied
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	base, _ := url.Parse(DefaultBaseURL)
+	c := &Client{http: hc, base: base, apiKey: apiKey, userAgent: DefaultUserAgent, maxBody: DefaultMaxBodyBytes, now: time.Now}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("brave: base URL %q must be http(s)://host[:port] with no query", raw)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// SearchParams is one web search request. Zero values are left to Brave's
+// defaults.
+type SearchParams struct {
+	Query string // q: required, at most 400 characters and 50 words
+	Count int    // results per page, 1..20 (Brave's default is 20)
+	// Offset is a PAGE index, 0..9, in units of Count: Offset 1 with Count 10
+	// returns results 11-20. It is not a result offset.
+	Offset     int
+	Country    string // two-letter country code, or "ALL"
+	SearchLang string // e.g. "en", "pt-br"
+	SafeSearch string // off, moderate or strict
+	Freshness  string // pd, pw, pm, py, or YYYY-MM-DDtoYYYY-MM-DD
+}
+
+var (
+	countryRe    = regexp.MustCompile(`^(?i:[a-z]{2}|all)$`)
+	searchLangRe = regexp.MustCompile(`^(?i:[a-z]{2}(-[a-z]{2,4})?)$`)
+	dateRangeRe  = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})to(\d{4}-\d{2}-\d{2})$`)
+)
+
+// Validate checks p against the API's documented limits, so that a mistake is
+// reported before a request is spent on it.
+func (p *SearchParams) Validate() error {
+	q := strings.TrimSpace(p.Query)
+	switch {
+	case q == "":
+		return errors.New("query must not be empty")
+	case len([]rune(q)) > MaxQueryRunes:
+		return fmt.Errorf("query is too long: Brave accepts at most %d characters", MaxQueryRunes)
+	case len(strings.Fields(q)) > MaxQueryWords:
+		return fmt.Errorf("query has too many words: Brave accepts at most %d", MaxQueryWords)
+	case p.Count < 0 || p.Count > MaxCount:
+		return fmt.Errorf("count must be between 1 and %d, got %d", MaxCount, p.Count)
+	case p.Offset < 0 || p.Offset > MaxPage:
+		return fmt.Errorf("offset is a page index and must be between 0 and %d, got %d", MaxPage, p.Offset)
+	case p.Country != "" && !countryRe.MatchString(p.Country):
+		return fmt.Errorf("country must be a two-letter country code or ALL, got %q", p.Country)
+	case p.SearchLang != "" && !searchLangRe.MatchString(p.SearchLang):
+		return fmt.Errorf("search_lang must be a language code such as en or pt-br, got %q", p.SearchLang)
+	}
+	switch p.SafeSearch {
+	case "", "off", "moderate", "strict":
+	default:
+		return fmt.Errorf("safesearch must be off, moderate or strict, got %q", p.SafeSearch)
+	}
+	return ValidateFreshness(p.Freshness)
+}
+
+// ValidateFreshness checks a freshness filter: "" (none), pd, pw, pm, py, or a
+// date range YYYY-MM-DDtoYYYY-MM-DD with real dates, the first not after the
+// second.
+func ValidateFreshness(f string) error {
+	switch f {
+	case "", "pd", "pw", "pm", "py":
+		return nil
+	}
+	m := dateRangeRe.FindStringSubmatch(f)
+	if m == nil {
+		return fmt.Errorf("freshness must be pd, pw, pm, py or YYYY-MM-DDtoYYYY-MM-DD, got %q", f)
+	}
+	from, err1 := time.Parse(time.DateOnly, m[1])
+	to, err2 := time.Parse(time.DateOnly, m[2])
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("freshness %q: not a valid date range", f)
+	}
+	if from.After(to) {
+		return fmt.Errorf("freshness %q: the start date is after the end date", f)
+	}
+	return nil
+}
+
+// values renders p as the query string.
+func (p *SearchParams) values() url.Values {
+	v := url.Values{}
+	v.Set("q", strings.TrimSpace(p.Query))
+	if p.Count > 0 {
+		v.Set("count", strconv.Itoa(p.Count))
+	}
+	if p.Offset > 0 {
+		v.Set("offset", strconv.Itoa(p.Offset))
+	}
+	if p.Country != "" {
+		v.Set("country", strings.ToUpper(p.Country))
+	}
+	if p.SearchLang != "" {
+		v.Set("search_lang", strings.ToLower(p.SearchLang))
+	}
+	if p.SafeSearch != "" {
+		v.Set("safesearch", p.SafeSearch)
+	}
+	if p.Freshness != "" {
+		v.Set("freshness", p.Freshness)
+	}
+	return v
+}
+
+// SearchResponse is the part of Brave's answer that Toolport reads. Web is nil
+// when Brave found nothing (a 200 without a "web" block).
+type SearchResponse struct {
+	Type  string      `json:"type"`
+	Query *Query      `json:"query,omitempty"`
+	Web   *WebResults `json:"web,omitempty"`
+
+	// RateLimit is read from the X-RateLimit-* headers.
+	RateLimit RateLimit `json:"-"`
+}
+
+// Results returns the web results, or nil when there are none.
+func (r *SearchResponse) Results() []WebResult {
+	if r == nil || r.Web == nil {
+		return nil
+	}
+	return r.Web.Results
+}
+
+// MoreResultsAvailable reports whether Brave says a further page exists.
+func (r *SearchResponse) MoreResultsAvailable() bool {
+	return r != nil && r.Query != nil && r.Query.MoreResultsAvailable
+}
+
+// Query describes how Brave understood the query.
+type Query struct {
+	Original             string `json:"original"`
+	Altered              string `json:"altered,omitempty"`
+	MoreResultsAvailable bool   `json:"more_results_available"`
+}
+
+// WebResults is the "web" block.
+type WebResults struct {
+	Type           string      `json:"type"`
+	Results        []WebResult `json:"results"`
+	FamilyFriendly bool        `json:"family_friendly"`
+}
+
+// WebResult is one web result. Title and Description are HTML fragments:
+// they hold <strong> highlighting and entities such as &#x27;; see [PlainText].
+type WebResult struct {
+	Title         string   `json:"title"`
+	URL           string   `json:"url"`
+	Description   string   `json:"description"`
+	Age           string   `json:"age,omitempty"`
+	PageAge       string   `json:"page_age,omitempty"`
+	Language      string   `json:"language,omitempty"`
+	ExtraSnippets []string `json:"extra_snippets,omitempty"`
+}
+
+// Search runs one web search. Failures are an [*Error] for an upstream error
+// status, [ErrBodyTooLarge], a [*ParseError] for a body that is not the
+// expected JSON, or a transport or context error from the http.Client.
+func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("brave: %w", err)
+	}
+	u := *c.base
+	u.Path += searchPath
+	u.RawQuery = p.values().Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("brave: building request: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("X-Subscription-Token", c.apiKey)
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err // *url.Error: its URL holds no secret (the token is a header)
+	}
+	defer resp.Body.Close()
+	body, err := readBody(resp.Body, c.maxBody)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckResponse(resp, body, c.now()); err != nil {
+		var e *Error
+		if errors.As(err, &e) && c.apiKey != "" {
+			e.Detail = strings.ReplaceAll(e.Detail, c.apiKey, "[REDACTED]")
+		}
+		return nil, err
+	}
+	sr, err := DecodeSearchResponse(body, resp.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, err
+	}
+	sr.RateLimit = ParseRateLimit(resp.Header)
+	return sr, nil
+}
+
+// readBody reads at most limit bytes, failing rather than truncating.
+func readBody(r io.Reader, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("brave: reading response: %w", err)
+	}
+	if int64(len(body)) > limit {
+		return nil, fmt.Errorf("%w (over %d bytes)", ErrBodyTooLarge, limit)
+	}
+	return body, nil
+}
+
+// ParseError reports a body that is not the JSON the API documents.
+type ParseError struct {
+	ContentType string // the response's Content-Type
+	Err         error  // the decoder's error; it names a position, never the body
+}
+
+func (e *ParseError) Error() string {
+	if e.ContentType != "" && !isJSON(e.ContentType) {
+		return fmt.Sprintf("brave: expected JSON, got %s: %v", e.ContentType, e.Err)
+	}
+	return fmt.Sprintf("brave: malformed JSON: %v", e.Err)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json"
+}
+
+// DecodeSearchResponse parses a 200 body. A leading UTF-8 byte-order mark is
+// ignored. A body whose type is "ErrorResponse" is returned as an [*Error].
+func DecodeSearchResponse(body []byte, contentType string) (*SearchResponse, error) {
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	var sr SearchResponse
+	if err := json.Unmarshal(body, &sr); err != nil {
+		return nil, &ParseError{ContentType: contentType, Err: err}
+	}
+	if sr.Type == "ErrorResponse" {
+		e := &Error{StatusCode: http.StatusOK}
+		e.fill(body)
+		return nil, e
+	}
+	return &sr, nil
+}

@@ -1,0 +1,25 @@
+// Command web-fetch-tool is the web_fetch tool as an ikigai external tool:
+// --schema prints its definition; JSON arguments on stdin give the result on stdout.
+package main
+
+import (
+	"github.com/toolport/toolport/config"
+	"github.com/toolport/toolport/exectool"
+	"github.com/toolport/toolport/tool"
+	"github.com/toolport/toolport/webfetch"
+)
+
+const help = `Configuration (environment):
+  TOOLPORT_FETCH_ALLOW_PRIVATE=1   allow private, loopback and link-local addresses (refused by default)
+  TOOLPORT_FETCH_MAX_BYTES         page size cap in bytes (default 10 MiB)
+  TOOLPORT_FETCH_TIMEOUT           whole-fetch timeout, e.g. 20s (default 30s)`
+
+func main() {
+	exectool.Main("web-fetch-tool", help, func(c *config.Config) (*tool.Tool, error) {
+		cfg, err := webfetch.ConfigFromEnv(c)
+		if err != nil {
+			return nil, err
+		}
+		return webfetch.Tool(cfg), nil
+	})
+}

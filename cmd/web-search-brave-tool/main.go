@@ -1,0 +1,21 @@
+// Command web-search-brave-tool is the web_search_brave tool as an ikigai
+// external tool: --schema prints its definition; JSON arguments on stdin give
+// the result on stdout.
+package main
+
+import (
+	"github.com/toolport/toolport/config"
+	"github.com/toolport/toolport/exectool"
+	"github.com/toolport/toolport/tool"
+	"github.com/toolport/toolport/websearch"
+)
+
+const help = `Configuration: BRAVE_API_KEY, or "web_search.brave.api_key" in the credentials file
+($TOOLPORT_CREDENTIALS, ~/.config/toolport/credentials.json or ~/.config/ikigai/credentials.json).
+BRAVE_API_BASE_URL overrides the API's scheme and host. Get a key: https://brave.com/search/api/`
+
+func main() {
+	exectool.Main("web-search-brave-tool", help, func(c *config.Config) (*tool.Tool, error) {
+		return websearch.Brave(websearch.ConfigFromEnv(c)), nil
+	})
+}

@@ -1,0 +1,24 @@
+// Command web-search-google-tool is the web_search_google tool as an ikigai
+// external tool: --schema prints its definition; JSON arguments on stdin give
+// the result on stdout.
+package main
+
+import (
+	"github.com/toolport/toolport/config"
+	"github.com/toolport/toolport/exectool"
+	"github.com/toolport/toolport/tool"
+	"github.com/toolport/toolport/websearch"
+)
+
+const help = `Configuration: GOOGLE_SEARCH_API_KEY and GOOGLE_SEARCH_ENGINE_ID, or "web_search.google.api_key" and
+"web_search.google.engine_id" in the credentials file ($TOOLPORT_CREDENTIALS,
+~/.config/toolport/credentials.json or ~/.config/ikigai/credentials.json).
+GOOGLE_SEARCH_BASE_URL overrides the API's scheme and host.
+
+Note: Google's Custom Search JSON API is closed to new customers and shuts down on 2027-01-01.`
+
+func main() {
+	exectool.Main("web-search-google-tool", help, func(c *config.Config) (*tool.Tool, error) {
+		return websearch.Google(websearch.ConfigFromEnv(c)), nil
+	})
+}

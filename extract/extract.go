@@ -1,0 +1,340 @@
+// Package extract turns an HTML page into the Markdown of its main content,
+// for tools that hand web pages to language models.
+//
+// The pipeline is: DecodeHTML (bytes in any charset → UTF-8), then Extract
+// (parse once, find the main content with go-trafilatura and go-readability,
+// render it to Markdown with html-to-markdown). Main-content extraction drops
+// navigation, footers, cookie banners and similar boilerplate; what is kept
+// renders as Markdown with headings, lists, tables, fenced code blocks and
+// absolute links.
+package extract
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	readability "codeberg.org/readeck/go-readability/v2"
+	trafilatura "github.com/markusmobius/go-trafilatura"
+	"golang.org/x/net/html"
+)
+
+// Options tunes Extract. The zero value is what web_fetch uses.
+type Options struct {
+	// MaxDepth bounds nesting in pages too deep for the HTML parser (it
+	// refuses more than 512 open elements): such a page is flattened to this
+	// many levels, keeping its text, and parsed again. Zero means 256.
+	MaxDepth int
+
+	// MaxNodes bounds the number of elements handed to the main-content
+	// extractors; a larger page is rendered whole instead. Zero means 200000.
+	MaxNodes int
+}
+
+// Document is the main content of a page.
+type Document struct {
+	// Title is the page's title: og:title, <title> or the first <h1>.
+	Title string
+	// Markdown is the main content. Links and images carry absolute URLs.
+	Markdown string
+	// SiteName is the name of the site, when the page declares one.
+	SiteName string
+	// Lang is the page's language (BCP 47) when declared.
+	Lang string
+}
+
+// ErrNoContent is returned when a page has no extractable text at all.
+var ErrNoContent = errors.New("extract: page has no readable content")
+
+// strategy selects a pipeline. Only strategyToolport is used by Extract; the
+// others exist so the benchmark can compare each library alone.
+type strategy int
+
+const (
+	strategyToolport strategy = iota
+	strategyReadability
+	strategyTrafilatura
+	strategyTrafilaturaFallback
+	strategyWholePage
+)
+
+func (s strategy) String() string {
+	switch s {
+	case strategyToolport:
+		return "toolport"
+	case strategyReadability:
+		return "readability"
+	case strategyTrafilatura:
+		return "trafilatura"
+	case strategyTrafilaturaFallback:
+		return "trafilatura-fallback"
+	case strategyWholePage:
+		return "whole-page"
+	}
+	return fmt.Sprintf("strategy(%d)", int(s))
+}
+
+// Extract finds the main content of page (UTF-8, see DecodeHTML) and renders
+// it as Markdown. pageURL, when not nil, is the address the page was fetched
+// from; relative links resolve against it (or the page's <base href>).
+//
+// A panic inside the extraction libraries on unusual markup is recovered and
+// returned as an error.
+func Extract(ctx context.Context, page []byte, pageURL *url.URL, opts Options) (*Document, error) {
+	return extractWith(ctx, page, pageURL, opts, strategyToolport)
+}
+
+func extractWith(ctx context.Context, page []byte, pageURL *url.URL, opts Options, st strategy) (doc *Document, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			doc, err = nil, fmt.Errorf("extract: internal error on this page: %v", r)
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = defaultMaxDepth
+	}
+	if opts.MaxNodes <= 0 {
+		opts.MaxNodes = defaultMaxNodes
+	}
+	root, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		// The parser refuses pathological nesting (it would make parsing
+		// quadratic); flatten the page and try again.
+		for _, depth := range []int{opts.MaxDepth, opts.MaxDepth / 4} {
+			if root, err = html.Parse(bytes.NewReader(limitDepth(page, depth))); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("extract: parse HTML: %w", err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	base := documentBase(root, pageURL)
+	absolutize(root, base)
+	code := collectCode(root)
+	if st == strategyToolport && countElements(root, opts.MaxNodes) > opts.MaxNodes {
+		// Too big for the extractors to finish in reasonable time:
+		// render the page whole rather than not at all.
+		st = strategyWholePage
+	}
+
+	var content *html.Node
+	var meta pageMeta
+	switch st {
+	case strategyWholePage:
+		content = findBody(root)
+	case strategyReadability:
+		content, meta = runReadability(root, base)
+	case strategyTrafilatura, strategyTrafilaturaFallback:
+		content, meta = runTrafilatura(root, base, st == strategyTrafilaturaFallback, trafilatura.Balanced)
+	case strategyToolport:
+		content, meta = runTrafilatura(root, base, false, trafilatura.Balanced)
+		if content == nil || meta.textLen < trafilaturaMinText || isBaseline(content) {
+			// Trafilatura found little or nothing, and then returns its
+			// "baseline": the page's text glued into one paragraph.
+			// Readability keeps the structure; failing that, so does the
+			// whole body.
+			content = nil
+			if rc, rm := runReadability(root, base); rc != nil && textOf(rc) != "" {
+				content = rc
+				meta = pageMeta{title: cmp.Or(meta.title, rm.title), siteName: cmp.Or(meta.siteName, rm.siteName), lang: cmp.Or(meta.lang, rm.lang)}
+			} else {
+				content = findBody(root)
+			}
+		}
+		if content != nil {
+			cleanContent(content, meta.title)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if meta.title == "" {
+		meta.title = fallbackTitle(root)
+	}
+	if content == nil {
+		return nil, ErrNoContent
+	}
+	restoreCode(content, code)
+	md, err := toMarkdown(ctx, content)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(md) == "" {
+		return nil, ErrNoContent
+	}
+	return &Document{Title: meta.title, Markdown: md, SiteName: meta.siteName, Lang: meta.lang}, nil
+}
+
+// Defaults for Options.
+const (
+	defaultMaxDepth = 256
+	defaultMaxNodes = 200000
+)
+
+type pageMeta struct {
+	title, siteName, lang string
+	textLen               int // runes of text in the content
+}
+
+// trafilaturaMinText is go-trafilatura's MinExtractedSize: below it the
+// library gives up on its own extraction and returns its baseline.
+const trafilaturaMinText = 250
+
+func runReadability(root *html.Node, base *url.URL) (*html.Node, pageMeta) {
+	p := readability.NewParser()
+	art, err := p.ParseDocument(root, base)
+	if err != nil || art.Node == nil {
+		return nil, pageMeta{}
+	}
+	return art.Node, pageMeta{title: art.Title(), siteName: art.SiteName(), lang: art.Language()}
+}
+
+func runTrafilatura(root *html.Node, base *url.URL, fallback bool, focus trafilatura.ExtractionFocus) (*html.Node, pageMeta) {
+	res, err := trafilatura.ExtractDocument(root, trafilatura.Options{
+		OriginalURL:     base,
+		EnableFallback:  fallback,
+		ExcludeComments: true,
+		IncludeLinks:    true,
+		IncludeImages:   false,
+		HtmlDateMode:    trafilatura.Disabled,
+		Focus:           focus,
+	})
+	if err != nil || res == nil || res.ContentNode == nil {
+		return nil, pageMeta{}
+	}
+	return res.ContentNode, pageMeta{
+		title:    res.Metadata.Title,
+		siteName: res.Metadata.Sitename,
+		lang:     res.Metadata.Language,
+		textLen:  utf8.RuneCountInString(res.ContentText),
+	}
+}
+
+// baseURL returns the URL relative references resolve against: the page's
+// first <base href>, itself resolved against pageURL.
+func documentBase(root *html.Node, pageURL *url.URL) *url.URL {
+	var href string
+	var find func(n *html.Node, depth int) bool
+	find = func(n *html.Node, depth int) bool {
+		if n.Type == html.ElementNode && n.Data == "base" {
+			for _, a := range n.Attr {
+				if a.Key == "href" {
+					href = strings.TrimSpace(a.Val)
+					return true
+				}
+			}
+		}
+		if n.Type == html.ElementNode && n.Data == "body" || depth > 3 {
+			return false
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if find(c, depth+1) {
+				return true
+			}
+		}
+		return false
+	}
+	find(root, 0)
+	if href == "" {
+		return pageURL
+	}
+	u, err := url.Parse(href)
+	if err != nil {
+		return pageURL
+	}
+	if pageURL != nil {
+		u = pageURL.ResolveReference(u)
+	}
+	if !u.IsAbs() {
+		return pageURL
+	}
+	return u
+}
+
+// findBody returns the <body> element, or root when there is none.
+func findBody(root *html.Node) *html.Node {
+	var body *html.Node
+	walkSkip(root, func(n *html.Node) bool {
+		if body != nil {
+			return false
+		}
+		if n.Type == html.ElementNode && n.Data == "body" {
+			body = n
+			return false
+		}
+		return true
+	})
+	if body == nil {
+		return root
+	}
+	return body
+}
+
+// fallbackTitle is the page's <title>, else its first <h1>.
+func fallbackTitle(root *html.Node) string {
+	var title, h1 string
+	walkSkip(root, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		switch n.Data {
+		case "title":
+			if title == "" {
+				title = textOf(n)
+			}
+			return false
+		case "h1":
+			if h1 == "" {
+				h1 = textOf(n)
+			}
+			return false
+		}
+		return title == "" || h1 == ""
+	})
+	if title != "" {
+		return title
+	}
+	return h1
+}
+
+// countElements counts the elements below root, stopping once past limit.
+func countElements(root *html.Node, limit int) int {
+	n := 0
+	walkSkip(root, func(c *html.Node) bool {
+		if c.Type == html.ElementNode {
+			n++
+		}
+		return n <= limit
+	})
+	return n
+}
+
+// isBaseline tells whether go-trafilatura returned its baseline rather than
+// an extraction: only paragraphs of bare text, one of them holding the text
+// of a whole container glued together. Its own extraction keeps inline
+// markup and splits text into many paragraphs.
+func isBaseline(content *html.Node) bool {
+	n := 0
+	for c := content.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		if c.Data != "p" || c.FirstChild == nil || c.FirstChild != c.LastChild || c.FirstChild.Type != html.TextNode {
+			return false
+		}
+		n++
+	}
+	return n > 0 && n <= 3
+}

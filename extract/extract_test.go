@@ -1,0 +1,186 @@
+package extract
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// article wraps body content in a page with the usual boilerplate around
+// it, and enough text for the extractors to recognise an article.
+func article(body string) string {
+	return `<!DOCTYPE html><html><head><title>Test Article Title</title>
+<meta property="og:site_name" content="Example News"></head><body>
+<nav class="main-nav"><ul><li><a href="/">Home</a></li><li><a href="/world">World news section</a></li><li><a href="/sport">Sport section</a></li></ul></nav>
+<div id="cookie-banner" class="cookie-consent">We use cookies to improve your experience. Accept all cookies?</div>
+<main><article>
+<h1>Test Article Title</h1>
+<p>The first paragraph of the article explains what happened in some detail, so that the extractors see a real body of text here.</p>
+` + body + `
+<p>The last paragraph wraps the story up with a few closing remarks that belong to the article and should be kept.</p>
+</article></main>
+<footer class="site-footer"><p>Copyright 2024 Example News. All rights reserved. Contact us at the newsroom.</p></footer>
+</body></html>`
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestExtractStructure(t *testing.T) {
+	filler := `<p>Another paragraph of ordinary article text keeps the main content long enough to be found by the extractor.</p>`
+	tests := []struct {
+		name    string
+		page    string
+		pageURL string
+		want    []string // substrings of the Markdown
+		notWant []string
+	}{
+		{
+			name: "paragraphs on separate lines",
+			page: article(filler),
+			want: []string{"explains what happened in some detail, so that the extractors see a real body of text here.\n\nAnother paragraph"},
+		},
+		{
+			name:    "boilerplate dropped",
+			page:    article(filler),
+			want:    []string{"The last paragraph wraps the story up"},
+			notWant: []string{"World news section", "Sport section", "We use cookies", "All rights reserved"},
+		},
+		{
+			name:    "code block keeps newlines, indentation and language",
+			page:    article(filler + "<pre><code class=\"language-go\">func main() {\n\tif x {\n\t\tfmt.Println(\"hi\")\n\t}\n}</code></pre>" + filler),
+			want:    []string{"```go\nfunc main() {\n\tif x {\n\t\tfmt.Println(\"hi\")\n\t}\n}\n```"},
+			notWant: []string{"`func main"},
+		},
+		{
+			name: "pre without code element is a code block",
+			page: article(filler + "<pre>line one\n    indented two\nline three</pre>" + filler),
+			want: []string{"```\nline one\n    indented two\nline three\n```"},
+		},
+		{
+			name: "table cells kept apart",
+			page: article(filler + `<table><tr><th>City</th><th>Population</th></tr><tr><td>Paris</td><td>2100000</td></tr><tr><td>Lyon</td><td>520000</td></tr></table>` + filler),
+			want: []string{"| City | Population |", "| Paris | 2100000 |"},
+		},
+		{
+			name:    "table with br in cells is kept",
+			page:    article(filler + `<table><tr><th>Name</th><th>Address</th></tr><tr><td>Office</td><td>1 Main Street<br>Springfield</td></tr><tr><td>Depot</td><td>9 Side Road<br>Shelbyville</td></tr></table>` + filler),
+			want:    []string{"Office", "1 Main Street", "Springfield", "Shelbyville"},
+			notWant: []string{"StreetSpringfield", "OfficeMain"},
+		},
+		{
+			name:    "links resolved against the page URL",
+			page:    article(`<p>Read the <a href="/reports/2024.pdf">annual report</a> and the <a href="notes.html">notes</a> for the full numbers behind this story.</p>` + filler),
+			pageURL: "https://news.example.com/world/story.html",
+			want:    []string{"[annual report](https://news.example.com/reports/2024.pdf)", "[notes](https://news.example.com/world/notes.html)"},
+		},
+		{
+			name:    "links resolved against base href",
+			page:    strings.Replace(article(`<p>Read the <a href="report.pdf">annual report</a> for the full numbers behind this story and more.</p>`+filler), "<head>", `<head><base href="https://cdn.example.org/files/">`, 1),
+			pageURL: "https://news.example.com/world/story.html",
+			want:    []string{"[annual report](https://cdn.example.org/files/report.pdf)"},
+		},
+		{
+			name: "lists kept",
+			page: article(filler + `<ul><li>first point of the list with words</li><li>second point of the list with words</li></ul>` + filler),
+			want: []string{"- first point of the list with words\n- second point of the list with words"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := mustURL(t, "https://news.example.com/story")
+			if tt.pageURL != "" {
+				u = mustURL(t, tt.pageURL)
+			}
+			doc, err := Extract(context.Background(), []byte(tt.page), u, Options{})
+			if err != nil {
+				t.Fatalf("Extract: %v", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(doc.Markdown, w) {
+					t.Errorf("Markdown lacks %q\n--- got:\n%s", w, doc.Markdown)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(doc.Markdown, w) {
+					t.Errorf("Markdown has %q\n--- got:\n%s", w, doc.Markdown)
+				}
+			}
+		})
+	}
+}
+
+func TestExtractTitle(t *testing.T) {
+	tests := []struct {
+		name, head, body, want string
+	}{
+		{"title element", "<title>Plain Title</title>", "", "Plain Title"},
+		{"og:title preferred", `<title>Plain Title | Site</title><meta property="og:title" content="The Real Title">`, "", "The Real Title"},
+		{"h1 when no title", "", "<h1>Heading Title</h1>", "Heading Title"},
+	}
+	const text = `<p>Some article text that is long enough to count as the content of the page and then some more words.</p>`
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page := "<html><head>" + tt.head + "</head><body><article>" + tt.body + text + text + "</article></body></html>"
+			doc, err := Extract(context.Background(), []byte(page), mustURL(t, "https://example.com/a"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if doc.Title != tt.want {
+				t.Errorf("Title = %q, want %q", doc.Title, tt.want)
+			}
+		})
+	}
+}
+
+func TestExtractCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Extract(ctx, []byte(article("")), nil, Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestExtractDeepNesting(t *testing.T) {
+	const depth = 100000
+	page := "<html><body><p>Some text before the deep part of the page, long enough to count.</p>" +
+		strings.Repeat("<div>", depth) + "deep text" + strings.Repeat("</div>", depth) + "</body></html>"
+	doc, err := Extract(context.Background(), []byte(page), nil, Options{})
+	if err != nil {
+		t.Fatalf("Extract: %v", err)
+	}
+	if !strings.Contains(doc.Markdown, "Some text before") {
+		t.Errorf("text lost:\n%s", doc.Markdown)
+	}
+}
+
+func TestExtractMaxNodes(t *testing.T) {
+	// Past MaxNodes the page is rendered whole instead of extracted.
+	page := article(strings.Repeat("<p><span>word</span> and more words in a paragraph.</p>", 50))
+	doc, err := Extract(context.Background(), []byte(page), nil, Options{MaxNodes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"World news section", "The last paragraph wraps the story up"} {
+		if !strings.Contains(doc.Markdown, w) {
+			t.Errorf("whole-page rendering lacks %q", w)
+		}
+	}
+}
+
+func TestExtractNoContent(t *testing.T) {
+	for _, page := range []string{"", "<html><body>  </body></html>", "<script>var a = 1;</script>"} {
+		if _, err := Extract(context.Background(), []byte(page), nil, Options{}); !errors.Is(err, ErrNoContent) {
+			t.Errorf("Extract(%q): err = %v, want ErrNoContent", page, err)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package extract
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"golang.org/x/net/html"
+)
+
+// toMarkdown renders an extracted content node as Markdown.
+// Links must already be absolute (see absolutize).
+func toMarkdown(ctx context.Context, n *html.Node) (string, error) {
+	conv := converter.NewConverter(converter.WithPlugins(
+		base.NewBasePlugin(),
+		commonmark.NewCommonmarkPlugin(commonmark.WithListEndComment(false)),
+		table.NewTablePlugin(
+			table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
+			table.WithSpanCellBehavior(table.SpanBehaviorMirror),
+			table.WithHeaderPromotion(true),
+			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
+		),
+	))
+	out, err := conv.ConvertNode(n, converter.WithContext(ctx))
+	if err != nil {
+		return "", fmt.Errorf("extract: render Markdown: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// absolutize rewrites href and src attributes below n to absolute URLs.
+func absolutize(n *html.Node, base *url.URL) {
+	if base == nil {
+		return
+	}
+	walk(n, func(e *html.Node) {
+		if e.Type != html.ElementNode {
+			return
+		}
+		for i, a := range e.Attr {
+			if a.Key != "href" && a.Key != "src" {
+				continue
+			}
+			v := strings.TrimSpace(a.Val)
+			if v == "" || strings.HasPrefix(v, "#") && a.Key == "href" {
+				continue
+			}
+			u, err := url.Parse(v)
+			if err != nil {
+				continue
+			}
+			e.Attr[i].Val = base.ResolveReference(u).String()
+		}
+	})
+}
+
+// walk calls fn for n and every node below it, in document order, without
+// recursion (so deep trees cannot exhaust the stack).
+func walk(n *html.Node, fn func(*html.Node)) {
+	for c := n; c != nil; {
+		fn(c)
+		if c.FirstChild != nil {
+			c = c.FirstChild
+			continue
+		}
+		for c != n && c.NextSibling == nil {
+			c = c.Parent
+		}
+		if c == n {
+			return
+		}
+		c = c.NextSibling
+	}
+}

@@ -1,0 +1,167 @@
+package google
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxMessage bounds the upstream text kept in an Error.
+const maxMessage = 500
+
+// Error is an error answer from Google:
+// {"error":{"code":429,"message":"…","errors":[{"domain","reason","message"}],"status":"RESOURCE_EXHAUSTED"}}.
+type Error struct {
+	StatusCode int    // HTTP status
+	Status     string // the canonical status, e.g. RESOURCE_EXHAUSTED; absent in old answers
+	Message    string // bounded; never holds the key
+	// Reasons are the reason codes of "errors" and of ErrorInfo "details",
+	// e.g. dailyLimitExceeded, rateLimitExceeded, keyInvalid, API_KEY_INVALID.
+	Reasons    []string
+	RetryAfter time.Duration // the Retry-After header; zero when absent
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "google: HTTP %d", e.StatusCode)
+	if e.Status != "" {
+		b.WriteString(" " + e.Status)
+	}
+	if len(e.Reasons) > 0 {
+		b.WriteString(" (" + strings.Join(e.Reasons, ", ") + ")")
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	return b.String()
+}
+
+func (e *Error) hasReason(reasons ...string) bool {
+	for _, r := range e.Reasons {
+		for _, want := range reasons {
+			if strings.EqualFold(r, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// QuotaExceeded reports a quota or rate-limit failure: today a 429
+// RESOURCE_EXHAUSTED, formerly a 403 dailyLimitExceeded.
+func (e *Error) QuotaExceeded() bool {
+	return e.StatusCode == http.StatusTooManyRequests || e.Status == "RESOURCE_EXHAUSTED" ||
+		e.hasReason("dailyLimitExceeded", "dailyLimitExceededUnreg", "rateLimitExceeded",
+			"userRateLimitExceeded", "quotaExceeded", "RATE_LIMIT_EXCEEDED")
+}
+
+// DailyQuota reports a quota that resets daily, which a short wait cannot fix.
+func (e *Error) DailyQuota() bool {
+	return e.hasReason("dailyLimitExceeded", "dailyLimitExceededUnreg") ||
+		strings.Contains(strings.ToLower(e.Message), "per day")
+}
+
+// KeyInvalid reports a key the API does not accept.
+func (e *Error) KeyInvalid() bool {
+	return e.StatusCode == http.StatusUnauthorized || e.Status == "UNAUTHENTICATED" ||
+		e.hasReason("keyInvalid", "API_KEY_INVALID", "keyExpired", "API_KEY_EXPIRED") ||
+		strings.Contains(e.Message, "API key not valid")
+}
+
+func (e *Error) scrub(key string) {
+	if key == "" {
+		return
+	}
+	e.Message = strings.ReplaceAll(e.Message, key, "REDACTED")
+	for i, r := range e.Reasons {
+		e.Reasons[i] = strings.ReplaceAll(r, key, "REDACTED")
+	}
+}
+
+type errorBody struct {
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Status  string `json:"status"`
+		Errors  []struct {
+			Reason string `json:"reason"`
+		} `json:"errors"`
+		Details []struct {
+			Reason string `json:"reason"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+// maxReasons bounds how many reasons are kept.
+const maxReasons = 8
+
+func (e *Error) fill(body []byte) {
+	body = bytes.TrimPrefix(body, []byte(bom))
+	var eb errorBody
+	if json.Unmarshal(body, &eb) != nil || eb.Error == nil {
+		return
+	}
+	e.Status = truncate(strings.TrimSpace(eb.Error.Status), 100)
+	e.Message = truncate(strings.TrimSpace(eb.Error.Message), maxMessage)
+	add := func(r string) {
+		r = truncate(strings.TrimSpace(r), 100)
+		if r != "" && len(e.Reasons) < maxReasons && !e.hasReason(r) {
+			e.Reasons = append(e.Reasons, r)
+		}
+	}
+	for _, x := range eb.Error.Errors {
+		add(x.Reason)
+	}
+	for _, x := range eb.Error.Details {
+		add(x.Reason)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// CheckResponse returns nil for a 2xx status and an [*Error] otherwise. now is
+// the time a Retry-After date is measured from.
+func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return nil
+	}
+	e := &Error{StatusCode: resp.StatusCode}
+	e.fill(body)
+	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), now)
+	return e
+}
+
+// maxRetryAfter bounds a parsed Retry-After.
+const maxRetryAfter = 48 * time.Hour
+
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		d = maxRetryAfter
+		if secs < int64(maxRetryAfter/time.Second) {
+			d = time.Duration(secs) * time.Second
+		}
+	} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		d = t.Sub(now)
+	}
+	return min(d, maxRetryAfter)
+}

@@ -1,0 +1,54 @@
+package google
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func addFixtures(f *testing.F) {
+	paths, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("\xef\xbb\xbf{\"items\":[]}"))
+}
+
+// FuzzDecodeSearchResponse: any body yields a response or a *ParseError.
+func FuzzDecodeSearchResponse(f *testing.F) {
+	addFixtures(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if _, err := DecodeSearchResponse(body, "application/json"); err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+		}
+	})
+}
+
+// FuzzCheckResponse: any error body yields a bounded *Error.
+func FuzzCheckResponse(f *testing.F) {
+	addFixtures(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		h := http.Header{"Retry-After": {string(body[:min(len(body), 40)])}}
+		err := CheckResponse(&http.Response{StatusCode: 403, Header: h}, body, time.Unix(0, 0))
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Fatalf("err = %v", err)
+		}
+		if len(e.Message) > maxMessage+len("…") || len(e.Reasons) > maxReasons || e.RetryAfter < 0 || e.RetryAfter > maxRetryAfter {
+			t.Fatalf("unbounded error: %+v", e)
+		}
+		e.QuotaExceeded()
+		e.KeyInvalid()
+		_ = e.Error()
+	})
+}

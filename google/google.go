@@ -1,0 +1,331 @@
+// Package google is a client for the Google Custom Search JSON API
+// (https://customsearch.googleapis.com/customsearch/v1).
+//
+// Google closed this API to new customers and shuts it down on 2027-01-01;
+// existing keys keep working until then. The client follows the shape of
+// google/go-github: a [Client] over an *http.Client, typed request and response
+// structs, and a typed [*Error] for upstream failures.
+//
+// The API key travels in the "key" query parameter, as the API documents. It
+// therefore sits in the request URL, so the client rewrites the URL in every
+// transport error it returns (net/http's *url.Error prints it) and scrubs the
+// key from upstream messages: no error from this package holds the key.
+package google
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults and the API's own limits.
+const (
+	DefaultBaseURL      = "https://customsearch.googleapis.com"
+	DefaultUserAgent    = "toolport (+https://github.com/toolport/toolport)"
+	DefaultMaxBodyBytes = 5 << 20
+
+	MaxNum        = 10  // results per request
+	MaxResults    = 100 // start + num may not exceed this
+	MaxQueryBytes = 2048
+
+	searchPath = "/customsearch/v1"
+)
+
+// ErrBodyTooLarge reports a response body over the client's limit.
+var ErrBodyTooLarge = errors.New("google: response body too large")
+
+// Client calls the Custom Search JSON API. It is safe for concurrent use.
+type Client struct {
+	http      *http.Client
+	base      *url.URL
+	apiKey    string
+	userAgent string
+	maxBody   int64
+	now       func() time.Time
+}
+
+// Option configures a Client.
+type Option func(*Client) error
+
+// WithBaseURL points the client at another server: scheme and host (and an
+// optional path prefix), e.g. "http://127.0.0.1:8082". The client appends
+// /customsearch/v1.
+func WithBaseURL(raw string) Option {
+	return func(c *Client) error {
+		u, err := url.Parse(strings.TrimSpace(raw))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("google: base URL %q must be http(s)://host[:port] with no query", raw)
+		}
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		u.RawPath = ""
+		c.base = u
+		return nil
+	}
+}
+
+// WithUserAgent sets the User-Agent header.
+func WithUserAgent(ua string) Option {
+	return func(c *Client) error {
+		if ua != "" {
+			c.userAgent = ua
+		}
+		return nil
+	}
+}
+
+// WithMaxBodyBytes bounds how much of a response body is read.
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *Client) error {
+		if n > 0 {
+			c.maxBody = n
+		}
+		return nil
+	}
+}
+
+// NewClient returns a client that authenticates with apiKey. A nil httpClient
+// means a plain &http.Client{}; deadlines come from the context of each call.
+// Redirects are not followed: the API does not send them.
+func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {
+	hc := &http.Client{}
+	if httpClient != nil {
+		copied := *httpClient
+		hc = &copied
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	base, _ := url.Parse(DefaultBaseURL)
+	c := &Client{http: hc, base: base, apiKey: apiKey, userAgent: DefaultUserAgent, maxBody: DefaultMaxBodyBytes, now: time.Now}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// SiteSearchFilter says whether SiteSearch includes or excludes its site.
+type SiteSearchFilter string
+
+// The two site filters.
+const (
+	SiteInclude SiteSearchFilter = "i"
+	SiteExclude SiteSearchFilter = "e"
+)
+
+// SearchParams is one search request. Zero values are left to Google's
+// defaults.
+type SearchParams struct {
+	Query    string // q, required
+	EngineID string // cx: the Programmable Search Engine, required
+	Num      int    // results, 1..10
+	Start    int    // 1-based index of the first result; Start+Num may not exceed 100
+	// SiteSearch restricts results to one site (and its subdomains), or
+	// excludes it, as SiteSearchFilter says. The API takes a single site.
+	SiteSearch       string
+	SiteSearchFilter SiteSearchFilter
+	Safe             string // "active" or "off"
+}
+
+// Validate checks p against the API's documented limits.
+func (p *SearchParams) Validate() error {
+	switch {
+	case strings.TrimSpace(p.Query) == "":
+		return errors.New("query must not be empty")
+	case len(p.Query) > MaxQueryBytes:
+		return fmt.Errorf("query is too long: at most %d bytes", MaxQueryBytes)
+	case strings.TrimSpace(p.EngineID) == "":
+		return errors.New("the search engine ID (cx) is not set")
+	case p.Num < 0 || p.Num > MaxNum:
+		return fmt.Errorf("num must be between 1 and %d, got %d", MaxNum, p.Num)
+	case p.Start < 0:
+		return fmt.Errorf("start is 1-based, got %d", p.Start)
+	case max(p.Start, 1)+effectiveNum(p.Num) > MaxResults:
+		return fmt.Errorf("start + num must be at most %d (Google serves only the first %d results), got start=%d num=%d",
+			MaxResults, MaxResults, max(p.Start, 1), effectiveNum(p.Num))
+	case p.SiteSearchFilter != "" && p.SiteSearchFilter != SiteInclude && p.SiteSearchFilter != SiteExclude:
+		return fmt.Errorf("siteSearchFilter must be i or e, got %q", p.SiteSearchFilter)
+	case p.SiteSearchFilter != "" && p.SiteSearch == "":
+		return errors.New("siteSearchFilter needs siteSearch")
+	}
+	return nil
+}
+
+func effectiveNum(n int) int {
+	if n == 0 {
+		return MaxNum
+	}
+	return n
+}
+
+func (p *SearchParams) values(key string) url.Values {
+	v := url.Values{}
+	v.Set("key", key)
+	v.Set("cx", strings.TrimSpace(p.EngineID))
+	v.Set("q", strings.TrimSpace(p.Query))
+	if p.Num > 0 {
+		v.Set("num", strconv.Itoa(p.Num))
+	}
+	if p.Start > 0 {
+		v.Set("start", strconv.Itoa(p.Start))
+	}
+	if p.SiteSearch != "" {
+		v.Set("siteSearch", p.SiteSearch)
+		filter := p.SiteSearchFilter
+		if filter == "" {
+			filter = SiteInclude
+		}
+		v.Set("siteSearchFilter", string(filter))
+	}
+	if p.Safe != "" {
+		v.Set("safe", p.Safe)
+	}
+	return v
+}
+
+// SearchResponse is the part of Google's answer that Toolport reads. Items is
+// empty when nothing matched.
+type SearchResponse struct {
+	Kind              string             `json:"kind"`
+	Queries           Queries            `json:"queries"`
+	SearchInformation *SearchInformation `json:"searchInformation,omitempty"`
+	Items             []Item             `json:"items"`
+}
+
+// Queries describes this request and the next page, if any.
+type Queries struct {
+	Request  []QueryInfo `json:"request,omitempty"`
+	NextPage []QueryInfo `json:"nextPage,omitempty"`
+}
+
+// QueryInfo is one entry of "queries".
+type QueryInfo struct {
+	TotalResults string `json:"totalResults,omitempty"` // a decimal string
+	SearchTerms  string `json:"searchTerms,omitempty"`
+	Count        int    `json:"count,omitempty"`
+	StartIndex   int    `json:"startIndex,omitempty"`
+}
+
+// SearchInformation holds timing and the estimated total.
+type SearchInformation struct {
+	SearchTime   float64 `json:"searchTime"`
+	TotalResults string  `json:"totalResults"` // a decimal string
+}
+
+// Item is one result. Title and Snippet are plain text; HTMLTitle and
+// HTMLSnippet carry <b> highlighting.
+type Item struct {
+	Title       string `json:"title"`
+	HTMLTitle   string `json:"htmlTitle,omitempty"`
+	Link        string `json:"link"`
+	DisplayLink string `json:"displayLink,omitempty"`
+	Snippet     string `json:"snippet"`
+	HTMLSnippet string `json:"htmlSnippet,omitempty"`
+}
+
+// Search runs one search. Failures are an [*Error] for an upstream error
+// status, [ErrBodyTooLarge], a [*ParseError], or a transport or context error
+// whose URL has the key replaced by "REDACTED".
+func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("google: %w", err)
+	}
+	u := *c.base
+	u.Path += searchPath
+	u.RawQuery = p.values(c.apiKey).Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("google: building request: %w", c.scrub(err))
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.scrub(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("google: reading response: %w", c.scrub(err))
+	}
+	if int64(len(body)) > c.maxBody {
+		return nil, fmt.Errorf("%w (over %d bytes)", ErrBodyTooLarge, c.maxBody)
+	}
+	if err := CheckResponse(resp, body, c.now()); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.scrub(c.apiKey)
+		}
+		return nil, err
+	}
+	return DecodeSearchResponse(body, resp.Header.Get("Content-Type"))
+}
+
+// scrub replaces the key in the URL of a *url.Error, the one place net/http
+// puts the request URL into an error's text. The *url.Error was made for this
+// request alone, so it is changed in place.
+func (c *Client) scrub(err error) error {
+	var ue *url.Error
+	if c.apiKey != "" && errors.As(err, &ue) {
+		ue.URL = redactKey(ue.URL, c.apiKey)
+	}
+	return err
+}
+
+func redactKey(raw, key string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return strings.ReplaceAll(raw, key, "REDACTED")
+	}
+	q := u.Query()
+	if q.Has("key") {
+		q.Set("key", "REDACTED")
+		u.RawQuery = q.Encode()
+	}
+	return strings.ReplaceAll(u.String(), key, "REDACTED")
+}
+
+// ParseError reports a body that is not the JSON the API documents.
+type ParseError struct {
+	ContentType string
+	Err         error // the decoder's error; it names a position, never the body
+}
+
+func (e *ParseError) Error() string {
+	if e.ContentType != "" && !isJSON(e.ContentType) {
+		return fmt.Sprintf("google: expected JSON, got %s: %v", e.ContentType, e.Err)
+	}
+	return fmt.Sprintf("google: malformed JSON: %v", e.Err)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json"
+}
+
+// bom is the UTF-8 byte-order mark some recorded Google bodies start with.
+const bom = "\xef\xbb\xbf"
+
+// DecodeSearchResponse parses a 200 body, tolerating a leading UTF-8 BOM.
+func DecodeSearchResponse(body []byte, contentType string) (*SearchResponse, error) {
+	body = bytes.TrimPrefix(body, []byte(bom))
+	var sr SearchResponse
+	if err := json.Unmarshal(body, &sr); err != nil {
+		return nil, &ParseError{ContentType: contentType, Err: err}
+	}
+	return &sr, nil
+}

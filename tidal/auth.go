@@ -1,0 +1,167 @@
+package tidal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolport/toolport/tool"
+)
+
+const (
+	// refreshEarly is how long before expiry a token is replaced, so that a
+	// request never leaves with a token that dies in flight.
+	refreshEarly = 60 * time.Second
+	// defaultTokenLifetime is assumed when the token answer has no expires_in.
+	defaultTokenLifetime = time.Hour
+	// tokenTimeout bounds one token request, independently of the caller that
+	// happened to start it (others wait on the same request).
+	tokenTimeout = 30 * time.Second
+	maxTokenBody = 64 << 10
+)
+
+// tokenSource fetches OAuth2 client-credentials tokens and caches them. One
+// refresh at a time: callers that need a token while a refresh is running
+// wait for it instead of starting their own.
+type tokenSource struct {
+	c *Client
+
+	mu       sync.Mutex
+	token    string
+	expiry   time.Time // when to stop using token (already moved early)
+	inflight *tokenCall
+}
+
+type tokenCall struct {
+	done  chan struct{}
+	token string
+	err   error
+}
+
+// get returns a valid access token, fetching one if needed.
+func (ts *tokenSource) get(ctx context.Context) (string, error) {
+	ts.mu.Lock()
+	if ts.token != "" && ts.c.now().Before(ts.expiry) {
+		tok := ts.token
+		ts.mu.Unlock()
+		return tok, nil
+	}
+	call := ts.inflight
+	if call == nil {
+		call = &tokenCall{done: make(chan struct{})}
+		ts.inflight = call
+		// The fetch outlives the caller that started it: if that caller gives
+		// up, the others still get their token.
+		fetchCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tokenTimeout)
+		go func() {
+			defer cancel()
+			tok, lifetime, err := ts.fetch(fetchCtx)
+			ts.mu.Lock()
+			if err == nil {
+				ts.token = tok
+				ts.expiry = ts.c.now().Add(lifetime - earlyMargin(lifetime))
+			}
+			ts.inflight = nil
+			ts.mu.Unlock()
+			call.token, call.err = tok, err
+			close(call.done)
+		}()
+	}
+	ts.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.token, call.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// earlyMargin is refreshEarly, or half the lifetime for short-lived tokens.
+func earlyMargin(lifetime time.Duration) time.Duration {
+	if lifetime < 2*refreshEarly {
+		return lifetime / 2
+	}
+	return refreshEarly
+}
+
+// invalidate drops tok after the API rejected it. A token that has already
+// been replaced is left alone, so that many requests failing with the same
+// stale token cause one refresh, not many.
+func (ts *tokenSource) invalidate(tok string) {
+	ts.mu.Lock()
+	if ts.token == tok {
+		ts.token = ""
+	}
+	ts.mu.Unlock()
+}
+
+type tokenResponse struct {
+	AccessToken string  `json:"access_token"`
+	TokenType   string  `json:"token_type"`
+	ExpiresIn   float64 `json:"expires_in"`
+}
+
+type oauthError struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description"`
+}
+
+// fetch performs the client-credentials grant. Error messages name the
+// configuration to check but never carry the secret or a token.
+func (ts *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) {
+	c := ts.c
+	form := url.Values{"grant_type": {"client_credentials"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.authURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", 0, &tool.Error{Code: tool.CodeConfig, Message: "TIDAL auth URL is invalid", Err: err}
+	}
+	req.SetBasicAuth(c.cfg.ClientID, c.cfg.ClientSecret)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", 0, networkError("TIDAL auth", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenBody))
+	if err != nil {
+		return "", 0, networkError("TIDAL auth", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", 0, tokenError(resp.StatusCode, body)
+	}
+	var tr tokenResponse
+	if err := json.Unmarshal(body, &tr); err != nil || tr.AccessToken == "" {
+		return "", 0, &tool.Error{Code: tool.CodeParse, Message: "TIDAL auth answered without an access token", Err: err}
+	}
+	if tt := strings.ToLower(tr.TokenType); tt != "" && tt != "bearer" {
+		return "", 0, &tool.Error{Code: tool.CodeParse, Message: fmt.Sprintf("TIDAL auth returned an unsupported token type %.20q", tr.TokenType)}
+	}
+	lifetime := defaultTokenLifetime
+	if tr.ExpiresIn > 0 && tr.ExpiresIn < 366*24*3600 {
+		lifetime = time.Duration(tr.ExpiresIn * float64(time.Second))
+	}
+	return tr.AccessToken, lifetime, nil
+}
+
+func tokenError(status int, body []byte) *tool.Error {
+	var oe oauthError
+	_ = json.Unmarshal(body, &oe)
+	switch {
+	case status == http.StatusBadRequest || status == http.StatusUnauthorized || status == http.StatusForbidden:
+		msg := "TIDAL rejected the client credentials; check TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET (or tidal.client_id / tidal.client_secret in the credentials file)"
+		if oe.Error != "" {
+			msg += " (" + clip(oe.Error, 60) + ")"
+		}
+		return &tool.Error{Code: tool.CodeAuthInvalid, Status: status, Message: msg}
+	default:
+		return tool.HTTPStatusError(status, 0, fmt.Sprintf("TIDAL auth failed: HTTP %d", status))
+	}
+}

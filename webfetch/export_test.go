@@ -1,0 +1,4 @@
+package webfetch
+
+// Page exposes page to the tests.
+var Page = page

@@ -1,0 +1,212 @@
+package websearch
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolport/toolport/tool"
+)
+
+func TestGoogleReturnsRecordedResults(t *testing.T) {
+	for name, body := range map[string][]byte{
+		"as recorded": fixture(t, "google", "cse_what_is_semantic_kernel.json"),
+		"with a BOM":  append([]byte("\xef\xbb\xbf"), fixture(t, "google", "cse_what_is_semantic_kernel.json")...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			up := newUpstream(t, reply{status: 200, body: body})
+			res := call(t, googleConfig(up), "web_search_google", `{"query":"What is the Semantic Kernel?"}`)
+			out := output(t, res)
+			if out.Count != 4 {
+				t.Fatalf("count = %d", out.Count)
+			}
+			want := Result{
+				Title:   "Introduction to Semantic Kernel | Microsoft Learn",
+				URL:     "https://learn.microsoft.com/en-us/semantic-kernel/overview/",
+				Snippet: "Jun 24, 2024 ... In this article ... Semantic Kernel is a lightweight, open-source development kit that lets you easily build AI agents and integrate the latest AI ...",
+			}
+			if out.Results[0] != want {
+				t.Errorf("first = %+v", out.Results[0])
+			}
+			if res.Summary != `4 results for "What is the Semantic Kernel?"` {
+				t.Errorf("summary = %q", res.Summary)
+			}
+			q := up.requests()[0].URL.Query()
+			if up.requests()[0].URL.Path != "/customsearch/v1" || q.Get("key") != googleKey || q.Get("cx") != engineID ||
+				q.Get("q") != "What is the Semantic Kernel?" || q.Get("num") != "10" || q.Get("start") != "1" || q.Has("siteSearch") {
+				t.Errorf("request = %s", up.requests()[0].URL)
+			}
+		})
+	}
+}
+
+func TestGoogleDomainMapping(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       string
+		siteSearch string
+		filter     string
+		wantURLs   []string
+	}{
+		{"one allowed domain is sent upstream", `{"query":"sk","allowed_domains":["www.Learn.Microsoft.com"]}`, "learn.microsoft.com", "i",
+			[]string{"https://learn.microsoft.com/en-us/semantic-kernel/overview/", "https://learn.microsoft.com/en-us/semantic-kernel/"}},
+		{"several allowed domains are post-filtered", `{"query":"sk","allowed_domains":["github.com","medium.com"]}`, "", "",
+			[]string{"https://github.com/microsoft/semantic-kernel", "https://medium.com/globant/semantic-kernel-the-new-way-to-create-artificial-intelligence-applications-7959d5fc90ca"}},
+		{"first blocked domain is sent, the rest post-filtered", `{"query":"sk","blocked_domains":["medium.com","github.com"]}`, "medium.com", "e",
+			[]string{"https://learn.microsoft.com/en-us/semantic-kernel/overview/", "https://learn.microsoft.com/en-us/semantic-kernel/"}},
+		{"allowed and blocked", `{"query":"sk","allowed_domains":["microsoft.com"],"blocked_domains":["learn.microsoft.com"]}`, "microsoft.com", "i", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := newUpstream(t, reply{status: 200, body: fixture(t, "google", "cse_what_is_semantic_kernel.json")})
+			out := output(t, call(t, googleConfig(up), "web_search_google", tt.args))
+			q := up.requests()[0].URL.Query()
+			if q.Get("siteSearch") != tt.siteSearch || q.Get("siteSearchFilter") != tt.filter {
+				t.Errorf("siteSearch=%q siteSearchFilter=%q, want %q %q", q.Get("siteSearch"), q.Get("siteSearchFilter"), tt.siteSearch, tt.filter)
+			}
+			var got []string
+			for _, r := range out.Results {
+				got = append(got, r.URL)
+			}
+			if strings.Join(got, " ") != strings.Join(tt.wantURLs, " ") {
+				t.Errorf("urls = %v, want %v", got, tt.wantURLs)
+			}
+		})
+	}
+}
+
+func TestGooglePagingParameters(t *testing.T) {
+	up := newUpstream(t, reply{status: 200, body: []byte(`{"kind":"customsearch#search"}`)})
+	out := output(t, call(t, googleConfig(up), "web_search_google", `{"query":"go","num":9,"start":91}`))
+	q := up.requests()[0].URL.Query()
+	if q.Get("num") != "9" || q.Get("start") != "91" || out.Count != 0 {
+		t.Errorf("request = %s, count %d", up.requests()[0].URL, out.Count)
+	}
+}
+
+func TestGoogleRejectsBadInputBeforeAnyRequest(t *testing.T) {
+	tests := []struct{ name, args, wantMsg string }{
+		{"start + num over 100", `{"query":"go","start":91}`, "start + num must not exceed 100"},
+		{"start over 91", `{"query":"go","start":92,"num":1}`, "start"},
+		{"num over 10", `{"query":"go","num":11}`, "num"},
+		{"start 0", `{"query":"go","start":0}`, "start"},
+		{"blank query", `{"query":"  "}`, "query must not be empty"},
+		{"blocked domain", `{"query":"go","blocked_domains":["a b"]}`, "blocked_domains[0]"},
+		{"Brave-only field", `{"query":"go","freshness":"pd"}`, "freshness"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := newUpstream(t, reply{status: 200, body: []byte(`{}`)})
+			res := call(t, googleConfig(up), "web_search_google", tt.args)
+			wantFailure(t, res, tool.CodeValidation, false, false)
+			if !strings.Contains(res.Err.Message, tt.wantMsg) {
+				t.Errorf("message %q lacks %q", res.Err.Message, tt.wantMsg)
+			}
+			if len(up.requests()) != 0 {
+				t.Error("a request reached Google")
+			}
+		})
+	}
+}
+
+func TestGoogleUpstreamErrors(t *testing.T) {
+	quota := "Rate limit exceeded. You've used your free search quota (100/day)."
+	keyInvalid := []byte(`{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"}]}}`)
+	tests := []struct {
+		name      string
+		replies   []reply
+		code      tool.Code
+		retryable bool
+		retried   bool
+		message   string
+		contains  string
+	}{
+		{name: "legacy 403 dailyLimitExceeded", replies: []reply{{status: 403, body: fixture(t, "google", "error_403_dailyLimitExceeded_legacy.json")}},
+			code: tool.CodeRateLimit, message: quota},
+		{name: "429 RESOURCE_EXHAUSTED", replies: []reply{{status: 429, body: fixture(t, "google", "error_429_quota_exceeded_resource_exhausted.json")}},
+			code: tool.CodeRateLimit, message: quota},
+		{name: "429 with a short Retry-After, then success", replies: []reply{
+			{status: 429, header: http.Header{"Retry-After": {"1"}}, body: fixture(t, "google", "error_429_quota_exceeded_resource_exhausted.json")},
+			{status: 200, body: fixture(t, "google", "cse_what_is_semantic_kernel.json")}}},
+		{name: "429 per minute without Retry-After", replies: []reply{
+			{status: 429, body: []byte(`{"error":{"code":429,"message":"Quota exceeded for quota metric 'Queries' and limit 'Queries per minute'","status":"RESOURCE_EXHAUSTED"}}`)}},
+			code: tool.CodeRateLimit, retryable: true, retried: true, contains: "per minute"},
+		{name: "bad key", replies: []reply{{status: 400, body: keyInvalid}}, code: tool.CodeAuthInvalid, contains: "API key not valid"},
+		{name: "403 permission denied", replies: []reply{{status: 403, body: []byte(`{"error":{"code":403,"message":"This project does not have the access to Custom Search JSON API.","status":"PERMISSION_DENIED"}}`)}},
+			code: tool.CodeAuthInvalid, contains: "closed to new customers"},
+		{name: "400 bad request", replies: []reply{{status: 400, body: []byte(`{"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}`)}},
+			code: tool.CodeAPI, contains: "Request contains an invalid argument."},
+		{name: "404 gone", replies: []reply{{status: 404, body: []byte(`Not Found`)}}, code: tool.CodeUpstreamGone, contains: "2027-01-01"},
+		{name: "503 then success", replies: []reply{{status: 503, body: nil}, {status: 200, body: fixture(t, "google", "cse_what_is_semantic_kernel.json")}}},
+		{name: "malformed JSON", replies: []reply{{status: 200, body: []byte(`{"items":[{"link":`)}}, code: tool.CodeParse, message: "Google Custom Search sent a response that is not valid JSON"},
+		{name: "wrong content type", replies: []reply{{status: 200, header: http.Header{"Content-Type": {"text/html"}}, body: []byte(`<html>`)}},
+			code: tool.CodeParse, message: "Google Custom Search sent text/html instead of JSON"},
+		{name: "huge body", replies: []reply{{status: 200, body: make([]byte, 5<<20+1)}}, code: tool.CodeParse, contains: "size limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := newUpstream(t, tt.replies...)
+			res := call(t, googleConfig(up), "web_search_google", `{"query":"semantic kernel"}`)
+			wantRequests := 1
+			if res.Retried {
+				wantRequests = 2
+			}
+			if n := len(up.requests()); n != wantRequests {
+				t.Errorf("%d requests, want %d", n, wantRequests)
+			}
+			if tt.code == "" {
+				if out := output(t, res); out.Count != 4 || !res.Retried {
+					t.Errorf("count %d, retried %v", out.Count, res.Retried)
+				}
+				return
+			}
+			wantFailure(t, res, tt.code, tt.retryable, tt.retried)
+			if tt.message != "" && res.Err.Message != tt.message {
+				t.Errorf("message = %q, want %q", res.Err.Message, tt.message)
+			}
+			if !strings.Contains(res.Err.Message, tt.contains) {
+				t.Errorf("message %q lacks %q", res.Err.Message, tt.contains)
+			}
+		})
+	}
+}
+
+func TestGoogleTimeoutsAndNetworkErrors(t *testing.T) {
+	t.Run("timeout", func(t *testing.T) {
+		up := newUpstream(t, reply{handle: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }})
+		cfg := googleConfig(up)
+		cfg.Timeout = 50 * time.Millisecond
+		res := call(t, cfg, "web_search_google", `{"query":"go"}`)
+		wantFailure(t, res, tool.CodeTimeout, true, true)
+	})
+	t.Run("slow body", func(t *testing.T) {
+		up := newUpstream(t, reply{handle: func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(`{"items":[`))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}})
+		cfg := googleConfig(up)
+		cfg.Timeout = 50 * time.Millisecond
+		wantFailure(t, call(t, cfg, "web_search_google", `{"query":"go"}`), tool.CodeTimeout, true, true)
+	})
+	t.Run("client timeout", func(t *testing.T) {
+		// The host's own http.Client timeout: its *url.Error text would print
+		// the URL, key included.
+		up := newUpstream(t, reply{handle: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }})
+		cfg := googleConfig(up)
+		cfg.HTTPClient = &http.Client{Timeout: 50 * time.Millisecond}
+		wantFailure(t, call(t, cfg, "web_search_google", `{"query":"go"}`), tool.CodeTimeout, true, true)
+	})
+	t.Run("connection refused", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		cfg := Config{GoogleAPIKey: googleKey, GoogleEngineID: engineID, GoogleBaseURL: "http://" + addr}
+		wantFailure(t, call(t, cfg, "web_search_google", `{"query":"go"}`), tool.CodeNetwork, true, true)
+	})
+}
