@@ -47,6 +47,7 @@ func commands() []command {
 		{"list", "toolport list [--pack NAME] [--json]", "list the tools", runList},
 		{"schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp]", "print tool definitions", runSchema},
 		{"call", "toolport call NAME ['{json}'] [--pretty]", "call a tool with JSON arguments (or JSON on stdin)", runCall},
+		{"mcp", "toolport mcp [--packs LIST] [--tools LIST]", "serve the tools over MCP on stdin/stdout", runMCP},
 	}
 }
 

@@ -1,0 +1,233 @@
+// Package mcpserver serves a [tool.Registry] over the Model Context Protocol
+// with the official Go SDK, so that a tool behaves in an MCP client exactly as
+// it does in the CLI and the chat server.
+//
+// Every call goes through [tool.Registry.Call]: the registry validates the
+// arguments (the SDK's own input validation is not used, so invalid arguments
+// get the registry's field-and-rule messages), retries transient failures once,
+// traces the call and builds the result envelope. This package only translates:
+//
+//   - a success becomes a result whose structuredContent is the envelope
+//     ({"success":true,"summary":…,"durationMs":…,<fields>}), with a text
+//     content holding the summary line and the same JSON for clients that read
+//     only text;
+//   - a failure becomes an isError result whose text content holds the message
+//     and the failure envelope JSON ({"success":false,"error":…,"error_code":…,
+//     "retryable":…,…}). It carries no structuredContent: the published
+//     outputSchema describes a success, and clients built on the TypeScript SDK
+//     (the MCP Inspector among them) validate structuredContent against it even
+//     on errors, turning the tool's error into an opaque protocol error;
+//   - tool.ReportProgress becomes notifications/progress when the client sent
+//     a progress token, and the client's cancellation cancels the call's context.
+//
+// [RunStdio] runs a server on stdin/stdout; [NewHTTPHandler] serves streamable
+// HTTP; [RequireBearer] is an optional bearer-token guard for it.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolport/toolport/tool"
+)
+
+// DefaultMaxTextBytes bounds the JSON rendering of a result in its text
+// content when [Options.MaxTextBytes] is zero. Results are already bounded by
+// their tools; this is a second limit, generous enough not to cut a fetched page.
+const DefaultMaxTextBytes = 1 << 20
+
+// Options configures a server built by [New].
+type Options struct {
+	// Packs and Tools select the tools to expose, as [tool.Registry.Select]:
+	// empty means all. Clients and models do worse with too many tools.
+	Packs []string
+	Tools []string
+
+	// Name and Version identify the server to clients ("toolport", "dev" when empty).
+	Name    string
+	Version string
+
+	// Instructions, when set, is sent to clients as the server's instructions.
+	Instructions string
+
+	// Logger receives the SDK's diagnostics. Nil discards them. In stdio mode
+	// it must not write to stdout, which belongs to the protocol.
+	Logger *slog.Logger
+
+	// MaxTextBytes bounds the JSON copy of a result in its text content;
+	// longer renderings are cut and marked. Zero means [DefaultMaxTextBytes].
+	// structuredContent is never cut.
+	MaxTextBytes int
+}
+
+// New returns an MCP server exposing the tools of reg selected by opts. It fails
+// when the selection names an unknown pack or tool, or a tool name is not a
+// valid MCP tool name.
+func New(reg *tool.Registry, opts Options) (*mcp.Server, error) {
+	sub, err := reg.Select(opts.Packs, opts.Tools)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	name, version := opts.Name, opts.Version
+	if name == "" {
+		name = "toolport"
+	}
+	if version == "" {
+		version = "dev"
+	}
+	maxText := opts.MaxTextBytes
+	if maxText <= 0 {
+		maxText = DefaultMaxTextBytes
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Title: "Toolport", Version: version}, &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		Logger:       opts.Logger,
+		// No logging capability: Toolport logs to stderr or its own files,
+		// never through the protocol. Tools are inferred when added.
+		Capabilities: &mcp.ServerCapabilities{},
+	})
+	h := &handler{reg: sub, maxText: maxText}
+	for _, t := range sub.Tools() {
+		if err := checkToolName(t.Name()); err != nil {
+			return nil, fmt.Errorf("mcpserver: tool %q: %w", t.Name(), err)
+		}
+		srv.AddTool(mcpTool(t), h.call)
+	}
+	return srv, nil
+}
+
+// mcpTool describes t as an MCP tool, with the registry's schemas. The
+// annotations are set explicitly, since MCP's defaults for an absent
+// destructiveHint and openWorldHint are true.
+func mcpTool(t *tool.Tool) *mcp.Tool {
+	spec := t.Spec()
+	a := spec.Annotations
+	destructive := a.Destructive && !a.ReadOnly
+	openWorld := a.OpenWorld
+	return &mcp.Tool{
+		Name:         spec.Name,
+		Title:        spec.Title,
+		Description:  spec.Description,
+		InputSchema:  t.InputSchema(),
+		OutputSchema: t.OutputSchema(),
+		Annotations: &mcp.ToolAnnotations{
+			Title:           spec.Title,
+			ReadOnlyHint:    a.ReadOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  a.Idempotent,
+			OpenWorldHint:   &openWorld,
+		},
+	}
+}
+
+// checkToolName applies MCP's tool name rule: 1 to 128 characters from
+// [A-Za-z0-9_.-]. The SDK only logs a bad name; a host would then reject it.
+func checkToolName(name string) error {
+	if name == "" || len(name) > 128 {
+		return errors.New("an MCP tool name has 1 to 128 characters")
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return fmt.Errorf("an MCP tool name may not contain %q", r)
+		}
+	}
+	return nil
+}
+
+// handler runs tools/call requests through the registry.
+type handler struct {
+	reg     *tool.Registry
+	maxText int
+}
+
+// call is the raw SDK tool handler. It never returns a protocol error: every
+// outcome of a call, invalid arguments included, is a tool result the model
+// can read and act on.
+func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if req.Params == nil { // the SDK always decodes params; be safe anyway
+		req.Params = &mcp.CallToolParamsRaw{}
+	}
+	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+		p := &progress{ctx: ctx, session: req.Session, token: token}
+		defer p.stop()
+		ctx = tool.WithProgress(ctx, p.report)
+	}
+	return h.render(h.reg.Call(ctx, req.Params.Name, req.Params.Arguments)), nil
+}
+
+// render turns a registry result into an MCP tool result.
+func (h *handler) render(res *tool.Result) *mcp.CallToolResult {
+	if res.Err != nil {
+		return &mcp.CallToolResult{
+			IsError: true,
+			Content: []mcp.Content{
+				&mcp.TextContent{Text: res.Err.Error()},
+				&mcp.TextContent{Text: h.bound(res.JSON)},
+			},
+		}
+	}
+	content := make([]mcp.Content, 0, 2)
+	if res.Summary != "" {
+		content = append(content, &mcp.TextContent{Text: res.Summary})
+	}
+	content = append(content, &mcp.TextContent{Text: h.bound(res.JSON)})
+	return &mcp.CallToolResult{
+		StructuredContent: res.JSON, // json.RawMessage: sent as is, no second encoding
+		Content:           content,
+	}
+}
+
+// bound returns the JSON as text, cut at the byte limit (on a UTF-8 boundary)
+// with a note saying where the whole of it is.
+func (h *handler) bound(b []byte) string {
+	if len(b) <= h.maxText {
+		return string(b)
+	}
+	cut := h.maxText
+	for cut > 0 && b[cut]&0xC0 == 0x80 { // do not split a multi-byte character
+		cut--
+	}
+	return fmt.Sprintf("%s…(truncated: %d of %d bytes shown; the whole result is in structuredContent)", b[:cut], cut, len(b))
+}
+
+// progress forwards a call's tool.ReportProgress to the client as
+// notifications/progress. MCP requires the progress value to increase, so a
+// report that does not advance (a retried attempt starting over, say) is
+// dropped; reports after the call has ended are dropped too.
+type progress struct {
+	ctx     context.Context // the request's context: it routes the notification to the request's stream
+	session *mcp.ServerSession
+	token   any
+
+	mu      sync.Mutex
+	last    float64
+	sent    bool
+	stopped bool
+}
+
+func (p *progress) report(r tool.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped || (p.sent && r.Done <= p.last) {
+		return
+	}
+	p.last, p.sent = r.Done, true
+	// A failed notification (the client went away) must not fail the call;
+	// the call's context tells the tool to stop.
+	_ = p.session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: p.token,
+		Progress:      r.Done,
+		Total:         r.Total,
+		Message:       r.Message,
+	})
+}
+
+func (p *progress) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+}

@@ -1,0 +1,153 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// RunStdio serves one client on stdin and stdout (newline-delimited JSON-RPC)
+// until the client closes stdin or ctx is canceled; both end it cleanly with a
+// nil error. stdout carries nothing but protocol messages: the server's
+// diagnostics go to [Options.Logger], which must write elsewhere (stderr).
+//
+// If stdin is an io.Closer (os.Stdin is), it is closed on return so that a
+// pending read ends.
+func RunStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout io.Writer) error {
+	r, ok := stdin.(io.ReadCloser)
+	if !ok {
+		r = io.NopCloser(stdin)
+	}
+	t := &mcp.IOTransport{Reader: r, Writer: nopWriteCloser{stdout}}
+	err := server.Run(ctx, t)
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// nopWriteCloser keeps the SDK from closing stdout, which the process owns.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// HTTPOptions configures [NewHTTPHandler].
+type HTTPOptions struct {
+	// Logger receives the transport's diagnostics. Nil discards them.
+	Logger *slog.Logger
+
+	// SessionTimeout closes a client session of a pre-2026 protocol revision
+	// after this long without a request; the client then opens a new one.
+	// Zero means [DefaultSessionTimeout].
+	SessionTimeout time.Duration
+
+	// DisableLocalhostProtection turns off the SDK's DNS-rebinding guard, which
+	// refuses a request that arrives on a loopback address with a non-loopback
+	// Host header. Set it only behind a reverse proxy on the same machine that
+	// forwards a public Host.
+	DisableLocalhostProtection bool
+}
+
+// DefaultSessionTimeout is [HTTPOptions.SessionTimeout] when unset.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// Header names of the streamable HTTP transport, and the first protocol
+// revision without sessions (SEP-2575).
+const (
+	sessionIDHeader       = "Mcp-Session-Id"
+	protocolVersionHeader = "Mcp-Protocol-Version"
+	statelessRevision     = "2026-07-28"
+)
+
+// NewHTTPHandler serves server over MCP's streamable HTTP transport, to be
+// mounted at /mcp. Authentication is the caller's (see [RequireBearer]).
+//
+// It speaks every protocol revision the SDK supports and negotiates the newest
+// with clients that offer it. The SDK serves the sessionless 2026-07-28
+// revision only from a stateless handler, where a call is canceled when its
+// HTTP request ends; but on a stateless handler a client of an older revision
+// (every client released before it) cannot cancel a call, since its
+// notifications/cancelled arrives on a request of its own that reaches a fresh
+// session. So requests are routed: those of the newest revision (no session ID,
+// a protocol header of 2026-07-28 or later) to a stateless handler, the rest to
+// a stateful one that keeps each older client's session in memory until it is
+// deleted or idle for [HTTPOptions.SessionTimeout]. Sessions live in this
+// process: several replicas behind a load balancer need sticky sessions for
+// older clients.
+//
+// Progress notifications travel on the call's own response stream in both.
+func NewHTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
+	timeout := opts.SessionTimeout
+	if timeout <= 0 {
+		timeout = DefaultSessionTimeout
+	}
+	get := func(*http.Request) *mcp.Server { return server }
+	return &httpHandler{
+		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			Stateless:                    true,
+			PropagateRequestCancellation: true,
+			Logger:                       opts.Logger,
+			DisableLocalhostProtection:   opts.DisableLocalhostProtection,
+		}),
+		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			SessionTimeout:             timeout,
+			Logger:                     opts.Logger,
+			DisableLocalhostProtection: opts.DisableLocalhostProtection,
+		}),
+	}
+}
+
+// httpHandler routes a request to the handler for its protocol revision.
+type httpHandler struct {
+	stateless, stateful http.Handler
+}
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Revisions are dates (YYYY-MM-DD), so they order as strings. A client of
+	// an older revision sends no header on initialize, and its session ID after.
+	if r.Header.Get(sessionIDHeader) == "" && r.Header.Get(protocolVersionHeader) >= statelessRevision {
+		h.stateless.ServeHTTP(w, r)
+		return
+	}
+	h.stateful.ServeHTTP(w, r)
+}
+
+// RequireBearer admits only requests carrying "Authorization: Bearer <token>"
+// and answers others with 401. The comparison takes the same time whatever the
+// guess. An empty token admits nobody: a missing secret must not open the door.
+func RequireBearer(token string, h http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := bearer(r.Header.Get("Authorization"))
+		// Hashing first makes the comparison independent of the lengths.
+		sum := sha256.Sum256([]byte(got))
+		if !ok || token == "" || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolport"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// bearer extracts the credentials of a Bearer Authorization header. The scheme
+// is case-insensitive (RFC 9110 §11.1).
+func bearer(header string) (string, bool) {
+	scheme, cred, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	cred = strings.TrimSpace(cred)
+	return cred, cred != ""
+}
