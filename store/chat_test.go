@@ -1,0 +1,394 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// assistantContent is a stored assistant turn as in the data model.
+const assistantContent = `[
+  {"type": "text", "text": "Let me search for some melancholic songs about lost love..."},
+  {"type": "tool_use", "id": "tc_789", "name": "semanticSearch",
+   "input": {"query": "melancholic songs about lost love", "limit": 10}},
+  {"type": "tool_result", "tool_use_id": "tc_789", "content": {
+    "tracks": [{"isrc": "USRC12345678", "title": "Someone Like You", "artist": "Adele", "album": "21",
+      "inLibrary": true, "isIndexed": true, "score": 0.95, "audioFeatures": {"acousticness": 0.89, "energy": 0.31}}],
+    "query": "melancholic songs about lost love", "totalFound": 8, "durationMs": 1234,
+    "summary": "Found 8 tracks matching 'melancholic songs about lost love'"}},
+  {"type": "text", "text": "שלום! 🎵 Here are the top results:\n\n1. **Someone Like You** by Adele \"quoted\" \\ \u00e9"}
+]`
+
+// sameJSON reports whether two JSON documents are equal as values.
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, a)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func textContent(s string) json.RawMessage {
+	b, _ := json.Marshal([]map[string]string{{"type": "text", "text": s}})
+	return b
+}
+
+func TestConversationLifecycle(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		c, err := db.CreateConversation(ctx, Conversation{Title: "Sad songs 😢 שירים עצובים"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ID == "" || c.CreatedAt.IsZero() || !c.UpdatedAt.Equal(c.CreatedAt) {
+			t.Errorf("CreateConversation = %+v: want an id and both times set", c)
+		}
+
+		user, err := db.AppendMessage(ctx, Message{ConversationID: c.ID, Role: RoleUser, Content: textContent("melancholic love songs")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		asst, err := db.AppendMessage(ctx, Message{ConversationID: c.ID, Role: RoleAssistant,
+			Content: json.RawMessage(assistantContent), Usage: &Usage{InputTokens: 1200, OutputTokens: 345}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut, err := db.AppendMessage(ctx, Message{ID: "msg_cut", ConversationID: c.ID, Role: RoleAssistant,
+			Content: json.RawMessage(`[]`), Incomplete: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		got, err := db.GetConversation(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != c.ID || got.Title != c.Title || !got.CreatedAt.Equal(c.CreatedAt) {
+			t.Errorf("GetConversation = %+v, want %+v", got, c)
+		}
+		if !got.UpdatedAt.After(c.UpdatedAt) && !got.UpdatedAt.Equal(c.UpdatedAt) {
+			t.Errorf("UpdatedAt went back: %v < %v", got.UpdatedAt, c.UpdatedAt)
+		}
+		want := []Message{user, asst, cut}
+		if len(got.Messages) != len(want) {
+			t.Fatalf("%d messages back, want %d", len(got.Messages), len(want))
+		}
+		for i, m := range got.Messages {
+			w := want[i]
+			if !sameJSON(t, m.Content, w.Content) {
+				t.Errorf("message %d content =\n%s\nwant\n%s", i, m.Content, w.Content)
+			}
+			if db.Engine() == EngineSQLite && string(m.Content) != string(w.Content) {
+				t.Errorf("message %d: SQLite should keep content byte for byte", i)
+			}
+			m.Content, w.Content = nil, nil
+			if !reflect.DeepEqual(m, w) {
+				t.Errorf("message %d =\n%+v\nwant\n%+v", i, m, w)
+			}
+		}
+		if got.Messages[1].Usage == nil || got.Messages[0].Usage != nil || !got.Messages[2].Incomplete {
+			t.Errorf("usage and incomplete not kept: %+v", got.Messages)
+		}
+
+		// The conversation's JSON has the API's field names.
+		b, _ := json.Marshal(got)
+		for _, field := range []string{`"id"`, `"title"`, `"createdAt"`, `"messages"`, `"role":"assistant"`, `"conversationId"`, `"inputTokens":1200`} {
+			if !strings.Contains(string(b), field) {
+				t.Errorf("conversation JSON lacks %s: %s", field, b)
+			}
+		}
+
+		// Update a message in place.
+		cut.Content, cut.Incomplete, cut.Usage = textContent("finished after all"), false, &Usage{OutputTokens: 7}
+		if err := db.UpdateMessage(ctx, cut); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = db.GetConversation(ctx, c.ID)
+		if last := got.Messages[2]; last.ID != "msg_cut" || last.Incomplete || !sameJSON(t, last.Content, cut.Content) ||
+			!reflect.DeepEqual(last.Usage, cut.Usage) || !last.CreatedAt.Equal(cut.CreatedAt) {
+			t.Errorf("after UpdateMessage: %+v", last)
+		}
+
+		// Rename, delete with its messages.
+		if err := db.UpdateTitle(ctx, c.ID, "Renamed ✓"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := db.GetConversation(ctx, c.ID); got.Title != "Renamed ✓" {
+			t.Errorf("title after UpdateTitle = %q", got.Title)
+		}
+		if err := db.DeleteConversation(ctx, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		var left int
+		if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&left); err != nil || left != 0 {
+			t.Errorf("%d messages outlived their conversation (%v)", left, err)
+		}
+		if _, err := db.GetConversation(ctx, c.ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("GetConversation(deleted) error = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestConversationErrors(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		c, err := db.CreateConversation(ctx, Conversation{ID: "conv-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.AppendMessage(ctx, Message{ID: "m1", ConversationID: c.ID, Role: RoleUser, Content: textContent("hi")}); err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name string
+			err  error
+			want error
+		}{
+			{"get missing", func() error { _, err := db.GetConversation(ctx, "nope"); return err }(), ErrNotFound},
+			{"append to missing", func() error {
+				_, err := db.AppendMessage(ctx, Message{ConversationID: "nope", Role: RoleUser, Content: textContent("x")})
+				return err
+			}(), ErrNotFound},
+			{"rename missing", db.UpdateTitle(ctx, "nope", "t"), ErrNotFound},
+			{"delete missing", db.DeleteConversation(ctx, "nope"), ErrNotFound},
+			{"update missing message", db.UpdateMessage(ctx, Message{ID: "nope", Role: RoleUser, Content: textContent("x")}), ErrNotFound},
+			{"duplicate conversation", func() error { _, err := db.CreateConversation(ctx, Conversation{ID: "conv-1"}); return err }(), ErrConflict},
+			{"duplicate message", func() error {
+				_, err := db.AppendMessage(ctx, Message{ID: "m1", ConversationID: c.ID, Role: RoleUser, Content: textContent("x")})
+				return err
+			}(), ErrConflict},
+		}
+		for _, tt := range tests {
+			if !errors.Is(tt.err, tt.want) {
+				t.Errorf("%s: error = %v, want %v", tt.name, tt.err, tt.want)
+			}
+		}
+		got, _ := db.GetConversation(ctx, c.ID)
+		if len(got.Messages) != 1 || !sameJSON(t, got.Messages[0].Content, textContent("hi")) {
+			t.Errorf("a refused write changed the conversation: %+v", got.Messages)
+		}
+	})
+}
+
+func TestAppendMessageRejectsBadContent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		c, err := db.CreateConversation(ctx, Conversation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := []struct {
+			name    string
+			role    Role
+			content string
+		}{
+			{"system role", "system", `[]`},
+			{"empty role", "", `[]`},
+			{"object", RoleUser, `{"type":"text","text":"hi"}`},
+			{"string", RoleUser, `"hi"`},
+			{"not JSON", RoleUser, `[{"type":"text",}]`},
+			{"empty", RoleUser, ``},
+			{"escaped NUL", RoleUser, `[{"type":"text","text":"a\u0000b"}]`},
+			{"lone surrogate", RoleUser, `[{"type":"text","text":"\ud83d"}]`},
+			{"reversed surrogates", RoleUser, `[{"type":"text","text":"\ude00\ud83d"}]`},
+			{"invalid UTF-8", RoleUser, "[\"\xff\"]"},
+			{"too large", RoleUser, `["` + strings.Repeat("x", MaxContentBytes) + `"]`},
+		}
+		for _, b := range bad {
+			_, err := db.AppendMessage(ctx, Message{ConversationID: c.ID, Role: b.role, Content: json.RawMessage(b.content)})
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("%s: AppendMessage error = %v, want ErrInvalid", b.name, err)
+			}
+		}
+		// What looks like those but is fine: an escaped backslash before
+		// "u0000", a surrogate pair, literal emoji.
+		good := []string{`[{"type":"text","text":"C strings end with \\u0000"}]`, `["\ud83d\ude00"]`, `["😀"]`, ` [ ] `}
+		for _, g := range good {
+			m, err := db.AppendMessage(ctx, Message{ConversationID: c.ID, Role: RoleUser, Content: json.RawMessage(g)})
+			if err != nil {
+				t.Errorf("AppendMessage(%s) = %v", g, err)
+				continue
+			}
+			got, _ := db.GetConversation(ctx, c.ID)
+			if last := got.Messages[len(got.Messages)-1]; last.ID != m.ID || !sameJSON(t, last.Content, []byte(g)) {
+				t.Errorf("content %s came back as %s", g, last.Content)
+			}
+		}
+	})
+}
+
+func TestListConversations(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		var ids []string
+		for i := range 5 {
+			c, err := db.CreateConversation(ctx, Conversation{Title: fmt.Sprint("chat ", i), CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, c.ID)
+		}
+		list := func(opt ListOptions) []string {
+			t.Helper()
+			page, err := db.ListConversations(ctx, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, c := range page.Conversations {
+				if c.Messages != nil {
+					t.Errorf("listing carries messages")
+				}
+				out = append(out, c.ID)
+			}
+			return out
+		}
+		if got, want := list(ListOptions{}), []string{ids[4], ids[3], ids[2], ids[1], ids[0]}; !reflect.DeepEqual(got, want) {
+			t.Errorf("newest first: got %v, want %v", got, want)
+		}
+		// A new message moves a conversation to the top.
+		if _, err := db.AppendMessage(ctx, Message{ConversationID: ids[1], Role: RoleUser, Content: textContent("bump")}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := list(ListOptions{Limit: 2}), []string{ids[1], ids[4]}; !reflect.DeepEqual(got, want) {
+			t.Errorf("first page after a message: got %v, want %v", got, want)
+		}
+		if got, want := list(ListOptions{Limit: 2, Offset: 4}), []string{ids[0]}; !reflect.DeepEqual(got, want) {
+			t.Errorf("last page: got %v, want %v", got, want)
+		}
+		if got := list(ListOptions{Query: "chat 3"}); !reflect.DeepEqual(got, []string{ids[3]}) {
+			t.Errorf("title filter: got %v", got)
+		}
+		page, _ := db.ListConversations(ctx, ListOptions{Limit: 1})
+		if page.Total != 5 {
+			t.Errorf("Total = %d, want 5", page.Total)
+		}
+	})
+}
+
+// TestConcurrentWriters runs writers side by side (two handles on one
+// database, as two processes would, each with several goroutines) and checks
+// that none fails with a busy or serialization error and nothing is lost.
+func TestConcurrentWriters(t *testing.T) {
+	for _, b := range testBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			dsn := b.newDSN(t)
+			dbs := []*DB{openDB(t, dsn), openDB(t, dsn)}
+			ctx := context.Background()
+			c, err := dbs[0].CreateConversation(ctx, Conversation{Title: "busy"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const writers, perWriter = 8, 25
+			var wg sync.WaitGroup
+			errs := make(chan error, writers*perWriter+writers)
+			for w := range writers {
+				db := dbs[w%len(dbs)]
+				wg.Go(func() {
+					for i := range perWriter {
+						_, err := db.AppendMessage(ctx, Message{ConversationID: c.ID, Role: RoleUser,
+							Content: textContent(fmt.Sprintf("writer %d message %d ✍️", w, i))})
+						if err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+				// Other tables at the same time.
+				wg.Go(func() {
+					rec := IndexRecord{ISRC: fmt.Sprintf("QZCON%07d", w), Title: "t", Embedding: testVector(w, 32), Embedder: "e"}
+					for range 5 {
+						if err := db.UpsertIndex(ctx, []IndexRecord{rec}); err != nil {
+							errs <- err
+							return
+						}
+						if _, err := db.GetConversation(ctx, c.ID); err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			got, err := dbs[1].GetConversation(ctx, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Messages) != writers*perWriter {
+				t.Fatalf("%d messages stored, want %d", len(got.Messages), writers*perWriter)
+			}
+			// Each writer's messages are in the order it appended them.
+			next := make([]int, writers)
+			for _, m := range got.Messages {
+				var blocks []struct{ Text string }
+				if err := json.Unmarshal(m.Content, &blocks); err != nil || len(blocks) != 1 {
+					t.Fatalf("content %s: %v", m.Content, err)
+				}
+				var w, i int
+				if _, err := fmt.Sscanf(blocks[0].Text, "writer %d message %d", &w, &i); err != nil {
+					t.Fatalf("content %q: %v", blocks[0].Text, err)
+				}
+				if i != next[w] {
+					t.Errorf("writer %d: message %d stored where %d was expected", w, i, next[w])
+				}
+				next[w] = i + 1
+			}
+		})
+	}
+}
+
+func FuzzJSONBSafe(f *testing.F) {
+	for _, s := range []string{`["a"]`, `["\u0000"]`, `["\\u0000"]`, `["\ud83d\ude00"]`, `["\ud83d"]`, `["\ude00"]`, `[1,{"a":"\u00e9"}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		err := jsonbSafe(b)
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return // valid, but out of float64's range: nothing to compare with
+		}
+		if err == nil && strings.ContainsRune(fmt.Sprint(v), 0) {
+			t.Fatalf("accepted %q, which holds a NUL character", b)
+		}
+		if err != nil && !strings.Contains(string(b), `\u`) && !strings.Contains(err.Error(), "UTF-8") {
+			t.Fatalf("rejected %q without any \\u escape: %v", b, err)
+		}
+	})
+}
+
+func FuzzParseDSN(f *testing.F) {
+	for _, s := range []string{"", "sqlite:x.db", "sqlite:///a/b", "postgres://h/d", ":memory:", "x://y", "sqlite:%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, dsn string) {
+		kind, target, err := parseDSN(dsn)
+		if err != nil {
+			return
+		}
+		if kind != EngineSQLite && kind != EnginePostgres {
+			t.Fatalf("parseDSN(%q) kind %q", dsn, kind)
+		}
+		if kind == EnginePostgres && target != strings.TrimSpace(dsn) {
+			t.Fatalf("parseDSN(%q) changed a PostgreSQL URL into %q", dsn, target)
+		}
+	})
+}
