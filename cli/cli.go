@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/toolport/toolport/config"
 	"github.com/toolport/toolport/tool"
@@ -32,6 +33,8 @@ type Env struct {
 	// StdinIsTerminal says whether stdin is interactive (then `call` does not
 	// wait for JSON on it).
 	StdinIsTerminal bool
+	// StderrIsTerminal says whether progress lines can be drawn on stderr.
+	StderrIsTerminal bool
 	// Registry builds the tool registry; commands call it lazily so that
 	// `toolport --help` does not open databases or read keys.
 	Registry func(ctx context.Context, env *Env) (*tool.Registry, func(), error)
@@ -288,14 +291,23 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "toolport call: no tool named %q (see 'toolport list')\n", pos[0])
 		return ExitUsage
 	}
-	ctx = tool.WithProgress(ctx, func(p tool.Progress) {
-		if p.Total > 0 {
-			fmt.Fprintf(env.Stderr, "\r%s %.0f/%.0f %s", pos[0], p.Done, p.Total, p.Message)
-		} else if p.Message != "" {
-			fmt.Fprintf(env.Stderr, "\r%s: %s", pos[0], p.Message)
-		}
-	})
+	if env.StderrIsTerminal {
+		// One line, redrawn in place and erased when the call ends.
+		var mu sync.Mutex
+		ctx = tool.WithProgress(ctx, func(p tool.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			line := pos[0] + ": " + p.Message
+			if p.Total > 0 {
+				line = fmt.Sprintf("%s: %.0f/%.0f %s", pos[0], p.Done, p.Total, p.Message)
+			}
+			fmt.Fprintf(env.Stderr, "\r\033[K%s", line)
+		})
+	}
 	res := reg.Call(ctx, pos[0], input)
+	if env.StderrIsTerminal {
+		fmt.Fprint(env.Stderr, "\r\033[K")
+	}
 	out := []byte(res.JSON)
 	if *pretty {
 		out = indent(out)
@@ -319,7 +331,7 @@ func Main(ctx context.Context, args []string) int {
 		return ExitFailure
 	}
 	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Config: cfg, Registry: BuildRegistry,
-		StdinIsTerminal: isTerminal(os.Stdin)}
+		StdinIsTerminal: isTerminal(os.Stdin), StderrIsTerminal: isTerminal(os.Stderr)}
 	return Run(ctx, env, args, serverCommands()...)
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/music"
 	"github.com/toolport/toolport/telemetry"
 	"github.com/toolport/toolport/tool"
 	"github.com/toolport/toolport/webfetch"
@@ -28,13 +29,21 @@ func BuildRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error
 	tools = append(tools, websearch.Tools(websearch.ConfigFromEnv(env.Config))...)
 	tools = append(tools, webfetch.Tool(fetchCfg))
 	tools = append(tools, ckan.Tools(ckan.ConfigFromEnv(env.Config))...)
+	// The music service opens its store and loads its index on first use,
+	// so that list and schema work on a machine with no database.
+	musicSvc := music.Open(music.ConfigFromEnv(env.Config))
+	tools = append(tools, music.Tools(musicSvc)...)
 	// Secrets are read while the packs are configured, so the registry that
 	// scrubs them is made after.
 	reg := tool.NewRegistry(tool.WithTracerProvider(tp), tool.WithLogger(logger), tool.WithSecrets(env.Config.Secrets()...))
 	if err := reg.Register(tools...); err != nil {
+		musicSvc.Close()
 		return nil, nil, fmt.Errorf("registering tools: %w", err)
 	}
-	return reg, func() { shutdown(context.Background()) }, nil
+	return reg, func() {
+		musicSvc.Close()
+		shutdown(context.Background())
+	}, nil
 }
 
 func serverCommands() []Command { return nil }
