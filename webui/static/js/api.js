@@ -1,0 +1,129 @@
+// The client side of the chat server's HTTP API (notes/api.md), with bearer
+// token handling: the token comes from the URL fragment (#token=…), lives in
+// sessionStorage for this tab only, and is asked for when the server answers
+// 401.
+
+const TOKEN_KEY = 'toolport.token';
+
+/** APIError is a failed API call, carrying the server's error code. */
+export class APIError extends Error {
+  constructor(status, code, message) {
+    super(message || `HTTP ${status}`);
+    this.name = 'APIError';
+    this.status = status;
+    this.code = code || '';
+  }
+}
+
+/**
+ * takeTokenFromFragment moves a #token=… fragment into sessionStorage and
+ * removes it from the address bar (and so from history and bookmarks).
+ */
+export function takeTokenFromFragment() {
+  const frag = location.hash.startsWith('#') ? location.hash.slice(1) : '';
+  if (!frag) return;
+  const params = new URLSearchParams(frag);
+  const tok = params.get('token');
+  if (tok === null) return;
+  params.delete('token');
+  if (tok) sessionStorage.setItem(TOKEN_KEY, tok);
+  const rest = params.toString();
+  history.replaceState(history.state, '', location.pathname + location.search + (rest ? '#' + rest : ''));
+}
+
+/**
+ * Client calls the API. askToken is an async function that asks the person
+ * for a token (called after a 401) and resolves to the token or null.
+ */
+export class Client {
+  constructor(askToken) {
+    this.askToken = askToken;
+  }
+
+  token() {
+    return sessionStorage.getItem(TOKEN_KEY) || '';
+  }
+
+  headers(extra) {
+    const hd = { Accept: 'application/json', ...extra };
+    const t = this.token();
+    if (t) hd.Authorization = 'Bearer ' + t;
+    return hd;
+  }
+
+  /**
+   * fetch makes a request, asking for a token and retrying while the server
+   * answers 401 and the person gives a token. Non-2xx answers throw APIError.
+   */
+  async fetch(path, init = {}) {
+    let rejected = false;
+    for (;;) {
+      const res = await fetch(path, { ...init, headers: this.headers(init.headers), credentials: 'same-origin', cache: 'no-store' });
+      if (res.status === 401) {
+        const tok = await this.askToken(rejected || this.token() !== '');
+        rejected = true;
+        if (tok) {
+          sessionStorage.setItem(TOKEN_KEY, tok);
+          continue;
+        }
+      }
+      if (!res.ok) throw await errorFrom(res);
+      return res;
+    }
+  }
+
+  async json(path, init) {
+    const res = await this.fetch(path, init);
+    if (res.status === 204) return null;
+    return res.json();
+  }
+
+  info() {
+    return this.json('/api/info');
+  }
+
+  listConversations(cursor, limit = 20) {
+    const q = new URLSearchParams({ limit: String(limit) });
+    if (cursor) q.set('cursor', cursor);
+    return this.json('/api/conversations?' + q.toString());
+  }
+
+  createConversation() {
+    return this.json('/api/conversations', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}',
+    });
+  }
+
+  getConversation(id) {
+    return this.json('/api/conversations/' + encodeURIComponent(id));
+  }
+
+  deleteConversation(id) {
+    return this.json('/api/conversations/' + encodeURIComponent(id), { method: 'DELETE' });
+  }
+
+  /** sendMessage posts a message and returns the event-stream response. */
+  sendMessage(id, content, signal) {
+    return this.fetch('/api/conversations/' + encodeURIComponent(id) + '/messages', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify({ content }),
+      signal,
+    });
+  }
+}
+
+async function errorFrom(res) {
+  let code = '';
+  let message = '';
+  try {
+    const body = await res.json();
+    if (body && body.error) {
+      code = typeof body.error.code === 'string' ? body.error.code : '';
+      message = typeof body.error.message === 'string' ? body.error.message : '';
+    }
+  } catch {
+    // Not JSON: fall back to the status.
+  }
+  return new APIError(res.status, code, message || `${res.status} ${res.statusText}`.trim());
+}
