@@ -51,6 +51,7 @@ func commands() []command {
 		{"schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp]", "print tool definitions", runSchema},
 		{"call", "toolport call NAME ['{json}'] [--pretty]", "call a tool with JSON arguments (or JSON on stdin)", runCall},
 		{"mcp", "toolport mcp [--packs LIST] [--tools LIST]", "serve the tools over MCP on stdin/stdout", runMCP},
+		{"serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5]", "run the chat server: web page, REST+SSE API, MCP over HTTP", runServe},
 		{"library", "toolport library add|remove|list|import ...", "manage your music library", runLibrary},
 		{"index", "toolport index add FILE.jsonl | status", "build and inspect the semantic track index", runIndex},
 	}

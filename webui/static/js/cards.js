@@ -162,9 +162,9 @@ export function renderResult(name, result) {
         arr(r.albums).length ? [h('h4', { class: 'result-heading' }, 'Albums'), albumGrid(r.albums)] : null,
         !arr(r.tracks).length && !arr(r.albums).length ? empty() : null);
     case 'albumTracks':
-      return section(albumHeader(obj(r.album) || r), trackList(r.tracks));
+      return section(albumHeader(obj(r.album) || { ...r, title: r.title || r.albumTitle }), trackList(r.tracks));
     case 'batchMetadata':
-      return section(trackList(r.found),
+      return section(trackList(r.tracks),
         arr(r.notFound).length ? h('p', { class: 'muted' }, 'Not found: ', arr(r.notFound).map(str).filter(Boolean).join(', ')) : null);
     case 'searchDatasets':
       return section(

@@ -1,0 +1,15 @@
+// Package music is the music-discovery tool pack: semanticSearch over the
+// local track index, tidalSearch and albumTracks over the TIDAL catalogue, and
+// batchMetadata for full index records by ISRC.
+//
+// Every track a tool returns says whether it is in the user's library
+// (inLibrary, by Tidal id or ISRC) and in the semantic index (isIndexed, by
+// ISRC). Those flags are looked up in bulk: one library lookup and one index
+// lookup per call whatever the number of results, never one query per track.
+//
+// A [Service] ties the pieces together: the store (SQLite by default,
+// PostgreSQL to scale), the in-memory search engine loaded from it, the
+// embedder, and the TIDAL client. It opens the store and loads the engine on
+// first use, so that listing the tools costs nothing. [Service.Ingest] feeds
+// the index from JSONL and keeps the engine in step.
+package music
