@@ -1,0 +1,227 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolport/toolport/tool"
+)
+
+// Code classifies a model failure.
+type Code string
+
+// Failure codes. The server passes them on in its error events.
+const (
+	CodeNotConfigured  Code = "not_configured"  // no model set up; see ErrNoModel
+	CodeAuth           Code = "auth"            // key missing, invalid or not allowed (401, 403)
+	CodeRateLimit      Code = "rate_limit"      // 429
+	CodeOverloaded     Code = "overloaded"      // 529, 503: the provider is busy
+	CodeServer         Code = "server_error"    // 500, 502, 504 and other 5xx
+	CodeInvalidRequest Code = "invalid_request" // 400, 404, 413, 422…: retrying will not help
+	CodeNetwork        Code = "network"         // connection failed or dropped
+	CodeTimeout        Code = "timeout"         // no data for Options.IdleTimeout
+	CodeCanceled       Code = "canceled"        // the caller's context ended
+	CodeBadResponse    Code = "bad_response"    // a response that cannot be understood
+)
+
+// Error is a failed model call. Message is safe to show to users and to log:
+// it never contains API keys, request URLs or headers.
+type Error struct {
+	Code       Code
+	Message    string
+	Retryable  bool
+	RetryAfter time.Duration // the server's Retry-After, if it sent one
+	Status     int           // HTTP status, 0 when there was no HTTP answer
+	Provider   string        // "anthropic", "openai", "scripted"
+	Err        error         // the underlying error, for errors.Is/As; not shown by Error
+}
+
+func (e *Error) Error() string {
+	if e.Provider == "" {
+		return "llm: " + e.Message
+	}
+	return "llm: " + e.Provider + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrNoModel is returned by [FromConfig] when no model is configured. The
+// server reports it as an error event; its message says how to fix it.
+var ErrNoModel = &Error{
+	Code: CodeNotConfigured,
+	Message: "no model configured: set TOOLPORT_MODEL to provider:model, e.g. " +
+		"TOOLPORT_MODEL=anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY, " +
+		"TOOLPORT_MODEL=openai:gpt-4.1 with OPENAI_API_KEY, or " +
+		"TOOLPORT_MODEL=openai:qwen2.5@http://127.0.0.1:11434/v1 for a local OpenAI-compatible server " +
+		"(keys may also go in the credentials file under llm.anthropic.api_key / llm.openai.api_key)",
+}
+
+// maxMessage bounds the part of an upstream error message that is kept.
+const maxMessage = 300
+
+// errIdle is the cause of a context canceled by the idle watchdog.
+var errIdle = errors.New("llm: no data from the model server within the idle timeout")
+
+// classifyStatus turns an HTTP error answer into an *Error. upstream is the
+// provider's own error message (may be empty), errType its error type.
+func classifyStatus(provider string, status int, header http.Header, errType, upstream string, secrets []string, cause error) *Error {
+	e := &Error{Provider: provider, Status: status, Err: cause}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden ||
+		errType == "authentication_error" || errType == "permission_error":
+		e.Code = CodeAuth
+		// Upstream auth messages may echo part of the key: keep only our own.
+		e.Message = fmt.Sprintf("authentication failed (HTTP %d): check the %s API key", status, provider)
+		return e
+	case status == http.StatusTooManyRequests || errType == "rate_limit_error":
+		e.Code, e.Retryable = CodeRateLimit, true
+		e.Message = "rate limit exceeded"
+	case status == 529 || status == http.StatusServiceUnavailable || errType == "overloaded_error":
+		e.Code, e.Retryable = CodeOverloaded, true
+		e.Message = "the model server is overloaded"
+	case status == http.StatusRequestTimeout || errType == "timeout_error":
+		e.Code, e.Retryable = CodeTimeout, true
+		e.Message = "the model server timed out"
+	case status >= 500 || errType == "api_error" || (status == 0 && !invalidRequestType(errType)):
+		// Status 0 is an error reported inside a started stream: unless it
+		// says the request was at fault, the server failed mid-answer.
+		e.Code, e.Retryable = CodeServer, true
+		e.Message = "the model server failed"
+	default:
+		e.Code = CodeInvalidRequest
+		e.Message = "the model server rejected the request"
+	}
+	if status != 0 {
+		e.Message += fmt.Sprintf(" (HTTP %d)", status)
+	}
+	if m := cleanMessage(upstream, secrets); m != "" {
+		e.Message += ": " + m
+	}
+	if header != nil {
+		e.RetryAfter = retryAfter(header)
+	}
+	return e
+}
+
+func invalidRequestType(t string) bool {
+	switch t {
+	case "invalid_request_error", "not_found_error", "request_too_large", "invalid_request":
+		return true
+	}
+	return false
+}
+
+// retryAfter reads retry-after-ms (OpenAI, Anthropic) or Retry-After.
+func retryAfter(h http.Header) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		var ms float64
+		if _, err := fmt.Sscanf(v, "%g", &ms); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	return tool.ParseRetryAfter(h, time.Now())
+}
+
+// cleanMessage makes an upstream message safe to show: secrets removed,
+// control characters dropped, length bounded.
+func cleanMessage(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if len(sec) >= 4 {
+			s = strings.ReplaceAll(s, sec, "[REDACTED]")
+		}
+	}
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+	s = strings.TrimSpace(s)
+	if len(s) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// apiErrorBody is the error envelope both APIs use:
+// {"error":{"type":"…","message":"…","code":…}}. OpenAI-compatible servers
+// sometimes send {"error":"message"} or {"message":"…"}.
+type apiErrorBody struct {
+	Type    string
+	Message string
+}
+
+func parseErrorBody(body []byte) apiErrorBody {
+	var env struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return apiErrorBody{}
+	}
+	var out apiErrorBody
+	var inner struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	var s string
+	switch {
+	case json.Unmarshal(env.Error, &inner) == nil:
+		out.Type, out.Message = inner.Type, inner.Message
+	case json.Unmarshal(env.Error, &s) == nil:
+		out.Message = s
+	}
+	if out.Message == "" {
+		out.Message = env.Message
+	}
+	return out
+}
+
+// classifyTransport turns an error that has no HTTP answer (a failed
+// connection, a canceled context, a broken or malformed stream) into an *Error.
+// ctx is the request's context, whose cause tells a watchdog timeout from the
+// caller's cancellation.
+func classifyTransport(ctx context.Context, provider string, err error) *Error {
+	var le *Error
+	if errors.As(err, &le) {
+		return le
+	}
+	e := &Error{Provider: provider, Err: err}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var ne net.Error
+	switch {
+	case ctx != nil && errors.Is(context.Cause(ctx), errIdle):
+		e.Code, e.Retryable = CodeTimeout, true
+		e.Message = "the model server stopped sending data (idle timeout)"
+	case ctx != nil && ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		e.Code, e.Retryable = CodeTimeout, true
+		e.Message = "the model call ran out of time"
+	case ctx != nil && ctx.Err() != nil:
+		e.Code = CodeCanceled
+		e.Message = "the model call was canceled"
+	case errors.As(err, &syn) || errors.As(err, &typ):
+		e.Code = CodeBadResponse
+		e.Message = "the model server sent a malformed stream event"
+	case errors.As(err, &ne) && ne.Timeout():
+		e.Code, e.Retryable = CodeTimeout, true
+		e.Message = "the model server timed out"
+	default:
+		// Connection refused, reset, unexpected EOF, TLS failures… The
+		// transport's text names the URL, so it stays in Err only.
+		e.Code, e.Retryable = CodeNetwork, true
+		e.Message = "could not reach the model server or the connection dropped"
+	}
+	return e
+}

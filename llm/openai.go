@@ -1,0 +1,345 @@
+package llm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// OpenAIBaseURL is the official API's base URL.
+const OpenAIBaseURL = "https://api.openai.com/v1"
+
+// OpenAI is a [Provider] for the Chat Completions API of OpenAI and of
+// OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio).
+//
+// It tolerates the ways those servers stream tool calls: in argument
+// fragments with a final usage chunk whose choices are empty (OpenAI), each
+// call whole in one chunk (Ollama), a first delta with no arguments key
+// (vLLM), calls that repeat index 0 with a new id, and arguments sent as a
+// JSON object instead of a string.
+type OpenAI struct {
+	client  openai.ChatCompletionService
+	model   string
+	opts    Options
+	secrets []string
+}
+
+// NewOpenAI returns a provider for model (e.g. "gpt-4.1", "qwen2.5"). The key
+// may be empty when o.BaseURL points at a server that needs none. The SDK
+// reads nothing from the environment: everything comes from o.
+func NewOpenAI(model string, o Options) (*OpenAI, error) {
+	if model == "" {
+		return nil, errors.New("llm: openai: empty model name")
+	}
+	if o.APIKey == "" && o.BaseURL == "" {
+		return nil, &Error{Provider: "openai", Code: CodeNotConfigured,
+			Message: "no API key: set OPENAI_API_KEY or llm.openai.api_key in the credentials file " +
+				"(a local server needs none: give its URL, e.g. TOOLPORT_MODEL=openai:qwen2.5@http://127.0.0.1:11434/v1)"}
+	}
+	base := o.BaseURL
+	if base == "" {
+		base = OpenAIBaseURL
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(strings.TrimSuffix(base, "/") + "/"),
+		option.WithHTTPClient(o.httpClient()),
+		option.WithMaxRetries(o.MaxRetries),
+	}
+	var secrets []string
+	if o.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(o.APIKey))
+		secrets = append(secrets, o.APIKey)
+	}
+	// NewChatCompletionService, unlike NewClient, does not read OPENAI_* variables.
+	return &OpenAI{client: openai.NewChatCompletionService(opts...), model: model, opts: o, secrets: secrets}, nil
+}
+
+// Model returns the model name.
+func (p *OpenAI) Model() string { return p.model }
+
+// Stream implements [Provider].
+func (p *OpenAI) Stream(ctx context.Context, req Request) (*Stream, error) {
+	params, err := p.params(req)
+	if err != nil {
+		return nil, err
+	}
+	w := newWatchdog(ctx, p.opts.idleTimeout())
+	s := p.client.NewStreaming(w.ctx, params, option.WithMiddleware(w.middleware))
+	if err := s.Err(); err != nil {
+		s.Close()
+		e := p.classify(w.ctx, err)
+		w.stop()
+		return nil, e
+	}
+	st := &openaiStream{p: p, w: w, s: s, byIndex: map[int64]*oaCall{}}
+	return NewStream(st.next, func() error { err := s.Close(); w.stop(); return err }), nil
+}
+
+// params converts req to the SDK's request.
+//
+// max_tokens: the official API wants max_completion_tokens (newer models
+// reject max_tokens), while compatible servers know max_tokens best; so the
+// former is sent to OpenAI and the latter to any other base URL.
+func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
+	params := openai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(p.model),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	if p.opts.BaseURL == "" {
+		params.MaxCompletionTokens = openai.Int(req.maxTokens())
+	} else {
+		params.MaxTokens = openai.Int(req.maxTokens())
+	}
+	for _, t := range req.Tools {
+		var schema map[string]any
+		if len(t.InputSchema) > 0 {
+			if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+				return params, fmt.Errorf("llm: tool %s: input schema: %w", t.Name, err)
+			}
+		}
+		if schema == nil {
+			schema = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(schema)}
+		if t.Description != "" {
+			fn.Description = openai.String(t.Description)
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
+	}
+	if req.ToolChoice == ToolChoiceNone && len(req.Tools) > 0 {
+		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("none")}
+	}
+	if req.System != "" {
+		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
+	}
+	params.Messages = append(params.Messages, OpenAIMessages(req.Messages)...)
+	return params, nil
+}
+
+// OpenAIMessages converts content-block history to Chat Completions messages:
+// an assistant's text becomes its content and its tool_use blocks its
+// tool_calls; a user message's tool_result blocks become role "tool" messages
+// (placed first, since they must directly follow the assistant's tool calls)
+// and its text a user message. Tool calls without a result, and results
+// without a call, are left out: the API rejects a history that has them.
+func OpenAIMessages(msgs []Message) []openai.ChatCompletionMessageParamUnion {
+	calls, results := toolPairs(msgs)
+	var out []openai.ChatCompletionMessageParamUnion
+	for _, m := range msgs {
+		var text []string
+		switch m.Role {
+		case RoleAssistant:
+			var tcs []openai.ChatCompletionMessageToolCallUnionParam
+			for _, b := range m.Content {
+				switch {
+				case b.Type == BlockText && b.Text != "":
+					text = append(text, b.Text)
+				case b.Type == BlockToolUse && results[b.ID]:
+					tcs = append(tcs, openai.ChatCompletionMessageToolCallUnionParam{
+						OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+							ID: b.ID,
+							Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+								Name: b.Name, Arguments: string(inputOrEmpty(b.Input)),
+							},
+						}})
+				}
+			}
+			if len(text) == 0 && len(tcs) == 0 {
+				continue
+			}
+			a := openai.ChatCompletionAssistantMessageParam{ToolCalls: tcs}
+			if len(text) > 0 {
+				a.Content.OfString = openai.String(strings.Join(text, "\n\n"))
+			}
+			out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		default:
+			for _, b := range m.Content {
+				switch {
+				case b.Type == BlockToolResult && calls[b.ToolUseID]:
+					out = append(out, openai.ToolMessage(resultText(b.Content), b.ToolUseID))
+				case b.Type == BlockText && b.Text != "":
+					text = append(text, b.Text)
+				}
+			}
+			if len(text) > 0 {
+				out = append(out, openai.UserMessage(strings.Join(text, "\n\n")))
+			}
+		}
+	}
+	return out
+}
+
+func (p *OpenAI) classify(ctx context.Context, err error) *Error {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		msg, typ := apiErr.Message, apiErr.Type
+		if msg == "" {
+			b := parseErrorBody([]byte(apiErr.RawJSON()))
+			msg, typ = b.Message, b.Type
+		}
+		e := classifyStatus("openai", apiErr.StatusCode, nil, typ, msg, p.secrets, err)
+		if apiErr.Response != nil {
+			e.RetryAfter = retryAfter(apiErr.Response.Header)
+		}
+		return e
+	}
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		// An {"error":…} event inside a started stream.
+		b := parseErrorBody(se.Event.Data)
+		return classifyStatus("openai", 0, nil, b.Type, b.Message, p.secrets, err)
+	}
+	return classifyTransport(ctx, "openai", err)
+}
+
+type oaCall struct {
+	call    ToolCall
+	args    strings.Builder
+	started bool
+}
+
+type openaiStream struct {
+	p       *OpenAI
+	w       *watchdog
+	s       *ssestream.Stream[openai.ChatCompletionChunk]
+	byIndex map[int64]*oaCall // the latest call at each wire index
+	calls   []*oaCall         // in order of appearance
+	usage   Usage
+	finish  string
+	queue   pending
+	ended   bool
+}
+
+func (o *openaiStream) next() (Event, error) {
+	for {
+		if ev, ok := o.queue.pop(); ok {
+			return ev, nil
+		}
+		if o.ended {
+			return Event{}, io.EOF
+		}
+		if !o.s.Next() {
+			if err := o.s.Err(); err != nil {
+				return Event{}, o.p.classify(o.w.ctx, err)
+			}
+			if o.finish == "" {
+				return Event{}, &Error{Provider: "openai", Code: CodeNetwork, Retryable: true,
+					Message: "the response stream ended before the message was complete"}
+			}
+			if err := o.end(); err != nil {
+				return Event{}, err
+			}
+			continue
+		}
+		if err := o.handle(o.s.Current()); err != nil {
+			return Event{}, err
+		}
+	}
+}
+
+func (o *openaiStream) handle(c openai.ChatCompletionChunk) *Error {
+	if c.JSON.Usage.Valid() && (c.Usage.PromptTokens > 0 || c.Usage.CompletionTokens > 0) {
+		o.usage = Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 { // only one choice is ever requested
+			continue
+		}
+		if ch.Delta.Content != "" {
+			o.queue.push(Event{Type: EventTextDelta, Text: ch.Delta.Content})
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			if err := o.toolDelta(tc); err != nil {
+				return err
+			}
+		}
+		if ch.FinishReason != "" {
+			o.finish = ch.FinishReason
+		}
+	}
+	return nil
+}
+
+func (o *openaiStream) toolDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) *Error {
+	c := o.byIndex[tc.Index]
+	if c == nil || (tc.ID != "" && c.call.ID != "" && tc.ID != c.call.ID) {
+		// A new call; a new id at a used index means a server that numbers
+		// every call 0.
+		if len(o.calls) >= maxToolCalls {
+			return &Error{Provider: "openai", Code: CodeBadResponse, Message: "too many tool calls in one response"}
+		}
+		c = &oaCall{call: ToolCall{Index: len(o.calls), ID: tc.ID}}
+		o.byIndex[tc.Index] = c
+		o.calls = append(o.calls, c)
+	}
+	if c.call.ID == "" {
+		c.call.ID = tc.ID
+	}
+	if c.call.Name == "" {
+		c.call.Name = tc.Function.Name
+	}
+	args := tc.Function.Arguments
+	if args == "" {
+		// Some servers send arguments as an object rather than a string.
+		if raw := strings.TrimSpace(tc.Function.JSON.Arguments.Raw()); strings.HasPrefix(raw, "{") {
+			args = raw
+		}
+	}
+	if c.args.Len()+len(args) > maxToolInput {
+		return &Error{Provider: "openai", Code: CodeBadResponse, Message: "tool input for " + c.call.Name + " is too large"}
+	}
+	c.args.WriteString(args)
+	if !c.started && c.call.Name != "" {
+		c.started = true
+		if c.call.ID == "" {
+			c.call.ID = newCallID()
+		}
+		o.queue.push(Event{Type: EventToolCallStart, ToolCall: c.call})
+	}
+	return nil
+}
+
+// end delivers the tool calls, usage and Done once the stream has finished.
+func (o *openaiStream) end() *Error {
+	o.ended = true
+	for _, c := range o.calls {
+		if c.call.Name == "" {
+			return &Error{Provider: "openai", Code: CodeBadResponse, Message: "a tool call has no function name"}
+		}
+		in, err := validInput("openai", c.call.Name, c.args.String())
+		if err != nil {
+			return err
+		}
+		c.call.Input = in
+		o.queue.push(Event{Type: EventToolCall, ToolCall: c.call})
+	}
+	stop := StopEndTurn
+	switch o.finish {
+	case "length":
+		stop = StopMaxTokens
+	case "tool_calls", "function_call":
+		stop = StopToolUse
+	}
+	if len(o.calls) > 0 && stop == StopEndTurn {
+		stop = StopToolUse // some servers say "stop" after tool calls
+	}
+	o.queue.push(Event{Type: EventUsage, Usage: o.usage}, Event{Type: EventDone, StopReason: stop})
+	return nil
+}
+
+// newCallID names a tool call whose server gave it no id.
+func newCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}
