@@ -59,14 +59,11 @@ func commands() []command {
 
 // Run runs the toolport command line (args without the program name) and
 // returns the exit code.
-func Run(ctx context.Context, env *Env, args []string, extra ...Command) int {
+func Run(ctx context.Context, env *Env, args []string) int {
 	cmds := commands()
-	for _, e := range extra {
-		cmds = append(cmds, command{e.Name, e.Usage, e.Short, e.Run})
-	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 {
-			return Run(ctx, env, []string{args[1], "--help"}, extra...)
+			return Run(ctx, env, []string{args[1], "--help"})
 		}
 		usage(env.Stdout, cmds)
 		return ExitOK
@@ -82,13 +79,6 @@ func Run(ctx context.Context, env *Env, args []string, extra ...Command) int {
 	fmt.Fprintf(env.Stderr, "toolport: unknown command %q\n\n", args[0])
 	usage(env.Stderr, cmds)
 	return ExitUsage
-}
-
-// Command is a subcommand added by the caller (the servers live in packages
-// that the basic commands should not import).
-type Command struct {
-	Name, Usage, Short string
-	Run                func(ctx context.Context, env *Env, args []string) int
 }
 
 func usage(w io.Writer, cmds []command) {
@@ -333,7 +323,7 @@ func Main(ctx context.Context, args []string) int {
 	}
 	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Config: cfg, Registry: BuildRegistry,
 		StdinIsTerminal: isTerminal(os.Stdin), StderrIsTerminal: isTerminal(os.Stderr)}
-	return Run(ctx, env, args, serverCommands()...)
+	return Run(ctx, env, args)
 }
 
 func isTerminal(f *os.File) bool {

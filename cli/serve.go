@@ -84,16 +84,16 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	defer shutdownTracing(context.Background())
 	traced := agent.TracerProvider(tp)
 
-	packs, closeRegistry, code := openRegistry(ctx, env)
-	if packs == nil {
-		return code
+	tools, closeTools, err := packTools(env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
+		return ExitFailure
 	}
-	defer closeRegistry()
-	// The packs' tools go into a registry of the server's own, traced with the
-	// session-aware provider, so that the tool spans of a chat turn carry its
-	// session id and Langfuse's observation type.
-	reg := tool.NewRegistry(tool.WithTracerProvider(traced), tool.WithLogger(logger), tool.WithSecrets(env.Config.Secrets()...))
-	if err := reg.Register(packs.Tools()...); err != nil {
+	defer closeTools()
+	// Traced with the session-aware provider, so that the tool spans of a chat
+	// turn carry its session id and Langfuse's observation type.
+	reg, err := newRegistry(env, tools, tool.WithTracerProvider(traced), tool.WithLogger(logger))
+	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitFailure
 	}

@@ -1,0 +1,192 @@
+package agent
+
+import "encoding/json"
+
+// EventType names an [Event]; it is the "type" field of its JSON form.
+type EventType string
+
+// The events of a chat turn, as the chat API streams them (notes/api.md).
+const (
+	TypeMessageStart  EventType = "message_start"
+	TypeTextDelta     EventType = "text_delta"
+	TypeToolCallStart EventType = "tool_call_start"
+	TypeToolCallEnd   EventType = "tool_call_end"
+	TypeToolCallError EventType = "tool_call_error"
+	TypeMessageEnd    EventType = "message_end"
+	TypeError         EventType = "error"
+)
+
+// Stop reasons of a [MessageEnd].
+const (
+	StopEndTurn  = "end_turn"  // the model finished its answer
+	StopMaxSteps = "max_steps" // the tool rounds ran out; the answer was asked for without tools
+	StopCanceled = "canceled"  // the client went away or the server is shutting down
+	StopError    = "error"     // the model failed; an Error event came before
+)
+
+// Error codes of an [ErrorEvent].
+const (
+	CodeModelNotConfigured = "MODEL_NOT_CONFIGURED"
+	CodeModelError         = "MODEL_ERROR"
+	CodeRateLimit          = "RATE_LIMIT"
+	CodeModelAuth          = "MODEL_AUTH"
+	CodeModelTimeout       = "MODEL_TIMEOUT"
+	CodeInternal           = "INTERNAL"
+)
+
+// Event is one event of a chat turn. Its JSON encoding is exactly the event
+// of the SSE stream: an object with a "type" and the event's fields.
+type Event interface {
+	// EventType returns the event's type.
+	EventType() EventType
+}
+
+// MessageStart opens a turn, once the user's message is durably stored.
+// MessageID names the assistant message being produced.
+type MessageStart struct {
+	MessageID      string
+	ConversationID string
+}
+
+// TextDelta is more text of the assistant's answer.
+type TextDelta struct {
+	Content string
+}
+
+// ToolCallStart announces a tool call; it is sent before the tool runs.
+type ToolCallStart struct {
+	ToolCallID string
+	ToolName   string
+	Input      json.RawMessage
+}
+
+// ToolCallEnd reports a successful tool call. Result is the tool's whole
+// result envelope (a Toolport extension of the spec's event).
+type ToolCallEnd struct {
+	ToolCallID  string
+	Summary     string
+	ResultCount int
+	DurationMs  int64
+	Result      json.RawMessage
+}
+
+// ToolCallError reports a failed tool call, after the registry's one retry of
+// transient failures (WasRetried).
+type ToolCallError struct {
+	ToolCallID string
+	Error      string
+	ErrorCode  string
+	Retryable  bool
+	WasRetried bool
+	DurationMs int64
+}
+
+// MessageEnd closes a turn.
+type MessageEnd struct {
+	MessageID  string
+	Usage      Usage
+	StopReason string
+}
+
+// Usage counts the model's tokens over a whole turn (all its model calls).
+type Usage struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+}
+
+// ErrorEvent reports a failure of the turn (the model failed, or none is
+// configured). Message is safe to show to users.
+type ErrorEvent struct {
+	Code      string
+	Message   string
+	Retryable bool
+}
+
+func (MessageStart) EventType() EventType  { return TypeMessageStart }
+func (TextDelta) EventType() EventType     { return TypeTextDelta }
+func (ToolCallStart) EventType() EventType { return TypeToolCallStart }
+func (ToolCallEnd) EventType() EventType   { return TypeToolCallEnd }
+func (ToolCallError) EventType() EventType { return TypeToolCallError }
+func (MessageEnd) EventType() EventType    { return TypeMessageEnd }
+func (ErrorEvent) EventType() EventType    { return TypeError }
+
+// MarshalJSON encodes the event in its wire form.
+func (e MessageStart) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type           EventType `json:"type"`
+		MessageID      string    `json:"messageId"`
+		ConversationID string    `json:"conversationId"`
+	}{e.EventType(), e.MessageID, e.ConversationID})
+}
+
+// MarshalJSON encodes the event in its wire form.
+func (e TextDelta) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type    EventType `json:"type"`
+		Content string    `json:"content"`
+	}{e.EventType(), e.Content})
+}
+
+// MarshalJSON encodes the event in its wire form.
+func (e ToolCallStart) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type       EventType       `json:"type"`
+		ToolCallID string          `json:"toolCallId"`
+		ToolName   string          `json:"toolName"`
+		Input      json.RawMessage `json:"input"`
+	}{e.EventType(), e.ToolCallID, e.ToolName, objectOrEmpty(e.Input)})
+}
+
+// MarshalJSON encodes the event in its wire form.
+func (e ToolCallEnd) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type        EventType       `json:"type"`
+		ToolCallID  string          `json:"toolCallId"`
+		Summary     string          `json:"summary"`
+		ResultCount int             `json:"resultCount"`
+		DurationMs  int64           `json:"durationMs"`
+		Result      json.RawMessage `json:"result"`
+	}{e.EventType(), e.ToolCallID, e.Summary, e.ResultCount, e.DurationMs, objectOrEmpty(e.Result)})
+}
+
+// MarshalJSON encodes the event in its wire form.
+func (e ToolCallError) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type       EventType `json:"type"`
+		ToolCallID string    `json:"toolCallId"`
+		Error      string    `json:"error"`
+		ErrorCode  string    `json:"errorCode"`
+		Retryable  bool      `json:"retryable"`
+		WasRetried bool      `json:"wasRetried"`
+		DurationMs int64     `json:"durationMs"`
+	}{e.EventType(), e.ToolCallID, e.Error, e.ErrorCode, e.Retryable, e.WasRetried, e.DurationMs})
+}
+
+// MarshalJSON encodes the event in its wire form.
+func (e MessageEnd) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type       EventType `json:"type"`
+		MessageID  string    `json:"messageId"`
+		Usage      Usage     `json:"usage"`
+		StopReason string    `json:"stopReason"`
+	}{e.EventType(), e.MessageID, e.Usage, e.StopReason})
+}
+
+// MarshalJSON encodes the event in its wire form.
+func (e ErrorEvent) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type      EventType `json:"type"`
+		Code      string    `json:"code"`
+		Message   string    `json:"message"`
+		Retryable bool      `json:"retryable"`
+	}{e.EventType(), e.Code, e.Message, e.Retryable})
+}
+
+// objectOrEmpty returns raw, or {} when raw is empty or not valid JSON (so
+// that one bad value cannot break the encoding of the whole event).
+func objectOrEmpty(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || !json.Valid(raw) {
+		return json.RawMessage(`{}`)
+	}
+	return raw
+}
