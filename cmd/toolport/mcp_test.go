@@ -76,7 +76,13 @@ func TestMCPOverStdioWithTheGoSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
+	checkTools(ctx, t, cs, env)
+}
 
+// checkTools lists the tools a session offers and calls some of each pack
+// against the local upstreams.
+func checkTools(ctx context.Context, t *testing.T, cs *mcp.ClientSession, env map[string]string) {
+	t.Helper()
 	listed, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -138,9 +144,9 @@ func TestMCPOverStdioWithTheGoSDK(t *testing.T) {
 	}
 }
 
-// TestMCPInspectorCLI checks interoperability with a client nobody here wrote:
-// the official MCP Inspector in CLI mode (installed by scripts/test).
-func TestMCPInspectorCLI(t *testing.T) {
+// inspectorPath finds the MCP Inspector that scripts/test installs.
+func inspectorPath(t *testing.T) string {
+	t.Helper()
 	inspector := os.Getenv("TOOLPORT_MCP_INSPECTOR")
 	if inspector == "" {
 		inspector = "../../.cache/npm/node_modules/.bin/mcp-inspector"
@@ -148,6 +154,27 @@ func TestMCPInspectorCLI(t *testing.T) {
 	if _, err := os.Stat(inspector); err != nil {
 		t.Fatalf("the MCP Inspector is not installed (%v): run ./scripts/test, which installs it", err)
 	}
+	return inspector
+}
+
+// connectHTTP opens an MCP session over streamable HTTP with a bearer token.
+func connectHTTP(ctx context.Context, t *testing.T, endpoint, token string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolport-e2e", Version: "v0"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}
+	cs, err := client.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func latestProtocolVersion() string { return mcp.SupportedProtocolVersions()[0] }
+
+// TestMCPInspectorCLI checks interoperability with a client nobody here wrote:
+// the official MCP Inspector in CLI mode (installed by scripts/test).
+func TestMCPInspectorCLI(t *testing.T) {
+	inspector := inspectorPath(t)
 	env := upstreams(t)
 	bin := toolport(t)
 	run := func(args ...string) (map[string]any, string) {
