@@ -3,6 +3,8 @@ package ckan
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -104,6 +106,35 @@ func TestPortalInput(t *testing.T) {
 		t.Errorf("message %q", e.Message)
 	}
 	res, _ = call(t, reg, "searchDatasets", `{"portal":"`+def.URL+`/api/3"}`)
+	mustOK(t, res, &out)
+}
+
+// A portal named per call goes through the SSRF-checked client: a host name
+// that resolves to a loopback address is refused at connect time, even when
+// the name itself passes the allow-list.
+func TestPortalInputIsCheckedAtConnectTime(t *testing.T) {
+	def := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	inside := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	port := inside.Listener.Addr().(*net.TCPAddr).Port
+
+	c, err := config.New(func(string) string { return "" }, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := ConfigFromEnv(c)
+	cfg.BaseURL, cfg.HTTPClient = def.URL, def.Client()
+	cfg.AllowPortal = func(string) error { return nil } // the name check passes; the address check must not
+	reg := newRegistry(t, cfg)
+	res, _ := call(t, reg, "searchDatasets", fmt.Sprintf(`{"query":"x","portal":"http://localhost:%d"}`, port))
+	if e := mustFail(t, res, tool.CodeBlocked); !strings.Contains(e.Message, "loopback") {
+		t.Errorf("message %q", e.Message)
+	}
+	if len(inside.calls()) != 0 {
+		t.Errorf("the loopback portal was reached")
+	}
+	// The operator's own default portal is trusted, wherever it is.
+	res, _ = call(t, reg, "searchDatasets", `{"query":"x"}`)
+	var out SearchDatasetsOutput
 	mustOK(t, res, &out)
 }
 

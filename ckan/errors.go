@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -186,6 +187,12 @@ func toolError(err error) error {
 	var de *DecodeError
 	if errors.As(err, &de) {
 		return &tool.Error{Code: tool.CodeParse, Status: de.StatusCode, Message: strings.TrimPrefix(de.Error(), "ckan: "), Err: err}
+	}
+	var blocked *safehttp.BlockedError
+	if errors.As(err, &blocked) {
+		// A per-call portal whose name resolves to a private address.
+		return &tool.Error{Code: tool.CodeBlocked, Err: err, Message: fmt.Sprintf(
+			"portal: %s resolves to %s, a %s address; only public portals may be named per call", blocked.Host, blocked.Addr, blocked.Reason)}
 	}
 	var ne *NetworkError
 	if errors.As(err, &ne) {

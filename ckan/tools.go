@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/toolport/toolport/config"
+	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -32,6 +34,11 @@ type Config struct {
 	Timeout time.Duration
 	// MaxBodyBytes bounds each response; zero uses DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// PortalHTTPClient sends the requests to portals named by a call's
+	// portal input (agent-supplied URLs). ConfigFromEnv sets an SSRF-checked
+	// client (package safehttp) that refuses private, loopback and link-local
+	// addresses at connect time; nil uses HTTPClient.
+	PortalHTTPClient *http.Client
 	// AllowPortal decides whether a tool call may use another portal than
 	// BaseURL (the "portal" input), given the normalised API URL. Nil
 	// selects DefaultAllowPortal. Return an error to refuse; its text is
@@ -48,6 +55,11 @@ func ConfigFromEnv(c *config.Config) Config {
 		BaseURL:   c.Default("CKAN_BASE_URL", DefaultBaseURL),
 		UserAgent: c.Default("CKAN_USER_AGENT", DefaultUserAgent),
 	}
+	// Portals an agent names are untrusted URLs, fetched under the same
+	// address policy as web_fetch (TOOLPORT_FETCH_ALLOW_PRIVATE lifts it).
+	cfg.PortalHTTPClient = safehttp.NewClient(safehttp.Options{
+		Policy: safehttp.Policy{AllowPrivate: c.Bool("TOOLPORT_FETCH_ALLOW_PRIVATE")},
+	}).HTTPClient()
 	if list := strings.TrimSpace(c.Env("CKAN_ALLOWED_PORTALS")); list != "" && list != "*" {
 		var hosts []string
 		for h := range strings.SplitSeq(list, ",") {
@@ -152,7 +164,11 @@ func (p *pack) client(portal string) (*Client, error) {
 		}
 		return p.def, nil
 	}
-	c, err := NewClient(portal, p.opts...)
+	opts := p.opts
+	if p.cfg.PortalHTTPClient != nil {
+		opts = append(slices.Clone(opts), WithHTTPClient(p.cfg.PortalHTTPClient))
+	}
+	c, err := NewClient(portal, opts...)
 	if err != nil {
 		return nil, &tool.Error{Code: tool.CodeInvalidURL, Message: "portal: " + strings.TrimPrefix(err.Error(), "ckan: "), Err: err}
 	}
