@@ -22,6 +22,7 @@ import (
 	readability "codeberg.org/readeck/go-readability/v2"
 	trafilatura "github.com/markusmobius/go-trafilatura"
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // Options tunes Extract. The zero value is what web_fetch uses.
@@ -139,6 +140,7 @@ func extractWith(ctx context.Context, page []byte, pageURL *url.URL, opts Option
 	case strategyTrafilatura, strategyTrafilaturaFallback:
 		content, meta = runTrafilatura(root, base, st == strategyTrafilaturaFallback, trafilatura.Balanced)
 	case strategyToolport:
+		pruneInert(root)
 		content, meta = runTrafilatura(root, base, false, trafilatura.Balanced)
 		if content == nil || meta.textLen < trafilaturaMinText || isBaseline(content) {
 			// Trafilatura found little or nothing, and then returns its
@@ -337,4 +339,38 @@ func isBaseline(content *html.Node) bool {
 		n++
 	}
 	return n > 0 && n <= 3
+}
+
+// pruneInert removes what no extractor reads as content — scripts (but not
+// JSON-LD, which holds metadata), styles, SVG, embedded frames and comments —
+// so that the extractor's own passes over the tree (it clones and walks it
+// several times) have less to do.
+func pruneInert(n *html.Node) {
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		switch {
+		case c.Type == html.CommentNode:
+			n.RemoveChild(c)
+		case c.Type == html.ElementNode && inert(c):
+			n.RemoveChild(c)
+		default:
+			pruneInert(c)
+		}
+		c = next
+	}
+}
+
+func inert(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.Style, atom.Noscript, atom.Svg, atom.Template, atom.Iframe, atom.Object, atom.Embed, atom.Canvas, atom.Link:
+		return true
+	case atom.Script:
+		for _, a := range n.Attr {
+			if a.Key == "type" && strings.Contains(strings.ToLower(a.Val), "ld+json") {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+
+	"golang.org/x/net/html"
 	"testing"
 )
 
@@ -181,6 +183,29 @@ func TestExtractNoContent(t *testing.T) {
 	for _, page := range []string{"", "<html><body>  </body></html>", "<script>var a = 1;</script>"} {
 		if _, err := Extract(context.Background(), []byte(page), nil, Options{}); !errors.Is(err, ErrNoContent) {
 			t.Errorf("Extract(%q): err = %v, want ErrNoContent", page, err)
+		}
+	}
+}
+
+func TestPruneInertKeepsContentAndJSONLD(t *testing.T) {
+	root, err := html.Parse(strings.NewReader(`<html><head><style>p{}</style><script>var x</script>
+<script type="application/ld+json">{"headline":"H"}</script><link rel=stylesheet href=a.css></head>
+<body><!-- c --><noscript>enable js</noscript><svg><text>chart</text></svg><p>Kept text</p><iframe src=x></iframe></body></html>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruneInert(root)
+	var b strings.Builder
+	html.Render(&b, root)
+	got := b.String()
+	for _, gone := range []string{"<style", "var x", "<link", "<!--", "enable js", "<svg", "<iframe"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("%q survived: %s", gone, got)
+		}
+	}
+	for _, kept := range []string{`{"headline":"H"}`, "<p>Kept text</p>"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("%q removed: %s", kept, got)
 		}
 	}
 }
