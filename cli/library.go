@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/toolport/toolport/music"
 	"github.com/toolport/toolport/store"
+	"github.com/toolport/toolport/tidal"
 )
 
 const libraryUsage = "toolport library add|remove|list|import ..."
@@ -56,11 +58,17 @@ func openMusic(ctx context.Context, env *Env, cmd string) (*music.Service, *stor
 	return svc, db, ExitOK
 }
 
+// maxAddIDs bounds the track ids one `library add` takes (50 TIDAL
+// requests of 20).
+const maxAddIDs = 1000
+
 func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "library add", "toolport library add [flags] [TIDAL_TRACK_ID...]",
-		"Adds tracks (by Tidal id, or by --isrc) or an album (--album-id) to the library. Metadata comes\n"+
-			"from the flags; when TIDAL is configured, a track given by --isrc alone, or an album without\n"+
-			"--title, is looked up there.")
+		"Adds tracks (by Tidal id, or by --isrc) or an album (--album-id) to the library.\n\n"+
+			"When TIDAL is configured (TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET), the metadata of tracks given\n"+
+			"by Tidal id (title, artist, album, ISRC, duration, artwork), of a track given by --isrc alone and\n"+
+			"of an album without --title is fetched from TIDAL; flags that are set override what TIDAL says.\n"+
+			"Without TIDAL, tracks given by Tidal id need --title and --artist.")
 	isrc := fs.String("isrc", "", "the track's ISRC")
 	title := fs.String("title", "", "title")
 	artist := fs.String("artist", "", "artist")
@@ -76,6 +84,16 @@ func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
 		fs.Usage()
 		return ExitUsage
 	}
+	if len(pos) > maxAddIDs {
+		fmt.Fprintf(env.Stderr, "toolport library add: at most %d track ids at once\n", maxAddIDs)
+		return ExitUsage
+	}
+	for _, id := range pos {
+		if !validID(id) {
+			fmt.Fprintf(env.Stderr, "toolport library add: %q is not a Tidal track id\n", id)
+			return ExitUsage
+		}
+	}
 	if *isrc != "" {
 		n, err := music.NormalizeISRC(*isrc)
 		if err != nil {
@@ -88,24 +106,26 @@ func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "toolport library add: --duration must be 0 to 86400 seconds")
 		return ExitUsage
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	svc, db, code := openMusic(ctx, env, "library add")
 	if svc == nil {
 		return code
 	}
 	defer svc.Close()
+	tc, tidalErr := svc.Tidal()
+	useTidal := tidalErr == nil && tc.Configured()
 
 	if *albumID != "" {
 		a := store.Album{TidalID: *albumID, Title: *title, Artist: *artist}
-		if *title == "" {
-			if tc, err := svc.Tidal(); err == nil && tc.Configured() {
-				ta, err := tc.Album(ctx, *albumID)
-				if err != nil {
-					fmt.Fprintf(env.Stderr, "toolport library add: TIDAL: %v\n", err)
-					return ExitFailure
-				}
-				a = store.Album{TidalID: ta.ID, Title: ta.Title, Artist: ta.ArtistName(), ReleaseDate: ta.ReleaseDate,
-					ArtworkURL: ta.ArtworkURL, TrackCount: ta.NumberOfItems}
+		if *title == "" && useTidal {
+			ta, err := tc.Album(ctx, *albumID)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL: %v\n", err)
+				return ExitFailure
 			}
+			a = store.Album{TidalID: ta.ID, Title: ta.Title, Artist: ta.ArtistName(), ReleaseDate: ta.ReleaseDate,
+				ArtworkURL: ta.ArtworkURL, TrackCount: ta.NumberOfItems}
 		}
 		n, err := db.AddAlbums(ctx, []store.Album{a})
 		if err != nil {
@@ -116,44 +136,125 @@ func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
 		return ExitOK
 	}
 
-	base := store.Track{ISRC: *isrc, Title: *title, Artist: *artist, Album: *album, Duration: *duration}
-	if *isrc != "" && *title == "" && len(pos) <= 1 {
-		if tc, err := svc.Tidal(); err == nil && tc.Configured() {
+	// override applies the flags that were set over metadata from TIDAL.
+	override := func(t store.Track) store.Track {
+		if set["isrc"] {
+			t.ISRC = *isrc
+		}
+		if set["title"] {
+			t.Title = *title
+		}
+		if set["artist"] {
+			t.Artist = *artist
+		}
+		if set["album"] {
+			t.Album = *album
+		}
+		if set["duration"] {
+			t.Duration = *duration
+		}
+		return t
+	}
+	fromFlags := store.Track{ISRC: *isrc, Title: *title, Artist: *artist, Album: *album, Duration: *duration}
+	var tracks []store.Track
+	failed := false
+	switch {
+	case len(pos) == 0: // --isrc
+		t := fromFlags
+		if *title == "" && useTidal {
 			found, err := tc.TracksByISRC(ctx, []string{*isrc})
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL: %v\n", err)
 				return ExitFailure
 			}
 			if len(found) > 0 {
-				t := found[0]
-				base = store.Track{TidalID: t.ID, ISRC: *isrc, Title: t.Title, Artist: t.ArtistName(),
-					ArtworkURL: t.ArtworkURL(), Duration: t.Duration.Seconds()}
-				if t.Album != nil {
-					base.Album, base.AlbumID = t.Album.Title, t.Album.ID
-				}
+				t = override(trackFromTidal(found[0]))
 			}
 		}
-	}
-	var tracks []store.Track
-	if len(pos) == 0 {
-		tracks = append(tracks, base)
-	}
-	for _, id := range pos {
-		if !validID(id) {
-			fmt.Fprintf(env.Stderr, "toolport library add: %q is not a Tidal track id\n", id)
+		tracks = append(tracks, t)
+	case useTidal:
+		found, err := tc.TracksByID(ctx, pos)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport library add: TIDAL: %v\n", err)
+			return ExitFailure
+		}
+		byID := make(map[string]tidal.Track, len(found))
+		for _, t := range found {
+			byID[t.ID] = t
+		}
+		seen := map[string]bool{}
+		for _, id := range pos {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			tt, ok := byID[id]
+			switch {
+			case ok:
+				t := override(trackFromTidal(tt))
+				fmt.Fprintf(env.Stdout, "%s: %s\n", id, describeTrack(t))
+				tracks = append(tracks, t)
+			case *title != "" && *artist != "":
+				t := fromFlags
+				t.TidalID = id
+				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL has no track %s; adding it with the metadata given\n", id)
+				tracks = append(tracks, t)
+			default:
+				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL has no track %s (not added)\n", id)
+				failed = true
+			}
+		}
+	default:
+		if *title == "" || *artist == "" {
+			why := "TIDAL is not configured (set TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET, or tidal.client_id and\n" +
+				"tidal.client_secret in the credentials file, to fetch track metadata from TIDAL)"
+			if tidalErr != nil {
+				why = fmt.Sprintf("TIDAL cannot be used (%v)", tidalErr)
+			}
+			fmt.Fprintf(env.Stderr, "toolport library add: %s,\n"+
+				"so give the metadata with flags: --title and --artist are needed; --album, --isrc and --duration are optional\n", why)
 			return ExitUsage
 		}
-		t := base
-		t.TidalID = id
-		tracks = append(tracks, t)
+		for _, id := range pos {
+			t := fromFlags
+			t.TidalID = id
+			tracks = append(tracks, t)
+		}
 	}
-	n, err := db.AddTracks(ctx, tracks)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport library add: %v\n", err)
+	if len(tracks) > 0 {
+		n, err := db.AddTracks(ctx, tracks)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport library add: %v\n", err)
+			return ExitFailure
+		}
+		fmt.Fprintf(env.Stdout, "%d tracks added, %d already in the library (updated)\n", n, len(tracks)-n)
+	}
+	if failed {
 		return ExitFailure
 	}
-	fmt.Fprintf(env.Stdout, "%d tracks added, %d already in the library (updated)\n", n, len(tracks)-n)
 	return ExitOK
+}
+
+// trackFromTidal is a library track with the metadata TIDAL gave.
+func trackFromTidal(t tidal.Track) store.Track {
+	lt := store.Track{TidalID: t.ID, ISRC: t.ISRC, Title: t.Title, Artist: t.ArtistName(),
+		ArtworkURL: t.ArtworkURL(), Duration: t.Duration.Seconds()}
+	if t.Album != nil {
+		lt.Album, lt.AlbumID = t.Album.Title, t.Album.ID
+	}
+	if n, err := music.NormalizeISRC(lt.ISRC); err == nil {
+		lt.ISRC = n
+	}
+	return lt
+}
+
+// describeTrack is "Title — Artist (Album)".
+func describeTrack(t store.Track) string {
+	s := t.Title + " — " + t.Artist
+	if t.Album != "" {
+		s += " (" + t.Album + ")"
+	}
+	return s
 }
 
 func addedWord(n int) string {

@@ -12,4 +12,11 @@
 // embedder, and the TIDAL client. It opens the store and loads the engine on
 // first use, so that listing the tools costs nothing. [Service.Ingest] feeds
 // the index from JSONL and keeps the engine in step.
+//
+// Another process may write to the same store (`toolport index add` next to
+// a running `toolport serve`). semanticSearch therefore checks the store's
+// index version at most every RefreshInterval (one cheap query) and loads
+// only the records written since into the engine; when records were
+// deleted, it rebuilds the engine from the store instead. Searches keep
+// running on the current engine while that happens.
 package music

@@ -200,7 +200,14 @@ func (s *Service) ingestBatch(ctx context.Context, db *store.DB, batch []store.I
 	st.Added += added
 	st.Updated += updated
 	st.Unchanged += unchanged
-	if eng := s.loadedEngine(); eng != nil && len(changed) > 0 {
+	if len(changed) == 0 {
+		return nil
+	}
+	// Under loadMu: a load in progress may have scanned past these records,
+	// so wait for it and add them to the engine it put in place.
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if eng := s.loadedEngine(); eng != nil {
 		docs := make([]index.Document, len(changed))
 		for i, r := range changed {
 			docs[i] = index.Document{ID: r.ISRC, Fields: fields(r), Vector: r.Embedding}

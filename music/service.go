@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/toolport/toolport/config"
 	"github.com/toolport/toolport/embedding"
@@ -25,6 +26,41 @@ type Config struct {
 	// Embeddings configures an OpenAI-compatible embeddings endpoint; with
 	// an empty BaseURL the offline default embedder is used.
 	Embeddings embedding.Config
+	// RefreshInterval is how often, at most, a search checks the store for
+	// index records another process wrote (DefaultRefreshInterval when 0;
+	// never when negative). See [WithRefreshInterval].
+	RefreshInterval time.Duration
+}
+
+// DefaultRefreshInterval is how often, at most, semanticSearch checks the
+// store for records written by another process: a check is one cheap query,
+// and a few seconds is as fresh as someone running `toolport index add`
+// next to a server notices.
+const DefaultRefreshInterval = 5 * time.Second
+
+// Option tunes a [Service] made by [New] or [Open].
+type Option func(*Service)
+
+// WithRefreshInterval sets how often, at most, a search checks the store
+// for index changes made by other processes: d == 0 keeps the default, a
+// negative d turns checking off (the engine is then loaded once and follows
+// only this service's own ingestion).
+func WithRefreshInterval(d time.Duration) Option {
+	return func(s *Service) {
+		if d != 0 {
+			s.refreshEvery = d
+		}
+	}
+}
+
+// WithClock replaces time.Now for refresh scheduling, so that tests can move
+// time instead of sleeping.
+func WithClock(now func() time.Time) Option {
+	return func(s *Service) {
+		if now != nil {
+			s.now = now
+		}
+	}
 }
 
 // ConfigFromEnv reads TOOLPORT_DATABASE_URL (or database.url in the
@@ -62,8 +98,16 @@ type Service struct {
 	db  *store.DB
 	emb embedding.Embedder
 
-	// engineMu guards engine; it is held through a load, so that a batch
-	// ingested meanwhile waits and is then added to the loaded engine.
+	// loadMu serialises what changes the engine's content: the first load,
+	// refreshes and this service's own ingestion. Searches never take it,
+	// so they run on the current engine while a refresh loads.
+	loadMu       sync.Mutex
+	seen         store.IndexVersion // the store version the engine reflects; guarded by loadMu
+	nextCheck    time.Time          // guarded by loadMu
+	refreshEvery time.Duration
+	now          func() time.Time
+
+	// engineMu guards the engine pointer, which a full reload replaces.
 	engineMu sync.Mutex
 	engine   *index.Engine
 
@@ -78,24 +122,33 @@ type Service struct {
 // Open returns a service for cfg. Nothing is opened yet: the store and the
 // embedder are set up on first use, and a bad TIDAL base URL is reported by
 // the TIDAL tools.
-func Open(cfg Config) *Service {
+func Open(cfg Config, opts ...Option) *Service {
 	s := &Service{
 		openDB: func(ctx context.Context) (*store.DB, error) { return store.Open(ctx, cfg.DatabaseURL) },
 		ownsDB: true,
 		newEmb: func(ctx context.Context) (embedding.Embedder, error) { return NewEmbedder(ctx, cfg.Embeddings) },
 	}
 	s.tidal, s.tidalErr = tidal.NewClient(cfg.Tidal)
+	s.setOptions(append([]Option{WithRefreshInterval(cfg.RefreshInterval)}, opts...))
 	return s
+}
+
+func (s *Service) setOptions(opts []Option) {
+	s.refreshEvery, s.now = DefaultRefreshInterval, time.Now
+	for _, o := range opts {
+		o(s)
+	}
 }
 
 // New returns a service over an open store, an embedder and a TIDAL client
 // (nil when TIDAL is not available: its tools then fail with CONFIG_ERROR).
 // Close does not close db: the caller owns it.
-func New(db *store.DB, emb embedding.Embedder, tc *tidal.Client) *Service {
+func New(db *store.DB, emb embedding.Embedder, tc *tidal.Client, opts ...Option) *Service {
 	s := &Service{db: db, emb: emb, tidal: tc}
 	if tc == nil {
 		s.tidalErr = tool.Errorf(tool.CodeConfig, "the TIDAL client is not configured")
 	}
+	s.setOptions(opts)
 	return s
 }
 
@@ -182,29 +235,20 @@ func (s *Service) embedderLocked(ctx context.Context) (embedding.Embedder, error
 }
 
 // Engine returns the search engine, loading it from the store on first use.
+// It does not check the store for changes: see [Service.Refresh].
 func (s *Service) Engine(ctx context.Context) (*index.Engine, error) {
-	s.engineMu.Lock()
-	defer s.engineMu.Unlock()
-	if s.engine != nil {
-		return s.engine, nil
+	if eng := s.loadedEngine(); eng != nil {
+		return eng, nil
 	}
-	db, err := s.Store(ctx)
-	if err != nil {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if eng := s.loadedEngine(); eng != nil {
+		return eng, nil
+	}
+	if err := s.reloadLocked(ctx); err != nil {
 		return nil, err
 	}
-	emb, err := s.Embedder(ctx)
-	if err != nil {
-		return nil, err
-	}
-	eng, feats, _, err := load(ctx, db, emb)
-	if err != nil {
-		return nil, err
-	}
-	s.fmu.Lock()
-	s.features = feats
-	s.fmu.Unlock()
-	s.engine = eng
-	return eng, nil
+	return s.loadedEngine(), nil
 }
 
 // loadedEngine returns the engine if it is loaded, else nil.
@@ -212,6 +256,128 @@ func (s *Service) loadedEngine() *index.Engine {
 	s.engineMu.Lock()
 	defer s.engineMu.Unlock()
 	return s.engine
+}
+
+// reloadLocked loads a new engine from the whole store and puts it in place
+// of the current one, which searches keep using until then. The version is
+// read before the scan: whatever is written after it is picked up by the
+// next refresh. s.loadMu must be held.
+func (s *Service) reloadLocked(ctx context.Context) error {
+	db, err := s.Store(ctx)
+	if err != nil {
+		return err
+	}
+	emb, err := s.Embedder(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := db.IndexVersion(ctx)
+	if err != nil {
+		return storeError("reading the index version", err)
+	}
+	eng, feats, _, err := load(ctx, db, emb)
+	if err != nil {
+		return err
+	}
+	s.fmu.Lock()
+	s.features = feats
+	s.fmu.Unlock()
+	s.engineMu.Lock()
+	s.engine = eng
+	s.engineMu.Unlock()
+	s.seen = v
+	s.nextCheck = s.now().Add(s.refreshEvery)
+	return nil
+}
+
+// refreshIfDue brings the engine up to date with the store when the refresh
+// interval has passed since the last check. When another caller is already
+// loading, it returns at once: the search then runs on the engine as it is.
+func (s *Service) refreshIfDue(ctx context.Context) error {
+	if s.refreshEvery < 0 || !s.loadMu.TryLock() {
+		return nil
+	}
+	defer s.loadMu.Unlock()
+	if s.loadedEngine() == nil || s.now().Before(s.nextCheck) {
+		return nil
+	}
+	_, err := s.refreshLocked(ctx)
+	return err
+}
+
+// RefreshStats says what a refresh did.
+type RefreshStats struct {
+	Changed  bool // the store had changed since the engine was loaded or last refreshed
+	Delta    int  // records loaded as a delta
+	Reloaded bool // the engine was rebuilt from the whole store (records were deleted)
+}
+
+// Refresh brings the engine up to date with the store now, whatever the
+// refresh interval, loading the engine if it is not loaded yet. Searches
+// call it on their own every RefreshInterval; it is exported for callers
+// that know the store changed.
+func (s *Service) Refresh(ctx context.Context) (RefreshStats, error) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if s.loadedEngine() == nil {
+		if err := s.reloadLocked(ctx); err != nil {
+			return RefreshStats{}, err
+		}
+		return RefreshStats{Changed: true, Reloaded: true}, nil
+	}
+	return s.refreshLocked(ctx)
+}
+
+// refreshLocked compares the store's version with the one the engine
+// reflects. Records written since are loaded into the live engine (searches
+// meanwhile see the old state plus part of the delta, never a broken one);
+// records written after the version read are left for the next refresh, so
+// that the engine then matches that version exactly. If the engine's size
+// does not match the version's count afterwards, records were deleted, and
+// the engine is rebuilt from the whole store: deletions are rare, and a
+// rebuild is simple and correct. s.loadMu must be held.
+func (s *Service) refreshLocked(ctx context.Context) (RefreshStats, error) {
+	s.nextCheck = s.now().Add(s.refreshEvery)
+	db, err := s.Store(ctx)
+	if err != nil {
+		return RefreshStats{}, err
+	}
+	v, err := db.IndexVersion(ctx)
+	if err != nil {
+		return RefreshStats{}, storeError("checking the index for changes", err)
+	}
+	if v == s.seen {
+		return RefreshStats{}, nil
+	}
+	st := RefreshStats{Changed: true}
+	eng := s.loadedEngine()
+	if v.Count >= s.seen.Count && !v.Updated.Before(s.seen.Updated) {
+		emb, err := s.Embedder(ctx)
+		if err != nil {
+			return st, err
+		}
+		scan := func(fn func(store.IndexRecord) error) error {
+			return db.EachIndexRecordSince(ctx, s.seen.Updated, func(r store.IndexRecord) error {
+				if r.UpdatedAt.After(v.Updated) {
+					return nil // written after v: the next refresh loads it
+				}
+				return fn(r)
+			})
+		}
+		ls, err := loadInto(ctx, db, emb, eng, scan, s.setFeatures)
+		if err != nil {
+			return st, err
+		}
+		st.Delta = ls.Records
+		if eng.Len() == v.Count {
+			s.seen = v
+			return st, nil
+		}
+	}
+	// Fewer records than the engine holds (or a store that went back in
+	// time, such as one restored from a backup): start again.
+	st.Reloaded = true
+	return st, s.reloadLocked(ctx)
 }
 
 // LoadStats says how the engine was loaded.
@@ -231,6 +397,22 @@ const loadBatch = 256
 func load(ctx context.Context, db *store.DB, emb embedding.Embedder) (*index.Engine, map[string]featureVec, LoadStats, error) {
 	eng := index.NewEngine(emb)
 	feats := map[string]featureVec{}
+	scan := func(fn func(store.IndexRecord) error) error { return db.EachIndexRecord(ctx, fn) }
+	st, err := loadInto(ctx, db, emb, eng, scan, func(isrc string, f *AudioFeatures) {
+		if fv, ok := newFeatureVec(f); ok {
+			feats[isrc] = fv
+		}
+	})
+	if err != nil {
+		return nil, nil, st, err
+	}
+	return eng, feats, st, nil
+}
+
+// loadInto adds the records scan yields to eng in batches, as load does,
+// calling feature for each record's audio features.
+func loadInto(ctx context.Context, db *store.DB, emb embedding.Embedder, eng *index.Engine,
+	scan func(func(store.IndexRecord) error) error, feature func(isrc string, f *AudioFeatures)) (LoadStats, error) {
 	var st LoadStats
 	var pending []index.Document
 	var fresh []store.Embedding
@@ -264,16 +446,14 @@ func load(ctx context.Context, db *store.DB, emb embedding.Embedder) (*index.Eng
 		pending = pending[:0]
 		return nil
 	}
-	err := db.EachIndexRecord(ctx, func(r store.IndexRecord) error {
+	err := scan(func(r store.IndexRecord) error {
 		d := index.Document{ID: r.ISRC, Fields: fields(r)}
 		if r.Embedder == emb.Name() && len(r.Embedding) == emb.Dimensions() {
 			d.Vector = r.Embedding
 			st.Reused++
 		}
 		pending = append(pending, d)
-		if fv, ok := newFeatureVec(r.AudioFeatures); ok {
-			feats[r.ISRC] = fv
-		}
+		feature(r.ISRC, r.AudioFeatures)
 		if len(pending) == loadBatch {
 			return flush()
 		}
@@ -283,14 +463,14 @@ func load(ctx context.Context, db *store.DB, emb embedding.Embedder) (*index.Eng
 		err = flush()
 	}
 	if err != nil {
-		return nil, nil, st, err
+		return st, err
 	}
 	for start := 0; start < len(fresh); start += loadBatch {
 		if _, err := db.SetEmbeddings(ctx, fresh[start:min(start+loadBatch, len(fresh))]); err != nil {
-			return nil, nil, st, err
+			return st, err
 		}
 	}
-	return eng, feats, st, nil
+	return st, nil
 }
 
 func fields(r store.IndexRecord) index.Fields {

@@ -163,6 +163,14 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 			return SemanticSearchOutput{}, &tool.Error{Code: tool.CodeValidation, Message: "a minimum filter is above its maximum"}
 		}
 	}
+	if _, err := s.Engine(ctx); err != nil {
+		return SemanticSearchOutput{}, err
+	}
+	// Pick up what other processes (toolport index add) wrote meanwhile; a
+	// refresh may replace the engine, so it is fetched again after.
+	if err := s.refreshIfDue(ctx); err != nil {
+		return SemanticSearchOutput{}, err
+	}
 	eng, err := s.Engine(ctx)
 	if err != nil {
 		return SemanticSearchOutput{}, err

@@ -173,7 +173,10 @@ func (db *DB) UpsertIndex(ctx context.Context, recs []IndexRecord) error {
 		return fmt.Errorf("store: upsert index: %w", err)
 	}
 	defer rollback(tx)
-	at := db.d.time(now())
+	at, err := db.indexStamp(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("store: upsert index: %w", err)
+	}
 	upsertBatch := db.d.upsertBatch
 	var full *sql.Stmt
 	for start := 0; start < len(rows); start += upsertBatch {
@@ -309,7 +312,10 @@ func (db *DB) SetEmbeddings(ctx context.Context, embs []Embedding) (int, error) 
 		return 0, fmt.Errorf("store: set embeddings: %w", err)
 	}
 	defer stmt.Close()
-	at := db.d.time(now())
+	at, err := db.indexStamp(ctx, tx)
+	if err != nil {
+		return 0, fmt.Errorf("store: set embeddings: %w", err)
+	}
 	total := 0
 	for _, e := range embs {
 		res, err := stmt.ExecContext(ctx, e.ISRC, encodeVector(e.Vector), e.Embedder, len(e.Vector), at)

@@ -237,6 +237,8 @@ func (f *fakeTidal) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(r.URL.Path, "/v2/searchResults/") && strings.HasSuffix(r.URL.Path, "/relationships/tracks"):
 		from := map[string]int{"p2": 20, "p3": 40}[q.Get("page[cursor]")]
 		f.writeTrackPage(w, from)
+	case r.URL.Path == "/v2/tracks" && q.Has("filter[id]"):
+		f.writeTracksByID(w, q["filter[id]"], q.Get("include"))
 	case r.URL.Path == "/v2/tracks":
 		f.writeISRC(w, q["filter[isrc]"])
 	default:
@@ -382,6 +384,46 @@ func (f *fakeTidal) writeISRC(w http.ResponseWriter, isrcs []string) {
 		included = append(included, f.searchAlbum())
 		included = append(included, f.catalog.artists...)
 		included = append(included, f.catalog.artworks...)
+	}
+	body, err := json.Marshal(map[string]any{"data": data, "included": included, "links": map[string]any{"self": "/tracks"}})
+	must(f.t, err)
+	writeJSON(w, 200, string(body))
+}
+
+// writeTracksByID answers GET /tracks?filter[id]=…, CONSTRUCTED from the
+// recorded track, album, artist and artwork resources in the shape of the
+// ISRC answer (section 3 of CONSTRUCTED_search_and_isrc_shapes.md): one
+// track resource per known id, unknown ids absent, data [] when none match.
+// Relationships and included resources follow include, as TIDAL does.
+func (f *fakeTidal) writeTracksByID(w http.ResponseWriter, ids []string, include string) {
+	incl := map[string]bool{}
+	for p := range strings.SplitSeq(include, ",") {
+		incl[p] = true
+	}
+	data := []any{}
+	var included []any
+	for _, id := range ids {
+		for _, tr := range f.catalog.tracks {
+			if tr["id"] == id {
+				data = append(data, f.searchTrack(tr))
+				break
+			}
+		}
+	}
+	if len(data) > 0 {
+		if incl["albums"] {
+			album := f.searchAlbum()
+			if !incl["albums.coverArt"] {
+				delete(album["relationships"].(map[string]any), "coverArt")
+			}
+			included = append(included, album)
+		}
+		if incl["artists"] {
+			included = append(included, f.catalog.artists...)
+		}
+		if incl["albums.coverArt"] {
+			included = append(included, f.catalog.artworks...)
+		}
 	}
 	body, err := json.Marshal(map[string]any{"data": data, "included": included, "links": map[string]any{"self": "/tracks"}})
 	must(f.t, err)
