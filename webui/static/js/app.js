@@ -83,7 +83,7 @@ class MessageView {
       const running = this.msg.parts.some((p) => p.kind === 'tool' && p.status === 'executing');
       if (!running) this.foot.appendChild(h('div', { class: 'typing', 'aria-hidden': 'true' }, h('span'), h('span'), h('span')));
     } else if (this.msg.incomplete) {
-      this.foot.appendChild(h('div', { class: 'incomplete-note' }, icon('stop', 'icon icon-small'), 'This answer is incomplete: it was stopped before it finished.'));
+      this.foot.appendChild(h('div', { class: 'incomplete-note' }, icon('stop', 'icon icon-small'), 'This answer is incomplete: it ended before the model finished.'));
     } else if (this.msg.parts.length === 0 && this.msg.errors.length === 0) {
       this.foot.appendChild(h('div', { class: 'muted' }, '(no answer)'));
     }

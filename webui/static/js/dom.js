@@ -97,10 +97,11 @@ export function clip(s, n) {
   return s.length > n ? s.slice(0, n - 1).trimEnd() + '…' : s;
 }
 
-/** formatDuration renders milliseconds as "840 ms" or "1.2 s". */
+/** formatDuration renders milliseconds as "<1 ms", "840 ms" or "1.2 s". */
 export function formatDuration(ms) {
   ms = num(ms);
   if (ms === null || ms < 0) return '';
+  if (ms < 1) return '<1 ms';
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
   const m = Math.floor(ms / 60000);
