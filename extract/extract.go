@@ -122,7 +122,11 @@ func extractWith(ctx context.Context, page []byte, pageURL *url.URL, opts Option
 		return nil, err
 	}
 	base := documentBase(root, pageURL)
-	absolutize(root, base)
+	if st == strategyToolport {
+		pruneInert(root)
+	} else {
+		absolutize(root, base)
+	}
 	code := collectCode(root)
 	if st == strategyToolport && countElements(root, opts.MaxNodes) > opts.MaxNodes {
 		// Too big for the extractors to finish in reasonable time:
@@ -140,8 +144,10 @@ func extractWith(ctx context.Context, page []byte, pageURL *url.URL, opts Option
 	case strategyTrafilatura, strategyTrafilaturaFallback:
 		content, meta = runTrafilatura(root, base, st == strategyTrafilaturaFallback, trafilatura.Balanced)
 	case strategyToolport:
-		pruneInert(root)
-		content, meta = runTrafilatura(root, base, false, trafilatura.Balanced)
+		// Links are made absolute on the extracted content only, which is
+		// much smaller than the page; trafilatura is given no URL so that
+		// it leaves them as they are (it resolves some relative paths wrongly).
+		content, meta = runTrafilatura(root, nil, false, trafilatura.Balanced)
 		if content == nil || meta.textLen < trafilaturaMinText || isBaseline(content) {
 			// Trafilatura found little or nothing, and then returns its
 			// "baseline": the page's text glued into one paragraph.
@@ -156,6 +162,7 @@ func extractWith(ctx context.Context, page []byte, pageURL *url.URL, opts Option
 			}
 		}
 		if content != nil {
+			absolutize(content, base)
 			cleanContent(content, meta.title)
 		}
 	}
