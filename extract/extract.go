@@ -349,7 +349,8 @@ func isBaseline(content *html.Node) bool {
 }
 
 // pruneInert removes what no extractor reads as content — scripts (but not
-// JSON-LD, which holds metadata), styles, SVG, embedded frames and comments —
+// JSON-LD, which holds metadata), styles, SVG, embedded frames, navigation,
+// footers, asides, form controls and comments —
 // so that the extractor's own passes over the tree (it clones and walks it
 // several times) have less to do.
 func pruneInert(n *html.Node) {
@@ -369,7 +370,11 @@ func pruneInert(n *html.Node) {
 
 func inert(n *html.Node) bool {
 	switch n.DataAtom {
-	case atom.Style, atom.Noscript, atom.Svg, atom.Template, atom.Iframe, atom.Object, atom.Embed, atom.Canvas, atom.Link:
+	case atom.Style, atom.Noscript, atom.Svg, atom.Template, atom.Iframe, atom.Object, atom.Embed, atom.Canvas, atom.Link,
+		// go-trafilatura drops these in its own cleaning (tagsToClean), but
+		// only after its metadata pass has searched them; forms are kept,
+		// since some sites wrap the whole page in one.
+		atom.Nav, atom.Footer, atom.Aside, atom.Button, atom.Select, atom.Input, atom.Textarea, atom.Audio, atom.Video:
 		return true
 	case atom.Script:
 		for _, a := range n.Attr {
