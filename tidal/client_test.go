@@ -380,7 +380,7 @@ func TestTracksByISRC(t *testing.T) {
 	}
 	reqs := f.apiRequests()
 	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2 (chunks of %d)", len(reqs), isrcChunk)
+		t.Fatalf("%d requests, want 2 (chunks of %d)", len(reqs), lookupChunk)
 	}
 	if n0, n1 := len(reqs[0].Query()["filter[isrc]"]), len(reqs[1].Query()["filter[isrc]"]); n0 != 20 || n1 != 5 {
 		t.Errorf("chunk sizes %d, %d; want 20, 5 (25 distinct ISRCs)", n0, n1)

@@ -41,7 +41,7 @@ func TestTracksByID(t *testing.T) {
 
 	reqs := f.apiRequests()
 	if len(reqs) != 2 {
-		t.Fatalf("%d requests, want 2 (chunks of %d)", len(reqs), idChunk)
+		t.Fatalf("%d requests, want 2 (chunks of %d)", len(reqs), lookupChunk)
 	}
 	if n0, n1 := len(reqs[0].Query()["filter[id]"]), len(reqs[1].Query()["filter[id]"]); n0 != 20 || n1 != 5 {
 		t.Errorf("chunk sizes %d, %d; want 20, 5 (25 distinct ids)", n0, n1)
