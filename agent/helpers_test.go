@@ -2,15 +2,9 @@ package agent_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -19,65 +13,22 @@ import (
 	"github.com/toolport/toolport/llm"
 	"github.com/toolport/toolport/server/servertest"
 	"github.com/toolport/toolport/store"
+	"github.com/toolport/toolport/store/storetest"
 	"github.com/toolport/toolport/tool"
 )
 
-// pgEnv names the PostgreSQL server for the PostgreSQL variants of the tests;
-// unset, they are skipped (SQLite always runs).
-const pgEnv = "TOOLPORT_TEST_DATABASE_URL"
-
 // backends lists the store engines the end-to-end tests run on.
-var backends = []string{store.EngineSQLite, store.EnginePostgres}
+var backends = storetest.Engines()
 
 // openStore opens a fresh store of the engine, closed when the test ends.
 func openStore(t testing.TB, engine string) *store.DB {
 	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "toolport.db")
-	if engine == store.EnginePostgres {
-		dsn = postgresSchema(t)
-	}
-	db, err := store.Open(context.Background(), dsn)
+	db, err := store.Open(context.Background(), storetest.DSN(t, engine))
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-// postgresSchema creates a schema of its own on the test server (as the
-// store's tests do) and returns a DSN whose search_path points at it.
-func postgresSchema(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv(pgEnv)
-	if base == "" {
-		t.Skipf("%s is not set; set it to run the PostgreSQL variant", pgEnv)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("%s is not a URL: %v", pgEnv, err)
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("open %s: %v", pgEnv, err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "t_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatalf("PostgreSQL at %s is not usable: %v", pgEnv, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		admin.ExecContext(ctx, `DROP SCHEMA `+schema+` CASCADE`)
-	})
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // Test tools.

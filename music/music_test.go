@@ -2,30 +2,21 @@ package music
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
-	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolport/toolport/embedding"
 	"github.com/toolport/toolport/store"
+	"github.com/toolport/toolport/store/storetest"
 	"github.com/toolport/toolport/tool"
 )
-
-// pgEnv names the PostgreSQL server the tests use, as in package store:
-// unset, the PostgreSQL subtests are skipped; set but unreachable, they fail.
-const pgEnv = "TOOLPORT_TEST_DATABASE_URL"
 
 type backend struct {
 	name   string
@@ -33,46 +24,8 @@ type backend struct {
 }
 
 var backends = []backend{
-	{store.EngineSQLite, func(t testing.TB) string { return filepath.Join(t.TempDir(), "toolport.db") }},
-	{store.EnginePostgres, newPostgresSchema},
-}
-
-// newPostgresSchema creates a schema of its own and returns a DSN whose
-// search_path points at it; the schema is dropped when the test ends.
-func newPostgresSchema(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv(pgEnv)
-	if base == "" {
-		t.Skipf("%s is not set; set it to run the PostgreSQL tests (CI always does)", pgEnv)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("%s is not a URL: %v", pgEnv, err)
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "music_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatalf("PostgreSQL at %s is not usable: %v", pgEnv, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := admin.ExecContext(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	{store.EngineSQLite, func(t testing.TB) string { return storetest.DSN(t, storetest.SQLite) }},
+	{store.EnginePostgres, func(t testing.TB) string { return storetest.DSN(t, storetest.Postgres) }},
 }
 
 func openStore(t testing.TB, dsn string) *store.DB {

@@ -2,19 +2,10 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"net/url"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
-)
 
-// pgEnv names the PostgreSQL server the tests use. Unset, the PostgreSQL
-// subtests are skipped; set but unreachable, they fail.
-const pgEnv = "TOOLPORT_TEST_DATABASE_URL"
+	"github.com/toolport/toolport/store/storetest"
+)
 
 // backend makes fresh, isolated databases of one engine.
 type backend struct {
@@ -25,51 +16,8 @@ type backend struct {
 }
 
 var testBackends = []backend{
-	{name: EngineSQLite, newDSN: func(t testing.TB) string {
-		return filepath.Join(t.TempDir(), "toolport.db")
-	}},
-	{name: EnginePostgres, newDSN: newPostgresSchema},
-}
-
-// newPostgresSchema creates a schema of its own on the test server and
-// returns a DSN whose search_path points at it, so that tests and packages
-// running in parallel never see each other's tables.
-func newPostgresSchema(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv(pgEnv)
-	if base == "" {
-		t.Skipf("%s is not set; set it to run the PostgreSQL tests (CI always does)", pgEnv)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("%s is not a URL: %v", pgEnv, err)
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("open %s: %v", pgEnv, err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	schema := "t_" + hex.EncodeToString(b[:])
-	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatalf("PostgreSQL at %s is not usable: %v", pgEnv, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := admin.ExecContext(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	{name: EngineSQLite, newDSN: func(t testing.TB) string { return storetest.DSN(t, storetest.SQLite) }},
+	{name: EnginePostgres, newDSN: func(t testing.TB) string { return storetest.DSN(t, storetest.Postgres) }},
 }
 
 // openDB opens dsn and closes it when the test ends.
