@@ -683,7 +683,13 @@ func RunNoModelChecks(t *testing.T, baseURL string, opts Options) {
 	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(start), waitReady(),
 		chromedp.WaitVisible(css("#no-model-banner")),
 		Screenshot(t, dir, "desktop-light-no-model"),
-		SetView(phone(), "dark"), Screenshot(t, dir, "phone-dark-no-model"), SetView(desktop(), "light"))
+		SetView(phone(), "dark"), Screenshot(t, dir, "phone-dark-no-model"))
+	// The help names long URLs: at phone width they must wrap inside the
+	// banner, not run out of it.
+	if w := Eval[struct{ Scroll, Client int }](t, b, to, `(() => { const e = document.getElementById('no-model-banner'); return {Scroll: e.scrollWidth, Client: e.clientWidth}; })()`); w.Scroll > w.Client {
+		t.Errorf("at phone width the no-model banner's text is %d px wide in a %d px banner", w.Scroll, w.Client)
+	}
+	b.Do(t, to, SetView(desktop(), "light"))
 	res := Eval[struct {
 		Help     string
 		Disabled bool
