@@ -219,15 +219,15 @@ func (a *Agent) Turn(ctx context.Context, convID, text string, emit func(Event))
 		span.SetStatus(codes.Error, "saving the user message failed")
 		return fmt.Errorf("agent: saving the user message: %w", err)
 	}
+	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), emitFn: emit, span: span}
+	span.SetAttributes(attribute.String("message.id", t.msgID))
+	t.emit(MessageStart{MessageID: t.msgID, ConversationID: convID})
+	// The title is not needed for the first event, so its write comes after.
 	if conv.Title == "" && len(conv.Messages) == 0 {
 		if err := a.cfg.Store.UpdateTitle(ctx, convID, Title(text)); err != nil {
 			a.logger.WarnContext(ctx, "setting the conversation title failed", "conversation", convID, "error", err)
 		}
 	}
-
-	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), emitFn: emit, span: span}
-	span.SetAttributes(attribute.String("message.id", t.msgID))
-	t.emit(MessageStart{MessageID: t.msgID, ConversationID: convID})
 
 	if a.cfg.Provider == nil {
 		t.emit(ErrorEvent{Code: CodeModelNotConfigured, Message: errorMessage(a.cfg.NoModel)})

@@ -302,22 +302,39 @@ func (db *DB) AppendMessage(ctx context.Context, m Message) (Message, error) {
 		m.ID = uuid.NewString()
 	}
 	m.CreatedAt = normTime(m.CreatedAt)
+	if db.appends != nil {
+		if err := db.appends.do(ctx, m); err != nil {
+			return Message{}, err
+		}
+		return m, nil
+	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return Message{}, fmt.Errorf("store: append message: %w", err)
 	}
 	defer rollback(tx)
+	if err := db.appendInTx(ctx, tx, m); err != nil {
+		return Message{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Message{}, fmt.Errorf("store: append message: %w", err)
+	}
+	return m, nil
+}
+
+// appendInTx inserts a message and touches its conversation within tx.
+func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m Message) error {
 	// Updating the conversation first checks that it exists and, on
 	// PostgreSQL, locks its row so that concurrent appends queue in order.
 	res, err := tx.ExecContext(ctx, `UPDATE conversations SET updated_at = $2 WHERE id = $1`,
 		m.ConversationID, db.d.time(now()))
 	if err != nil {
-		return Message{}, fmt.Errorf("store: append message: %w", err)
+		return fmt.Errorf("store: append message: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return Message{}, fmt.Errorf("store: append message: %w", err)
+		return fmt.Errorf("store: append message: %w", err)
 	} else if n == 0 {
-		return Message{}, fmt.Errorf("store: conversation %q: %w", m.ConversationID, ErrNotFound)
+		return fmt.Errorf("store: conversation %q: %w", m.ConversationID, ErrNotFound)
 	}
 	in, out := usageArgs(m.Usage)
 	res, err = tx.ExecContext(ctx, `INSERT INTO messages
@@ -325,17 +342,14 @@ func (db *DB) AppendMessage(ctx context.Context, m Message) (Message, error) {
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
 		m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt))
 	if err != nil {
-		return Message{}, fmt.Errorf("store: append message: %w", err)
+		return fmt.Errorf("store: append message: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return Message{}, fmt.Errorf("store: append message: %w", err)
+		return fmt.Errorf("store: append message: %w", err)
 	} else if n == 0 {
-		return Message{}, fmt.Errorf("store: message %q: %w", m.ID, ErrConflict)
+		return fmt.Errorf("store: message %q: %w", m.ID, ErrConflict)
 	}
-	if err := tx.Commit(); err != nil {
-		return Message{}, fmt.Errorf("store: append message: %w", err)
-	}
-	return m, nil
+	return nil
 }
 
 // UpdateMessage replaces a message's content, Incomplete flag and usage,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -391,4 +392,89 @@ func FuzzParseDSN(f *testing.F) {
 			t.Fatalf("parseDSN(%q) changed a PostgreSQL URL into %q", dsn, target)
 		}
 	})
+}
+
+// Appends that arrive together may share a transaction (SQLite's group
+// commit); one that fails must not take the others with it, and each caller
+// learns its own outcome.
+func TestConcurrentAppendsFailAlone(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		c, err := db.CreateConversation(ctx, Conversation{Title: "burst"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.AppendMessage(ctx, Message{ID: "taken", ConversationID: c.ID, Role: RoleUser, Content: textContent("first")}); err != nil {
+			t.Fatal(err)
+		}
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		const n = 120
+		type outcome struct {
+			i   int
+			err error
+		}
+		results := make(chan outcome, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				m := Message{ConversationID: c.ID, Role: RoleUser, Content: textContent(fmt.Sprintf("burst %d", i))}
+				callCtx := ctx
+				switch i % 30 {
+				case 7:
+					m.ConversationID = "no-such-conversation"
+				case 11:
+					m.ID = "taken"
+				case 13:
+					callCtx = canceled
+				}
+				_, err := db.AppendMessage(callCtx, m)
+				results <- outcome{i, err}
+			})
+		}
+		wg.Wait()
+		close(results)
+		stored := 0
+		for r := range results {
+			var want error
+			switch r.i % 30 {
+			case 7:
+				want = ErrNotFound
+			case 11:
+				want = ErrConflict
+			case 13:
+				want = context.Canceled
+			}
+			switch {
+			case want == nil && r.err != nil:
+				t.Errorf("append %d failed: %v", r.i, r.err)
+			case want != nil && !errors.Is(r.err, want):
+				t.Errorf("append %d: got %v, want %v", r.i, r.err, want)
+			case want == nil:
+				stored++
+			}
+		}
+		got, err := db.GetConversation(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Messages) != stored+1 {
+			t.Errorf("%d messages stored, want %d", len(got.Messages), stored+1)
+		}
+	})
+}
+
+func TestAppendAfterCloseFails(t *testing.T) {
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "closed.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.CreateConversation(context.Background(), Conversation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := db.AppendMessage(context.Background(), Message{ConversationID: c.ID, Role: RoleUser, Content: textContent("late")}); err == nil {
+		t.Error("append on a closed store succeeded")
+	}
 }

@@ -58,6 +58,9 @@ type DB struct {
 	w *sql.DB // writes; on SQLite a single connection
 	r *sql.DB // reads; may be w
 	d dialect
+	// appends group concurrent AppendMessage calls into one transaction on
+	// SQLite (see appender); nil on PostgreSQL, whose writers run in parallel.
+	appends *appender
 }
 
 // DefaultPath returns where the SQLite database lives when no DSN is given:
@@ -113,6 +116,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if kind == EngineSQLite {
+		db.appends = newAppender(db)
+	}
 	return db, nil
 }
 
@@ -130,6 +136,9 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close releases the database connections. Operations in flight fail.
 func (db *DB) Close() error {
+	if db.appends != nil {
+		db.appends.close()
+	}
 	err := db.w.Close()
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())
