@@ -12,10 +12,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/testexec"
 
 	"github.com/toolport/toolport/cli"
 	"github.com/toolport/toolport/config"
@@ -123,38 +124,19 @@ func TestIndexAddReportsBadLines(t *testing.T) {
 
 // ---- process-level tests with the real binary
 
-// binDir holds the toolport binary the process-level tests build once;
+// bins holds the toolport binary the process-level tests build once;
 // TestMain removes it.
-var binDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "toolport-bin") })
+var bins testexec.Builder
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if dir, err := binDir(); err == nil {
-		os.RemoveAll(dir)
-	}
+	bins.Cleanup()
 	os.Exit(code)
 }
 
-var buildOnce = sync.OnceValues(func() (string, error) {
-	dir, err := binDir()
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "toolport")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/toolport").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
 func binary(t *testing.T) string {
 	t.Helper()
-	bin, err := buildOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return bins.Build(t, "../cmd/toolport")
 }
 
 // freshEnv is a process environment with an empty home and data dir, no

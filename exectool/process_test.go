@@ -10,77 +10,29 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolport/toolport/exectool"
+	"github.com/toolport/toolport/internal/testexec"
 )
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
-// binary builds the command once per test run and returns its path.
-func binary(t *testing.T, name string) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "toolport-exec-test")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(os.PathSeparator),
-			"../cmd/web-fetch-tool", "../cmd/web-search-brave-tool", "../cmd/web-search-google-tool")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return filepath.Join(binDir, name)
-}
+// bins holds the executables, built once for the whole test binary.
+var bins testexec.Builder
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	bins.Cleanup()
 	os.Exit(code)
 }
 
-type proc struct {
-	code           int
-	stdout, stderr string
-}
-
-// runTool runs an executable with only the given environment (plus an empty
-// HOME, so no credentials file on this machine leaks in).
-func runTool(t *testing.T, name string, env map[string]string, stdin string, args ...string) proc {
+// runTool runs an ikigai executable in an isolated environment.
+func runTool(t *testing.T, name string, env map[string]string, stdin string, args ...string) testexec.Result {
 	t.Helper()
-	cmd := exec.Command(binary(t, name), args...)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return proc{code, out.String(), errb.String()}
+	return testexec.Run(t, bins.Build(t, "../cmd/"+name), env, stdin, args...)
 }
 
 func fixture(t *testing.T, path string) []byte {
@@ -98,18 +50,18 @@ func TestExecutablesPrintAValidSchema(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := runTool(t, name, nil, "", "--schema")
-			if p.code != 0 || p.stderr != "" {
-				t.Fatalf("exit %d, stderr %s", p.code, p.stderr)
+			if p.Code != 0 || p.Stderr != "" {
+				t.Fatalf("exit %d, stderr %s", p.Code, p.Stderr)
 			}
-			if len(p.stdout) > exectool.MaxSchemaBytes {
-				t.Errorf("--schema is %d bytes, over the host's 8 KB cap", len(p.stdout))
+			if len(p.Stdout) > exectool.MaxSchemaBytes {
+				t.Errorf("--schema is %d bytes, over the host's 8 KB cap", len(p.Stdout))
 			}
 			var def struct {
 				Name        string
 				Description string
 				Parameters  json.RawMessage
 			}
-			if err := json.Unmarshal([]byte(p.stdout), &def); err != nil {
+			if err := json.Unmarshal([]byte(p.Stdout), &def); err != nil {
 				t.Fatal(err)
 			}
 			if def.Name != toolName || def.Description == "" {
@@ -144,31 +96,31 @@ func TestBraveExecutable(t *testing.T) {
 	defer srv.Close()
 
 	ok := runTool(t, "web-search-brave-tool", map[string]string{"BRAVE_API_KEY": "test-key", "BRAVE_API_BASE_URL": srv.URL}, `{"query":"what is semantic kernel","count":3}`)
-	if ok.code != 0 || !strings.Contains(ok.stdout, `"success":true`) || !strings.Contains(ok.stdout, `"count":3`) {
-		t.Errorf("success run: exit %d\n%s\n%s", ok.code, ok.stdout, ok.stderr)
+	if ok.Code != 0 || !strings.Contains(ok.Stdout, `"success":true`) || !strings.Contains(ok.Stdout, `"count":3`) {
+		t.Errorf("success run: exit %d\n%s\n%s", ok.Code, ok.Stdout, ok.Stderr)
 	}
 
 	bad := runTool(t, "web-search-brave-tool", map[string]string{"BRAVE_API_KEY": "wrong-key", "BRAVE_API_BASE_URL": srv.URL}, `{"query":"semantic kernel"}`)
-	if bad.code != 1 || !strings.Contains(bad.stdout, `"error_code":"AUTH_INVALID"`) || strings.Contains(bad.stdout+bad.stderr, "wrong-key") {
-		t.Errorf("bad key run: exit %d\n%s\n%s", bad.code, bad.stdout, bad.stderr)
+	if bad.Code != 1 || !strings.Contains(bad.Stdout, `"error_code":"AUTH_INVALID"`) || strings.Contains(bad.Stdout+bad.Stderr, "wrong-key") {
+		t.Errorf("bad key run: exit %d\n%s\n%s", bad.Code, bad.Stdout, bad.Stderr)
 	}
 
 	missing := runTool(t, "web-search-brave-tool", nil, `{"query":"semantic kernel"}`)
-	if missing.code != 1 || !strings.Contains(missing.stdout, `"error_code":"AUTH_MISSING"`) {
-		t.Errorf("missing key: exit %d\n%s", missing.code, missing.stdout)
+	if missing.Code != 1 || !strings.Contains(missing.Stdout, `"error_code":"AUTH_MISSING"`) {
+		t.Errorf("missing key: exit %d\n%s", missing.Code, missing.Stdout)
 	}
 	var ev struct {
 		Kind     string `json:"kind"`
 		Content  string `json:"content"`
 		DataJSON string `json:"data_json"`
 	}
-	if err := json.Unmarshal([]byte(missing.stderr), &ev); err != nil || ev.Kind != "config_required" || !strings.Contains(ev.DataJSON, `"tool": "web_search_brave"`) {
-		t.Errorf("config_required event on stderr: %v %q", err, missing.stderr)
+	if err := json.Unmarshal([]byte(missing.Stderr), &ev); err != nil || ev.Kind != "config_required" || !strings.Contains(ev.DataJSON, `"tool": "web_search_brave"`) {
+		t.Errorf("config_required event on stderr: %v %q", err, missing.Stderr)
 	}
 
 	zero := runTool(t, "web-search-brave-tool", nil, `{"query":"semantic kernel"}`, "--exit-zero")
-	if zero.code != 0 || zero.stderr != "" || !strings.Contains(zero.stdout, `"_event":{"kind":"config_required"`) {
-		t.Errorf("--exit-zero: exit %d\n%s\n%s", zero.code, zero.stdout, zero.stderr)
+	if zero.Code != 0 || zero.Stderr != "" || !strings.Contains(zero.Stdout, `"_event":{"kind":"config_required"`) {
+		t.Errorf("--exit-zero: exit %d\n%s\n%s", zero.Code, zero.Stdout, zero.Stderr)
 	}
 }
 
@@ -184,12 +136,12 @@ func TestGoogleExecutable(t *testing.T) {
 	defer srv.Close()
 	env := map[string]string{"GOOGLE_SEARCH_API_KEY": "gkey", "GOOGLE_SEARCH_ENGINE_ID": "engine", "GOOGLE_SEARCH_BASE_URL": srv.URL}
 	p := runTool(t, "web-search-google-tool", env, `{"query":"semantic kernel","num":5}`)
-	if p.code != 0 || !strings.Contains(p.stdout, `"success":true`) {
-		t.Errorf("exit %d\n%s\n%s", p.code, p.stdout, p.stderr)
+	if p.Code != 0 || !strings.Contains(p.Stdout, `"success":true`) {
+		t.Errorf("exit %d\n%s\n%s", p.Code, p.Stdout, p.Stderr)
 	}
 	missing := runTool(t, "web-search-google-tool", nil, `{"query":"semantic kernel"}`)
-	if missing.code != 1 || !strings.Contains(missing.stderr, `"kind":"config_required"`) {
-		t.Errorf("missing key: exit %d\n%s\n%s", missing.code, missing.stdout, missing.stderr)
+	if missing.Code != 1 || !strings.Contains(missing.Stderr, `"kind":"config_required"`) {
+		t.Errorf("missing key: exit %d\n%s\n%s", missing.Code, missing.Stdout, missing.Stderr)
 	}
 }
 
@@ -207,17 +159,17 @@ func TestFetchExecutable(t *testing.T) {
 	defer srv.Close()
 
 	blocked := runTool(t, "web-fetch-tool", nil, `{"url":"`+srv.URL+`"}`)
-	if blocked.code != 1 || !strings.Contains(blocked.stdout, `"error_code":"BLOCKED"`) {
-		t.Errorf("loopback without opt-in: exit %d\n%s", blocked.code, blocked.stdout)
+	if blocked.Code != 1 || !strings.Contains(blocked.Stdout, `"error_code":"BLOCKED"`) {
+		t.Errorf("loopback without opt-in: exit %d\n%s", blocked.Code, blocked.Stdout)
 	}
 
 	allow := map[string]string{"TOOLPORT_FETCH_ALLOW_PRIVATE": "1"}
 	big := runTool(t, "web-fetch-tool", allow, `{"url":"`+srv.URL+`"}`)
-	if big.code != 0 {
-		t.Fatalf("exit %d\n%s", big.code, big.stderr)
+	if big.Code != 0 {
+		t.Fatalf("exit %d\n%s", big.Code, big.Stderr)
 	}
-	if len(big.stdout) > exectool.MaxOutputBytes {
-		t.Errorf("stdout is %d bytes, over the host's 64 KB cap", len(big.stdout))
+	if len(big.Stdout) > exectool.MaxOutputBytes {
+		t.Errorf("stdout is %d bytes, over the host's 64 KB cap", len(big.Stdout))
 	}
 	var res struct {
 		Success    bool
@@ -225,7 +177,7 @@ func TestFetchExecutable(t *testing.T) {
 		Content    string
 		TotalLines int
 	}
-	if err := json.Unmarshal([]byte(big.stdout), &res); err != nil {
+	if err := json.Unmarshal([]byte(big.Stdout), &res); err != nil {
 		t.Fatal(err)
 	}
 	if !res.Success || res.Title != "Long page" || !strings.Contains(res.Content, "[Truncated to fit") || res.TotalLines < 3000 {
@@ -234,7 +186,7 @@ func TestFetchExecutable(t *testing.T) {
 
 	paged := runTool(t, "web-fetch-tool", allow, `{"url":"`+srv.URL+`","offset":5997,"limit":3}`)
 	// Paragraphs are separated by blank lines: paragraph k is on line 2k+1.
-	if paged.code != 0 || !strings.Contains(paged.stdout, `"content":"Paragraph 2998 of`) || !strings.Contains(paged.stdout, `"lines":3`) || strings.Contains(paged.stdout, "Truncated") {
-		t.Errorf("paged: exit %d\n%s", paged.code, paged.stdout)
+	if paged.Code != 0 || !strings.Contains(paged.Stdout, `"content":"Paragraph 2998 of`) || !strings.Contains(paged.Stdout, `"lines":3`) || strings.Contains(paged.Stdout, "Truncated") {
+		t.Errorf("paged: exit %d\n%s", paged.Code, paged.Stdout)
 	}
 }

@@ -14,18 +14,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolport/toolport/internal/testexec"
+
 	"github.com/toolport/toolport/server/servertest"
 )
 
-// buildToolport builds the toolport binary into a temporary directory.
+// buildToolport builds the toolport binary once for the test binary.
 func buildToolport(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "toolport")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/toolport").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return bins.Build(t, "../cmd/toolport")
+}
+
+var bins testexec.Builder
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	bins.Cleanup()
+	os.Exit(code)
 }
 
 // startServe runs `toolport serve` on a free port and returns its base URL.

@@ -4,76 +4,35 @@ package main_test
 // local servers that replay recorded upstream responses.
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/toolport/toolport/internal/testexec"
 )
 
-var (
-	buildOnce sync.Once
-	bin       string
-	buildErr  error
-)
+// bins holds the toolport binary, built once for the whole test binary.
+var bins testexec.Builder
 
+// toolport returns the path of the built binary.
 func toolport(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolport-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		bin = filepath.Join(dir, "toolport")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			buildErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return bin
+	return bins.Build(t, ".")
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bin != "" {
-		os.RemoveAll(filepath.Dir(bin))
-	}
+	bins.Cleanup()
 	os.Exit(code)
 }
 
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-func run(t *testing.T, env map[string]string, stdin string, args ...string) result {
+// run runs toolport in an isolated environment.
+func run(t *testing.T, env map[string]string, stdin string, args ...string) testexec.Result {
 	t.Helper()
-	cmd := exec.Command(toolport(t), args...)
-	home := t.TempDir()
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_DATA_HOME=" + filepath.Join(home, "data")}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errb.String()}
+	return testexec.Run(t, toolport(t), env, stdin, args...)
 }
 
 func TestCallSearchDatasetsInHebrew(t *testing.T) {
@@ -94,8 +53,8 @@ func TestCallSearchDatasetsInHebrew(t *testing.T) {
 	defer srv.Close()
 
 	r := run(t, map[string]string{"CKAN_BASE_URL": srv.URL + "/api/3"}, "", "call", "searchDatasets", `{"query":"תחבורה"}`)
-	if r.code != 0 {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 	}
 	if gotQuery != "תחבורה" {
 		t.Errorf("the portal received q=%q", gotQuery)
@@ -107,8 +66,8 @@ func TestCallSearchDatasetsInHebrew(t *testing.T) {
 		APIURL   string `json:"apiUrl"`
 		Datasets []struct{ Name, Title string }
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("stdout is not the result JSON: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("stdout is not the result JSON: %v\n%s", err, r.Stdout)
 	}
 	if !out.Success || len(out.Datasets) == 0 || !strings.HasPrefix(out.APIURL, srv.URL) || out.Summary == "" {
 		t.Errorf("unexpected result: %+v", out)
@@ -135,14 +94,14 @@ func TestCommandLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := run(t, nil, tt.stdin, tt.args...)
-			if r.code != tt.code || !strings.Contains(r.stdout, tt.stdout) || !strings.Contains(r.stderr, tt.stderr) {
-				t.Errorf("exit %d (want %d)\nstdout: %s\nstderr: %s", r.code, tt.code, r.stdout, r.stderr)
+			if r.Code != tt.code || !strings.Contains(r.Stdout, tt.stdout) || !strings.Contains(r.Stderr, tt.stderr) {
+				t.Errorf("exit %d (want %d)\nstdout: %s\nstderr: %s", r.Code, tt.code, r.Stdout, r.Stderr)
 			}
 		})
 	}
 	list := run(t, nil, "", "list")
 	for _, name := range []string{"web_search_brave", "web_search_google", "web_fetch", "searchDatasets", "getDatasetDetails", "listGroups", "listTags"} {
-		if !strings.Contains(list.stdout, name) {
+		if !strings.Contains(list.Stdout, name) {
 			t.Errorf("list lacks %s", name)
 		}
 	}

@@ -9,10 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/testexec"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -58,11 +59,7 @@ func upstreams(t *testing.T) map[string]string {
 
 func mcpCommand(t *testing.T, env map[string]string, args ...string) *exec.Cmd {
 	cmd := exec.Command(toolport(t), append([]string{"mcp"}, args...)...)
-	home := t.TempDir()
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_DATA_HOME=" + filepath.Join(home, "data")}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = testexec.Env(t, env)
 	return cmd
 }
 

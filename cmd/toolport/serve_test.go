@@ -9,11 +9,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/testexec"
 )
 
 // serve starts `toolport serve` on a free loopback port with env and returns
@@ -29,11 +30,7 @@ func serve(t *testing.T, env map[string]string) string {
 	l.Close()
 
 	cmd := exec.Command(toolport(t), "serve", "--addr", addr)
-	home := t.TempDir()
-	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_DATA_HOME=" + filepath.Join(home, "data")}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = testexec.Env(t, env)
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
