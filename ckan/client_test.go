@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolport/toolport/config"
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/tool"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolport/toolport/config"
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
 )

@@ -21,8 +21,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/toolport/toolport/server/servertest"
-	"github.com/toolport/toolport/webui/webuitest"
+	"github.com/toolport/toolport/internal/server/servertest"
+	"github.com/toolport/toolport/internal/webui/webuitest"
 )
 
 // TestDiscoverChatInBrowser runs the Discover Chat page checks in a headless

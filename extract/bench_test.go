@@ -32,30 +32,9 @@ type benchPage struct {
 	truth string
 }
 
-// benchDir finds shared/data/article-bench-dev: $TOOLPORT_SHARED_DIR when set,
-// otherwise a "shared" directory beside the repository root (found by walking
-// up from the package directory to the directory holding go.mod).
-func benchDir(tb testing.TB) string {
-	tb.Helper()
-	const rel = "data/article-bench-dev"
-	if dir := os.Getenv("TOOLPORT_SHARED_DIR"); dir != "" {
-		return filepath.Join(dir, rel)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		tb.Fatalf("getwd: %v", err)
-	}
-	for dir := wd; ; {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(filepath.Dir(dir), "shared", rel)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Fatalf("no go.mod above %s; set TOOLPORT_SHARED_DIR", wd)
-		}
-		dir = parent
-	}
-}
+// benchDir is the development set: 91 real pages with their marked article
+// bodies (testdata/article-bench-dev/SOURCES.md).
+func benchDir(testing.TB) string { return filepath.Join("testdata", "article-bench-dev") }
 
 // loadBench reads the development set; a missing data set fails the test,
 // since a benchmark that silently measures nothing would hide regressions.
@@ -64,8 +43,7 @@ func loadBench(tb testing.TB) []benchPage {
 	dir := benchDir(tb)
 	raw, err := os.ReadFile(filepath.Join(dir, "ground-truth.json"))
 	if err != nil {
-		tb.Fatalf("article-bench-dev data set missing (%v): expected at %s "+
-			"(shared/ beside the repository root, or set TOOLPORT_SHARED_DIR)", err, dir)
+		tb.Fatalf("article-bench-dev data set missing (%v): expected at %s", err, dir)
 	}
 	var truth map[string]struct {
 		ArticleBody string `json:"articleBody"`

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolport/toolport/config"
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/tool"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolport/toolport/config"
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/tool"
 )
 

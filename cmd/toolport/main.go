@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/toolport/toolport/cli"
+	"github.com/toolport/toolport/internal/cli"
 )
 
 func main() {

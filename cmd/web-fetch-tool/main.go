@@ -3,10 +3,10 @@
 package main
 
 import (
-	"github.com/toolport/toolport/config"
-	"github.com/toolport/toolport/exectool"
+	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/exectool"
 	"github.com/toolport/toolport/tool"
-	"github.com/toolport/toolport/webfetch"
+	"github.com/toolport/toolport/internal/pack/webfetch"
 )
 
 const help = `Configuration (environment):

@@ -1,0 +1,648 @@
+// Package agent runs Toolport's chat turns: the loop between a language model
+// and the tool registry, streamed as events and saved as content blocks.
+//
+// One turn goes like this. The user's message is saved first, so that it is
+// durable before anything else can fail; then [MessageStart] is emitted. The
+// model streams text ([TextDelta]) and tool calls; the calls of one step are
+// announced ([ToolCallStart]) and then run concurrently through the registry,
+// each ending in [ToolCallEnd] or [ToolCallError]; their results go back to the
+// model, for up to MaxSteps rounds, after which the model is asked for a final
+// answer without tools. The assistant message is saved as the blocks it was
+// made of, in order (text, tool_use, tool_result, text, …), with each
+// tool_result's content the tool's result envelope. [MessageEnd] closes the
+// turn.
+//
+// Failures are events, never lost work: a tool failure is a tool result the
+// model reads (and a ToolCallError); a model failure is an [ErrorEvent]; a
+// canceled context (the client went away, the server is stopping) cancels the
+// model call and the tools. In every case what was produced so far is saved,
+// marked incomplete.
+//
+// Tracing follows Langfuse's model of a chat: a "chat-message" trace per turn,
+// a generation span per model call (model, token usage), and the registry's
+// "tool-<name>" spans under the generation that asked for them, all tagged
+// with the conversation as the session (see [TracerProvider]).
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/tool"
+)
+
+// Defaults of [Config].
+const (
+	DefaultMaxSteps           = 5
+	DefaultModelRetryDelay    = time.Second
+	DefaultMaxModelRetryAfter = 5 * time.Second
+	DefaultSaveTimeout        = 10 * time.Second
+)
+
+// MaxTitleRunes bounds the title a conversation gets from its first message.
+const MaxTitleRunes = 80
+
+// maxTurnText bounds the text the agent accumulates from one model call.
+const maxTurnText = 8 << 20
+
+// ErrEmptyMessage is returned by [Agent.Turn] for a message with no text.
+var ErrEmptyMessage = errors.New("agent: the message is empty")
+
+// Store is the part of the store the agent uses; *store.DB implements it.
+type Store interface {
+	GetConversation(ctx context.Context, id string) (store.Conversation, error)
+	AppendMessage(ctx context.Context, m store.Message) (store.Message, error)
+	UpdateMessage(ctx context.Context, m store.Message) error
+	UpdateTitle(ctx context.Context, id, title string) error
+}
+
+// Config configures an [Agent]. Store and Registry are required.
+type Config struct {
+	Store    Store
+	Registry *tool.Registry
+
+	// Provider is the model. Nil means none is configured: turns still save
+	// the user's message, then answer with an ErrorEvent of code
+	// MODEL_NOT_CONFIGURED whose message is NoModel's (default
+	// llm.ErrNoModel's, which says how to configure one).
+	Provider llm.Provider
+	NoModel  error
+	// ModelName names the model in traces (e.g. "anthropic:claude-sonnet-4-5");
+	// default Provider.Model().
+	ModelName string
+
+	// MaxSteps is the number of tool rounds per turn before the model is
+	// asked for an answer without tools. 0 means DefaultMaxSteps.
+	MaxSteps int
+	// MaxTokens bounds each model response; 0 means llm.DefaultMaxTokens.
+	MaxTokens int
+	// System is the system prompt; "" means [SystemPrompt] of Registry.
+	System string
+
+	// ModelRetryDelay is the wait before the one retry of a model call that
+	// failed transiently before any output (429, 5xx, a dropped connection),
+	// when the server gave no Retry-After. 0 means DefaultModelRetryDelay;
+	// negative retries at once. MaxModelRetryAfter is the longest
+	// Retry-After waited for (0: DefaultMaxModelRetryAfter); longer waits
+	// fail the turn with a retryable error instead.
+	ModelRetryDelay    time.Duration
+	MaxModelRetryAfter time.Duration
+
+	// SaveTimeout bounds the saving of a turn's answer, which goes on after
+	// the turn's context is canceled. 0 means DefaultSaveTimeout.
+	SaveTimeout time.Duration
+
+	// TracerProvider traces turns; nil disables tracing. Wrap it with
+	// [TracerProvider] (and give the same to the registry) for session ids.
+	TracerProvider trace.TracerProvider
+	// Logger receives warnings (a message that could not be saved); nil
+	// discards them.
+	Logger *slog.Logger
+	// OnToolCall, if set, is called after each tool call of a turn (for
+	// metrics). It may be called concurrently.
+	OnToolCall func(name string, res *tool.Result)
+}
+
+// Agent runs chat turns. It is safe for concurrent use; turns of one
+// conversation must not overlap (the server refuses a second one).
+type Agent struct {
+	cfg    Config
+	defs   []llm.ToolDef
+	system string
+	tracer trace.Tracer
+	logger *slog.Logger
+}
+
+// New returns an agent for cfg.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Store == nil || cfg.Registry == nil {
+		return nil, errors.New("agent: Config.Store and Config.Registry are required")
+	}
+	if cfg.MaxSteps < 0 {
+		return nil, fmt.Errorf("agent: MaxSteps %d: must be >= 0", cfg.MaxSteps)
+	}
+	if cfg.MaxSteps == 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.ModelRetryDelay == 0 {
+		cfg.ModelRetryDelay = DefaultModelRetryDelay
+	}
+	if cfg.MaxModelRetryAfter == 0 {
+		cfg.MaxModelRetryAfter = DefaultMaxModelRetryAfter
+	}
+	if cfg.SaveTimeout <= 0 {
+		cfg.SaveTimeout = DefaultSaveTimeout
+	}
+	if cfg.NoModel == nil {
+		cfg.NoModel = llm.ErrNoModel
+	}
+	if cfg.Provider != nil && cfg.ModelName == "" {
+		cfg.ModelName = cfg.Provider.Model()
+	}
+	defs, err := llm.ToolDefs(cfg.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	a := &Agent{cfg: cfg, defs: defs, system: cfg.System, logger: cfg.Logger}
+	if a.system == "" {
+		a.system = SystemPrompt(cfg.Registry)
+	}
+	tp := cfg.TracerProvider
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	a.tracer = tp.Tracer("github.com/toolport/toolport/internal/agent")
+	if a.logger == nil {
+		a.logger = slog.New(slog.DiscardHandler)
+	}
+	return a, nil
+}
+
+// ModelConfigured reports whether the agent has a model.
+func (a *Agent) ModelConfigured() bool { return a.cfg.Provider != nil }
+
+// ModelName names the agent's model, or "" when none is configured.
+func (a *Agent) ModelName() string {
+	if a.cfg.Provider == nil {
+		return ""
+	}
+	return a.cfg.ModelName
+}
+
+// ModelHelp says how to configure a model (the NoModel error's message).
+func (a *Agent) ModelHelp() string { return errorMessage(a.cfg.NoModel) }
+
+// Turn runs one chat turn: the user's text in conversation convID, answered
+// by the model with tools. Events go to emit, which is never called
+// concurrently; emit should not block for long (it holds up the turn).
+//
+// Turn returns an error only when the turn could not start: an empty text
+// ([ErrEmptyMessage]), an unknown conversation (wrapping store.ErrNotFound),
+// or the user's message could not be saved. Then nothing was emitted. Once
+// [MessageStart] is emitted, every outcome is reported as events, ending with
+// [MessageEnd], and Turn returns nil.
+func (a *Agent) Turn(ctx context.Context, convID, text string, emit func(Event)) error {
+	if strings.TrimSpace(text) == "" {
+		return ErrEmptyMessage
+	}
+	conv, err := a.cfg.Store.GetConversation(ctx, convID)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	ctx = WithSession(ctx, convID)
+	ctx, span := a.tracer.Start(ctx, "chat-message", trace.WithAttributes(
+		attribute.String(attrTraceName, "chat-message"),
+		attribute.String("conversation.id", convID),
+		attribute.String(attrInput, clip(text, maxSpanText)),
+	))
+	defer span.End()
+
+	user, _ := json.Marshal([]llm.Block{llm.Text(text)})
+	if _, err := a.cfg.Store.AppendMessage(ctx, store.Message{
+		ConversationID: convID, Role: store.RoleUser, Content: user,
+	}); err != nil {
+		span.SetStatus(codes.Error, "saving the user message failed")
+		return fmt.Errorf("agent: saving the user message: %w", err)
+	}
+	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), emitFn: emit, span: span}
+	span.SetAttributes(attribute.String("message.id", t.msgID))
+	t.emit(MessageStart{MessageID: t.msgID, ConversationID: convID})
+	// The title is not needed for the first event, so its write comes after.
+	if conv.Title == "" && len(conv.Messages) == 0 {
+		if err := a.cfg.Store.UpdateTitle(ctx, convID, Title(text)); err != nil {
+			a.logger.WarnContext(ctx, "setting the conversation title failed", "conversation", convID, "error", err)
+		}
+	}
+
+	if a.cfg.Provider == nil {
+		t.emit(ErrorEvent{Code: CodeModelNotConfigured, Message: errorMessage(a.cfg.NoModel)})
+		t.end(StopError)
+		span.SetStatus(codes.Error, "no model configured")
+		return nil
+	}
+	history, skipped := History(conv.Messages)
+	if skipped > 0 {
+		a.logger.WarnContext(ctx, "stored messages could not be decoded and were left out", "conversation", convID, "count", skipped)
+	}
+	t.run(ctx, appendUser(history, llm.UserText(text)))
+	return nil
+}
+
+// appendUser adds m to msgs, merged into the last message if that is a user
+// message too (the previous turn failed before any answer was saved).
+func appendUser(msgs []llm.Message, m llm.Message) []llm.Message {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleUser {
+		msgs[n-1].Content = append(msgs[n-1].Content, m.Content...)
+		return msgs
+	}
+	return append(msgs, m)
+}
+
+// Title makes a conversation title from its first message: the first line,
+// trimmed, at most MaxTitleRunes runes.
+func Title(text string) string {
+	text = strings.TrimSpace(text)
+	if i := strings.IndexAny(text, "\r\n"); i >= 0 {
+		text = strings.TrimSpace(text[:i])
+	}
+	text = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(text, ""))
+	if utf8.RuneCountInString(text) > MaxTitleRunes {
+		r := []rune(text)
+		text = strings.TrimSpace(string(r[:MaxTitleRunes-1])) + "…"
+	}
+	return text
+}
+
+// turn is the state of one running turn.
+type turn struct {
+	a      *Agent
+	convID string
+	msgID  string
+	span   trace.Span
+
+	emitMu sync.Mutex
+	emitFn func(Event)
+
+	blocks []llm.Block // the assistant message so far, in order
+	usage  Usage
+	saved  bool // the assistant message has been appended (later saves update it)
+}
+
+func (t *turn) emit(ev Event) {
+	t.emitMu.Lock()
+	defer t.emitMu.Unlock()
+	t.emitFn(ev)
+}
+
+// end emits MessageEnd.
+func (t *turn) end(stop string) {
+	t.span.SetAttributes(attribute.String("chat.stop_reason", stop),
+		attribute.Int64("gen_ai.usage.input_tokens", t.usage.InputTokens),
+		attribute.Int64("gen_ai.usage.output_tokens", t.usage.OutputTokens))
+	t.emit(MessageEnd{MessageID: t.msgID, Usage: t.usage, StopReason: stop})
+}
+
+// run is the loop: model, tools, model… then the answer.
+func (t *turn) run(ctx context.Context, msgs []llm.Message) {
+	stop := StopEndTurn
+	for step := 0; ; step++ {
+		final := step >= t.a.cfg.MaxSteps
+		req := llm.Request{System: t.a.system, Messages: msgs, Tools: t.a.defs, MaxTokens: t.a.cfg.MaxTokens}
+		if final {
+			req.ToolChoice = llm.ToolChoiceNone
+			stop = StopMaxSteps
+		}
+		gctx, resp, err := t.generate(ctx, req, step)
+		out := resp.Message.Content
+		if final {
+			out = withoutToolUse(out) // a model that calls tools anyway is not obeyed
+			resp.ToolCalls = nil
+		}
+		t.blocks = append(t.blocks, out...)
+		if err != nil {
+			t.fail(ctx, err)
+			return
+		}
+		if len(resp.ToolCalls) == 0 {
+			break
+		}
+		results := t.runTools(gctx, resp.ToolCalls)
+		t.blocks = append(t.blocks, results...)
+		if ctx.Err() != nil {
+			t.fail(ctx, ctx.Err())
+			return
+		}
+		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: out},
+			llm.Message{Role: llm.RoleUser, Content: results})
+		// Keep what the turn has produced so far, should the process die.
+		t.save(ctx, true)
+	}
+	t.span.SetAttributes(attribute.String(attrOutput, clip(assistantText(t.blocks), maxSpanText)))
+	if err := t.save(ctx, false); err != nil {
+		t.emit(ErrorEvent{Code: CodeInternal, Message: "the answer could not be saved", Retryable: true})
+		t.end(StopError)
+		return
+	}
+	t.end(stop)
+}
+
+func withoutToolUse(blocks []llm.Block) []llm.Block {
+	out := blocks[:0:0]
+	for _, b := range blocks {
+		if b.Type != llm.BlockToolUse {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func assistantText(blocks []llm.Block) string {
+	var b strings.Builder
+	for _, bl := range blocks {
+		if bl.Type == llm.BlockText {
+			b.WriteString(bl.Text)
+		}
+	}
+	return b.String()
+}
+
+// fail ends a turn that cannot go on: canceled, or the model failed.
+func (t *turn) fail(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		t.span.SetStatus(codes.Error, "canceled")
+		t.save(ctx, true)
+		t.end(StopCanceled)
+		return
+	}
+	ev := modelErrorEvent(err)
+	t.span.SetStatus(codes.Error, ev.Message)
+	t.save(ctx, true)
+	t.emit(ev)
+	t.end(StopError)
+}
+
+// modelErrorEvent turns a model failure into the error event the client sees.
+func modelErrorEvent(err error) ErrorEvent {
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		return ErrorEvent{Code: CodeModelError, Message: "the model call failed"}
+	}
+	ev := ErrorEvent{Code: CodeModelError, Message: le.Message, Retryable: le.Retryable}
+	switch le.Code {
+	case llm.CodeRateLimit:
+		ev.Code = CodeRateLimit
+	case llm.CodeAuth:
+		ev.Code = CodeModelAuth
+	case llm.CodeTimeout:
+		ev.Code = CodeModelTimeout
+	case llm.CodeNotConfigured:
+		ev.Code = CodeModelNotConfigured
+	}
+	return ev
+}
+
+func errorMessage(err error) string {
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return le.Message
+	}
+	return err.Error()
+}
+
+// save stores the assistant message as it is now. It goes on when ctx is
+// canceled (that is when a partial answer most needs saving). A turn that
+// produced nothing is not saved.
+func (t *turn) save(ctx context.Context, incomplete bool) error {
+	if len(t.blocks) == 0 {
+		return nil
+	}
+	content, err := json.Marshal(t.blocks)
+	if err != nil {
+		t.a.logger.ErrorContext(ctx, "encoding the answer failed", "conversation", t.convID, "error", err)
+		return fmt.Errorf("agent: encoding the answer: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.a.cfg.SaveTimeout)
+	defer cancel()
+	m := store.Message{
+		ID: t.msgID, ConversationID: t.convID, Role: store.RoleAssistant, Content: content,
+		Incomplete: incomplete,
+		Usage:      &store.Usage{InputTokens: int(t.usage.InputTokens), OutputTokens: int(t.usage.OutputTokens)},
+	}
+	if t.saved {
+		err = t.a.cfg.Store.UpdateMessage(sctx, m)
+	} else {
+		_, err = t.a.cfg.Store.AppendMessage(sctx, m)
+		t.saved = err == nil
+	}
+	if err != nil {
+		t.a.logger.ErrorContext(ctx, "saving the answer failed", "conversation", t.convID, "message", t.msgID, "error", err)
+		return fmt.Errorf("agent: saving the answer: %w", err)
+	}
+	return nil
+}
+
+// generate makes one model call, streaming its text out, inside a generation
+// span. It returns the span's context (the tools the call asked for run
+// under it) and the response, which holds what arrived even on error.
+func (t *turn) generate(ctx context.Context, req llm.Request, step int) (context.Context, *llm.Response, error) {
+	a := t.a
+	ctx, span := a.tracer.Start(ctx, "llm-generation", trace.WithAttributes(
+		attribute.String(attrObservationType, "generation"),
+		attribute.String("gen_ai.operation.name", "chat"),
+		attribute.String("gen_ai.system", providerName(a.cfg.Provider)),
+		attribute.String("gen_ai.request.model", a.cfg.Provider.Model()),
+		attribute.String("langfuse.observation.model.name", a.cfg.Provider.Model()),
+		attribute.Int("chat.step", step),
+		attribute.Bool("chat.tools_allowed", req.ToolChoice != llm.ToolChoiceNone),
+		attribute.String(attrInput, clip(lastUserText(req.Messages), maxSpanText)),
+	))
+	defer span.End()
+
+	var resp *llm.Response
+	var err error
+	for attempt := 0; ; attempt++ {
+		var produced bool
+		resp, produced, err = t.stream(ctx, req)
+		if err == nil || produced || attempt > 0 {
+			break
+		}
+		wait, ok := a.retryWait(err)
+		if !ok || ctx.Err() != nil {
+			break
+		}
+		span.AddEvent("retry", trace.WithAttributes(attribute.String("error", errorMessage(err))))
+		if wait > 0 {
+			timer := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+			case <-timer.C:
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	t.usage.InputTokens += resp.Usage.InputTokens
+	t.usage.OutputTokens += resp.Usage.OutputTokens
+	span.SetAttributes(
+		attribute.Int64("gen_ai.usage.input_tokens", resp.Usage.InputTokens),
+		attribute.Int64("gen_ai.usage.output_tokens", resp.Usage.OutputTokens),
+		attribute.String("gen_ai.response.finish_reasons", string(resp.StopReason)),
+		attribute.Int("chat.tool_calls", len(resp.ToolCalls)),
+		attribute.String(attrOutput, clip(resp.Message.Text(), maxSpanText)),
+	)
+	if err != nil {
+		span.SetStatus(codes.Error, errorMessage(err))
+	}
+	return ctx, resp, err
+}
+
+// retryWait says whether a failed model call is retried, and after how long.
+func (a *Agent) retryWait(err error) (time.Duration, bool) {
+	var le *llm.Error
+	if !errors.As(err, &le) || !le.Retryable {
+		return 0, false
+	}
+	if le.RetryAfter > 0 {
+		if le.RetryAfter > a.cfg.MaxModelRetryAfter {
+			return 0, false
+		}
+		return le.RetryAfter, true
+	}
+	return max(a.cfg.ModelRetryDelay, 0), true
+}
+
+// stream reads one model response, emitting its text as it arrives. produced
+// reports whether any of it reached the client (then the call cannot be
+// retried without the client seeing the text twice).
+func (t *turn) stream(ctx context.Context, req llm.Request) (resp *llm.Response, produced bool, err error) {
+	resp = &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}
+	s, err := t.a.cfg.Provider.Stream(ctx, req)
+	if err != nil {
+		return resp, false, err
+	}
+	defer s.Close()
+	var text strings.Builder
+	total := 0
+	flush := func() {
+		if text.Len() > 0 {
+			resp.Message.Content = append(resp.Message.Content, llm.Text(text.String()))
+			text.Reset()
+		}
+	}
+	for s.Next() {
+		ev := s.Event()
+		switch ev.Type {
+		case llm.EventTextDelta:
+			if total += len(ev.Text); total > maxTurnText {
+				flush()
+				return resp, produced, &llm.Error{Code: llm.CodeBadResponse, Message: "the model's answer is too large"}
+			}
+			text.WriteString(ev.Text)
+			produced = true
+			t.emit(TextDelta{Content: ev.Text})
+		case llm.EventToolCall:
+			flush()
+			resp.ToolCalls = append(resp.ToolCalls, ev.ToolCall)
+			resp.Message.Content = append(resp.Message.Content, llm.ToolUse(ev.ToolCall.ID, ev.ToolCall.Name, ev.ToolCall.Input))
+		case llm.EventUsage:
+			resp.Usage = ev.Usage
+		case llm.EventDone:
+			resp.StopReason = ev.StopReason
+		}
+	}
+	flush()
+	if err := s.Err(); err != nil {
+		// Tool calls of a response that broke off are not run: their
+		// inputs may be whole, but the model had not finished asking.
+		resp.Message.Content = withoutToolUse(resp.Message.Content)
+		resp.ToolCalls = nil
+		return resp, produced, err
+	}
+	return resp, produced, nil
+}
+
+func lastUserText(msgs []llm.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleUser {
+			if s := msgs[i].Text(); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+func providerName(p llm.Provider) string {
+	switch p.(type) {
+	case *llm.Anthropic:
+		return "anthropic"
+	case *llm.OpenAI:
+		return "openai"
+	case *llm.Scripted:
+		return "scripted"
+	}
+	return "unknown"
+}
+
+// runTools announces the calls, runs them concurrently and returns their
+// tool_result blocks in the calls' order.
+func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) []llm.Block {
+	for _, c := range calls {
+		t.emit(ToolCallStart{ToolCallID: c.ID, ToolName: c.Name, Input: c.Input})
+	}
+	results := make([]llm.Block, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() {
+			res := t.a.cfg.Registry.Call(ctx, c.Name, c.Input)
+			if t.a.cfg.OnToolCall != nil {
+				t.a.cfg.OnToolCall(c.Name, res)
+			}
+			if res.Err != nil {
+				t.emit(ToolCallError{
+					ToolCallID: c.ID, Error: res.Err.Message, ErrorCode: string(res.Err.Code),
+					Retryable: res.Err.Retryable, WasRetried: res.Retried, DurationMs: res.Duration.Milliseconds(),
+				})
+			} else {
+				t.emit(ToolCallEnd{
+					ToolCallID: c.ID, Summary: res.Summary, ResultCount: ResultCount(res.JSON),
+					DurationMs: res.Duration.Milliseconds(), Result: res.JSON,
+				})
+			}
+			results[i] = llm.ToolResult(c.ID, res.JSON, res.Err != nil)
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+// ResultCount counts the results in a tool's result envelope: the items of
+// its top-level arrays (tracks and albums, datasets, results…), or its
+// "count" when it has no arrays; a result with neither counts as one.
+func ResultCount(envelope json.RawMessage) int {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(envelope, &fields) != nil {
+		return 0
+	}
+	n, arrays := 0, false
+	for k, v := range fields {
+		if k == "violations" || len(v) == 0 || v[0] != '[' {
+			continue
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(v, &items) == nil {
+			n += len(items)
+			arrays = true
+		}
+	}
+	if arrays {
+		return n
+	}
+	var count int
+	if c, ok := fields["count"]; ok && json.Unmarshal(c, &count) == nil && count >= 0 {
+		return count
+	}
+	return 1
+}

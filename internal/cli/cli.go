@@ -1,0 +1,332 @@
+// Package cli implements the toolport command: list, schema and call tools,
+// and run the servers. cmd/toolport is a thin main over it.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/tool"
+)
+
+// Exit codes of every toolport command.
+const (
+	ExitOK      = 0
+	ExitFailure = 1 // the command ran and failed (a tool failure, a server error)
+	ExitUsage   = 2 // the command line was wrong
+)
+
+// Env is what a command runs against: its streams and configuration.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Config *config.Config
+	// StdinIsTerminal says whether stdin is interactive (then `call` does not
+	// wait for JSON on it).
+	StdinIsTerminal bool
+	// StderrIsTerminal says whether progress lines can be drawn on stderr.
+	StderrIsTerminal bool
+	// Registry builds the tool registry; commands call it lazily so that
+	// `toolport --help` does not open databases or read keys.
+	Registry func(ctx context.Context, env *Env) (*tool.Registry, func(), error)
+}
+
+type command struct {
+	name, usage, short string
+	run                func(ctx context.Context, env *Env, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"list", "toolport list [--pack NAME] [--json]", "list the tools", runList},
+		{"schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp]", "print tool definitions", runSchema},
+		{"call", "toolport call NAME ['{json}'] [--pretty]", "call a tool with JSON arguments (or JSON on stdin)", runCall},
+		{"mcp", "toolport mcp [--packs LIST] [--tools LIST]", "serve the tools over MCP on stdin/stdout", runMCP},
+		{"serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5]", "run the chat server: web page, REST+SSE API, MCP over HTTP", runServe},
+		{"library", "toolport library add|remove|list|import ...", "manage your music library", runLibrary},
+		{"index", "toolport index add FILE.jsonl | status", "build and inspect the semantic track index", runIndex},
+	}
+}
+
+// Run runs the toolport command line (args without the program name) and
+// returns the exit code.
+func Run(ctx context.Context, env *Env, args []string) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			return Run(ctx, env, []string{args[1], "--help"})
+		}
+		usage(env.Stdout, cmds)
+		return ExitOK
+	}
+	for _, w := range env.Config.Warnings {
+		fmt.Fprintln(env.Stderr, "warning:", w)
+	}
+	for _, c := range cmds {
+		if c.name == args[0] {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	fmt.Fprintf(env.Stderr, "toolport: unknown command %q\n\n", args[0])
+	usage(env.Stderr, cmds)
+	return ExitUsage
+}
+
+func usage(w io.Writer, cmds []command) {
+	fmt.Fprint(w, "Toolport gives LLM agents real tools: web search and fetch, open data (CKAN), music discovery.\n\nUsage:\n")
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-60s %s\n", c.usage, c.short)
+	}
+	fmt.Fprint(w, "\nRun 'toolport COMMAND --help' for a command's flags. Configuration is read from the\nenvironment, then from the credentials file ($TOOLPORT_CREDENTIALS or\n~/.config/toolport/credentials.json); see the README.\n")
+}
+
+// newFlags returns a flag set that prints its usage to env.Stderr.
+func newFlags(env *Env, name, usageLine, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "Usage: %s\n\n%s\n", usageLine, about)
+		var hasFlags bool
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprint(env.Stderr, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parse parses flags wherever they appear among the arguments, so that
+// `toolport call NAME --pretty` works as well as `toolport call --pretty NAME`.
+// It returns the positional arguments, or an exit code when parsing ended the command.
+func parse(fs *flag.FlagSet, args []string) ([]string, int, bool) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, ExitOK, false
+			}
+			return nil, ExitUsage, false
+		}
+		if fs.NArg() == 0 {
+			return positional, 0, true
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func openRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), int) {
+	reg, closeFn, err := env.Registry(ctx, env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport: %v\n", err)
+		return nil, nil, ExitFailure
+	}
+	if closeFn == nil {
+		closeFn = func() {}
+	}
+	return reg, closeFn, 0
+}
+
+func runList(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "list", "toolport list [--pack NAME] [--json]", "Lists the tools Toolport provides.")
+	pack := fs.String("pack", "", "only the tools of this pack (web, ckan, music)")
+	asJSON := fs.Bool("json", false, "print the MCP-style definitions as JSON")
+	if pos, code, ok := parse(fs, args); !ok {
+		return code
+	} else if len(pos) > 0 {
+		fs.Usage()
+		return ExitUsage
+	}
+	reg, closeFn, code := openRegistry(ctx, env)
+	if reg == nil {
+		return code
+	}
+	defer closeFn()
+	if *pack != "" {
+		sub, err := reg.Select([]string{*pack}, nil)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport list: %v\n", err)
+			return ExitUsage
+		}
+		reg = sub
+	}
+	if *asJSON {
+		return printDefinitions(env, reg.Tools(), tool.FormatMCP)
+	}
+	tools := reg.Tools()
+	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Spec().Pack < tools[j].Spec().Pack })
+	width := 4
+	for _, t := range tools {
+		width = max(width, len(t.Name()))
+	}
+	fmt.Fprintf(env.Stdout, "%-*s  %-5s  %s\n", width, "TOOL", "PACK", "DESCRIPTION")
+	for _, t := range tools {
+		fmt.Fprintf(env.Stdout, "%-*s  %-5s  %s\n", width, t.Name(), t.Spec().Pack, firstSentence(t.Spec().Description))
+	}
+	return ExitOK
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	if r := []rune(s); len(r) > 100 {
+		s = string(r[:99]) + "…"
+	}
+	return s
+}
+
+func runSchema(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp]",
+		"Prints tool definitions: one tool's, or every tool's as a JSON array.\n"+
+			"Formats: json (ikigai --schema: name, description, parameters), anthropic (Messages API tools),\n"+
+			"openai (Chat Completions tools), mcp (MCP tools with input and output schemas).")
+	format := fs.String("format", "json", "definition format: json, anthropic, openai or mcp")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 1 {
+		fs.Usage()
+		return ExitUsage
+	}
+	f := tool.Format(*format)
+	if f != tool.FormatIkigai && f != tool.FormatAnthropic && f != tool.FormatOpenAI && f != tool.FormatMCP {
+		fmt.Fprintf(env.Stderr, "toolport schema: unknown format %q (want json, anthropic, openai or mcp)\n", *format)
+		return ExitUsage
+	}
+	reg, closeFn, code := openRegistry(ctx, env)
+	if reg == nil {
+		return code
+	}
+	defer closeFn()
+	if len(pos) == 1 {
+		t, ok := reg.Lookup(pos[0])
+		if !ok {
+			fmt.Fprintf(env.Stderr, "toolport schema: no tool named %q (see 'toolport list')\n", pos[0])
+			return ExitUsage
+		}
+		out, err := t.DefinitionJSON(f)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport schema: %v\n", err)
+			return ExitFailure
+		}
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+		return ExitOK
+	}
+	return printDefinitions(env, reg.Tools(), f)
+}
+
+func printDefinitions(env *Env, tools []*tool.Tool, f tool.Format) int {
+	defs := make([]any, 0, len(tools))
+	for _, t := range tools {
+		d, err := t.Definition(f)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport: %v\n", err)
+			return ExitFailure
+		}
+		defs = append(defs, d)
+	}
+	out, err := tool.Marshal(defs)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport: %v\n", err)
+		return ExitFailure
+	}
+	fmt.Fprintf(env.Stdout, "%s\n", indent(out))
+	return ExitOK
+}
+
+func runCall(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "call", "toolport call NAME ['{json}'] [--pretty]",
+		"Calls a tool and prints its result JSON. Arguments come from the second argument or, if it\n"+
+			"is absent, from stdin. Exit status: 0 success, 1 tool failure, 2 usage error.")
+	pretty := fs.Bool("pretty", false, "indent the result JSON")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		fs.Usage()
+		return ExitUsage
+	}
+	var input []byte
+	switch {
+	case len(pos) == 2:
+		input = []byte(pos[1])
+	case env.StdinIsTerminal:
+		input = []byte("{}")
+	default:
+		var err error
+		input, err = io.ReadAll(io.LimitReader(env.Stdin, tool.MaxArgumentBytes+1))
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport call: reading stdin: %v\n", err)
+			return ExitUsage
+		}
+	}
+	reg, closeFn, code := openRegistry(ctx, env)
+	if reg == nil {
+		return code
+	}
+	defer closeFn()
+	if _, ok := reg.Lookup(pos[0]); !ok {
+		fmt.Fprintf(env.Stderr, "toolport call: no tool named %q (see 'toolport list')\n", pos[0])
+		return ExitUsage
+	}
+	if env.StderrIsTerminal {
+		// One line, redrawn in place and erased when the call ends.
+		var mu sync.Mutex
+		ctx = tool.WithProgress(ctx, func(p tool.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			line := pos[0] + ": " + p.Message
+			if p.Total > 0 {
+				line = fmt.Sprintf("%s: %.0f/%.0f %s", pos[0], p.Done, p.Total, p.Message)
+			}
+			fmt.Fprintf(env.Stderr, "\r\033[K%s", line)
+		})
+	}
+	res := reg.Call(ctx, pos[0], input)
+	if env.StderrIsTerminal {
+		fmt.Fprint(env.Stderr, "\r\033[K")
+	}
+	out := []byte(res.JSON)
+	if *pretty {
+		out = indent(out)
+	}
+	fmt.Fprintf(env.Stdout, "%s\n", out)
+	if res.Err != nil {
+		if ev := res.Err.Event; ev != nil {
+			fmt.Fprintf(env.Stderr, "%s\n", ev.Content)
+		}
+		return ExitFailure
+	}
+	return ExitOK
+}
+
+// Main is the body of cmd/toolport: it wires the process's streams and
+// configuration and returns the exit code.
+func Main(ctx context.Context, args []string) int {
+	cfg, err := config.Load()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "toolport: %v\n", err)
+		return ExitFailure
+	}
+	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Config: cfg, Registry: BuildRegistry,
+		StdinIsTerminal: isTerminal(os.Stdin), StderrIsTerminal: isTerminal(os.Stderr)}
+	return Run(ctx, env, args)
+}
+
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,461 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolport/toolport/internal/pack/music"
+	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/tidal"
+)
+
+const libraryUsage = "toolport library add|remove|list|import ..."
+
+func runLibrary(ctx context.Context, env *Env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(env.Stderr, "Usage: %s\n\n"+
+			"Manages your music library: the tracks and albums the music tools flag as inLibrary.\n\n"+
+			"  toolport library add [--isrc ISRC] [--title T] [--artist A] [--album AL] [TIDAL_TRACK_ID...]\n"+
+			"  toolport library add --album-id TIDAL_ALBUM_ID [--title T] [--artist A]\n"+
+			"  toolport library remove [--albums] ID...            Tidal ids or ISRCs\n"+
+			"  toolport library list [--albums] [--query Q] [--limit N] [--offset N] [--json]\n"+
+			"  toolport library import [--format jsonl|csv] FILE   JSONL or CSV with a header row\n\n"+
+			"Run 'toolport library SUBCOMMAND --help' for details. The store is TOOLPORT_DATABASE_URL,\n"+
+			"by default $XDG_DATA_HOME/toolport/toolport.db.\n", libraryUsage)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	switch args[0] {
+	case "add":
+		return runLibraryAdd(ctx, env, args[1:])
+	case "remove", "rm":
+		return runLibraryRemove(ctx, env, args[1:])
+	case "list", "ls":
+		return runLibraryList(ctx, env, args[1:])
+	case "import":
+		return runLibraryImport(ctx, env, args[1:])
+	}
+	fmt.Fprintf(env.Stderr, "toolport library: unknown subcommand %q (want add, remove, list or import)\n", args[0])
+	return ExitUsage
+}
+
+// openMusic opens the music service and its store.
+func openMusic(ctx context.Context, env *Env, cmd string) (*music.Service, *store.DB, int) {
+	svc := music.Open(music.ConfigFromEnv(env.Config))
+	db, err := svc.Store(ctx)
+	if err != nil {
+		svc.Close()
+		fmt.Fprintf(env.Stderr, "toolport %s: %v\n", cmd, err)
+		return nil, nil, ExitFailure
+	}
+	return svc, db, ExitOK
+}
+
+// maxAddIDs bounds the track ids one `library add` takes (50 TIDAL
+// requests of 20).
+const maxAddIDs = 1000
+
+func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "library add", "toolport library add [flags] [TIDAL_TRACK_ID...]",
+		"Adds tracks (by Tidal id, or by --isrc) or an album (--album-id) to the library.\n\n"+
+			"When TIDAL is configured (TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET), the metadata of tracks given\n"+
+			"by Tidal id (title, artist, album, ISRC, duration, artwork), of a track given by --isrc alone and\n"+
+			"of an album without --title is fetched from TIDAL; flags that are set override what TIDAL says.\n"+
+			"Without TIDAL, tracks given by Tidal id need --title and --artist.")
+	isrc := fs.String("isrc", "", "the track's ISRC")
+	title := fs.String("title", "", "title")
+	artist := fs.String("artist", "", "artist")
+	album := fs.String("album", "", "album title (for a track)")
+	albumID := fs.String("album-id", "", "add the album with this Tidal id instead of tracks")
+	duration := fs.Float64("duration", 0, "duration in seconds")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if *albumID != "" && (len(pos) > 0 || *isrc != "") || *albumID == "" && len(pos) == 0 && *isrc == "" {
+		fmt.Fprintln(env.Stderr, "toolport library add: give Tidal track ids, --isrc, or --album-id (alone)")
+		fs.Usage()
+		return ExitUsage
+	}
+	if len(pos) > maxAddIDs {
+		fmt.Fprintf(env.Stderr, "toolport library add: at most %d track ids at once\n", maxAddIDs)
+		return ExitUsage
+	}
+	for _, id := range pos {
+		if !validID(id) {
+			fmt.Fprintf(env.Stderr, "toolport library add: %q is not a Tidal track id\n", id)
+			return ExitUsage
+		}
+	}
+	if *isrc != "" {
+		n, err := music.NormalizeISRC(*isrc)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport library add: --isrc: %v\n", err)
+			return ExitUsage
+		}
+		*isrc = n
+	}
+	if *duration < 0 || *duration > 86400 {
+		fmt.Fprintln(env.Stderr, "toolport library add: --duration must be 0 to 86400 seconds")
+		return ExitUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	svc, db, code := openMusic(ctx, env, "library add")
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	tc, tidalErr := svc.Tidal()
+	useTidal := tidalErr == nil && tc.Configured()
+
+	if *albumID != "" {
+		a := store.Album{TidalID: *albumID, Title: *title, Artist: *artist}
+		if *title == "" && useTidal {
+			ta, err := tc.Album(ctx, *albumID)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL: %v\n", err)
+				return ExitFailure
+			}
+			a = store.Album{TidalID: ta.ID, Title: ta.Title, Artist: ta.ArtistName(), ReleaseDate: ta.ReleaseDate,
+				ArtworkURL: ta.ArtworkURL, TrackCount: ta.NumberOfItems}
+		}
+		n, err := db.AddAlbums(ctx, []store.Album{a})
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport library add: %v\n", err)
+			return ExitFailure
+		}
+		fmt.Fprintf(env.Stdout, "album %s: %s\n", a.TidalID, addedWord(n))
+		return ExitOK
+	}
+
+	// override applies the flags that were set over metadata from TIDAL.
+	override := func(t store.Track) store.Track {
+		if set["isrc"] {
+			t.ISRC = *isrc
+		}
+		if set["title"] {
+			t.Title = *title
+		}
+		if set["artist"] {
+			t.Artist = *artist
+		}
+		if set["album"] {
+			t.Album = *album
+		}
+		if set["duration"] {
+			t.Duration = *duration
+		}
+		return t
+	}
+	fromFlags := store.Track{ISRC: *isrc, Title: *title, Artist: *artist, Album: *album, Duration: *duration}
+	var tracks []store.Track
+	failed := false
+	switch {
+	case len(pos) == 0: // --isrc
+		t := fromFlags
+		if *title == "" && useTidal {
+			found, err := tc.TracksByISRC(ctx, []string{*isrc})
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL: %v\n", err)
+				return ExitFailure
+			}
+			if len(found) > 0 {
+				t = override(trackFromTidal(found[0]))
+			}
+		}
+		tracks = append(tracks, t)
+	case useTidal:
+		found, err := tc.TracksByID(ctx, pos)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport library add: TIDAL: %v\n", err)
+			return ExitFailure
+		}
+		byID := make(map[string]tidal.Track, len(found))
+		for _, t := range found {
+			byID[t.ID] = t
+		}
+		seen := map[string]bool{}
+		for _, id := range pos {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			tt, ok := byID[id]
+			switch {
+			case ok:
+				t := override(trackFromTidal(tt))
+				fmt.Fprintf(env.Stdout, "%s: %s\n", id, describeTrack(t))
+				tracks = append(tracks, t)
+			case *title != "" && *artist != "":
+				t := fromFlags
+				t.TidalID = id
+				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL has no track %s; adding it with the metadata given\n", id)
+				tracks = append(tracks, t)
+			default:
+				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL has no track %s (not added)\n", id)
+				failed = true
+			}
+		}
+	default:
+		if *title == "" || *artist == "" {
+			why := "TIDAL is not configured (set TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET, or tidal.client_id and\n" +
+				"tidal.client_secret in the credentials file, to fetch track metadata from TIDAL)"
+			if tidalErr != nil {
+				why = fmt.Sprintf("TIDAL cannot be used (%v)", tidalErr)
+			}
+			fmt.Fprintf(env.Stderr, "toolport library add: %s,\n"+
+				"so give the metadata with flags: --title and --artist are needed; --album, --isrc and --duration are optional\n", why)
+			return ExitUsage
+		}
+		for _, id := range pos {
+			t := fromFlags
+			t.TidalID = id
+			tracks = append(tracks, t)
+		}
+	}
+	if len(tracks) > 0 {
+		n, err := db.AddTracks(ctx, tracks)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport library add: %v\n", err)
+			return ExitFailure
+		}
+		fmt.Fprintf(env.Stdout, "%d tracks added, %d already in the library (updated)\n", n, len(tracks)-n)
+	}
+	if failed {
+		return ExitFailure
+	}
+	return ExitOK
+}
+
+// trackFromTidal is a library track with the metadata TIDAL gave.
+func trackFromTidal(t tidal.Track) store.Track {
+	lt := store.Track{TidalID: t.ID, ISRC: t.ISRC, Title: t.Title, Artist: t.ArtistName(),
+		ArtworkURL: t.ArtworkURL(), Duration: t.Duration.Seconds()}
+	if t.Album != nil {
+		lt.Album, lt.AlbumID = t.Album.Title, t.Album.ID
+	}
+	if n, err := music.NormalizeISRC(lt.ISRC); err == nil {
+		lt.ISRC = n
+	}
+	return lt
+}
+
+// describeTrack is "Title — Artist (Album)".
+func describeTrack(t store.Track) string {
+	s := t.Title + " — " + t.Artist
+	if t.Album != "" {
+		s += " (" + t.Album + ")"
+	}
+	return s
+}
+
+func addedWord(n int) string {
+	if n > 0 {
+		return "added"
+	}
+	return "already in the library (updated)"
+}
+
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	return strings.IndexFunc(id, func(r rune) bool {
+		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_')
+	}) < 0
+}
+
+func runLibraryRemove(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "library remove", "toolport library remove [--albums] ID...",
+		"Removes tracks (by Tidal id or ISRC) or, with --albums, albums (by Tidal id) from the library.")
+	albums := fs.Bool("albums", false, "the ids are album ids")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return ExitUsage
+	}
+	ids := make([]string, 0, len(pos))
+	for _, id := range pos {
+		if n, err := music.NormalizeISRC(id); err == nil && !*albums {
+			id = n
+		}
+		ids = append(ids, id)
+	}
+	svc, db, code := openMusic(ctx, env, "library remove")
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	var n int
+	var err error
+	what := "tracks"
+	if *albums {
+		what = "albums"
+		n, err = db.RemoveAlbums(ctx, ids)
+	} else {
+		n, err = db.RemoveTracks(ctx, ids)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport library remove: %v\n", err)
+		return ExitFailure
+	}
+	fmt.Fprintf(env.Stdout, "%d %s removed\n", n, what)
+	if n == 0 {
+		fmt.Fprintf(env.Stderr, "toolport library remove: none of the ids is in the library\n")
+		return ExitFailure
+	}
+	return ExitOK
+}
+
+func runLibraryList(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "library list", "toolport library list [--albums] [--query Q] [--limit N] [--offset N] [--json]",
+		"Lists library tracks (or albums), most recently added first. --json prints one JSON object per\n"+
+			"line, which 'toolport library import' reads back.")
+	albums := fs.Bool("albums", false, "list albums instead of tracks")
+	query := fs.String("query", "", "only items whose title, artist or album contains this")
+	limit := fs.Int("limit", store.DefaultLimit, fmt.Sprintf("page size (1-%d)", store.MaxLimit))
+	offset := fs.Int("offset", 0, "items to skip")
+	asJSON := fs.Bool("json", false, "print JSON lines")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 0 || *limit < 1 || *limit > store.MaxLimit || *offset < 0 {
+		fs.Usage()
+		return ExitUsage
+	}
+	svc, db, code := openMusic(ctx, env, "library list")
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	opt := store.ListOptions{Query: *query, Limit: *limit, Offset: *offset}
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetEscapeHTML(false)
+	if *albums {
+		page, err := db.ListAlbums(ctx, opt)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport library list: %v\n", err)
+			return ExitFailure
+		}
+		for _, a := range page.Albums {
+			if *asJSON {
+				_ = enc.Encode(struct {
+					Type string `json:"type"`
+					store.Album
+				}{"album", a})
+				continue
+			}
+			fmt.Fprintf(env.Stdout, "%-12s %s — %s (%d tracks)\n", a.TidalID, a.Title, a.Artist, a.TrackCount)
+		}
+		if !*asJSON {
+			fmt.Fprintf(env.Stderr, "%s\n", pageLine(len(page.Albums), *offset, page.Total, "albums"))
+		}
+		return ExitOK
+	}
+	page, err := db.ListTracks(ctx, opt)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport library list: %v\n", err)
+		return ExitFailure
+	}
+	for _, t := range page.Tracks {
+		if *asJSON {
+			_ = enc.Encode(t)
+			continue
+		}
+		id := t.TidalID
+		if id == "" {
+			id = "-"
+		}
+		fmt.Fprintf(env.Stdout, "%-12s %-12s %s — %s", id, t.ISRC, t.Title, t.Artist)
+		if t.Album != "" {
+			fmt.Fprintf(env.Stdout, " (%s)", t.Album)
+		}
+		fmt.Fprintln(env.Stdout)
+	}
+	if !*asJSON {
+		fmt.Fprintf(env.Stderr, "%s\n", pageLine(len(page.Tracks), *offset, page.Total, "tracks"))
+	}
+	return ExitOK
+}
+
+func pageLine(n, offset, total int, what string) string {
+	if n == 0 {
+		return fmt.Sprintf("no %s shown (%d in all)", what, total)
+	}
+	return fmt.Sprintf("%s %d-%d of %d", what, offset+1, offset+n, total)
+}
+
+func runLibraryImport(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "library import", "toolport library import [--format jsonl|csv] FILE",
+		"Imports tracks and albums into the library from JSONL (one object per line: tidalId, isrc, title,\n"+
+			"artist, album, albumId, duration, artworkUrl; \"type\":\"album\" with releaseDate and trackCount for\n"+
+			"albums) or CSV with a header row of the same names. A track needs a tidalId or an isrc. Bad lines\n"+
+			"are reported with their line numbers and skipped. FILE may be - for stdin (then give --format).")
+	format := fs.String("format", "", "jsonl or csv (default: from the file extension)")
+	pos, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return ExitUsage
+	}
+	name := pos[0]
+	f := strings.ToLower(*format)
+	if f == "" {
+		switch strings.ToLower(filepath.Ext(name)) {
+		case ".csv":
+			f = "csv"
+		case ".jsonl", ".ndjson", ".json":
+			f = "jsonl"
+		}
+	}
+	if f != "jsonl" && f != "csv" {
+		fmt.Fprintln(env.Stderr, "toolport library import: say --format jsonl or --format csv")
+		return ExitUsage
+	}
+	in := env.Stdin
+	if name != "-" {
+		file, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "toolport library import: %v\n", err)
+			return ExitFailure
+		}
+		defer file.Close()
+		in = file
+	}
+	svc, _, code := openMusic(ctx, env, "library import")
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	label := filepath.Base(name)
+	reported := 0
+	st, err := svc.ImportLibrary(ctx, in, f, func(line int, err error) {
+		if reported++; reported <= maxReportedLines {
+			fmt.Fprintf(env.Stderr, "%s:%d: %v (skipped)\n", label, line, err)
+		}
+	})
+	if reported > maxReportedLines {
+		fmt.Fprintf(env.Stderr, "%s: %d more bad lines not shown\n", label, reported-maxReportedLines)
+	}
+	fmt.Fprintf(env.Stdout, "%s: %d tracks added, %d updated; %d albums added, %d updated; %d skipped (%d lines)\n",
+		label, st.TracksAdded, st.TracksUpdated, st.AlbumsAdded, st.AlbumsUpdated, st.Skipped, st.Lines)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport library import: %v\n", err)
+		return ExitFailure
+	}
+	return ExitOK
+}

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/toolport/toolport/internal/mcpserver"
+)
+
+// version is what servers report about themselves.
+var version = "dev"
+
+func runMCP(ctx context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "mcp", "toolport mcp [--packs web,ckan,music] [--tools a,b]",
+		"Serves Toolport's tools over the Model Context Protocol on stdin and stdout, for MCP clients\n"+
+			"that start it (Claude Desktop, Claude Code, Cursor, VS Code…). Only protocol messages are\n"+
+			"written to stdout; diagnostics go to stderr. See the README for client configuration.")
+	packs := fs.String("packs", "", "comma-separated packs to expose (web, ckan, music); default all")
+	tools := fs.String("tools", "", "comma-separated tool names to expose; default all")
+	if pos, code, ok := parse(fs, args); !ok {
+		return code
+	} else if len(pos) > 0 {
+		fs.Usage()
+		return ExitUsage
+	}
+	// Nothing but the protocol may reach stdout: whatever the packs log goes to stderr.
+	stdout := env.Stdout
+	env.Stdout = env.Stderr
+	reg, closeFn, code := openRegistry(ctx, env)
+	if reg == nil {
+		return code
+	}
+	defer closeFn()
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	server, err := mcpserver.New(reg, mcpserver.Options{
+		Packs: splitList(*packs), Tools: splitList(*tools), Version: version, Logger: logger,
+	})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
+		return ExitUsage
+	}
+	if err := mcpserver.RunStdio(ctx, server, env.Stdin, stdout); err != nil {
+		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
+		return ExitFailure
+	}
+	return ExitOK
+}
+
+func splitList(s string) []string {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/internal/pack/music"
+	"github.com/toolport/toolport/internal/telemetry"
+	"github.com/toolport/toolport/tool"
+	"github.com/toolport/toolport/internal/pack/webfetch"
+	"github.com/toolport/toolport/internal/pack/websearch"
+)
+
+// BuildRegistry wires every pack into one registry from env.Config, traced
+// with the exporter telemetry configures. The returned function releases what
+// the packs opened (databases, exporters).
+func BuildRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error) {
+	tp, shutdown, err := telemetry.Setup(ctx, telemetry.FromConfig(env.Config))
+	if err != nil {
+		return nil, nil, err
+	}
+	tools, closeTools, err := packTools(env)
+	if err != nil {
+		shutdown(context.Background())
+		return nil, nil, err
+	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	reg, err := newRegistry(env, tools, tool.WithTracerProvider(tp), tool.WithLogger(logger))
+	if err != nil {
+		closeTools()
+		shutdown(context.Background())
+		return nil, nil, err
+	}
+	return reg, func() {
+		closeTools()
+		shutdown(context.Background())
+	}, nil
+}
+
+// packTools declares every pack's tools from env.Config. The returned function
+// releases what they opened.
+func packTools(env *Env) ([]*tool.Tool, func(), error) {
+	fetchCfg, err := webfetch.ConfigFromEnv(env.Config)
+	if err != nil {
+		return nil, nil, err
+	}
+	var tools []*tool.Tool
+	tools = append(tools, websearch.Tools(websearch.ConfigFromEnv(env.Config))...)
+	tools = append(tools, webfetch.Tool(fetchCfg))
+	tools = append(tools, ckan.Tools(ckan.ConfigFromEnv(env.Config))...)
+	// The music service opens its store and loads its index on first use,
+	// so that list and schema work on a machine with no database.
+	musicSvc := music.Open(music.ConfigFromEnv(env.Config))
+	tools = append(tools, music.Tools(musicSvc)...)
+	return tools, func() { musicSvc.Close() }, nil
+}
+
+// newRegistry registers tools in a registry that scrubs every secret the
+// configuration has handed out. Secrets are read while the packs are
+// configured, so this comes after packTools.
+func newRegistry(env *Env, tools []*tool.Tool, opts ...tool.Option) (*tool.Registry, error) {
+	reg := tool.NewRegistry(append(opts, tool.WithSecrets(env.Config.Secrets()...))...)
+	if err := reg.Register(tools...); err != nil {
+		return nil, fmt.Errorf("registering tools: %w", err)
+	}
+	return reg, nil
+}

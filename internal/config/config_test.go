@@ -1,0 +1,130 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolport/toolport/internal/config"
+)
+
+func writeFile(t *testing.T, path, body string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+const braveFile = `{"web_search":{"brave":{"api_key":"file-key"},"google":{"api_key":"g","engine_id":"cx"}}}`
+
+func TestLookupPrecedence(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, ".config/ikigai/credentials.json"), `{"web_search":{"brave":{"api_key":"ikigai-key"}}}`, 0o600)
+
+	tests := []struct {
+		name     string
+		env      map[string]string
+		toolport string // content of ~/.config/toolport/credentials.json, if any
+		want     string
+		path     string
+	}{
+		{name: "ikigai file is the last resort", want: "ikigai-key", path: ".config/ikigai/credentials.json"},
+		{name: "toolport file wins over ikigai's", toolport: braveFile, want: "file-key", path: ".config/toolport/credentials.json"},
+		{name: "environment wins over files", env: map[string]string{"BRAVE_API_KEY": "env-key"}, toolport: braveFile, want: "env-key", path: ".config/toolport/credentials.json"},
+		{name: "blank environment value is ignored", env: map[string]string{"BRAVE_API_KEY": "  "}, toolport: braveFile, want: "file-key", path: ".config/toolport/credentials.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tp := filepath.Join(home, ".config/toolport/credentials.json")
+			os.Remove(tp)
+			if tt.toolport != "" {
+				writeFile(t, tp, tt.toolport, 0o600)
+			}
+			c, err := config.New(envOf(tt.env), home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Secret("BRAVE_API_KEY", "web_search.brave.api_key"); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+			if want := filepath.Join(home, tt.path); c.CredentialsPath != want {
+				t.Errorf("CredentialsPath = %q, want %q", c.CredentialsPath, want)
+			}
+			if s := c.Secrets(); len(s) != 1 || s[0] != tt.want {
+				t.Errorf("Secrets() = %v", s)
+			}
+		})
+	}
+}
+
+func TestExplicitCredentialsFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "creds.json")
+	writeFile(t, p, braveFile, 0o600)
+	c, err := config.New(envOf(map[string]string{"TOOLPORT_CREDENTIALS": p}), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Lookup("", "web_search.google.engine_id"); got != "cx" {
+		t.Errorf("engine id = %q", got)
+	}
+	if got := c.Lookup("", "web_search.google.missing"); got != "" {
+		t.Errorf("missing entry = %q", got)
+	}
+	if got := c.Lookup("", "web_search.brave.api_key.deeper"); got != "" {
+		t.Errorf("path through a string = %q", got)
+	}
+
+	// A named file that does not exist is an error, not a silent fallback.
+	if _, err := config.New(envOf(map[string]string{"TOOLPORT_CREDENTIALS": filepath.Join(dir, "nope.json")}), t.TempDir()); err == nil {
+		t.Error("missing TOOLPORT_CREDENTIALS file accepted")
+	}
+}
+
+func TestMalformedFileNamesThePathNotTheContent(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, ".config/toolport/credentials.json"), `{"web_search": {"brave": {"api_key": "sk-secret-value"`, 0o600)
+	_, err := config.New(envOf(nil), home)
+	if err == nil {
+		t.Fatal("malformed file accepted")
+	}
+	if !strings.Contains(err.Error(), "credentials.json") || strings.Contains(err.Error(), "sk-secret-value") {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestWarnsWhenOthersCanRead(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, ".config/toolport/credentials.json"), braveFile, 0o644)
+	c, err := config.New(envOf(nil), home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "chmod 600") {
+		t.Errorf("warnings = %v", c.Warnings)
+	}
+	os.Chmod(filepath.Join(home, ".config/toolport/credentials.json"), 0o600)
+	c, _ = config.New(envOf(nil), home)
+	if len(c.Warnings) != 0 {
+		t.Errorf("warnings for a private file: %v", c.Warnings)
+	}
+}
+
+func TestDefaultsAndBools(t *testing.T) {
+	c, err := config.New(envOf(map[string]string{"A": "x", "ON": "yes", "OFF": "0"}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Default("A", "d") != "x" || c.Default("B", "d") != "d" {
+		t.Error("Default")
+	}
+	if !c.Bool("ON") || c.Bool("OFF") || c.Bool("UNSET") {
+		t.Error("Bool")
+	}
+}

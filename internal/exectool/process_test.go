@@ -1,0 +1,192 @@
+package exectool_test
+
+// These tests run the real ikigai executables as processes, the way a host
+// does: flags, stdin, stdout, stderr and the exit code.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolport/toolport/internal/exectool"
+	"github.com/toolport/toolport/internal/testexec"
+)
+
+// bins holds the executables, built once for the whole test binary.
+var bins testexec.Builder
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	bins.Cleanup()
+	os.Exit(code)
+}
+
+// runTool runs an ikigai executable in an isolated environment.
+func runTool(t *testing.T, name string, env map[string]string, stdin string, args ...string) testexec.Result {
+	t.Helper()
+	return testexec.Run(t, bins.Build(t, "../../cmd/"+name), env, stdin, args...)
+}
+
+func fixture(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestExecutablesPrintAValidSchema(t *testing.T) {
+	for name, toolName := range map[string]string{
+		"web-fetch-tool": "web_fetch", "web-search-brave-tool": "web_search_brave", "web-search-google-tool": "web_search_google",
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := runTool(t, name, nil, "", "--schema")
+			if p.Code != 0 || p.Stderr != "" {
+				t.Fatalf("exit %d, stderr %s", p.Code, p.Stderr)
+			}
+			if len(p.Stdout) > exectool.MaxSchemaBytes {
+				t.Errorf("--schema is %d bytes, over the host's 8 KB cap", len(p.Stdout))
+			}
+			var def struct {
+				Name        string
+				Description string
+				Parameters  json.RawMessage
+			}
+			if err := json.Unmarshal([]byte(p.Stdout), &def); err != nil {
+				t.Fatal(err)
+			}
+			if def.Name != toolName || def.Description == "" {
+				t.Errorf("name %q, description %q", def.Name, def.Description)
+			}
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(def.Parameters))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := jsonschema.NewCompiler()
+			if err := c.AddResource("schema.json", doc); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Compile("schema.json"); err != nil {
+				t.Errorf("parameters are not a valid JSON Schema: %v", err)
+			}
+		})
+	}
+}
+
+func TestBraveExecutable(t *testing.T) {
+	body := fixture(t, "brave/testdata/web_search_what_is_semantic_kernel.json")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/res/v1/web/search" || r.Header.Get("X-Subscription-Token") != "test-key" {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			w.Write(fixture(t, "brave/testdata/docs_example_422_subscription_token_invalid.json"))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer srv.Close()
+
+	ok := runTool(t, "web-search-brave-tool", map[string]string{"BRAVE_API_KEY": "test-key", "BRAVE_API_BASE_URL": srv.URL}, `{"query":"what is semantic kernel","count":3}`)
+	if ok.Code != 0 || !strings.Contains(ok.Stdout, `"success":true`) || !strings.Contains(ok.Stdout, `"count":3`) {
+		t.Errorf("success run: exit %d\n%s\n%s", ok.Code, ok.Stdout, ok.Stderr)
+	}
+
+	bad := runTool(t, "web-search-brave-tool", map[string]string{"BRAVE_API_KEY": "wrong-key", "BRAVE_API_BASE_URL": srv.URL}, `{"query":"semantic kernel"}`)
+	if bad.Code != 1 || !strings.Contains(bad.Stdout, `"error_code":"AUTH_INVALID"`) || strings.Contains(bad.Stdout+bad.Stderr, "wrong-key") {
+		t.Errorf("bad key run: exit %d\n%s\n%s", bad.Code, bad.Stdout, bad.Stderr)
+	}
+
+	missing := runTool(t, "web-search-brave-tool", nil, `{"query":"semantic kernel"}`)
+	if missing.Code != 1 || !strings.Contains(missing.Stdout, `"error_code":"AUTH_MISSING"`) {
+		t.Errorf("missing key: exit %d\n%s", missing.Code, missing.Stdout)
+	}
+	var ev struct {
+		Kind     string `json:"kind"`
+		Content  string `json:"content"`
+		DataJSON string `json:"data_json"`
+	}
+	if err := json.Unmarshal([]byte(missing.Stderr), &ev); err != nil || ev.Kind != "config_required" || !strings.Contains(ev.DataJSON, `"tool": "web_search_brave"`) {
+		t.Errorf("config_required event on stderr: %v %q", err, missing.Stderr)
+	}
+
+	zero := runTool(t, "web-search-brave-tool", nil, `{"query":"semantic kernel"}`, "--exit-zero")
+	if zero.Code != 0 || zero.Stderr != "" || !strings.Contains(zero.Stdout, `"_event":{"kind":"config_required"`) {
+		t.Errorf("--exit-zero: exit %d\n%s\n%s", zero.Code, zero.Stdout, zero.Stderr)
+	}
+}
+
+func TestGoogleExecutable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/customsearch/v1" || r.URL.Query().Get("key") != "gkey" || r.URL.Query().Get("cx") != "engine" {
+			http.Error(w, "unexpected request", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.Write(fixture(t, "google/testdata/cse_what_is_semantic_kernel.json"))
+	}))
+	defer srv.Close()
+	env := map[string]string{"GOOGLE_SEARCH_API_KEY": "gkey", "GOOGLE_SEARCH_ENGINE_ID": "engine", "GOOGLE_SEARCH_BASE_URL": srv.URL}
+	p := runTool(t, "web-search-google-tool", env, `{"query":"semantic kernel","num":5}`)
+	if p.Code != 0 || !strings.Contains(p.Stdout, `"success":true`) {
+		t.Errorf("exit %d\n%s\n%s", p.Code, p.Stdout, p.Stderr)
+	}
+	missing := runTool(t, "web-search-google-tool", nil, `{"query":"semantic kernel"}`)
+	if missing.Code != 1 || !strings.Contains(missing.Stderr, `"kind":"config_required"`) {
+		t.Errorf("missing key: exit %d\n%s\n%s", missing.Code, missing.Stdout, missing.Stderr)
+	}
+}
+
+func TestFetchExecutable(t *testing.T) {
+	var page strings.Builder
+	page.WriteString("<html><head><title>Long page</title></head><body><article>")
+	for i := range 3000 {
+		fmt.Fprintf(&page, "<p>Paragraph %d of a long article about rivers, bridges and the people who cross them every day.</p>\n", i)
+	}
+	page.WriteString("</article></body></html>")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, page.String())
+	}))
+	defer srv.Close()
+
+	blocked := runTool(t, "web-fetch-tool", nil, `{"url":"`+srv.URL+`"}`)
+	if blocked.Code != 1 || !strings.Contains(blocked.Stdout, `"error_code":"BLOCKED"`) {
+		t.Errorf("loopback without opt-in: exit %d\n%s", blocked.Code, blocked.Stdout)
+	}
+
+	allow := map[string]string{"TOOLPORT_FETCH_ALLOW_PRIVATE": "1"}
+	big := runTool(t, "web-fetch-tool", allow, `{"url":"`+srv.URL+`"}`)
+	if big.Code != 0 {
+		t.Fatalf("exit %d\n%s", big.Code, big.Stderr)
+	}
+	if len(big.Stdout) > exectool.MaxOutputBytes {
+		t.Errorf("stdout is %d bytes, over the host's 64 KB cap", len(big.Stdout))
+	}
+	var res struct {
+		Success    bool
+		Title      string
+		Content    string
+		TotalLines int
+	}
+	if err := json.Unmarshal([]byte(big.Stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Success || res.Title != "Long page" || !strings.Contains(res.Content, "[Truncated to fit") || res.TotalLines < 3000 {
+		t.Errorf("truncated result: success=%v title=%q totalLines=%d tail=%q", res.Success, res.Title, res.TotalLines, res.Content[max(0, len(res.Content)-200):])
+	}
+
+	paged := runTool(t, "web-fetch-tool", allow, `{"url":"`+srv.URL+`","offset":5997,"limit":3}`)
+	// Paragraphs are separated by blank lines: paragraph k is on line 2k+1.
+	if paged.Code != 0 || !strings.Contains(paged.Stdout, `"content":"Paragraph 2998 of`) || !strings.Contains(paged.Stdout, `"lines":3`) || strings.Contains(paged.Stdout, "Truncated") {
+		t.Errorf("paged: exit %d\n%s", paged.Code, paged.Stdout)
+	}
+}

@@ -1,0 +1,279 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolport/toolport/internal/mcpserver"
+)
+
+func TestHTTPConcurrentClients(t *testing.T) {
+	const clients, calls = 50, 20
+	f := newFixture(t)
+	hs := httptest.NewServer(mcpserver.NewHTTPHandler(f.newServer(t, mcpserver.Options{}), mcpserver.HTTPOptions{}))
+	defer hs.Close()
+
+	for _, version := range []string{"", "2025-11-25"} { // the newest revision (stateless) and a session-based one
+		t.Run("version="+version, func(t *testing.T) {
+			var wg sync.WaitGroup
+			errs := make(chan error, clients*calls)
+			for c := range clients {
+				wg.Go(func() {
+					client := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("client-%d", c), Version: "v0"}, nil)
+					cs, err := client.Connect(context.Background(),
+						&mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: hs.Client(), MaxRetries: -1},
+						&mcp.ClientSessionOptions{ProtocolVersion: version})
+					if err != nil {
+						errs <- fmt.Errorf("client %d: connect: %w", c, err)
+						return
+					}
+					defer cs.Close()
+					for i := range calls {
+						text := fmt.Sprintf("client %d call %d", c, i)
+						res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+						switch {
+						case err != nil:
+							errs <- fmt.Errorf("client %d call %d: %w", c, i, err)
+						case res.IsError:
+							errs <- fmt.Errorf("client %d call %d: isError %q", c, i, texts(res))
+						case !strings.Contains(string(mustJSON(t, res.StructuredContent)), text):
+							// Each answer must be this call's, not another client's.
+							errs <- fmt.Errorf("client %d call %d: got %s", c, i, mustJSON(t, res.StructuredContent))
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			n := 0
+			for err := range errs {
+				if n++; n <= 5 {
+					t.Error(err)
+				}
+			}
+			if n > 0 {
+				t.Errorf("%d of %d calls failed", n, clients*calls)
+			}
+		})
+	}
+}
+
+func TestHTTPRouting(t *testing.T) {
+	// A request of the newest revision is served without a session; the
+	// initialize of an older client opens one.
+	f := newFixture(t)
+	hs := httptest.NewServer(mcpserver.NewHTTPHandler(f.newServer(t, mcpserver.Options{}), mcpserver.HTTPOptions{}))
+	defer hs.Close()
+	tests := []struct {
+		name, version, body string
+		wantSession         bool
+	}{
+		{name: "legacy initialize", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+			wantSession: true},
+		{name: "stateless discover", version: "2026-07-28",
+			body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tt.version != "" {
+				req.Header.Set("Mcp-Protocol-Version", tt.version)
+				req.Header.Set("Mcp-Method", "server/discover")
+			}
+			resp, err := hs.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			if got := resp.Header.Get("Mcp-Session-Id") != ""; got != tt.wantSession {
+				t.Errorf("session ID set = %v, want %v (body %s)", got, tt.wantSession, body)
+			}
+		})
+	}
+}
+
+func TestRequireBearer(t *testing.T) {
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	tests := []struct {
+		name, token, header string
+		want                int
+	}{
+		{name: "right token", token: "s3cret-token", header: "Bearer s3cret-token", want: http.StatusNoContent},
+		{name: "scheme is case-insensitive", token: "s3cret-token", header: "bearer s3cret-token", want: http.StatusNoContent},
+		{name: "no header", token: "s3cret-token", header: "", want: http.StatusUnauthorized},
+		{name: "wrong token", token: "s3cret-token", header: "Bearer s3cret-tokem", want: http.StatusUnauthorized},
+		{name: "prefix of the token", token: "s3cret-token", header: "Bearer s3cret", want: http.StatusUnauthorized},
+		{name: "other scheme", token: "s3cret-token", header: "Basic s3cret-token", want: http.StatusUnauthorized},
+		{name: "empty credentials", token: "s3cret-token", header: "Bearer ", want: http.StatusUnauthorized},
+		{name: "empty token admits nobody", token: "", header: "Bearer ", want: http.StatusUnauthorized},
+		{name: "empty token, empty guess", token: "", header: "Bearer", want: http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+			if tt.header != "" {
+				req.Header.Set("Authorization", tt.header)
+			}
+			rec := httptest.NewRecorder()
+			mcpserver.RequireBearer(tt.token, inner).ServeHTTP(rec, req)
+			if rec.Code != tt.want {
+				t.Errorf("status %d, want %d", rec.Code, tt.want)
+			}
+			if rec.Code == http.StatusUnauthorized && !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("401 without a Bearer challenge")
+			}
+			if strings.Contains(rec.Body.String(), "s3cret") {
+				t.Errorf("the response echoes the token: %q", rec.Body.String())
+			}
+		})
+	}
+}
+
+func TestRequireBearerWithClient(t *testing.T) {
+	f := newFixture(t)
+	hs := httptest.NewServer(mcpserver.RequireBearer("tok-123456", mcpserver.NewHTTPHandler(f.newServer(t, mcpserver.Options{}), mcpserver.HTTPOptions{})))
+	defer hs.Close()
+	for _, tt := range []struct {
+		token  string
+		wantOK bool
+	}{{"tok-123456", true}, {"nope", false}} {
+		httpClient := &http.Client{Transport: bearerTransport{tt.token, hs.Client().Transport}}
+		client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "v0"}, nil)
+		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: httpClient, MaxRetries: -1}, nil)
+		if (err == nil) != tt.wantOK {
+			t.Errorf("token %q: connect err = %v, want ok=%v", tt.token, err, tt.wantOK)
+		}
+		if err == nil {
+			cs.Close()
+		}
+	}
+}
+
+type bearerTransport struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+func TestRunStdioEnds(t *testing.T) {
+	tests := []struct {
+		name string
+		end  func(cancel context.CancelFunc, stdin *io.PipeWriter)
+	}{
+		{name: "stdin closed", end: func(_ context.CancelFunc, stdin *io.PipeWriter) { stdin.Close() }},
+		{name: "context canceled", end: func(cancel context.CancelFunc, _ *io.PipeWriter) { cancel() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			stdinR, stdinW := io.Pipe()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- mcpserver.RunStdio(ctx, f.newServer(t, mcpserver.Options{}), stdinR, io.Discard) }()
+			tt.end(cancel, stdinW)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("RunStdio = %v, want nil on a clean end", err)
+				}
+			case <-time.After(waitLimit):
+				t.Fatal("RunStdio did not return")
+			}
+		})
+	}
+}
+
+// BenchmarkStreamableHTTPCall measures a cheap tool call over streamable HTTP
+// on loopback, end to end through the SDK client: one client calling in a
+// loop, and GOMAXPROCS clients in parallel. It reports calls/s and the p50 and
+// p99 latency of a call.
+func BenchmarkStreamableHTTPCall(b *testing.B) {
+	for _, version := range []string{"", "2025-11-25"} {
+		name := "newest"
+		if version != "" {
+			name = version
+		}
+		b.Run(name+"/serial", func(b *testing.B) { benchHTTP(b, version, false) })
+		b.Run(name+"/parallel", func(b *testing.B) { benchHTTP(b, version, true) })
+	}
+}
+
+func benchHTTP(b *testing.B, version string, parallel bool) {
+	f := newFixture(b)
+	hs := httptest.NewServer(mcpserver.NewHTTPHandler(f.newServer(b, mcpserver.Options{}), mcpserver.HTTPOptions{}))
+	defer hs.Close()
+	dial := func() *mcp.ClientSession {
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil)
+		cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: hs.Client(), MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return cs
+	}
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello, benchmark"}}
+	call := func(cs *mcp.ClientSession, lat *[]time.Duration) {
+		start := time.Now()
+		res, err := cs.CallTool(context.Background(), params)
+		*lat = append(*lat, time.Since(start))
+		if err != nil || res.IsError {
+			b.Errorf("call: %v", err)
+		}
+	}
+
+	var (
+		mu  sync.Mutex
+		all []time.Duration
+	)
+	start := time.Now()
+	if parallel {
+		b.RunParallel(func(pb *testing.PB) {
+			cs := dial()
+			defer cs.Close()
+			var lat []time.Duration
+			for pb.Next() {
+				call(cs, &lat)
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			mu.Unlock()
+		})
+	} else {
+		cs := dial()
+		defer cs.Close()
+		b.ResetTimer()
+		start = time.Now()
+		for b.Loop() {
+			call(cs, &all)
+		}
+	}
+	elapsed := time.Since(start)
+	if len(all) == 0 {
+		return
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "calls/s")
+	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+}

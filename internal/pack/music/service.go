@@ -1,0 +1,531 @@
+package music
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/embedding"
+	"github.com/toolport/toolport/internal/index"
+	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/tidal"
+	"github.com/toolport/toolport/tool"
+)
+
+// Config configures a [Service] opened with [Open].
+type Config struct {
+	// DatabaseURL names the store: a file path or sqlite: URL for SQLite, a
+	// postgres:// URL for PostgreSQL; "" is SQLite at store.DefaultPath.
+	DatabaseURL string
+	Tidal       tidal.Config
+	// Embeddings configures an OpenAI-compatible embeddings endpoint; with
+	// an empty BaseURL the offline default embedder is used.
+	Embeddings embedding.Config
+	// RefreshInterval is how often, at most, a search checks the store for
+	// index records another process wrote (DefaultRefreshInterval when 0;
+	// never when negative). See [WithRefreshInterval].
+	RefreshInterval time.Duration
+}
+
+// DefaultRefreshInterval is how often, at most, semanticSearch checks the
+// store for records written by another process: a check is one cheap query,
+// and a few seconds is as fresh as someone running `toolport index add`
+// next to a server notices.
+const DefaultRefreshInterval = 5 * time.Second
+
+// Option tunes a [Service] made by [New] or [Open].
+type Option func(*Service)
+
+// WithRefreshInterval sets how often, at most, a search checks the store
+// for index changes made by other processes: d == 0 keeps the default, a
+// negative d turns checking off (the engine is then loaded once and follows
+// only this service's own ingestion).
+func WithRefreshInterval(d time.Duration) Option {
+	return func(s *Service) {
+		if d != 0 {
+			s.refreshEvery = d
+		}
+	}
+}
+
+// WithClock replaces time.Now for refresh scheduling, so that tests can move
+// time instead of sleeping.
+func WithClock(now func() time.Time) Option {
+	return func(s *Service) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
+// ConfigFromEnv reads TOOLPORT_DATABASE_URL (or database.url in the
+// credentials file), the TIDAL settings ([tidal.ConfigFromEnv]) and the
+// embeddings settings ([embedding.ConfigFromEnv]). Without a database URL the
+// default path is resolved from the configuration's XDG_DATA_HOME and HOME.
+func ConfigFromEnv(c *config.Config) Config {
+	dsn := c.Lookup("TOOLPORT_DATABASE_URL", "database.url")
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		// A URL with credentials is a secret: read it as one, so that it is
+		// scrubbed from tool results and spans.
+		dsn = c.Secret("TOOLPORT_DATABASE_URL", "database.url")
+	}
+	if dsn == "" {
+		if home := c.Env("HOME"); home != "" || c.Env("XDG_DATA_HOME") != "" {
+			dsn = store.DefaultPath(c.Env, home)
+		}
+	}
+	return Config{DatabaseURL: dsn, Tidal: tidal.ConfigFromEnv(c), Embeddings: embedding.ConfigFromEnv(c)}
+}
+
+// Service is what the music tools run against: the store, the embedder, the
+// in-memory search engine and the TIDAL client. It is safe for concurrent
+// use. The store is opened, the embedder made and the engine loaded on first
+// use, each at most once (a failure is retried by the next call), so that a
+// Service can be built for `toolport list` on a machine with no database.
+type Service struct {
+	openDB   func(ctx context.Context) (*store.DB, error)
+	ownsDB   bool
+	newEmb   func(ctx context.Context) (embedding.Embedder, error)
+	tidal    *tidal.Client
+	tidalErr error
+
+	mu  sync.Mutex // guards db and emb while they are being set up
+	db  *store.DB
+	emb embedding.Embedder
+
+	// loadMu serialises what changes the engine's content: the first load,
+	// refreshes and this service's own ingestion. Searches never take it,
+	// so they run on the current engine while a refresh loads.
+	loadMu       sync.Mutex
+	seen         store.IndexVersion // the store version the engine reflects; guarded by loadMu
+	nextCheck    time.Time          // guarded by loadMu
+	refreshEvery time.Duration
+	now          func() time.Time
+
+	// engineMu guards the engine pointer, which a full reload replaces.
+	engineMu sync.Mutex
+	engine   *index.Engine
+
+	// ingestMu serialises ingestion, so that two runs cannot interleave
+	// their batches' state checks and writes.
+	ingestMu sync.Mutex
+
+	fmu      sync.RWMutex
+	features map[string]featureVec // ISRC → audio features, for search filters
+}
+
+// Open returns a service for cfg. Nothing is opened yet: the store and the
+// embedder are set up on first use, and a bad TIDAL base URL is reported by
+// the TIDAL tools.
+func Open(cfg Config, opts ...Option) *Service {
+	s := &Service{
+		openDB: func(ctx context.Context) (*store.DB, error) { return store.Open(ctx, cfg.DatabaseURL) },
+		ownsDB: true,
+		newEmb: func(ctx context.Context) (embedding.Embedder, error) { return NewEmbedder(ctx, cfg.Embeddings) },
+	}
+	s.tidal, s.tidalErr = tidal.NewClient(cfg.Tidal)
+	s.setOptions(append([]Option{WithRefreshInterval(cfg.RefreshInterval)}, opts...))
+	return s
+}
+
+func (s *Service) setOptions(opts []Option) {
+	s.refreshEvery, s.now = DefaultRefreshInterval, time.Now
+	for _, o := range opts {
+		o(s)
+	}
+}
+
+// New returns a service over an open store, an embedder and a TIDAL client
+// (nil when TIDAL is not available: its tools then fail with CONFIG_ERROR).
+// Close does not close db: the caller owns it.
+func New(db *store.DB, emb embedding.Embedder, tc *tidal.Client, opts ...Option) *Service {
+	s := &Service{db: db, emb: emb, tidal: tc}
+	if tc == nil {
+		s.tidalErr = tool.Errorf(tool.CodeConfig, "the TIDAL client is not configured")
+	}
+	s.setOptions(opts)
+	return s
+}
+
+// NewEmbedder returns the OpenAI-compatible embedder when cfg has a base URL
+// and the offline default otherwise. A remote embedder whose vector size is
+// not configured is asked once, with a probe text, so that the engine can be
+// sized.
+func NewEmbedder(ctx context.Context, cfg embedding.Config) (embedding.Embedder, error) {
+	if cfg.BaseURL == "" {
+		e, err := embedding.NewDefault()
+		if err != nil {
+			return nil, fmt.Errorf("music: offline embedder: %w", err)
+		}
+		return e, nil
+	}
+	e, err := embedding.NewOpenAI(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if e.Dimensions() == 0 {
+		if _, err := e.Embed(ctx, []string{"dimension probe"}); err != nil {
+			return nil, fmt.Errorf("music: embeddings endpoint: %w", err)
+		}
+	}
+	return e, nil
+}
+
+// Close closes the store if the service opened it.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ownsDB && s.db != nil {
+		err := s.db.Close()
+		s.db = nil
+		return err
+	}
+	return nil
+}
+
+// Store returns the store, opening it on first use.
+func (s *Service) Store(ctx context.Context) (*store.DB, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.storeLocked(ctx)
+}
+
+func (s *Service) storeLocked(ctx context.Context) (*store.DB, error) {
+	if s.db != nil {
+		return s.db, nil
+	}
+	if s.openDB == nil {
+		return nil, tool.Errorf(tool.CodeConfig, "the music store is closed")
+	}
+	db, err := s.openDB(ctx)
+	if err != nil {
+		return nil, &tool.Error{Code: tool.CodeConfig,
+			Message: "the music database could not be opened (check TOOLPORT_DATABASE_URL): " + err.Error(), Err: err}
+	}
+	s.db = db
+	return db, nil
+}
+
+// Embedder returns the embedder, making it on first use.
+func (s *Service) Embedder(ctx context.Context) (embedding.Embedder, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.embedderLocked(ctx)
+}
+
+func (s *Service) embedderLocked(ctx context.Context) (embedding.Embedder, error) {
+	if s.emb != nil {
+		return s.emb, nil
+	}
+	emb, err := s.newEmb(ctx)
+	if err != nil {
+		var te *tool.Error
+		if errors.As(err, &te) {
+			return nil, err
+		}
+		return nil, &tool.Error{Code: tool.CodeConfig, Message: "the embedder could not be set up: " + err.Error(), Err: err}
+	}
+	s.emb = emb
+	return emb, nil
+}
+
+// Engine returns the search engine, loading it from the store on first use.
+// It does not check the store for changes: see [Service.Refresh].
+func (s *Service) Engine(ctx context.Context) (*index.Engine, error) {
+	if eng := s.loadedEngine(); eng != nil {
+		return eng, nil
+	}
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if eng := s.loadedEngine(); eng != nil {
+		return eng, nil
+	}
+	if err := s.reloadLocked(ctx); err != nil {
+		return nil, err
+	}
+	return s.loadedEngine(), nil
+}
+
+// loadedEngine returns the engine if it is loaded, else nil.
+func (s *Service) loadedEngine() *index.Engine {
+	s.engineMu.Lock()
+	defer s.engineMu.Unlock()
+	return s.engine
+}
+
+// reloadLocked loads a new engine from the whole store and puts it in place
+// of the current one, which searches keep using until then. The version is
+// read before the scan: whatever is written after it is picked up by the
+// next refresh. s.loadMu must be held.
+func (s *Service) reloadLocked(ctx context.Context) error {
+	db, err := s.Store(ctx)
+	if err != nil {
+		return err
+	}
+	emb, err := s.Embedder(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := db.IndexVersion(ctx)
+	if err != nil {
+		return storeError("reading the index version", err)
+	}
+	eng, feats, _, err := load(ctx, db, emb)
+	if err != nil {
+		return err
+	}
+	s.fmu.Lock()
+	s.features = feats
+	s.fmu.Unlock()
+	s.engineMu.Lock()
+	s.engine = eng
+	s.engineMu.Unlock()
+	s.seen = v
+	s.nextCheck = s.now().Add(s.refreshEvery)
+	return nil
+}
+
+// refreshIfDue brings the engine up to date with the store when the refresh
+// interval has passed since the last check. When another caller is already
+// loading, it returns at once: the search then runs on the engine as it is.
+func (s *Service) refreshIfDue(ctx context.Context) error {
+	if s.refreshEvery < 0 || !s.loadMu.TryLock() {
+		return nil
+	}
+	defer s.loadMu.Unlock()
+	if s.loadedEngine() == nil || s.now().Before(s.nextCheck) {
+		return nil
+	}
+	_, err := s.refreshLocked(ctx)
+	return err
+}
+
+// RefreshStats says what a refresh did.
+type RefreshStats struct {
+	Changed  bool // the store had changed since the engine was loaded or last refreshed
+	Delta    int  // records loaded as a delta
+	Reloaded bool // the engine was rebuilt from the whole store (records were deleted)
+}
+
+// Refresh brings the engine up to date with the store now, whatever the
+// refresh interval, loading the engine if it is not loaded yet. Searches
+// call it on their own every RefreshInterval; it is exported for callers
+// that know the store changed.
+func (s *Service) Refresh(ctx context.Context) (RefreshStats, error) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if s.loadedEngine() == nil {
+		if err := s.reloadLocked(ctx); err != nil {
+			return RefreshStats{}, err
+		}
+		return RefreshStats{Changed: true, Reloaded: true}, nil
+	}
+	return s.refreshLocked(ctx)
+}
+
+// refreshLocked compares the store's version with the one the engine
+// reflects. Records written since are loaded into the live engine (searches
+// meanwhile see the old state plus part of the delta, never a broken one);
+// records written after the version read are left for the next refresh, so
+// that the engine then matches that version exactly. If the engine's size
+// does not match the version's count afterwards, records were deleted, and
+// the engine is rebuilt from the whole store: deletions are rare, and a
+// rebuild is simple and correct. s.loadMu must be held.
+func (s *Service) refreshLocked(ctx context.Context) (RefreshStats, error) {
+	s.nextCheck = s.now().Add(s.refreshEvery)
+	db, err := s.Store(ctx)
+	if err != nil {
+		return RefreshStats{}, err
+	}
+	v, err := db.IndexVersion(ctx)
+	if err != nil {
+		return RefreshStats{}, storeError("checking the index for changes", err)
+	}
+	if v == s.seen {
+		return RefreshStats{}, nil
+	}
+	st := RefreshStats{Changed: true}
+	eng := s.loadedEngine()
+	if v.Count >= s.seen.Count && !v.Updated.Before(s.seen.Updated) {
+		emb, err := s.Embedder(ctx)
+		if err != nil {
+			return st, err
+		}
+		scan := func(fn func(store.IndexRecord) error) error {
+			return db.EachIndexRecordSince(ctx, s.seen.Updated, func(r store.IndexRecord) error {
+				if r.UpdatedAt.After(v.Updated) {
+					return nil // written after v: the next refresh loads it
+				}
+				return fn(r)
+			})
+		}
+		ls, err := loadInto(ctx, db, emb, eng, scan, s.setFeatures)
+		if err != nil {
+			return st, err
+		}
+		st.Delta = ls.Records
+		if eng.Len() == v.Count {
+			s.seen = v
+			return st, nil
+		}
+	}
+	// Fewer records than the engine holds (or a store that went back in
+	// time, such as one restored from a backup): start again.
+	st.Reloaded = true
+	return st, s.reloadLocked(ctx)
+}
+
+// LoadStats says how the engine was loaded.
+type LoadStats struct {
+	Records    int // documents in the engine
+	Reused     int // stored embeddings of the current embedder used as they are
+	Reembedded int // records embedded at load (none stored, or another embedder's)
+}
+
+// loadBatch is how many records are embedded at once while loading.
+const loadBatch = 256
+
+// load builds an engine from the store in one streaming pass. Stored vectors
+// made by emb are used as they are; records without one, or with another
+// embedder's, are embedded now and their new vectors written back after the
+// scan (the scan may hold the store's only connection).
+func load(ctx context.Context, db *store.DB, emb embedding.Embedder) (*index.Engine, map[string]featureVec, LoadStats, error) {
+	eng := index.NewEngine(emb)
+	feats := map[string]featureVec{}
+	scan := func(fn func(store.IndexRecord) error) error { return db.EachIndexRecord(ctx, fn) }
+	st, err := loadInto(ctx, db, emb, eng, scan, func(isrc string, f *AudioFeatures) {
+		if fv, ok := newFeatureVec(f); ok {
+			feats[isrc] = fv
+		}
+	})
+	if err != nil {
+		return nil, nil, st, err
+	}
+	return eng, feats, st, nil
+}
+
+// loadInto adds the records scan yields to eng in batches, as load does,
+// calling feature for each record's audio features.
+func loadInto(ctx context.Context, db *store.DB, emb embedding.Embedder, eng *index.Engine,
+	scan func(func(store.IndexRecord) error) error, feature func(isrc string, f *AudioFeatures)) (LoadStats, error) {
+	var st LoadStats
+	var pending []index.Document
+	var fresh []store.Embedding
+	flush := func() error {
+		var texts []string
+		var at []int
+		for i, d := range pending {
+			if d.Vector == nil {
+				texts = append(texts, index.EmbeddingText(d.Fields))
+				at = append(at, i)
+			}
+		}
+		if len(texts) > 0 {
+			vecs, err := emb.Embed(ctx, texts)
+			if err != nil {
+				return fmt.Errorf("music: embedding the index: %w", err)
+			}
+			if len(vecs) != len(texts) {
+				return fmt.Errorf("music: embedder returned %d vectors for %d texts", len(vecs), len(texts))
+			}
+			for j, i := range at {
+				pending[i].Vector = vecs[j]
+				fresh = append(fresh, store.Embedding{ISRC: pending[i].ID, Vector: vecs[j], Embedder: emb.Name()})
+			}
+			st.Reembedded += len(texts)
+		}
+		if err := eng.Add(ctx, pending); err != nil {
+			return fmt.Errorf("music: loading the index: %w", err)
+		}
+		st.Records += len(pending)
+		pending = pending[:0]
+		return nil
+	}
+	err := scan(func(r store.IndexRecord) error {
+		d := index.Document{ID: r.ISRC, Fields: fields(r)}
+		if r.Embedder == emb.Name() && len(r.Embedding) == emb.Dimensions() {
+			d.Vector = r.Embedding
+			st.Reused++
+		}
+		pending = append(pending, d)
+		feature(r.ISRC, r.AudioFeatures)
+		if len(pending) == loadBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(pending) > 0 {
+		err = flush()
+	}
+	if err != nil {
+		return st, err
+	}
+	for start := 0; start < len(fresh); start += loadBatch {
+		if _, err := db.SetEmbeddings(ctx, fresh[start:min(start+loadBatch, len(fresh))]); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+func fields(r store.IndexRecord) index.Fields {
+	return index.Fields{Title: r.Title, Artist: r.Artist, Album: r.Album, Interpretation: r.Interpretation, Lyrics: r.Lyrics}
+}
+
+// Tidal returns the TIDAL client, or why there is none (a malformed base
+// URL). Missing credentials are reported by each call as AUTH_MISSING.
+func (s *Service) Tidal() (*tidal.Client, error) { return s.tidalClient() }
+
+// tidalClient returns the TIDAL client or why there is none.
+func (s *Service) tidalClient() (*tidal.Client, error) {
+	if s.tidalErr != nil {
+		return nil, s.tidalErr
+	}
+	return s.tidal, nil
+}
+
+// featureVec holds the audio features search filters use; NaN is unknown.
+type featureVec [numFeatures]float32
+
+const (
+	fAcousticness = iota
+	fDanceability
+	fEnergy
+	fInstrumentalness
+	fSpeechiness
+	fValence
+	fTempo
+	numFeatures
+)
+
+func newFeatureVec(f *AudioFeatures) (featureVec, bool) {
+	var v featureVec
+	if f == nil {
+		return v, false
+	}
+	for i, p := range []*float64{f.Acousticness, f.Danceability, f.Energy, f.Instrumentalness, f.Speechiness, f.Valence, f.Tempo} {
+		v[i] = float32(math.NaN())
+		if p != nil {
+			v[i] = float32(*p)
+		}
+	}
+	return v, true
+}
+
+func (s *Service) setFeatures(isrc string, f *AudioFeatures) {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	if s.features == nil {
+		s.features = map[string]featureVec{}
+	}
+	if fv, ok := newFeatureVec(f); ok {
+		s.features[isrc] = fv
+	} else {
+		delete(s.features, isrc)
+	}
+}

@@ -1,0 +1,487 @@
+package music
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/tidal"
+	"github.com/toolport/toolport/tool"
+)
+
+// Pack is the pack name of the music tools.
+const Pack = "music"
+
+// Tools returns the music tools over s: semanticSearch, tidalSearch,
+// albumTracks and batchMetadata.
+func Tools(s *Service) []*tool.Tool {
+	return []*tool.Tool{
+		tool.Must(tool.New(tool.Spec{
+			Name: "semanticSearch", Title: "Semantic track search", Pack: Pack,
+			Description: "Search the indexed track collection by mood, theme, sound or lyrics description " +
+				"(e.g. 'melancholic piano', 'upbeat summer songs about friendship'). Returns tracks with lyrics, " +
+				"interpretation and audio features, each with a relevance score and whether it is in the user's library. " +
+				"Optional filters narrow by audio features (0-1 scales; tempo in BPM) or to library tracks.",
+			Annotations: tool.Annotations{ReadOnly: true},
+		}, s.semanticSearch)),
+		tool.Must(tool.New(tool.Spec{
+			Name: "tidalSearch", Title: "Tidal catalogue search", Pack: Pack,
+			Description: "Search the Tidal catalogue for tracks, albums, or both. Returns results with library membership " +
+				"and indexing status. Use this to discover new music or find specific artists/albums.",
+			Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true},
+		}, s.tidalSearch)),
+		tool.Must(tool.New(tool.Spec{
+			Name: "albumTracks", Title: "Tidal album tracks", Pack: Pack,
+			Description: "Get all tracks from a specific album by Tidal album ID (the tidalId of an album from tidalSearch), " +
+				"with library membership and indexing status.",
+			Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true},
+		}, s.albumTracks)),
+		tool.Must(tool.New(tool.Spec{
+			Name: "batchMetadata", Title: "Track metadata by ISRC", Pack: Pack,
+			Description: "Get full metadata (lyrics, interpretation, audio features) of up to 100 tracks from the index by ISRC. " +
+				"ISRCs may be given in lower case or with hyphens. Lists which were found and which are not indexed.",
+			Annotations: tool.Annotations{ReadOnly: true},
+		}, s.batchMetadata)),
+	}
+}
+
+// storeError hides a store failure's details from the agent (they may name
+// tables or hosts) but keeps cancellation recognisable.
+func storeError(what string, err error) error {
+	var te *tool.Error
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &te) {
+		return err
+	}
+	return &tool.Error{Code: tool.CodeInternal, Message: "music store: " + what + " failed", Err: err}
+}
+
+// quote clips a query for a summary line.
+func quote(s string) string {
+	if utf8.RuneCountInString(s) > 80 {
+		s = string([]rune(s)[:79]) + "…"
+	}
+	return "'" + s + "'"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// ---- semanticSearch
+
+// SemanticSearchInput is the input of semanticSearch.
+type SemanticSearchInput struct {
+	Query string `json:"query" jsonschema:"Natural language description of the music: mood, theme, sound, instruments or lyrics" schema:"minLength=1,maxLength=2000"`
+	Limit int    `json:"limit,omitempty" jsonschema:"Maximum number of tracks to return" schema:"minimum=1,maximum=50,default=20"`
+	// InLibraryOnly keeps only tracks in the user's library.
+	InLibraryOnly bool `json:"inLibraryOnly,omitempty" jsonschema:"Only return tracks that are in the user's library"`
+
+	MinEnergy           *float64 `json:"minEnergy,omitempty" jsonschema:"Minimum energy (0-1)" schema:"minimum=0,maximum=1"`
+	MaxEnergy           *float64 `json:"maxEnergy,omitempty" jsonschema:"Maximum energy (0-1), e.g. 0.3 for calm tracks" schema:"minimum=0,maximum=1"`
+	MinValence          *float64 `json:"minValence,omitempty" jsonschema:"Minimum valence (0-1, musical positiveness)" schema:"minimum=0,maximum=1"`
+	MaxValence          *float64 `json:"maxValence,omitempty" jsonschema:"Maximum valence (0-1), e.g. 0.3 for sad tracks" schema:"minimum=0,maximum=1"`
+	MinDanceability     *float64 `json:"minDanceability,omitempty" jsonschema:"Minimum danceability (0-1)" schema:"minimum=0,maximum=1"`
+	MaxDanceability     *float64 `json:"maxDanceability,omitempty" jsonschema:"Maximum danceability (0-1)" schema:"minimum=0,maximum=1"`
+	MinAcousticness     *float64 `json:"minAcousticness,omitempty" jsonschema:"Minimum acousticness (0-1)" schema:"minimum=0,maximum=1"`
+	MaxAcousticness     *float64 `json:"maxAcousticness,omitempty" jsonschema:"Maximum acousticness (0-1)" schema:"minimum=0,maximum=1"`
+	MinInstrumentalness *float64 `json:"minInstrumentalness,omitempty" jsonschema:"Minimum instrumentalness (0-1); 0.5 and above is mostly instrumental" schema:"minimum=0,maximum=1"`
+	MaxInstrumentalness *float64 `json:"maxInstrumentalness,omitempty" jsonschema:"Maximum instrumentalness (0-1)" schema:"minimum=0,maximum=1"`
+	MinTempo            *float64 `json:"minTempo,omitempty" jsonschema:"Minimum tempo in BPM" schema:"minimum=0,maximum=400"`
+	MaxTempo            *float64 `json:"maxTempo,omitempty" jsonschema:"Maximum tempo in BPM" schema:"minimum=0,maximum=400"`
+}
+
+// SemanticSearchOutput is the output of semanticSearch.
+type SemanticSearchOutput struct {
+	Tracks     []IndexedTrackResult `json:"tracks"`
+	Query      string               `json:"query"`
+	TotalFound int                  `json:"totalFound" jsonschema:"Number of tracks returned"`
+	indexEmpty bool
+}
+
+// Summary is "Found 12 tracks matching 'melancholic love songs'".
+func (o SemanticSearchOutput) Summary() string {
+	s := fmt.Sprintf("Found %s matching %s", plural(o.TotalFound, "track", "tracks"), quote(o.Query))
+	if o.indexEmpty {
+		s += " (the index is empty: run 'toolport index add FILE.jsonl')"
+	}
+	return s
+}
+
+type bound struct {
+	feature  int
+	min, max float64
+}
+
+// bounds lists the feature filters set in the input.
+func (in SemanticSearchInput) bounds() []bound {
+	var out []bound
+	add := func(f int, lo, hi *float64) {
+		if lo == nil && hi == nil {
+			return
+		}
+		b := bound{f, math.Inf(-1), math.Inf(1)}
+		if lo != nil {
+			b.min = *lo
+		}
+		if hi != nil {
+			b.max = *hi
+		}
+		out = append(out, b)
+	}
+	add(fEnergy, in.MinEnergy, in.MaxEnergy)
+	add(fValence, in.MinValence, in.MaxValence)
+	add(fDanceability, in.MinDanceability, in.MaxDanceability)
+	add(fAcousticness, in.MinAcousticness, in.MaxAcousticness)
+	add(fInstrumentalness, in.MinInstrumentalness, in.MaxInstrumentalness)
+	add(fTempo, in.MinTempo, in.MaxTempo)
+	return out
+}
+
+// libraryPool is how many hits a library-only search ranks before keeping
+// the library's: the library check is one query over these.
+const libraryPool = 1000
+
+func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (SemanticSearchOutput, error) {
+	var tm timings
+	defer func() { tm.record(ctx) }()
+	q := strings.TrimSpace(in.Query)
+	if q == "" {
+		return SemanticSearchOutput{}, &tool.Error{Code: tool.CodeValidation, Message: "query: must not be blank"}
+	}
+	bounds := in.bounds()
+	for _, b := range bounds {
+		if b.min > b.max {
+			return SemanticSearchOutput{}, &tool.Error{Code: tool.CodeValidation, Message: "a minimum filter is above its maximum"}
+		}
+	}
+	if _, err := s.Engine(ctx); err != nil {
+		return SemanticSearchOutput{}, err
+	}
+	// Pick up what other processes (toolport index add) wrote meanwhile; a
+	// refresh may replace the engine, so it is fetched again after.
+	if err := s.refreshIfDue(ctx); err != nil {
+		return SemanticSearchOutput{}, err
+	}
+	eng, err := s.Engine(ctx)
+	if err != nil {
+		return SemanticSearchOutput{}, err
+	}
+	db, err := s.Store(ctx)
+	if err != nil {
+		return SemanticSearchOutput{}, err
+	}
+	out := SemanticSearchOutput{Tracks: []IndexedTrackResult{}, Query: in.Query, indexEmpty: eng.Len() == 0}
+	var filter func(string) bool
+	if len(bounds) > 0 {
+		filter = s.featureFilter(bounds)
+	}
+	k := in.Limit
+	if in.InLibraryOnly {
+		k = max(k, libraryPool)
+	}
+	hits, err := eng.Search(ctx, q, k, filter)
+	if err != nil {
+		return SemanticSearchOutput{}, fmt.Errorf("semantic search: %w", err)
+	}
+	isrcs := make([]string, len(hits))
+	for i, h := range hits {
+		isrcs[i] = h.ID
+	}
+
+	start := time.Now()
+	lib, err := db.LibraryStatus(ctx, isrcs, nil)
+	tm.library = time.Since(start)
+	if err != nil {
+		return SemanticSearchOutput{}, storeError("checking the library", err)
+	}
+	if in.InLibraryOnly {
+		kept := hits[:0]
+		for _, h := range hits {
+			if lib.ISRCs[h.ID] {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
+	}
+	hits = hits[:min(len(hits), in.Limit)]
+	isrcs = isrcs[:0]
+	for _, h := range hits {
+		isrcs = append(isrcs, h.ID)
+	}
+
+	start = time.Now()
+	recs, err := db.GetIndex(ctx, isrcs)
+	tm.index = time.Since(start)
+	if err != nil {
+		return SemanticSearchOutput{}, storeError("reading the index", err)
+	}
+	byISRC := make(map[string]store.IndexRecord, len(recs))
+	for _, r := range recs {
+		byISRC[r.ISRC] = r
+	}
+	for _, h := range hits {
+		r, ok := byISRC[h.ID]
+		if !ok {
+			continue // deleted since the engine was loaded
+		}
+		t := indexedResult(r)
+		score := math.Round(h.Score*1e4) / 1e4
+		t.Score = &score
+		t.InLibrary = lib.ISRCs[h.ID]
+		out.Tracks = append(out.Tracks, t)
+	}
+	out.TotalFound = len(out.Tracks)
+	return out, nil
+}
+
+// featureFilter keeps tracks whose known features are within every bound; a
+// track without a feature a bound is on does not pass.
+func (s *Service) featureFilter(bounds []bound) func(string) bool {
+	return func(id string) bool {
+		s.fmu.RLock()
+		fv, ok := s.features[id]
+		s.fmu.RUnlock()
+		if !ok {
+			return false
+		}
+		for _, b := range bounds {
+			v := float64(fv[b.feature])
+			if math.IsNaN(v) || v < b.min || v > b.max {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// ---- tidalSearch
+
+// TidalSearchInput is the input of tidalSearch.
+type TidalSearchInput struct {
+	Query      string `json:"query" jsonschema:"Search query text: artist name, album title, track title, or a combination (e.g. 'Karma Police Radiohead')" schema:"minLength=1,maxLength=500"`
+	SearchType string `json:"searchType" jsonschema:"What to search for: tracks, albums, or both" schema:"enum=tracks|albums|both"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"Maximum number of results per type" schema:"minimum=1,maximum=100,default=20"`
+}
+
+// TotalFound counts results per type.
+type TotalFound struct {
+	Tracks int `json:"tracks"`
+	Albums int `json:"albums"`
+}
+
+// TidalSearchOutput is the output of tidalSearch. Tracks and Albums are
+// present when their type was searched.
+type TidalSearchOutput struct {
+	Tracks     *[]TrackResult `json:"tracks,omitempty" jsonschema:"Matching tracks (searchType tracks or both)"`
+	Albums     *[]AlbumResult `json:"albums,omitempty" jsonschema:"Matching albums (searchType albums or both)"`
+	Query      string         `json:"query"`
+	TotalFound TotalFound     `json:"totalFound"`
+	searchType string
+}
+
+// Summary is "Found 10 tracks and 5 albums for 'Radiohead'".
+func (o TidalSearchOutput) Summary() string {
+	var what string
+	switch o.searchType {
+	case "tracks":
+		what = plural(o.TotalFound.Tracks, "track", "tracks")
+	case "albums":
+		what = plural(o.TotalFound.Albums, "album", "albums")
+	default:
+		what = plural(o.TotalFound.Tracks, "track", "tracks") + " and " + plural(o.TotalFound.Albums, "album", "albums")
+	}
+	return "Found " + what + " for " + quote(o.Query)
+}
+
+func (s *Service) tidalSearch(ctx context.Context, in TidalSearchInput) (TidalSearchOutput, error) {
+	var tm timings
+	defer func() { tm.record(ctx) }()
+	if strings.TrimSpace(in.Query) == "" {
+		return TidalSearchOutput{}, &tool.Error{Code: tool.CodeValidation, Message: "query: must not be blank"}
+	}
+	tc, err := s.tidalClient()
+	if err != nil {
+		return TidalSearchOutput{}, err
+	}
+	types := map[string]tidal.SearchTypes{"tracks": tidal.SearchTracks, "albums": tidal.SearchAlbums, "both": tidal.SearchAll}[in.SearchType]
+	start := time.Now()
+	res, err := tc.Search(ctx, in.Query, types, in.Limit)
+	tm.tidal = time.Since(start)
+	if err != nil {
+		return TidalSearchOutput{}, err
+	}
+	db, err := s.Store(ctx)
+	if err != nil {
+		return TidalSearchOutput{}, err
+	}
+	tracks := make([]TrackResult, 0, len(res.Tracks))
+	for _, t := range res.Tracks {
+		tracks = append(tracks, trackResult(t))
+	}
+	albums := make([]AlbumResult, 0, len(res.Albums))
+	for _, a := range res.Albums {
+		albums = append(albums, albumResult(a))
+	}
+	if err := enrich(ctx, db, tracks, albums, &tm); err != nil {
+		return TidalSearchOutput{}, err
+	}
+	out := TidalSearchOutput{Query: in.Query, searchType: in.SearchType,
+		TotalFound: TotalFound{Tracks: len(tracks), Albums: len(albums)}}
+	if types&tidal.SearchTracks != 0 {
+		out.Tracks = &tracks
+	}
+	if types&tidal.SearchAlbums != 0 {
+		out.Albums = &albums
+	}
+	return out, nil
+}
+
+// ---- albumTracks
+
+// AlbumTracksInput is the input of albumTracks.
+type AlbumTracksInput struct {
+	AlbumID string `json:"albumId" jsonschema:"Tidal album ID from a previous search result" schema:"minLength=1,maxLength=64"`
+}
+
+// AlbumTracksOutput is the output of albumTracks.
+type AlbumTracksOutput struct {
+	AlbumID     string        `json:"albumId"`
+	AlbumTitle  string        `json:"albumTitle"`
+	Artist      string        `json:"artist"`
+	ArtworkURL  string        `json:"artworkUrl,omitempty"`
+	ReleaseDate string        `json:"releaseDate,omitempty"`
+	TrackCount  int           `json:"trackCount" jsonschema:"Number of tracks returned"`
+	InLibrary   bool          `json:"inLibrary" jsonschema:"The album is in the user's library"`
+	Tracks      []TrackResult `json:"tracks"`
+}
+
+// Summary is "Homogenic has 10 tracks".
+func (o AlbumTracksOutput) Summary() string {
+	return fmt.Sprintf("%s has %s", o.AlbumTitle, plural(len(o.Tracks), "track", "tracks"))
+}
+
+func (s *Service) albumTracks(ctx context.Context, in AlbumTracksInput) (AlbumTracksOutput, error) {
+	var tm timings
+	defer func() { tm.record(ctx) }()
+	tc, err := s.tidalClient()
+	if err != nil {
+		return AlbumTracksOutput{}, err
+	}
+	start := time.Now()
+	album, tts, err := tc.AlbumWithTracks(ctx, strings.TrimSpace(in.AlbumID))
+	tm.tidal = time.Since(start)
+	if err != nil {
+		return AlbumTracksOutput{}, err
+	}
+	db, err := s.Store(ctx)
+	if err != nil {
+		return AlbumTracksOutput{}, err
+	}
+	tracks := make([]TrackResult, 0, len(tts))
+	for _, t := range tts {
+		tracks = append(tracks, trackResult(t))
+	}
+	albums := []AlbumResult{albumResult(*album)}
+	if err := enrich(ctx, db, tracks, albums, &tm); err != nil {
+		return AlbumTracksOutput{}, err
+	}
+	return AlbumTracksOutput{
+		AlbumID: album.ID, AlbumTitle: album.Title, Artist: album.ArtistName(), ArtworkURL: album.ArtworkURL,
+		ReleaseDate: album.ReleaseDate, TrackCount: len(tracks), InLibrary: albums[0].InLibrary, Tracks: tracks,
+	}, nil
+}
+
+// ---- batchMetadata
+
+// BatchMetadataInput is the input of batchMetadata.
+type BatchMetadataInput struct {
+	ISRCs []string `json:"isrcs" jsonschema:"ISRCs to look up, e.g. USRC17607839 (lower case and hyphens are accepted)" schema:"minItems=1,maxItems=100,items.minLength=1,items.maxLength=64"`
+}
+
+// BatchMetadataOutput is the output of batchMetadata.
+type BatchMetadataOutput struct {
+	Tracks   []IndexedTrackResult `json:"tracks" jsonschema:"Full metadata of the indexed tracks, in the order asked"`
+	Found    []string             `json:"found" jsonschema:"ISRCs (normalised) that are in the index"`
+	NotFound []string             `json:"notFound" jsonschema:"ISRCs (normalised) that are not in the index"`
+}
+
+// Summary is "Found 8 of 10 tracks (2 not indexed)".
+func (o BatchMetadataOutput) Summary() string {
+	s := fmt.Sprintf("Found %d of %s", len(o.Found), plural(len(o.Found)+len(o.NotFound), "track", "tracks"))
+	if len(o.NotFound) > 0 {
+		s += fmt.Sprintf(" (%d not indexed)", len(o.NotFound))
+	}
+	return s
+}
+
+func (s *Service) batchMetadata(ctx context.Context, in BatchMetadataInput) (BatchMetadataOutput, error) {
+	var tm timings
+	defer func() { tm.record(ctx) }()
+	isrcs := make([]string, 0, len(in.ISRCs))
+	var bad []string
+	for _, raw := range in.ISRCs {
+		n, err := NormalizeISRC(raw)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%q", clip(raw, 20)))
+			continue
+		}
+		if !slices.Contains(isrcs, n) {
+			isrcs = append(isrcs, n)
+		}
+	}
+	if len(bad) > 0 {
+		return BatchMetadataOutput{}, &tool.Error{Code: tool.CodeValidation, Message: fmt.Sprintf(
+			"isrcs: not valid ISRCs (want 12 characters: 2 letters, 3 letters or digits, 7 digits): %s", strings.Join(bad, ", "))}
+	}
+	db, err := s.Store(ctx)
+	if err != nil {
+		return BatchMetadataOutput{}, err
+	}
+	start := time.Now()
+	recs, err := db.GetIndex(ctx, isrcs)
+	tm.index = time.Since(start)
+	if err != nil {
+		return BatchMetadataOutput{}, storeError("reading the index", err)
+	}
+	start = time.Now()
+	lib, err := db.LibraryStatus(ctx, isrcs, nil)
+	tm.library = time.Since(start)
+	if err != nil {
+		return BatchMetadataOutput{}, storeError("checking the library", err)
+	}
+	out := BatchMetadataOutput{Tracks: []IndexedTrackResult{}, Found: []string{}, NotFound: []string{}}
+	found := make(map[string]bool, len(recs))
+	for _, r := range recs { // GetIndex keeps the order asked
+		t := indexedResult(r)
+		t.InLibrary = lib.ISRCs[r.ISRC]
+		out.Tracks = append(out.Tracks, t)
+		found[r.ISRC] = true
+	}
+	for _, isrc := range isrcs {
+		if found[isrc] {
+			out.Found = append(out.Found, isrc)
+		} else {
+			out.NotFound = append(out.NotFound, isrc)
+		}
+	}
+	return out, nil
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,167 @@
+// Package websearch declares the web search tools web_search_brave and
+// web_search_google on the tool contract. Both return the same result shape,
+// {results:[{title,url,snippet}], count}, so an agent can use either.
+//
+// The upstream clients live in packages brave and google; this package maps
+// tool inputs to requests, filters results by domain, and turns upstream
+// failures into the contract's error codes with messages an agent can act on.
+package websearch
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/toolport/toolport/brave"
+	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/google"
+	"github.com/toolport/toolport/tool"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultTimeout       = 12 * time.Second // a whole call, extra Brave pages included
+	DefaultMaxExtraPages = 3                // Brave pages fetched to refill filtered results
+	DefaultMaxRateWait   = 2 * time.Second  // longest wait for Brave's per-second window between pages
+	maxDomains           = 50               // per list
+)
+
+// Config holds what the search tools need. The zero value declares both tools;
+// calls then fail with AUTH_MISSING until keys are set.
+type Config struct {
+	BraveAPIKey    string // BRAVE_API_KEY or web_search.brave.api_key
+	GoogleAPIKey   string // GOOGLE_SEARCH_API_KEY or web_search.google.api_key
+	GoogleEngineID string // GOOGLE_SEARCH_ENGINE_ID or web_search.google.engine_id
+
+	// Base URLs are scheme and host; "" means the real API.
+	BraveBaseURL  string // BRAVE_API_BASE_URL
+	GoogleBaseURL string // GOOGLE_SEARCH_BASE_URL
+
+	// HTTPClient makes the requests; nil means a plain &http.Client{}.
+	HTTPClient *http.Client
+	UserAgent  string // "" means the clients' default
+	// Timeout bounds one call, all upstream requests included; 0 means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// MaxBodyBytes bounds an upstream response body; 0 means 5 MiB.
+	MaxBodyBytes int64
+	// MaxExtraPages bounds the further Brave pages fetched when domain filters
+	// (or an offset that is not a multiple of count) leave fewer than count
+	// results; 0 means DefaultMaxExtraPages, a negative value none.
+	MaxExtraPages int
+	// MaxRateWait is the longest Toolport waits for Brave's per-second window
+	// to reset before fetching a further page; a longer reset ends the paging.
+	// 0 means DefaultMaxRateWait, a negative value never waits.
+	MaxRateWait time.Duration
+}
+
+// ConfigFromEnv reads the settings from environment variables and the
+// credentials file. The API keys are read with [config.Config.Secret], so they
+// are listed by c.Secrets() for redaction.
+func ConfigFromEnv(c *config.Config) Config {
+	return Config{
+		BraveAPIKey:    c.Secret("BRAVE_API_KEY", "web_search.brave.api_key"),
+		GoogleAPIKey:   c.Secret("GOOGLE_SEARCH_API_KEY", "web_search.google.api_key"),
+		GoogleEngineID: c.Lookup("GOOGLE_SEARCH_ENGINE_ID", "web_search.google.engine_id"),
+		BraveBaseURL:   c.Default("BRAVE_API_BASE_URL", brave.DefaultBaseURL),
+		GoogleBaseURL:  c.Default("GOOGLE_SEARCH_BASE_URL", google.DefaultBaseURL),
+	}
+}
+
+// Validate reports settings that would make every call fail: a malformed base
+// URL. Missing keys are not an error here; calls report them (AUTH_MISSING).
+func (c Config) Validate() error {
+	if _, err := c.braveClient(); err != nil {
+		return fmt.Errorf("BRAVE_API_BASE_URL: %w", err)
+	}
+	if _, err := c.googleClient(); err != nil {
+		return fmt.Errorf("GOOGLE_SEARCH_BASE_URL: %w", err)
+	}
+	return nil
+}
+
+// Tools declares web_search_brave and web_search_google. It never fails: a bad
+// setting surfaces as CONFIG_ERROR when a tool is called (see [Config.Validate]
+// to check at start-up).
+func Tools(cfg Config) []*tool.Tool {
+	return []*tool.Tool{Brave(cfg), Google(cfg)}
+}
+
+func (c Config) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (c Config) maxExtraPages() int {
+	switch {
+	case c.MaxExtraPages < 0:
+		return 0
+	case c.MaxExtraPages == 0:
+		return DefaultMaxExtraPages
+	}
+	return c.MaxExtraPages
+}
+
+func (c Config) maxRateWait() time.Duration {
+	switch {
+	case c.MaxRateWait < 0:
+		return 0
+	case c.MaxRateWait == 0:
+		return DefaultMaxRateWait
+	}
+	return c.MaxRateWait
+}
+
+func (c Config) braveClient() (*brave.Client, error) {
+	opts := []brave.Option{brave.WithUserAgent(c.UserAgent), brave.WithMaxBodyBytes(c.MaxBodyBytes)}
+	if c.BraveBaseURL != "" {
+		opts = append(opts, brave.WithBaseURL(c.BraveBaseURL))
+	}
+	return brave.NewClient(c.HTTPClient, c.BraveAPIKey, opts...)
+}
+
+func (c Config) googleClient() (*google.Client, error) {
+	opts := []google.Option{google.WithUserAgent(c.UserAgent), google.WithMaxBodyBytes(c.MaxBodyBytes)}
+	if c.GoogleBaseURL != "" {
+		opts = append(opts, google.WithBaseURL(c.GoogleBaseURL))
+	}
+	return google.NewClient(c.HTTPClient, c.GoogleAPIKey, opts...)
+}
+
+// Result is one search result, the same for both providers.
+type Result struct {
+	Title   string `json:"title" jsonschema:"Page title"`
+	URL     string `json:"url" jsonschema:"Full URL"`
+	Snippet string `json:"snippet" jsonschema:"Result snippet or description"`
+}
+
+// Output is what both search tools return.
+type Output struct {
+	Results []Result `json:"results" jsonschema:"The search results, best first"`
+	Count   int      `json:"count" jsonschema:"Number of results returned"`
+
+	query    string
+	filtered bool
+}
+
+// Summary says how many results the query found.
+func (o Output) Summary() string {
+	noun := "results"
+	if o.Count == 1 {
+		noun = "result"
+	}
+	s := fmt.Sprintf("%d %s for %q", o.Count, noun, o.query)
+	if o.filtered {
+		s += " (domain-filtered)"
+	}
+	return s
+}
+
+func newOutput(query string, results []Result, filtered bool) Output {
+	if results == nil {
+		results = []Result{}
+	}
+	return Output{Results: results, Count: len(results), query: query, filtered: filtered}
+}

@@ -1,0 +1,263 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolport/toolport/internal/agent"
+	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/tool"
+)
+
+// Page sizes of GET /api/conversations.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+func (s *Server) info(w http.ResponseWriter, r *http.Request) {
+	var model *string
+	if name := s.agent.ModelName(); name != "" {
+		model = &name
+	}
+	v := struct {
+		Version         string  `json:"version"`
+		Model           *string `json:"model"`
+		ModelConfigured bool    `json:"modelConfigured"`
+		ModelHelp       string  `json:"modelHelp,omitempty"`
+		Tools           int     `json:"tools"`
+	}{Version: s.cfg.Version, Model: model, ModelConfigured: s.agent.ModelConfigured(), Tools: len(s.cfg.Registry.Tools())}
+	if !v.ModelConfigured {
+		v.ModelHelp = s.agent.ModelHelp()
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.Ping(ctx); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "the database does not answer"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// conversationJSON is a conversation in a listing.
+type conversationJSON struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+type messageJSON struct {
+	ID         string          `json:"id"`
+	Role       store.Role      `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	Incomplete bool            `json:"incomplete"`
+	Usage      *store.Usage    `json:"usage,omitempty"`
+}
+
+func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Title string `json:"title"`
+	}
+	if !s.decodeBody(w, r, &body, true) {
+		return
+	}
+	c, err := s.cfg.Store.CreateConversation(r.Context(), store.Conversation{Title: strings.TrimSpace(body.Title)})
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, struct {
+		ID        string    `json:"id"`
+		Title     string    `json:"title"`
+		CreatedAt time.Time `json:"createdAt"`
+	}{c.ID, c.Title, c.CreatedAt})
+}
+
+// The cursor of a conversation listing is opaque to clients; it holds the
+// offset of the next page.
+func encodeCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(offset)))
+}
+
+func decodeCursor(c string) (int, bool) {
+	if c == "" {
+		return 0, true
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !strings.HasPrefix(string(b), "o:") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(b[2:]))
+	return n, err == nil && n >= 0
+}
+
+func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := DefaultPageSize
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxPageSize {
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST", "limit must be an integer from 1 to "+strconv.Itoa(MaxPageSize))
+			return
+		}
+		limit = n
+	}
+	offset, ok := decodeCursor(q.Get("cursor"))
+	if !ok {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "cursor is not one this server gave out")
+		return
+	}
+	page, err := s.cfg.Store.ListConversations(r.Context(), store.ListOptions{Limit: limit, Offset: offset})
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	out := struct {
+		Conversations []conversationJSON `json:"conversations"`
+		NextCursor    *string            `json:"nextCursor"`
+	}{Conversations: make([]conversationJSON, 0, len(page.Conversations))}
+	for _, c := range page.Conversations {
+		out.Conversations = append(out.Conversations, conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt})
+	}
+	if next := offset + len(page.Conversations); len(page.Conversations) > 0 && next < page.Total {
+		cur := encodeCursor(next)
+		out.NextCursor = &cur
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
+	c, err := s.cfg.Store.GetConversation(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	out := struct {
+		conversationJSON
+		Messages []messageJSON `json:"messages"`
+	}{conversationJSON: conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt}, Messages: make([]messageJSON, 0, len(c.Messages))}
+	for _, m := range c.Messages {
+		out.Messages = append(out.Messages, messageJSON{m.ID, m.Role, m.Content, m.CreatedAt, m.Incomplete, m.Usage})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !s.claim(id) {
+		writeError(w, http.StatusConflict, "CONFLICT", "a reply is being written in this conversation; stop it first")
+		return
+	}
+	defer s.release(id)
+	if err := s.cfg.Store.DeleteConversation(r.Context(), id); err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// claim marks a conversation as having a turn in progress; false if it
+// already has one (two turns at once would interleave their messages).
+func (s *Server) claim(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running[id] {
+		return false
+	}
+	s.running[id] = true
+	return true
+}
+
+func (s *Server) release(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.running, id)
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var body struct {
+		Content *string `json:"content"`
+	}
+	if !s.decodeBody(w, r, &body, false) {
+		return
+	}
+	if body.Content == nil || strings.TrimSpace(*body.Content) == "" {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"content" must be a non-empty string`)
+		return
+	}
+	if !s.claim(id) {
+		writeError(w, http.StatusConflict, "CONFLICT", "a reply is already being written in this conversation")
+		return
+	}
+	defer s.release(id)
+	s.streams.Add(1)
+	defer s.streams.Done()
+	s.metrics.streamsOpen.Inc()
+	defer s.metrics.streamsOpen.Dec()
+
+	sse := newSSE(w, s.cfg.HeartbeatInterval, s.cfg.WriteTimeout)
+	defer sse.close()
+	err := s.agent.Turn(r.Context(), id, *body.Content, sse.emit)
+	if err == nil || sse.begun() {
+		return
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such conversation")
+	case errors.Is(err, agent.ErrEmptyMessage):
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"content" must be a non-empty string`)
+	default:
+		s.storeError(w, r, err)
+	}
+}
+
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
+	defs, err := s.cfg.Registry.Definitions(tool.FormatMCP)
+	if err != nil {
+		s.logger.ErrorContext(r.Context(), "tool definitions", "error", err)
+		writeError(w, http.StatusInternalServerError, "INTERNAL", "the tool definitions could not be built")
+		return
+	}
+	if defs == nil {
+		defs = []any{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": defs})
+}
+
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if _, ok := s.cfg.Registry.Lookup(name); !ok {
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "no tool named "+strconv.Quote(name)+" (see GET /api/tools)")
+		return
+	}
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		body = []byte("{}")
+	}
+	if !json.Valid(body) {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "the request body must be the tool's arguments as a JSON object")
+		return
+	}
+	res := s.cfg.Registry.Call(r.Context(), name, body)
+	s.metrics.observeTool(name, res)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	w.Write(append([]byte(res.JSON), '\n'))
+}

@@ -1,0 +1,260 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolport/toolport/internal/agent"
+	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/server"
+	"github.com/toolport/toolport/internal/server/servertest"
+	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/tool"
+)
+
+type queryIn struct {
+	Query string `json:"query" jsonschema:"what to look up"`
+}
+
+type itemsOut struct {
+	Items []string `json:"items"`
+}
+
+func (o itemsOut) Summary() string { return fmt.Sprintf("%d items", len(o.Items)) }
+
+// testRegistry has "lookup" (succeeds), "flaky" (fails transiently, always)
+// and "slow" (runs until canceled).
+func testRegistry(t testing.TB, opts ...tool.Option) *tool.Registry {
+	t.Helper()
+	reg := tool.NewRegistry(append([]tool.Option{tool.WithRetryDelay(0)}, opts...)...)
+	err := reg.Register(
+		tool.Must(tool.New(tool.Spec{Name: "lookup", Description: "Looks things up.", Pack: "test"},
+			func(ctx context.Context, in queryIn) (itemsOut, error) {
+				return itemsOut{Items: []string{in.Query + " 1", in.Query + " 2"}}, nil
+			})),
+		tool.Must(tool.New(tool.Spec{Name: "flaky", Description: "Fails transiently.", Pack: "test"},
+			func(ctx context.Context, in queryIn) (itemsOut, error) {
+				return itemsOut{}, tool.Errorf(tool.CodeNetwork, "the upstream is unreachable")
+			})),
+		tool.Must(tool.New(tool.Spec{Name: "slow", Description: "Runs until canceled.", Pack: "test"},
+			func(ctx context.Context, in queryIn) (itemsOut, error) {
+				<-ctx.Done()
+				return itemsOut{}, ctx.Err()
+			})),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// env is a chat server on loopback with a scripted model.
+type env struct {
+	srv   *server.Server
+	http  *httptest.Server
+	url   string
+	db    *store.DB
+	model *servertest.ModelServer
+	token string
+}
+
+type envOptions struct {
+	token     string
+	heartbeat time.Duration
+	maxBody   int64
+	noModel   bool
+	turns     []servertest.Turn
+	agent     agent.Config
+	reg       *tool.Registry
+	dsn       string
+}
+
+func newEnv(t testing.TB, o envOptions) *env {
+	t.Helper()
+	if o.dsn == "" {
+		o.dsn = filepath.Join(t.TempDir(), "toolport.db")
+	}
+	db, err := store.Open(context.Background(), o.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &env{db: db, token: o.token}
+	e.model = servertest.NewModelServer(t, o.turns...)
+	acfg := o.agent
+	acfg.ModelRetryDelay = time.Millisecond
+	if !o.noModel && acfg.Provider == nil {
+		acfg.Provider = agentWithModel(t, e.model).Provider
+	}
+	reg := o.reg
+	if reg == nil {
+		reg = testRegistry(t)
+	}
+	e.srv, err = server.New(server.Config{
+		Store: db, Registry: reg, Agent: acfg, Token: o.token, Version: "test",
+		HeartbeatInterval: o.heartbeat, MaxBodyBytes: o.maxBody,
+		Web: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") }),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.http = httptest.NewServer(e.srv.Handler())
+	e.url = e.http.URL
+	t.Cleanup(e.http.Close)
+	return e
+}
+
+// do sends a request and returns the status and body.
+func (e *env) do(t testing.TB, method, path, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
+}
+
+func (e *env) newConversation(t testing.TB) string {
+	t.Helper()
+	code, body := e.do(t, "POST", "/api/conversations", "")
+	if code != http.StatusCreated {
+		t.Fatalf("create conversation: %d %s", code, body)
+	}
+	var c struct{ ID string }
+	json.Unmarshal(body, &c)
+	return c.ID
+}
+
+// stream is a chat stream as read off the wire.
+type stream struct {
+	status int
+	events []map[string]any
+	pings  int
+	raw    string
+}
+
+func (s *stream) types() []string {
+	var out []string
+	for _, e := range s.events {
+		out = append(out, e["type"].(string))
+	}
+	return out
+}
+
+func (s *stream) first(typ string) map[string]any {
+	for _, e := range s.events {
+		if e["type"] == typ {
+			return e
+		}
+	}
+	return nil
+}
+
+// chat posts a message and reads the whole SSE stream, checking its framing.
+// onEvent, if set, sees each event as it arrives; returning false stops
+// reading and closes the connection (the client goes away).
+func (e *env) chat(t testing.TB, ctx context.Context, convID, content string, onEvent func(map[string]any) bool) *stream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	body, _ := json.Marshal(map[string]string{"content": content})
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/api/conversations/"+convID+"/messages", strings.NewReader(string(body)))
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	s := &stream{status: res.StatusCode}
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(res.Body)
+		s.raw = string(b)
+		return s
+	}
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	r := bufio.NewReader(res.Body)
+	var raw strings.Builder
+	for {
+		line, err := r.ReadString('\n')
+		raw.WriteString(line)
+		if err != nil {
+			break
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "":
+			t.Errorf("stray blank line in the stream")
+		case line == ": ping":
+			s.pings++
+		case strings.HasPrefix(line, "data: "):
+			var ev map[string]any
+			if err := json.Unmarshal([]byte(line[len("data: "):]), &ev); err != nil {
+				t.Errorf("event is not JSON: %q", line)
+				continue
+			}
+			s.events = append(s.events, ev)
+		default:
+			t.Errorf("unexpected line %q", line)
+			continue
+		}
+		// Every event and comment is followed by exactly one blank line.
+		if blank, err := r.ReadString('\n'); err != nil || blank != "\n" {
+			t.Errorf("frame %q not followed by a blank line (got %q, %v)", line, blank, err)
+		}
+		raw.WriteString("\n")
+		if onEvent != nil && strings.HasPrefix(line, "data: ") && !onEvent(s.events[len(s.events)-1]) {
+			break
+		}
+	}
+	s.raw = raw.String()
+	return s
+}
+
+// waitFor polls cond until it holds, failing the test after a generous bound
+// (this is a deadlock guard, not a timing assertion).
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var _ sync.Locker
+
+// agentWithModel is an agent configuration with the Anthropic SDK provider
+// talking to ms.
+func agentWithModel(t testing.TB, ms *servertest.ModelServer) agent.Config {
+	t.Helper()
+	p, err := llm.NewAnthropic(servertest.ModelName, llm.Options{APIKey: servertest.APIKey, BaseURL: ms.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent.Config{Provider: p, ModelRetryDelay: time.Millisecond}
+}

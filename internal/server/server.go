@@ -1,0 +1,343 @@
+// Package server is Toolport's chat server: the HTTP API of notes/api.md
+// (conversations, the chat stream over Server-Sent Events, direct tool
+// calls), MCP over streamable HTTP at /mcp, the web page at /, health and
+// Prometheus metrics.
+//
+// It binds to loopback by default. A bearer token (TOOLPORT_API_TOKEN), when
+// set, guards every /api and /mcp request; it is required on any other
+// address ([CheckAddr]). Request bodies are bounded, and every error is a JSON
+// object {"error":{"code","message"}} with the matching status.
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolport/toolport/internal/agent"
+	"github.com/toolport/toolport/internal/mcpserver"
+	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/tool"
+)
+
+// Defaults of [Config].
+const (
+	DefaultAddr              = "127.0.0.1:8080"
+	DefaultHeartbeatInterval = 15 * time.Second
+	DefaultMaxBodyBytes      = 1 << 20
+	DefaultShutdownGrace     = 10 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+)
+
+// Store is the part of the store the server uses; *store.DB implements it.
+type Store interface {
+	agent.Store
+	CreateConversation(ctx context.Context, c store.Conversation) (store.Conversation, error)
+	ListConversations(ctx context.Context, opt store.ListOptions) (store.ConversationPage, error)
+	DeleteConversation(ctx context.Context, id string) error
+	Ping(ctx context.Context) error
+}
+
+// Config configures a [Server]. Store and Registry are required.
+type Config struct {
+	Store    Store
+	Registry *tool.Registry
+	// Agent configures the chat agent; its Store and Registry are set from
+	// the fields above, and its OnToolCall also feeds the server's metrics.
+	Agent agent.Config
+
+	// Token, when set, is the bearer token every /api and /mcp request must carry.
+	Token string
+	// Version is reported by /api/info and to MCP clients.
+	Version string
+	// Web serves the page at / (webui.Handler()); nil answers 404 there.
+	Web http.Handler
+	// Metrics, when set, receives the server's collectors; nil makes a
+	// registry of its own (the server never uses the global one).
+	Metrics *prometheus.Registry
+
+	// HeartbeatInterval is the period of ": ping" comments on chat streams;
+	// 0 means DefaultHeartbeatInterval.
+	HeartbeatInterval time.Duration
+	// MaxBodyBytes bounds request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// WriteTimeout bounds each write to a client (a stream write to a
+	// client that stopped reading); 0 means DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// ShutdownGrace is how long [Server.Serve] lets running chat turns finish
+	// after ctx ends before canceling them (they then save what they have,
+	// marked incomplete); 0 means DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+	// Logger receives errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is the chat server. Create it with [New].
+type Server struct {
+	cfg     Config
+	agent   *agent.Agent
+	handler http.Handler
+	metrics *metrics
+	logger  *slog.Logger
+
+	mu      sync.Mutex
+	running map[string]bool // conversations with a turn in progress
+
+	streams sync.WaitGroup
+}
+
+// New returns a server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Registry == nil {
+		return nil, errors.New("server: Config.Store and Registry are required")
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = DefaultShutdownGrace
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	s := &Server{cfg: cfg, running: map[string]bool{}, logger: cfg.Logger}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	m, err := newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	acfg := cfg.Agent
+	acfg.Store, acfg.Registry = cfg.Store, cfg.Registry
+	hook := acfg.OnToolCall
+	acfg.OnToolCall = func(name string, res *tool.Result) {
+		m.observeTool(name, res)
+		if hook != nil {
+			hook(name, res)
+		}
+	}
+	if s.agent, err = agent.New(acfg); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	mcpSrv, err := mcpserver.New(cfg.Registry, mcpserver.Options{Name: "toolport", Version: cfg.Version, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	var mcpHandler http.Handler = mcpserver.NewHTTPHandler(mcpSrv, mcpserver.HTTPOptions{Logger: cfg.Logger})
+	mcpHandler = http.MaxBytesHandler(mcpHandler, cfg.MaxBodyBytes)
+
+	mux := http.NewServeMux()
+	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.auth(h)) }
+	api("GET /api/info", s.info)
+	api("POST /api/conversations", s.createConversation)
+	api("GET /api/conversations", s.listConversations)
+	api("GET /api/conversations/{id}", s.getConversation)
+	api("DELETE /api/conversations/{id}", s.deleteConversation)
+	api("POST /api/conversations/{id}/messages", s.postMessage)
+	api("GET /api/tools", s.listTools)
+	api("POST /api/tools/{name}", s.callTool)
+	api("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such API endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	mux.Handle("/mcp", s.auth(mcpHandler))
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.Handle("GET /metrics", m.handler(cfg.Metrics))
+	if cfg.Web != nil {
+		mux.Handle("/", cfg.Web)
+	}
+	s.handler = m.instrument(mux)
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves on ln until ctx ends, then shuts down gracefully: it stops
+// accepting, lets chat turns in progress run for up to ShutdownGrace, then
+// cancels them (each saves its partial answer) and waits for them to end.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelBase()
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("server: %w", err)
+	case <-ctx.Done():
+	}
+	grace, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancel()
+	err := hs.Shutdown(grace)
+	if err != nil {
+		// Turns still running: cancel them, and give them time to save.
+		cancelBase()
+		done := make(chan struct{})
+		go func() { s.streams.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(agent.DefaultSaveTimeout):
+		}
+		hs.Close()
+	}
+	<-errc
+	return nil
+}
+
+// CheckAddr refuses to serve on a non-loopback address without a token:
+// the API runs tools (and spends model credit) for whoever can reach it.
+func CheckAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("server: address %q: %w", addr, err)
+	}
+	if token != "" || isLoopback(host) {
+		return nil
+	}
+	return fmt.Errorf("server: refusing to serve on %s without TOOLPORT_API_TOKEN: "+
+		"anyone who can reach it could run tools; set a token or bind to 127.0.0.1", addr)
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// auth requires the bearer token, when one is configured.
+func (s *Server) auth(h http.Handler) http.Handler {
+	if s.cfg.Token == "" {
+		return h
+	}
+	want := []byte(s.cfg.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") ||
+			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolport"`)
+			writeError(w, http.StatusUnauthorized, "UNAUTHORIZED", "a valid bearer token is required (Authorization: Bearer <TOOLPORT_API_TOKEN>)")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// writeJSON sends v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := tool.Marshal(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"error":{"code":"INTERNAL","message":"the response could not be encoded"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+type apiError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, struct {
+		Error apiError `json:"error"`
+	}{apiError{code, msg}})
+}
+
+// decodeBody reads a JSON object body into v. An empty body is allowed when
+// optional. It answers the error itself and returns false on failure.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any, optional bool) bool {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return false
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		if optional {
+			return true
+		}
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "the request body is empty: a JSON object is required")
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "the request body is not valid JSON for this endpoint: "+jsonError(err))
+		return false
+	}
+	return true
+}
+
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "TOO_LARGE", fmt.Sprintf("the request body is larger than %d bytes", s.cfg.MaxBodyBytes))
+		} else {
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST", "the request body could not be read")
+		}
+		return nil, false
+	}
+	return body, true
+}
+
+// jsonError describes a decoding error without echoing the input.
+func jsonError(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("syntax error at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return fmt.Sprintf("field %q must be %s, got %s", typ.Field, typ.Type, typ.Value)
+		}
+		return fmt.Sprintf("want %s, got %s", typ.Type, typ.Value)
+	}
+	return "malformed JSON"
+}
+
+// storeError answers a store failure: 404 for a missing conversation, 400
+// for an argument the store refuses, 500 otherwise.
+func (s *Server) storeError(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such conversation")
+	case errors.Is(err, store.ErrInvalid):
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", strings.TrimPrefix(err.Error(), "store: "))
+	case errors.Is(err, context.Canceled):
+		// The client went away; nobody reads the answer.
+	default:
+		s.logger.ErrorContext(r.Context(), "store failure", "path", r.URL.Path, "error", err)
+		writeError(w, http.StatusInternalServerError, "INTERNAL", "the database failed")
+	}
+}

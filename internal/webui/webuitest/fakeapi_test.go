@@ -1,0 +1,353 @@
+package webuitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolport/toolport/internal/webui"
+)
+
+// fakeAPI is a small in-memory implementation of the chat API of
+// notes/api.md whose "model" plays scripted turns chosen by the prompt.
+type fakeAPI struct {
+	token           string
+	modelConfigured bool
+	artBase         string // https base URL for artwork
+
+	mu       sync.Mutex
+	seq      int
+	convs    map[string]*fakeConv
+	canceled int // turns whose request was aborted by the client
+}
+
+type fakeConv struct {
+	ID        string         `json:"id"`
+	Title     string         `json:"title"`
+	CreatedAt string         `json:"createdAt"`
+	UpdatedAt string         `json:"updatedAt"`
+	Messages  []*fakeMessage `json:"messages"`
+	updated   int
+}
+
+type fakeMessage struct {
+	ID         string           `json:"id"`
+	Role       string           `json:"role"`
+	Content    []map[string]any `json:"content"`
+	CreatedAt  string           `json:"createdAt"`
+	Incomplete bool             `json:"incomplete"`
+}
+
+// fakeEpoch is the fake clock's start: timestamps are deterministic.
+func fakeEpoch() time.Time { return time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC) }
+
+func newFakeAPI(token string, modelConfigured bool, artBase string) *fakeAPI {
+	return &fakeAPI{token: token, modelConfigured: modelConfigured, artBase: artBase, convs: map[string]*fakeConv{}}
+}
+
+// server serves the page and the fake API on a 127.0.0.1 httptest server.
+func (f *fakeAPI) server(t *testing.T) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/info", f.info)
+	mux.HandleFunc("POST /api/conversations", f.create)
+	mux.HandleFunc("GET /api/conversations", f.list)
+	mux.HandleFunc("GET /api/conversations/{id}", f.get)
+	mux.HandleFunc("DELETE /api/conversations/{id}", f.delete)
+	mux.HandleFunc("POST /api/conversations/{id}/messages", f.messages)
+	mux.Handle("/", webui.Handler())
+	srv := httptest.NewServer(webui.SecurityHeaders(f.auth(mux)))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (f *fakeAPI) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.token != "" && strings.HasPrefix(r.URL.Path, "/api/") && r.Header.Get("Authorization") != "Bearer "+f.token {
+			apiError(w, http.StatusUnauthorized, "UNAUTHORIZED", "missing or wrong bearer token")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func apiError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v) //nolint:errcheck // test server
+}
+
+func (f *fakeAPI) info(w http.ResponseWriter, r *http.Request) {
+	var model any = "scripted:fake"
+	help := ""
+	if !f.modelConfigured {
+		model = nil
+		help = "Set ANTHROPIC_API_KEY (or OPENAI_API_KEY) and TOOLPORT_MODEL, then restart `toolport serve`."
+	}
+	writeJSON(w, 200, map[string]any{"version": "0.0.0-test", "model": model, "modelConfigured": f.modelConfigured, "modelHelp": help, "tools": 13})
+}
+
+// newConv adds a conversation; f.mu must be held.
+func (f *fakeAPI) newConv(title string) *fakeConv {
+	f.seq++
+	at := fakeEpoch().Add(time.Duration(f.seq) * time.Minute).Format(time.RFC3339)
+	c := &fakeConv{ID: fmt.Sprintf("conv-%04d", f.seq), Title: title, CreatedAt: at, UpdatedAt: at, Messages: []*fakeMessage{}, updated: f.seq}
+	f.convs[c.ID] = c
+	return c
+}
+
+func (f *fakeAPI) touch(c *fakeConv) {
+	f.seq++
+	c.updated = f.seq
+	c.UpdatedAt = fakeEpoch().Add(time.Duration(f.seq) * time.Minute).Format(time.RFC3339)
+}
+
+func (f *fakeAPI) create(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Title string `json:"title"`
+	}
+	json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body) //nolint:errcheck // the body is optional
+	f.mu.Lock()
+	c := f.newConv(body.Title)
+	f.mu.Unlock()
+	writeJSON(w, 201, map[string]string{"id": c.ID, "title": c.Title, "createdAt": c.CreatedAt})
+}
+
+func (f *fakeAPI) list(w http.ResponseWriter, r *http.Request) {
+	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
+	if err != nil || limit <= 0 || limit > 100 {
+		limit = 20
+	}
+	offset, _ := strconv.Atoi(r.URL.Query().Get("cursor"))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	all := make([]*fakeConv, 0, len(f.convs))
+	for _, c := range f.convs {
+		all = append(all, c)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].updated > all[j].updated })
+	out := []map[string]string{}
+	for i := offset; i < len(all) && i < offset+limit; i++ {
+		c := all[i]
+		out = append(out, map[string]string{"id": c.ID, "title": c.Title, "createdAt": c.CreatedAt, "updatedAt": c.UpdatedAt})
+	}
+	var next any
+	if offset+limit < len(all) {
+		next = strconv.Itoa(offset + limit)
+	}
+	writeJSON(w, 200, map[string]any{"conversations": out, "nextCursor": next})
+}
+
+func (f *fakeAPI) get(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.convs[r.PathValue("id")]
+	if !ok {
+		apiError(w, 404, "NOT_FOUND", "no such conversation")
+		return
+	}
+	writeJSON(w, 200, c)
+}
+
+func (f *fakeAPI) delete(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.convs[r.PathValue("id")]; !ok {
+		apiError(w, 404, "NOT_FOUND", "no such conversation")
+		return
+	}
+	delete(f.convs, r.PathValue("id"))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// step is one move of a scripted turn: an event to send, or a pause.
+type step struct {
+	ev    map[string]any
+	pause time.Duration
+}
+
+func ev(kv ...any) step {
+	m := map[string]any{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return step{ev: m}
+}
+
+func pause(d time.Duration) step { return step{pause: d} }
+
+// words streams text as deltas of a few words with a pause between.
+func words(text string, gap time.Duration) []step {
+	var out []step
+	parts := strings.SplitAfter(text, " ")
+	for i := 0; i < len(parts); i += 3 {
+		out = append(out, ev("type", "text_delta", "content", strings.Join(parts[i:min(i+3, len(parts))], "")), pause(gap))
+	}
+	return out
+}
+
+func (f *fakeAPI) track(n int, title, artist, album string, dur int, score float64, inLib, indexed bool) map[string]any {
+	return map[string]any{
+		"isrc": fmt.Sprintf("GBUM7110%04d", n), "title": title, "artist": artist, "album": album,
+		"artworkUrl": fmt.Sprintf("%s/art/%d.svg", f.artBase, n), "duration": dur, "score": score,
+		"inLibrary": inLib, "isIndexed": indexed,
+	}
+}
+
+func (f *fakeAPI) script(prompt string) []step {
+	var s []step
+	switch prompt {
+	case DefaultPrompts().Tool:
+		s = append(s, words("Let me look through the catalogue for melancholic love songs.", 40*time.Millisecond)...)
+		s = append(s, ev("type", "tool_call_start", "toolCallId", "toolu_01", "toolName", "semanticSearch",
+			"input", map[string]any{"query": "melancholic love songs", "limit": 3}), pause(900*time.Millisecond))
+		result := map[string]any{
+			"success": true, "summary": "Found 3 tracks matching 'melancholic love songs'", "durationMs": 842,
+			"tracks": []any{
+				f.track(1, XSSTitle, "The Escapes", "<b>Onerror</b>", 245, 0.912, true, true),
+				f.track(2, "Someone Like You", "Adele", "21", 285, 0.874, true, false),
+				f.track(3, "Everybody Hurts", "R.E.M.", "Automatic for the People", 320, 0.831, false, true),
+			},
+		}
+		s = append(s, ev("type", "tool_call_end", "toolCallId", "toolu_01", "summary", result["summary"], "resultCount", 3, "durationMs", 842, "result", result))
+		s = append(s, words("Here are three songs with that **bittersweet** feel:\n\n"+
+			"1. **Someone Like You** by Adele, from *21*\n"+
+			"2. **Everybody Hurts** by R.E.M.\n"+
+			"3. A track whose title looks like markup: `<img src=x onerror=alert(1)>`\n\n"+
+			"| Track | Mood | In library |\n|---|---|:-:|\n| Someone Like You | longing | yes |\n| Everybody Hurts | solace | no |\n\n"+
+			"Two are already in your library. [Open Tidal](https://tidal.com/browse) · [not a link](javascript:alert(2)) · <script>alert(3)</script>", 30*time.Millisecond)...)
+	case DefaultPrompts().Failing:
+		s = append(s, words("I'll search the web for that.", 40*time.Millisecond)...)
+		s = append(s, ev("type", "tool_call_start", "toolCallId", "toolu_02", "toolName", "web_search_brave",
+			"input", map[string]any{"query": "flaky servers", "count": 5}), pause(400*time.Millisecond),
+			ev("type", "tool_call_error", "toolCallId", "toolu_02", "error", "Brave Search rate limit exceeded; try again in a minute.",
+				"errorCode", "RATE_LIMIT", "retryable", true, "wasRetried", true, "durationMs", 2013))
+		s = append(s, words("The web search failed twice (rate limited), so I can't answer from the web right now.", 30*time.Millisecond)...)
+	case DefaultPrompts().Slow:
+		s = append(s, words(strings.Repeat("Once upon a time there was a very long story that went on and on. ", 40), 150*time.Millisecond)...)
+	case DefaultPrompts().Error:
+		s = append(s, words("Let me think about that.", 40*time.Millisecond)...)
+		s = append(s, ev("type", "error", "code", "MODEL_ERROR", "message", "The model provider is overloaded (HTTP 529). Try again in a moment.", "retryable", true))
+		s = append(s, ev("type", "message_end", "stopReason", "error"))
+		return s
+	default:
+		s = append(s, words("You said: "+prompt, 20*time.Millisecond)...)
+	}
+	return append(s, ev("type", "message_end", "usage", map[string]int{"inputTokens": 500, "outputTokens": 120}, "stopReason", "end_turn"))
+}
+
+// messages plays a scripted turn as an event stream and stores the blocks,
+// as the real server does (incomplete when the client aborts).
+func (f *fakeAPI) messages(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Content string `json:"content"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body); err != nil || body.Content == "" {
+		apiError(w, 400, "BAD_REQUEST", "content is required")
+		return
+	}
+	f.mu.Lock()
+	c, ok := f.convs[r.PathValue("id")]
+	if !ok {
+		f.mu.Unlock()
+		apiError(w, 404, "NOT_FOUND", "no such conversation")
+		return
+	}
+	f.seq++
+	c.Messages = append(c.Messages, &fakeMessage{ID: fmt.Sprintf("msg-%d", f.seq), Role: "user", CreatedAt: c.UpdatedAt,
+		Content: []map[string]any{{"type": "text", "text": body.Content}}})
+	if c.Title == "" {
+		c.Title = body.Content
+	}
+	f.seq++
+	msg := &fakeMessage{ID: fmt.Sprintf("msg-%d", f.seq), Role: "assistant", CreatedAt: c.UpdatedAt, Content: []map[string]any{}}
+	c.Messages = append(c.Messages, msg)
+	f.touch(c)
+	convID := c.ID
+	f.mu.Unlock()
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	fl := w.(http.Flusher)
+	send := func(m map[string]any) {
+		b, _ := json.Marshal(m)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		fl.Flush()
+	}
+	send(map[string]any{"type": "message_start", "messageId": msg.ID, "conversationId": convID})
+	fmt.Fprint(w, ": ping\n\n")
+	steps := f.script(body.Content)
+	if !f.modelConfigured {
+		steps = []step{ev("type", "error", "code", "MODEL_NOT_CONFIGURED", "message", "No model is configured.", "retryable", false),
+			ev("type", "message_end", "stopReason", "error")}
+	}
+	for _, st := range steps {
+		if st.pause > 0 {
+			select {
+			case <-r.Context().Done():
+				f.mu.Lock()
+				msg.Incomplete = true
+				f.canceled++
+				f.mu.Unlock()
+				return
+			case <-time.After(st.pause):
+			}
+			continue
+		}
+		f.store(msg, st.ev)
+		send(st.ev)
+	}
+}
+
+// store records an event in the assistant message's blocks.
+func (f *fakeAPI) store(msg *fakeMessage, e map[string]any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch e["type"] {
+	case "text_delta":
+		if n := len(msg.Content); n > 0 && msg.Content[n-1]["type"] == "text" {
+			msg.Content[n-1]["text"] = msg.Content[n-1]["text"].(string) + e["content"].(string)
+		} else {
+			msg.Content = append(msg.Content, map[string]any{"type": "text", "text": e["content"]})
+		}
+	case "tool_call_start":
+		msg.Content = append(msg.Content, map[string]any{"type": "tool_use", "id": e["toolCallId"], "name": e["toolName"], "input": e["input"]})
+	case "tool_call_end":
+		msg.Content = append(msg.Content, map[string]any{"type": "tool_result", "tool_use_id": e["toolCallId"], "content": e["result"]})
+	case "tool_call_error":
+		msg.Content = append(msg.Content, map[string]any{"type": "tool_result", "tool_use_id": e["toolCallId"], "is_error": true,
+			"content": map[string]any{"success": false, "error": e["error"], "error_code": e["errorCode"], "retryable": e["retryable"],
+				"wasRetried": e["wasRetried"], "durationMs": e["durationMs"]}})
+	case "message_end":
+		if e["stopReason"] == "error" || e["stopReason"] == "canceled" {
+			msg.Incomplete = true
+		}
+	}
+}
+
+// artServer serves generated album artwork over https on 127.0.0.1.
+func artServer(t *testing.T) *httptest.Server {
+	colors := [][2]string{{"#6d5efc", "#19b6c9"}, {"#f76b1c", "#fad961"}, {"#0f9b8e", "#2c3e50"}, {"#e94057", "#8a2387"}}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		if _, err := fmt.Sscanf(r.URL.Path, "/art/%d.svg", &n); err != nil || n < 0 {
+			http.NotFound(w, r)
+			return
+		}
+		c := colors[n%len(colors)]
+		w.Header().Set("Content-Type", "image/svg+xml")
+		fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100"><defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="%s"/><stop offset="1" stop-color="%s"/></linearGradient></defs><rect width="100" height="100" fill="url(#g)"/><circle cx="50" cy="50" r="22" fill="none" stroke="#fff" stroke-opacity=".6" stroke-width="3"/><circle cx="50" cy="50" r="4" fill="#fff" fill-opacity=".8"/></svg>`, c[0], c[1])
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
