@@ -5,8 +5,8 @@ package main
 import (
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/exectool"
-	"github.com/toolport/toolport/tool"
 	"github.com/toolport/toolport/internal/pack/webfetch"
+	"github.com/toolport/toolport/tool"
 )
 
 const help = `Configuration (environment):

@@ -6,8 +6,8 @@ package main
 import (
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/exectool"
-	"github.com/toolport/toolport/tool"
 	"github.com/toolport/toolport/internal/pack/websearch"
+	"github.com/toolport/toolport/tool"
 )
 
 const help = `Configuration: BRAVE_API_KEY, or "web_search.brave.api_key" in the credentials file

@@ -6,8 +6,8 @@ package main
 import (
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/exectool"
-	"github.com/toolport/toolport/tool"
 	"github.com/toolport/toolport/internal/pack/websearch"
+	"github.com/toolport/toolport/tool"
 )
 
 const help = `Configuration: GOOGLE_SEARCH_API_KEY and GOOGLE_SEARCH_ENGINE_ID, or "web_search.google.api_key" and

@@ -7,10 +7,10 @@ import (
 
 	"github.com/toolport/toolport/ckan"
 	"github.com/toolport/toolport/internal/pack/music"
-	"github.com/toolport/toolport/internal/telemetry"
-	"github.com/toolport/toolport/tool"
 	"github.com/toolport/toolport/internal/pack/webfetch"
 	"github.com/toolport/toolport/internal/pack/websearch"
+	"github.com/toolport/toolport/internal/telemetry"
+	"github.com/toolport/toolport/tool"
 )
 
 // BuildRegistry wires every pack into one registry from env.Config, traced

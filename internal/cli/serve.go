@@ -14,8 +14,8 @@ import (
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/telemetry"
-	"github.com/toolport/toolport/tool"
 	"github.com/toolport/toolport/internal/webui"
+	"github.com/toolport/toolport/tool"
 )
 
 func runServe(ctx context.Context, env *Env, args []string) int {

@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/extract"
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
 )

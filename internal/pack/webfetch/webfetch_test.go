@@ -18,8 +18,8 @@ import (
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/japanese"
 
-	"github.com/toolport/toolport/tool"
 	"github.com/toolport/toolport/internal/pack/webfetch"
+	"github.com/toolport/toolport/tool"
 )
 
 const article = `<!doctype html><html><head><title>Asynchronous Programming in Rust</title></head><body>

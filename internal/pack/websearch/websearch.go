@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/brave"
-	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/google"
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/tool"
 )
 
