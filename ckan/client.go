@@ -1,6 +1,6 @@
-// Package ckan is a client for the CKAN action API (https://docs.ckan.org/en/latest/api/)
-// and the Toolport "ckan" tool pack built on it: searchDatasets,
-// getDatasetDetails, listGroups, listTags, listOrganizations and queryDatastore.
+// Package ckan is a client for the CKAN action API
+// (https://docs.ckan.org/en/latest/api/). The Toolport tools built on it
+// (searchDatasets, getDatasetDetails, …) live in internal/pack/opendata.
 //
 // The client works with any CKAN portal; the default is Israel's national
 // portal, data.gov.il. It follows what real portals do rather than what the
@@ -9,8 +9,11 @@
 // tag_list has no usage counts, unknown parameters are silently ignored, and
 // some CDNs refuse clients without a browser-like User-Agent.
 //
-// The client never retries: the tool registry retries a transient failure once
-// (see package tool), and a retry inside the client would multiply that.
+// Failures are typed: [*Error] when the portal reported one, [*DecodeError]
+// when its answer cannot be understood, [*NetworkError] when no answer came,
+// and the context's error on cancellation or deadline. The client never
+// retries: callers decide (Toolport's tool registry retries a transient
+// failure once), and a retry inside the client would multiply theirs.
 package ckan
 
 import (
