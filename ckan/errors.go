@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // CKAN error types (the "__type" of an error object) that callers branch on.
@@ -127,11 +129,7 @@ func compactJSON(raw json.RawMessage) string {
 	if err := json.Compact(&b, raw); err != nil {
 		return string(raw)
 	}
-	s := b.String()
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "…"
-	}
-	return s
+	return httpclient.ClipRunes(b.String(), 300)
 }
 
 // DecodeError reports a response the client could not understand: not JSON,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/internal/httpclient"
 	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
 )
@@ -49,6 +50,10 @@ func toolError(err error) error {
 	return tool.Classify(err)
 }
 
+// maxRetryAfter bounds a portal's Retry-After: the registry waits only a few
+// seconds anyway, and longer hints are passed on to the agent.
+const maxRetryAfter = 24 * time.Hour
+
 // ckanErrorToTool maps a portal's error to a tool code by CKAN's error type,
 // then by HTTP status.
 func ckanErrorToTool(e *ckan.Error) *tool.Error {
@@ -72,7 +77,7 @@ func ckanErrorToTool(e *ckan.Error) *tool.Error {
 			// clients without a browser-like User-Agent).
 			out = &tool.Error{Code: tool.CodeBlocked}
 		default:
-			out = tool.HTTPStatusError(e.StatusCode, tool.ParseRetryAfter(http.Header{"Retry-After": {e.RetryAfter}}, time.Now()), "")
+			out = tool.HTTPStatusError(e.StatusCode, httpclient.RetryAfter(e.RetryAfter, time.Now(), maxRetryAfter), "")
 			if e.Type != "" && !out.Retryable && out.Code == tool.CodeHTTP {
 				out.Code = tool.CodeAPI // a CKAN error object we have no better code for
 			}

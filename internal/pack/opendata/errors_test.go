@@ -146,3 +146,25 @@ func TestClientTimeout(t *testing.T) {
 		t.Errorf("tool error = %s retryable=%v, want TIMEOUT retryable", got.Code, got.Retryable)
 	}
 }
+
+// A portal's Retry-After, in seconds or as an HTTP-date, reaches the tool
+// error, so that the registry and the agent know how long to wait.
+func TestRetryAfterIsPassedOn(t *testing.T) {
+	soon := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
+	for _, tt := range []struct {
+		header   string
+		min, max time.Duration
+	}{
+		{"7", 7 * time.Second, 7 * time.Second},
+		{soon, 80 * time.Second, 90 * time.Second},
+		{"", 0, 0},
+		{"later", 0, 0},
+		{"99999999999", maxRetryAfter, maxRetryAfter},
+	} {
+		err := toolError(&ckan.Error{Action: "package_search", StatusCode: http.StatusTooManyRequests, RetryAfter: tt.header})
+		te, ok := err.(*tool.Error)
+		if !ok || te.Code != tool.CodeRateLimit || te.RetryAfter < tt.min || te.RetryAfter > tt.max {
+			t.Errorf("Retry-After %q: %+v, want a RATE_LIMIT waiting %v..%v", tt.header, err, tt.min, tt.max)
+		}
+	}
+}

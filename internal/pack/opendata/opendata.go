@@ -192,18 +192,6 @@ func datasetURL(c *ckan.Client, name string) string {
 	return c.SiteURL() + "/dataset/" + url.PathEscape(name)
 }
 
-// truncateRunes shortens s to at most n runes, marking the cut.
-func truncateRunes(s string, n int) string {
-	if len(s) <= n { // bytes >= runes
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
-
 // nonNil returns s, or an empty slice for nil: outputs show [] rather than null.
 func nonNil[T any](s []T) []T {
 	if s == nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/internal/httpclient"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -146,7 +147,7 @@ func (p *pack) searchDatasets(ctx context.Context, in SearchDatasetsInput) (Sear
 func summarize(c *ckan.Client, pkg *ckan.Package) DatasetSummary {
 	d := DatasetSummary{
 		ID: pkg.ID, Name: pkg.Name, Title: pkg.Title,
-		Description:      truncateRunes(strings.TrimSpace(pkg.Notes), maxDescription),
+		Description:      httpclient.ClipRunes(strings.TrimSpace(pkg.Notes), maxDescription),
 		Tags:             make([]string, 0, len(pkg.Tags)),
 		Formats:          []string{},
 		NumResources:     max(pkg.NumResources, len(pkg.Resources)),
