@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolport/toolport/brave"
 	"github.com/toolport/toolport/google"
+	"github.com/toolport/toolport/internal/httpclient"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -81,7 +82,7 @@ func upstreamFailure(provider string, err error, parent context.Context, timeout
 func parseFailure(provider, contentType string, err error) *tool.Error {
 	msg := provider + " sent a response that is not valid JSON"
 	if contentType != "" && !strings.Contains(strings.ToLower(contentType), "json") {
-		msg = fmt.Sprintf("%s sent %s instead of JSON", provider, truncateRunes(contentType, 60))
+		msg = fmt.Sprintf("%s sent %s instead of JSON", provider, httpclient.ClipRunes(contentType, 60))
 	}
 	return &tool.Error{Code: tool.CodeParse, Message: msg, Err: err}
 }
