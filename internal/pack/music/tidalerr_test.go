@@ -191,7 +191,6 @@ func TestTidalInputAndTransportFailures(t *testing.T) {
 		t.Errorf("network failure: %s", res.JSON)
 	}
 
-
 	// A base URL TIDAL cannot be reached at is CONFIG_ERROR for the tools.
 	svc := Open(Config{DatabaseURL: t.TempDir() + "/x.db", Tidal: tidal.Config{BaseURL: "ftp://tidal.example"}})
 	defer svc.Close()
