@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // Defaults and the API's own limits.
@@ -93,14 +95,8 @@ func WithMaxBodyBytes(n int64) Option {
 // The client never follows redirects: the API does not send them, and following
 // one would hand the subscription token to another host.
 func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {
-	hc := &http.Client{}
-	if httpClient != nil {
-		copied := *httpClient
-		hc = &copied
-	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	base, _ := url.Parse(DefaultBaseURL)
-	c := &Client{http: hc, base: base, apiKey: apiKey, userAgent: DefaultUserAgent, maxBody: DefaultMaxBodyBytes, now: time.Now}
+	c := &Client{http: httpclient.NoRedirects(httpClient), base: base, apiKey: apiKey, userAgent: DefaultUserAgent, maxBody: DefaultMaxBodyBytes, now: time.Now}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err
@@ -110,12 +106,10 @@ func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client,
 }
 
 func parseBaseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, fmt.Errorf("brave: base URL %q must be http(s)://host[:port] with no query", raw)
+	u, err := httpclient.ParseBaseURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("brave: base URL must be http(s)://host[:port][/path]: %w", err)
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	u.RawPath = ""
 	return u, nil
 }
 
@@ -272,8 +266,7 @@ func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, 
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("brave: %w", err)
 	}
-	u := *c.base
-	u.Path += searchPath
+	u := httpclient.WithPath(c.base, searchPath)
 	u.RawQuery = p.values().Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -309,12 +302,12 @@ func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, 
 
 // readBody reads at most limit bytes, failing rather than truncating.
 func readBody(r io.Reader, limit int64) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("brave: reading response: %w", err)
-	}
-	if int64(len(body)) > limit {
+	body, err := httpclient.ReadBody(r, limit)
+	switch {
+	case errors.Is(err, httpclient.ErrBodyTooLarge):
 		return nil, fmt.Errorf("%w (over %d bytes)", ErrBodyTooLarge, limit)
+	case err != nil:
+		return nil, fmt.Errorf("brave: reading response: %w", err)
 	}
 	return body, nil
 }

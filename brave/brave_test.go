@@ -292,9 +292,13 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 }
 
 func TestNewClientRejectsBadBaseURL(t *testing.T) {
-	for _, u := range []string{"", "api.search.brave.com", "ftp://x", "http://", "http://h/?q=1", "http://u:p@h"} {
-		if _, err := NewClient(nil, "k", WithBaseURL(u)); err == nil {
+	for _, u := range []string{"", "api.search.brave.com", "ftp://x", "http://", "http://h/?q=1", "http://u:p@h",
+		"https://user:s3cret@api.search.brave.com", "https://h/?token=s3cret"} {
+		_, err := NewClient(nil, "k", WithBaseURL(u))
+		if err == nil {
 			t.Errorf("WithBaseURL(%q) accepted", u)
+		} else if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("WithBaseURL(%q) error repeats the URL's secret: %v", u, err)
 		}
 	}
 	c, err := NewClient(nil, "k", WithBaseURL("http://127.0.0.1:8081/prefix/"))

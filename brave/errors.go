@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // Upstream error codes Toolport distinguishes.
@@ -84,21 +86,9 @@ func (e *Error) fill(body []byte) {
 	if a == nil {
 		return
 	}
-	e.Code = truncate(strings.TrimSpace(a.Code), 100)
-	e.Detail = truncate(strings.TrimSpace(a.Detail), maxDetail)
+	e.Code = httpclient.Clip(strings.TrimSpace(a.Code), 100)
+	e.Detail = httpclient.Clip(strings.TrimSpace(a.Detail), maxDetail)
 }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // CheckResponse returns nil for a 2xx status and an [*Error] otherwise, read
 // from the body, the Retry-After header and the X-RateLimit-* headers. now is
@@ -109,7 +99,7 @@ func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
 	}
 	e := &Error{StatusCode: resp.StatusCode, RateLimit: ParseRateLimit(resp.Header)}
 	e.fill(body)
-	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), now)
+	e.RetryAfter = httpclient.RetryAfterHeader(resp.Header, now, maxReset)
 	if e.RetryAfter == 0 && resp.StatusCode == http.StatusTooManyRequests {
 		var w RateWindow
 		var ok bool
@@ -123,21 +113,6 @@ func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
 		}
 	}
 	return e
-}
-
-// parseRetryAfter reads delay-seconds or an HTTP date; zero when absent or bad.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return clampSeconds(secs)
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // maxReset bounds parsed delays: no window is longer than a year.

@@ -1,6 +1,6 @@
-// Package ckan is a client for the CKAN action API (https://docs.ckan.org/en/latest/api/)
-// and the Toolport "ckan" tool pack built on it: searchDatasets,
-// getDatasetDetails, listGroups, listTags, listOrganizations and queryDatastore.
+// Package ckan is a client for the CKAN action API
+// (https://docs.ckan.org/en/latest/api/). The Toolport tools built on it
+// (searchDatasets, getDatasetDetails, …) live in internal/pack/opendata.
 //
 // The client works with any CKAN portal; the default is Israel's national
 // portal, data.gov.il. It follows what real portals do rather than what the
@@ -9,8 +9,11 @@
 // tag_list has no usage counts, unknown parameters are silently ignored, and
 // some CDNs refuse clients without a browser-like User-Agent.
 //
-// The client never retries: the tool registry retries a transient failure once
-// (see package tool), and a retry inside the client would multiply that.
+// Failures are typed: [*Error] when the portal reported one, [*DecodeError]
+// when its answer cannot be understood, [*NetworkError] when no answer came,
+// and the context's error on cancellation or deadline. The client never
+// retries: callers decide (Toolport's tool registry retries a transient
+// failure once), and a retry inside the client would multiply theirs.
 package ckan
 
 import (
@@ -19,11 +22,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // Defaults of a new Client.
@@ -129,23 +133,12 @@ var ErrBaseURL = errors.New("ckan: invalid portal URL")
 
 // normalizeBaseURL checks raw and returns it with the action API path.
 func normalizeBaseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
+	u, err := httpclient.ParseBaseURL(raw)
 	if err != nil {
-		// url.Error text repeats the URL; that is the caller's own input.
+		// The reason never repeats the URL, which is the caller's own input.
 		return nil, fmt.Errorf("%w: %v", ErrBaseURL, err)
 	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("%w: scheme must be http or https, got %q", ErrBaseURL, u.Scheme)
-	case u.Host == "" || u.Hostname() == "":
-		return nil, fmt.Errorf("%w: no host", ErrBaseURL)
-	case u.User != nil:
-		return nil, fmt.Errorf("%w: credentials in the URL are not allowed", ErrBaseURL)
-	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
-		return nil, fmt.Errorf("%w: a base URL has no query or fragment", ErrBaseURL)
-	}
-	p := strings.TrimRight(u.Path, "/")
-	p = strings.TrimSuffix(p, "/action")
+	p := strings.TrimSuffix(u.Path, "/action")
 	if !strings.HasSuffix(p, apiPath) {
 		p += apiPath
 	}
@@ -167,8 +160,7 @@ func (c *Client) SiteURL() string {
 // ActionURL returns the URL of a GET call of action with params. It is what
 // the tools report as apiUrl, so that a person can reproduce a result.
 func (c *Client) ActionURL(action string, params url.Values) string {
-	u := *c.base
-	u.Path += "/action/" + action
+	u := httpclient.WithPath(c.base, "/action/"+action)
 	if len(params) > 0 {
 		u.RawQuery = params.Encode()
 	}
@@ -227,16 +219,16 @@ func (c *Client) do(ctx context.Context, action string, req *http.Request, resul
 	}
 	defer resp.Body.Close()
 
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
-	if err != nil {
+	body, err := httpclient.ReadBody(resp.Body, c.maxBody)
+	switch {
+	case errors.Is(err, httpclient.ErrBodyTooLarge):
+		return nil, &DecodeError{Action: action, StatusCode: resp.StatusCode,
+			Reason: fmt.Sprintf("response larger than %d bytes; ask for fewer rows", c.maxBody), Err: err}
+	case err != nil:
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("ckan: %s: reading response: %w", action, ctxErr)
 		}
 		return nil, &NetworkError{Action: action, Err: err}
-	}
-	if int64(len(body)) > c.maxBody {
-		return nil, &DecodeError{Action: action, StatusCode: resp.StatusCode,
-			Reason: fmt.Sprintf("response larger than %d bytes; ask for fewer rows", c.maxBody)}
 	}
 	info := &Response{Method: req.Method, URL: req.URL.String(), StatusCode: resp.StatusCode, Header: resp.Header}
 	if err := decodeResponse(action, resp.StatusCode, resp.Header, body, result); err != nil {
@@ -321,9 +313,6 @@ func jsonMessage(err error) string {
 // snippet keeps the start of a body for an error message, valid UTF-8 only.
 func snippet(body []byte) string {
 	const max = 120
-	s := strings.ToValidUTF8(string(body[:min(len(body), max*4)]), "")
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "…"
-	}
+	s := httpclient.ClipRunes(strings.ToValidUTF8(string(body[:min(len(body), max*4)]), ""), max)
 	return strings.Join(strings.Fields(s), " ")
 }

@@ -3,15 +3,12 @@ package ckan
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/toolport/toolport/safehttp"
-	"github.com/toolport/toolport/tool"
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // CKAN error types (the "__type" of an error object) that callers branch on.
@@ -132,11 +129,7 @@ func compactJSON(raw json.RawMessage) string {
 	if err := json.Compact(&b, raw); err != nil {
 		return string(raw)
 	}
-	s := b.String()
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "…"
-	}
-	return s
+	return httpclient.ClipRunes(b.String(), 300)
 }
 
 // DecodeError reports a response the client could not understand: not JSON,
@@ -169,71 +162,3 @@ type NetworkError struct {
 
 func (e *NetworkError) Error() string { return "ckan: " + e.Action + ": " + e.Err.Error() }
 func (e *NetworkError) Unwrap() error { return e.Err }
-
-// toolError turns a client error into the *tool.Error agents see. It names
-// the action and keeps the portal's message unchanged.
-func toolError(err error) error {
-	if err == nil {
-		return nil
-	}
-	var te *tool.Error
-	if errors.As(err, &te) {
-		return te
-	}
-	var ce *Error
-	if errors.As(err, &ce) {
-		return ce.toolError()
-	}
-	var de *DecodeError
-	if errors.As(err, &de) {
-		return &tool.Error{Code: tool.CodeParse, Status: de.StatusCode, Message: strings.TrimPrefix(de.Error(), "ckan: "), Err: err}
-	}
-	var blocked *safehttp.BlockedError
-	if errors.As(err, &blocked) {
-		// A per-call portal whose name resolves to a private address.
-		return &tool.Error{Code: tool.CodeBlocked, Err: err, Message: fmt.Sprintf(
-			"portal: %s resolves to %s, a %s address; only public portals may be named per call", blocked.Host, blocked.Addr, blocked.Reason)}
-	}
-	var ne *NetworkError
-	if errors.As(err, &ne) {
-		// tool.Classify words the message without the URL.
-		c := tool.Classify(ne.Err)
-		if c.Code == tool.CodeInternal {
-			c = &tool.Error{Code: tool.CodeNetwork, Message: "network error", Retryable: true, Err: err}
-		}
-		c.Message = ne.Action + ": " + c.Message
-		return c
-	}
-	return tool.Classify(err)
-}
-
-func (e *Error) toolError() *tool.Error {
-	msg := e.Action + ": " + e.Describe()
-	var out *tool.Error
-	switch e.Type {
-	case TypeNotFound:
-		out = &tool.Error{Code: tool.CodeNotFound}
-	case TypeValidation, TypeSearchQuery:
-		// The portal rejected the arguments: retrying cannot help.
-		out = &tool.Error{Code: tool.CodeValidation}
-	case TypeAuthorization:
-		out = &tool.Error{Code: tool.CodeAuthInvalid}
-	default:
-		switch {
-		case e.StatusCode >= 200 && e.StatusCode <= 299:
-			out = &tool.Error{Code: tool.CodeAPI}
-		case e.StatusCode == http.StatusForbidden && e.Type == "":
-			// The action API needs no key for reading: a bare 403 is a CDN
-			// or firewall refusing the client (data.gov.il's does so for
-			// clients without a browser-like User-Agent).
-			out = &tool.Error{Code: tool.CodeBlocked}
-		default:
-			out = tool.HTTPStatusError(e.StatusCode, tool.ParseRetryAfter(http.Header{"Retry-After": {e.RetryAfter}}, time.Now()), "")
-			if e.Type != "" && !out.Retryable && out.Code == tool.CodeHTTP {
-				out.Code = tool.CodeAPI // a CKAN error object we have no better code for
-			}
-		}
-	}
-	out.Message, out.Status, out.Err = msg, e.StatusCode, e
-	return out
-}

@@ -3,148 +3,11 @@ package ckan
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/toolport/toolport/tool"
 )
-
-func TestUpstreamErrors(t *testing.T) {
-	const html = "text/html; charset=utf-8"
-	const js = "application/json"
-	tests := []struct {
-		name        string
-		handler     http.HandlerFunc
-		code        tool.Code
-		retryable   bool
-		wantCalls   int // 2 when the registry retried
-		wantMessage string
-	}{
-		{"404 with data.gov.il's Hebrew Not Found",
-			reply(404, js, fixture(t, "data.gov.il/error_not_found_resource_he.json")),
-			tool.CodeNotFound, false, 1, "package_search: Not Found Error: לא נמצא: Resource was not found."},
-		{"200 with success false",
-			reply(200, js, []byte(`{"help":"h","success":false,"error":{"__type":"Not Found Error","message":"Not found"}}`)),
-			tool.CodeNotFound, false, 1, "package_search: Not Found Error: Not found"},
-		{"409 Validation Error with field errors",
-			reply(409, js, fixture(t, "data.gov.il/error_validation_filters.json")),
-			tool.CodeValidation, false, 1, "package_search: Validation Error: filters: Cannot parse JSON"},
-		{"400 Search Query Error",
-			reply(400, js, []byte(`{"success":false,"error":{"__type":"Search Query Error","message":"Search Query is invalid: \"Invalid search query: unbalanced parentheses\""}}`)),
-			tool.CodeValidation, false, 1, `Search Query Error: Search Query is invalid`},
-		{"403 Authorization Error",
-			reply(403, js, []byte(`{"success":false,"error":{"__type":"Authorization Error","message":"Access denied"}}`)),
-			tool.CodeAuthInvalid, false, 1, "Authorization Error: Access denied"},
-		{"403 from a CDN, HTML body",
-			reply(403, html, []byte("<html><body>Access Denied</body></html>")),
-			tool.CodeBlocked, false, 1, "package_search: HTTP 403 Forbidden"},
-		{"500 with a CKAN error object",
-			reply(500, js, []byte(`{"success":false,"error":{"__type":"Internal Error","message":"boom"}}`)),
-			tool.CodeAPI, false, 1, "package_search: Internal Error: boom"},
-		{"500 HTML", reply(500, html, []byte("<h1>Internal Server Error</h1>")),
-			tool.CodeHTTP, false, 1, "package_search: HTTP 500 Internal Server Error"},
-		{"503 HTML is retried once", reply(503, html, []byte("<h1>down</h1>")),
-			tool.CodeHTTP, true, 2, "package_search: HTTP 503 Service Unavailable"},
-		{"429 is retried once", reply(429, "text/plain", []byte("slow down")),
-			tool.CodeRateLimit, true, 2, "package_search: HTTP 429 Too Many Requests"},
-		{"200 HTML instead of JSON", reply(200, html, []byte("<!doctype html><title>Maintenance</title>")),
-			tool.CodeParse, false, 1, "package_search: response is text/html, not JSON"},
-		{"200 truncated JSON", reply(200, js, fixture(t, "demo.ckan.org/package_search_rows3_facets.json")[:4000]),
-			tool.CodeParse, false, 1, "package_search: response is not valid JSON: unexpected end of JSON input"},
-		{"200 JSON that is not a CKAN response", reply(200, js, []byte(`{"results":[]}`)),
-			tool.CodeParse, false, 1, `no "success" field`},
-		{"200 success with the wrong result shape",
-			reply(200, js, []byte(`{"success":true,"result":{"count":"three","results":[]}}`)),
-			tool.CodeParse, false, 1, "unexpected result structure: field count: expected int, got JSON string"},
-		{"200 success with results not a list",
-			reply(200, js, []byte(`{"success":true,"result":{"count":1,"results":{"id":"x"}}}`)),
-			tool.CodeParse, false, 1, "unexpected result structure: field results"},
-		{"200 success without result", reply(200, js, []byte(`{"success":true,"result":null}`)),
-			tool.CodeParse, false, 1, `response has no "result"`},
-		{"empty body", reply(200, js, nil), tool.CodeParse, false, 1, "not valid JSON"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": tt.handler})
-			res, env := call(t, srv.registry(t), "searchDatasets", `{"query":"x"}`)
-			e := mustFail(t, res, tt.code)
-			if !strings.Contains(e.Message, tt.wantMessage) {
-				t.Errorf("message = %q\n want it to contain %q", e.Message, tt.wantMessage)
-			}
-			if e.Retryable != tt.retryable || env["retryable"] != tt.retryable {
-				t.Errorf("retryable = %v, want %v", e.Retryable, tt.retryable)
-			}
-			if n := len(srv.calls()); n != tt.wantCalls {
-				t.Errorf("portal called %d times, want %d", n, tt.wantCalls)
-			}
-			if env["wasRetried"] != (tt.wantCalls == 2) {
-				t.Errorf("wasRetried = %v", env["wasRetried"])
-			}
-		})
-	}
-}
-
-func TestTransientFailureThenSuccessIsRetriedOnce(t *testing.T) {
-	var n atomic.Int32
-	ok := searchFixture(t)
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 1 {
-			w.WriteHeader(http.StatusBadGateway)
-			w.Write([]byte("<html>502 Bad Gateway</html>"))
-			return
-		}
-		ok(w, r)
-	}})
-	res, _ := call(t, srv.registry(t), "searchDatasets", `{}`)
-	var out SearchDatasetsOutput
-	mustOK(t, res, &out)
-	if !res.Retried || len(srv.calls()) != 2 || out.Total != 3 {
-		t.Errorf("retried=%v calls=%d total=%d; want a retry, 2 calls, 3 datasets", res.Retried, len(srv.calls()), out.Total)
-	}
-}
-
-func TestNetworkError(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
-
-	reg := newRegistry(t, Config{BaseURL: "http://" + addr})
-	res, env := call(t, reg, "searchDatasets", `{"query":"secret-looking-query"}`)
-	e := mustFail(t, res, tool.CodeNetwork)
-	if !e.Retryable || env["wasRetried"] != true {
-		t.Errorf("retryable=%v wasRetried=%v, want both true", e.Retryable, env["wasRetried"])
-	}
-	if !strings.HasPrefix(e.Message, "package_search: network error") {
-		t.Errorf("message = %q", e.Message)
-	}
-	if strings.Contains(e.Message, "secret-looking-query") || strings.Contains(e.Message, "/api/3/action") {
-		t.Errorf("message repeats the request URL: %q", e.Message)
-	}
-}
-
-func TestClientTimeout(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": func(w http.ResponseWriter, r *http.Request) {
-		<-r.Context().Done() // never answer
-	}})
-	c, err := NewClient(srv.URL, WithHTTPClient(srv.Client()), WithTimeout(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = c.PackageSearch(context.Background(), &PackageSearchOptions{Rows: 1})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want a deadline", err)
-	}
-	if got := toolError(err).(*tool.Error); got.Code != tool.CodeTimeout || !got.Retryable {
-		t.Errorf("tool error = %s retryable=%v, want TIMEOUT retryable", got.Code, got.Retryable)
-	}
-}
 
 func TestClientBodyLimit(t *testing.T) {
 	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
@@ -179,6 +42,11 @@ func TestErrorTyped(t *testing.T) {
 	if got, want := ce.Error(), "ckan: datastore_search: Validation Error: filters: Cannot parse JSON"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
+	// datastore_search is posted as JSON, never built into a query string.
+	if r := srv.last(t); r.Method != http.MethodPost || r.ContentType != "application/json" || r.RawQuery != "" ||
+		!strings.Contains(string(r.Body), `"resource_id":"r"`) {
+		t.Errorf("request = %+v", r)
+	}
 }
 
 func TestParseErrorObjectShapes(t *testing.T) {
@@ -196,5 +64,22 @@ func TestParseErrorObjectShapes(t *testing.T) {
 		if got := e.Describe(); got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.raw, got, tt.want)
 		}
+	}
+}
+
+// A portal that never answers fails with the context's deadline, so that
+// callers can tell a timeout from a network failure.
+func TestClientTimeout(t *testing.T) {
+	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // never answer
+	}})
+	c, err := NewClient(srv.URL, WithHTTPClient(srv.Client()), WithTimeout(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.PackageSearch(context.Background(), &PackageSearchOptions{Rows: 1})
+	var ne *NetworkError
+	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) {
+		t.Fatalf("err = %T %v, want the context's deadline", err, err)
 	}
 }

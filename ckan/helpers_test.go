@@ -2,8 +2,6 @@ package ckan
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,9 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/toolport/toolport/tool"
 )
 
 // fixture returns a recorded response from testdata, with JSONC comments
@@ -106,36 +101,16 @@ func newCKANServer(t *testing.T, actions map[string]http.HandlerFunc) *ckanServe
 	return s
 }
 
-// calls returns the requests received so far.
-func (s *ckanServer) calls() []recorded {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]recorded(nil), s.requests...)
-}
-
 // last returns the last request, failing the test if there was none.
 func (s *ckanServer) last(t *testing.T) recorded {
 	t.Helper()
-	c := s.calls()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.requests
 	if len(c) == 0 {
 		t.Fatal("the server received no request")
 	}
 	return c[len(c)-1]
-}
-
-// registry returns a registry holding the pack's tools pointed at the server.
-func (s *ckanServer) registry(t *testing.T) *tool.Registry {
-	t.Helper()
-	return newRegistry(t, Config{BaseURL: s.URL, HTTPClient: s.Client()})
-}
-
-func newRegistry(t *testing.T, cfg Config) *tool.Registry {
-	t.Helper()
-	reg := tool.NewRegistry(tool.WithRetryDelay(time.Millisecond))
-	if err := reg.Register(Tools(cfg)...); err != nil {
-		t.Fatal(err)
-	}
-	return reg
 }
 
 // reply serves a fixed body with a status and content type.
@@ -149,49 +124,7 @@ func reply(status int, contentType string, body []byte) http.HandlerFunc {
 	}
 }
 
-// okJSON serves a CKAN success envelope around result.
-func okJSON(t testing.TB, result any) http.HandlerFunc {
-	raw, err := json.Marshal(map[string]any{"help": "http://127.0.0.1/api/3/action/help_show", "success": true, "result": result})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply(http.StatusOK, "application/json;charset=utf-8", raw)
-}
-
-// call runs a tool and decodes its envelope.
-func call(t *testing.T, reg *tool.Registry, name, args string) (*tool.Result, map[string]any) {
-	t.Helper()
-	res := reg.Call(context.Background(), name, json.RawMessage(args))
-	var env map[string]any
-	dec := json.NewDecoder(bytes.NewReader(res.JSON))
-	dec.UseNumber()
-	if err := dec.Decode(&env); err != nil {
-		t.Fatalf("%s envelope is not JSON: %v\n%s", name, err, res.JSON)
-	}
-	return res, env
-}
-
-// mustOK fails the test unless the call succeeded, and decodes its output
-// into out.
-func mustOK(t *testing.T, res *tool.Result, out any) {
-	t.Helper()
-	if !res.OK() {
-		t.Fatalf("call failed: %s", res.JSON)
-	}
-	if err := json.Unmarshal(res.JSON, out); err != nil {
-		t.Fatalf("decoding output: %v", err)
-	}
-}
-
-// mustFail fails the test unless the call failed with code, and returns the
-// error.
-func mustFail(t *testing.T, res *tool.Result, code tool.Code) *tool.Error {
-	t.Helper()
-	if res.OK() {
-		t.Fatalf("call succeeded, want %s: %s", code, res.JSON)
-	}
-	if res.Err.Code != code {
-		t.Fatalf("error code = %s, want %s (%s)", res.Err.Code, code, res.JSON)
-	}
-	return res.Err
+// searchFixture serves demo.ckan.org's recorded package_search answer.
+func searchFixture(t *testing.T) http.HandlerFunc {
+	return reply(http.StatusOK, "application/json;charset=utf-8", fixture(t, "demo.ckan.org/package_search_rows3_facets.json"))
 }

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // maxMessage bounds the upstream text kept in an Error.
@@ -105,10 +106,10 @@ func (e *Error) fill(body []byte) {
 	if json.Unmarshal(body, &eb) != nil || eb.Error == nil {
 		return
 	}
-	e.Status = truncate(strings.TrimSpace(eb.Error.Status), 100)
-	e.Message = truncate(strings.TrimSpace(eb.Error.Message), maxMessage)
+	e.Status = httpclient.Clip(strings.TrimSpace(eb.Error.Status), 100)
+	e.Message = httpclient.Clip(strings.TrimSpace(eb.Error.Message), maxMessage)
 	add := func(r string) {
-		r = truncate(strings.TrimSpace(r), 100)
+		r = httpclient.Clip(strings.TrimSpace(r), 100)
 		if r != "" && len(e.Reasons) < maxReasons && !e.hasReason(r) {
 			e.Reasons = append(e.Reasons, r)
 		}
@@ -121,16 +122,6 @@ func (e *Error) fill(body []byte) {
 	}
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
-
 // CheckResponse returns nil for a 2xx status and an [*Error] otherwise. now is
 // the time a Retry-After date is measured from.
 func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
@@ -139,29 +130,9 @@ func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
 	}
 	e := &Error{StatusCode: resp.StatusCode}
 	e.fill(body)
-	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), now)
+	e.RetryAfter = httpclient.RetryAfterHeader(resp.Header, now, maxRetryAfter)
 	return e
 }
 
 // maxRetryAfter bounds a parsed Retry-After.
 const maxRetryAfter = 48 * time.Hour
-
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		d = maxRetryAfter
-		if secs < int64(maxRetryAfter/time.Second) {
-			d = time.Duration(secs) * time.Second
-		}
-	} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		d = t.Sub(now)
-	}
-	return min(d, maxRetryAfter)
-}

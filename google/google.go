@@ -18,13 +18,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // Defaults and the API's own limits.
@@ -61,12 +62,10 @@ type Option func(*Client) error
 // /customsearch/v1.
 func WithBaseURL(raw string) Option {
 	return func(c *Client) error {
-		u, err := url.Parse(strings.TrimSpace(raw))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			return fmt.Errorf("google: base URL %q must be http(s)://host[:port] with no query", raw)
+		u, err := httpclient.ParseBaseURL(raw)
+		if err != nil {
+			return fmt.Errorf("google: base URL must be http(s)://host[:port][/path]: %w", err)
 		}
-		u.Path = strings.TrimSuffix(u.Path, "/")
-		u.RawPath = ""
 		c.base = u
 		return nil
 	}
@@ -96,14 +95,8 @@ func WithMaxBodyBytes(n int64) Option {
 // means a plain &http.Client{}; deadlines come from the context of each call.
 // Redirects are not followed: the API does not send them.
 func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {
-	hc := &http.Client{}
-	if httpClient != nil {
-		copied := *httpClient
-		hc = &copied
-	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	base, _ := url.Parse(DefaultBaseURL)
-	c := &Client{http: hc, base: base, apiKey: apiKey, userAgent: DefaultUserAgent, maxBody: DefaultMaxBodyBytes, now: time.Now}
+	c := &Client{http: httpclient.NoRedirects(httpClient), base: base, apiKey: apiKey, userAgent: DefaultUserAgent, maxBody: DefaultMaxBodyBytes, now: time.Now}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err
@@ -238,8 +231,7 @@ func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, 
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("google: %w", err)
 	}
-	u := *c.base
-	u.Path += searchPath
+	u := httpclient.WithPath(c.base, searchPath)
 	u.RawQuery = p.values(c.apiKey).Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -253,12 +245,12 @@ func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, 
 		return nil, c.scrub(err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("google: reading response: %w", c.scrub(err))
-	}
-	if int64(len(body)) > c.maxBody {
+	body, err := httpclient.ReadBody(resp.Body, c.maxBody)
+	switch {
+	case errors.Is(err, httpclient.ErrBodyTooLarge):
 		return nil, fmt.Errorf("%w (over %d bytes)", ErrBodyTooLarge, c.maxBody)
+	case err != nil:
+		return nil, fmt.Errorf("google: reading response: %w", c.scrub(err))
 	}
 	if err := CheckResponse(resp, body, c.now()); err != nil {
 		var e *Error

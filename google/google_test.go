@@ -237,3 +237,19 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestWithBaseURL(t *testing.T) {
+	for _, u := range []string{"", "customsearch.googleapis.com", "ftp://x", "http://", "http://h/?q=1",
+		"https://user:s3cret@customsearch.googleapis.com", "https://h/#s3cret"} {
+		_, err := NewClient(nil, testKey, WithBaseURL(u))
+		if err == nil {
+			t.Errorf("WithBaseURL(%q) accepted", u)
+		} else if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("WithBaseURL(%q) error repeats the URL's secret: %v", u, err)
+		}
+	}
+	c, err := NewClient(nil, testKey, WithBaseURL("http://127.0.0.1:8082/prefix/"))
+	if err != nil || c.base.String() != "http://127.0.0.1:8082/prefix" {
+		t.Fatalf("got %v, %v", c, err)
+	}
+}

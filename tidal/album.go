@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/toolport/toolport/tool"
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // maxAlbumPages bounds the item pages followed for one album: 50 pages of 20
@@ -50,7 +50,7 @@ func (c *Client) AlbumWithTracks(ctx context.Context, id string) (*Album, []Trac
 		return nil, nil, parseError(err)
 	}
 	report := func(page int) {
-		tool.ReportProgress(ctx, tool.Progress{Done: float64(len(tracks)), Total: float64(max(album.NumberOfItems, len(tracks))),
+		c.report(ctx, Progress{Done: len(tracks), Total: max(album.NumberOfItems, len(tracks)),
 			Message: fmt.Sprintf("album %s: page %d, %d tracks", album.ID, page, len(tracks))})
 	}
 	report(1)
@@ -110,8 +110,7 @@ func (c *Client) album(ctx context.Context, id, include string) (*Album, *docume
 			return &a, doc, nil
 		}
 	}
-	return nil, nil, &tool.Error{Code: tool.CodeNotFound,
-		Message: fmt.Sprintf("TIDAL has no album %s in country %s", id, c.country)}
+	return nil, nil, newError(ErrNotFound, fmt.Sprintf("TIDAL has no album %s in country %s", id, c.country))
 }
 
 // checkID rejects ids that cannot be TIDAL ids (numeric today; letters,
@@ -120,7 +119,7 @@ func checkID(what, id string) error {
 	if id == "" || len(id) > 64 || strings.IndexFunc(id, func(r rune) bool {
 		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_')
 	}) >= 0 {
-		return &tool.Error{Code: tool.CodeValidation, Message: fmt.Sprintf("%q is not a valid TIDAL %s id", clip(id, 80), what)}
+		return newError(ErrInvalidInput, fmt.Sprintf("%q is not a valid TIDAL %s id", httpclient.Clip(id, 80), what))
 	}
 	return nil
 }
@@ -132,26 +131,26 @@ func checkID(what, id string) error {
 // bearer token elsewhere.
 func (c *Client) getNext(ctx context.Context, next, include string) (*document, error) {
 	if len(next) > maxNextLen {
-		return nil, &tool.Error{Code: tool.CodeParse, Message: "TIDAL pagination link is too long"}
+		return nil, malformed("TIDAL pagination link is too long", 0, nil)
 	}
 	rel := next
 	if u, err := url.Parse(next); err == nil && u.IsAbs() {
 		root := c.base.String()
 		if !strings.HasPrefix(next, root+"/") {
-			return nil, &tool.Error{Code: tool.CodeParse, Message: "TIDAL pagination link points outside the API"}
+			return nil, malformed("TIDAL pagination link points outside the API", 0, nil)
 		}
 		rel = strings.TrimPrefix(next, root)
 	}
 	path, rawQuery, _ := strings.Cut(rel, "?")
 	if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") {
-		return nil, &tool.Error{Code: tool.CodeParse, Message: "TIDAL pagination link is not a path"}
+		return nil, malformed("TIDAL pagination link is not a path", 0, nil)
 	}
 	if _, err := url.PathUnescape(path); err != nil {
-		return nil, &tool.Error{Code: tool.CodeParse, Message: "TIDAL pagination link is malformed", Err: err}
+		return nil, malformed("TIDAL pagination link is malformed", 0, err)
 	}
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
-		return nil, &tool.Error{Code: tool.CodeParse, Message: "TIDAL pagination link is malformed", Err: err}
+		return nil, malformed("TIDAL pagination link is malformed", 0, err)
 	}
 	q.Set("include", include)
 	if q.Get("countryCode") == "" {

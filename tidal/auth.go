@@ -3,15 +3,15 @@ package tidal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/toolport/toolport/tool"
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 const (
@@ -119,7 +119,7 @@ func (ts *tokenSource) fetch(ctx context.Context) (string, time.Duration, error)
 	form := url.Values{"grant_type": {"client_credentials"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.authURL, strings.NewReader(form.Encode()))
 	if err != nil {
-		return "", 0, &tool.Error{Code: tool.CodeConfig, Message: "TIDAL auth URL is invalid", Err: err}
+		return "", 0, &Error{Kind: ErrConfig, Auth: true, Message: "TIDAL auth URL is invalid", Err: err}
 	}
 	req.SetBasicAuth(c.cfg.ClientID, c.cfg.ClientSecret)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -127,22 +127,34 @@ func (ts *tokenSource) fetch(ctx context.Context) (string, time.Duration, error)
 	req.Header.Set("User-Agent", c.userAgent)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return "", 0, networkError("TIDAL auth", err)
+		e := networkError("TIDAL auth", err)
+		e.Auth = true
+		return "", 0, e
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenBody))
-	if err != nil {
-		return "", 0, networkError("TIDAL auth", err)
+	body, err := httpclient.ReadBody(resp.Body, maxTokenBody)
+	switch {
+	case errors.Is(err, httpclient.ErrBodyTooLarge):
+		if resp.StatusCode == http.StatusOK {
+			return "", 0, &Error{Kind: ErrMalformed, Auth: true, StatusCode: resp.StatusCode,
+				Message: fmt.Sprintf("TIDAL auth answered with more than %d bytes", maxTokenBody), Err: err}
+		}
+		body = nil // an error status says enough
+	case err != nil:
+		e := networkError("TIDAL auth", err)
+		e.Auth = true
+		return "", 0, e
 	}
 	if resp.StatusCode != http.StatusOK {
 		return "", 0, tokenError(resp.StatusCode, body)
 	}
 	var tr tokenResponse
 	if err := json.Unmarshal(body, &tr); err != nil || tr.AccessToken == "" {
-		return "", 0, &tool.Error{Code: tool.CodeParse, Message: "TIDAL auth answered without an access token", Err: err}
+		return "", 0, &Error{Kind: ErrMalformed, Auth: true, StatusCode: resp.StatusCode, Message: "TIDAL auth answered without an access token", Err: err}
 	}
 	if tt := strings.ToLower(tr.TokenType); tt != "" && tt != "bearer" {
-		return "", 0, &tool.Error{Code: tool.CodeParse, Message: fmt.Sprintf("TIDAL auth returned an unsupported token type %.20q", tr.TokenType)}
+		return "", 0, &Error{Kind: ErrMalformed, Auth: true, StatusCode: resp.StatusCode,
+			Message: fmt.Sprintf("TIDAL auth returned an unsupported token type %.20q", tr.TokenType)}
 	}
 	lifetime := defaultTokenLifetime
 	if tr.ExpiresIn > 0 && tr.ExpiresIn < 366*24*3600 {
@@ -151,17 +163,23 @@ func (ts *tokenSource) fetch(ctx context.Context) (string, time.Duration, error)
 	return tr.AccessToken, lifetime, nil
 }
 
-func tokenError(status int, body []byte) *tool.Error {
+// tokenError reports an error answer of the token endpoint. 400, 401 and
+// 403 mean the client credentials were refused (OAuth2 answers
+// invalid_client with 400 or 401).
+func tokenError(status int, body []byte) *Error {
 	var oe oauthError
 	_ = json.Unmarshal(body, &oe)
+	e := &Error{Kind: statusKind(status), Auth: true, StatusCode: status,
+		Code: httpclient.Clip(oe.Error, 60), Detail: httpclient.Clip(oe.Description, maxErrorDetail)}
 	switch {
 	case status == http.StatusBadRequest || status == http.StatusUnauthorized || status == http.StatusForbidden:
-		msg := "TIDAL rejected the client credentials; check TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET (or tidal.client_id / tidal.client_secret in the credentials file)"
+		e.Kind = ErrAuthInvalid
+		e.Message = "TIDAL rejected the client credentials; check TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET (or tidal.client_id / tidal.client_secret in the credentials file)"
 		if oe.Error != "" {
-			msg += " (" + clip(oe.Error, 60) + ")"
+			e.Message += " (" + e.Code + ")"
 		}
-		return &tool.Error{Code: tool.CodeAuthInvalid, Status: status, Message: msg}
 	default:
-		return tool.HTTPStatusError(status, 0, fmt.Sprintf("TIDAL auth failed: HTTP %d", status))
+		e.Message = fmt.Sprintf("TIDAL auth failed: HTTP %d", status)
 	}
+	return e
 }

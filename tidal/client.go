@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/toolport/toolport/internal/config"
-	"github.com/toolport/toolport/tool"
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // Defaults for [Config].
@@ -45,24 +42,30 @@ type Config struct {
 	AuthURL string
 	// CountryCode is the ISO 3166-1 alpha-2 market whose catalogue is searched.
 	CountryCode string
-	HTTPClient  *http.Client // default: a client with a 30 s timeout
-	UserAgent   string
+	// HTTPClient sends the requests; default: a client with a 30 s timeout.
+	// The client never follows redirects, whatever HTTPClient says: a
+	// redirect would carry the client secret or the bearer token elsewhere.
+	HTTPClient *http.Client
+	UserAgent  string
 	// LegacySearch makes Search call the pre-1.10.96 form
 	// GET /searchResults/{query} directly. Without it the current form is
 	// tried first and the legacy one only if the API does not know it.
 	LegacySearch bool
+	// Progress, when set, is called as long calls advance (album pages,
+	// ISRC and id lookups), with the context of the call.
+	Progress func(context.Context, Progress)
 }
 
-// ConfigFromEnv reads the TIDAL settings: TIDAL_CLIENT_ID and
-// TIDAL_CLIENT_SECRET (or tidal.client_id / tidal.client_secret in the
-// credentials file), TIDAL_API_BASE_URL, TIDAL_AUTH_URL and TIDAL_COUNTRY_CODE.
-func ConfigFromEnv(c *config.Config) Config {
-	return Config{
-		ClientID:     c.Secret("TIDAL_CLIENT_ID", "tidal.client_id"),
-		ClientSecret: c.Secret("TIDAL_CLIENT_SECRET", "tidal.client_secret"),
-		BaseURL:      c.Default("TIDAL_API_BASE_URL", DefaultBaseURL),
-		AuthURL:      c.Default("TIDAL_AUTH_URL", DefaultAuthURL),
-		CountryCode:  strings.ToUpper(c.Default("TIDAL_COUNTRY_CODE", DefaultCountryCode)),
+// Progress is how far a long call has got.
+type Progress struct {
+	Done, Total int
+	Message     string
+}
+
+// report hands p to Config.Progress, if set.
+func (c *Client) report(ctx context.Context, p Progress) {
+	if c.cfg.Progress != nil {
+		c.cfg.Progress(ctx, p)
 	}
 }
 
@@ -85,16 +88,16 @@ type Client struct {
 }
 
 // NewClient returns a client for cfg. It fails only on a malformed URL
-// (CONFIG_ERROR); missing credentials are reported by each call as
-// AUTH_MISSING, so that tools can be listed before they are configured.
+// ([ErrConfig]); missing credentials are reported by each call as
+// [ErrAuthMissing], so that tools can be listed before they are configured.
 func NewClient(cfg Config) (*Client, error) {
 	base, err := rootURL(cfg.BaseURL, DefaultBaseURL, apiPath)
 	if err != nil {
-		return nil, &tool.Error{Code: tool.CodeConfig, Message: "TIDAL_API_BASE_URL is not a valid http(s) URL", Err: err}
+		return nil, &Error{Kind: ErrConfig, Message: "TIDAL_API_BASE_URL is not a valid http(s) URL: " + err.Error(), Err: err}
 	}
 	auth, err := rootURL(cfg.AuthURL, DefaultAuthURL, tokenPath)
 	if err != nil {
-		return nil, &tool.Error{Code: tool.CodeConfig, Message: "TIDAL_AUTH_URL is not a valid http(s) URL", Err: err}
+		return nil, &Error{Kind: ErrConfig, Message: "TIDAL_AUTH_URL is not a valid http(s) URL: " + err.Error(), Err: err}
 	}
 	c := &Client{
 		cfg: cfg, base: base, authURL: auth.String(),
@@ -110,6 +113,7 @@ func NewClient(cfg Config) (*Client, error) {
 	if c.http == nil {
 		c.http = &http.Client{Timeout: 30 * time.Second}
 	}
+	c.http = httpclient.NoRedirects(c.http)
 	c.tokens = &tokenSource{c: c}
 	c.bucket = newBucket(func() time.Time { return c.now() }, func(ctx context.Context, d time.Duration) error { return c.sleep(ctx, d) })
 	return c, nil
@@ -117,39 +121,27 @@ func NewClient(cfg Config) (*Client, error) {
 
 // rootURL parses raw (or def when empty) and appends path when raw has none.
 func rootURL(raw, def, path string) (*url.URL, error) {
-	if raw == "" {
+	if strings.TrimSpace(raw) == "" {
 		raw = def
 	}
-	u, err := url.Parse(raw)
+	u, err := httpclient.ParseBaseURL(raw)
 	if err != nil {
 		return nil, err
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return nil, fmt.Errorf("tidal: %q: need an http(s) URL with a host", u.Redacted())
-	}
-	if u.Path == "" || u.Path == "/" {
+	if u.Path == "" {
 		u.Path = path
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	u.RawQuery, u.Fragment = "", ""
 	return u, nil
 }
 
 // Configured reports whether credentials are set.
 func (c *Client) Configured() bool { return c.cfg.ClientID != "" && c.cfg.ClientSecret != "" }
 
-// errAuthMissing tells the agent, and through the event the human, how to
-// configure TIDAL.
-func errAuthMissing() *tool.Error {
-	msg := "TIDAL credentials are not configured: set TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET, " +
-		`or "tidal.client_id" and "tidal.client_secret" in the credentials file`
-	content := "⚠ Configuration Required\n\nTIDAL catalogue tools need API client credentials.\n\n" +
-		"Get them: https://developer.tidal.com/dashboard\nAdd to: ~/.config/toolport/credentials.json\n\n" +
-		"Example:\n{\n  \"tidal\": {\n    \"client_id\": \"your-client-id\",\n    \"client_secret\": \"your-client-secret\"\n  }\n}"
-	return &tool.Error{Code: tool.CodeAuthMissing, Message: msg, Event: &tool.Event{
-		Kind: "config_required", Content: content,
-		DataJSON: `{"service":"tidal","credentials":["client_id","client_secret"],"signup_url":"https://developer.tidal.com/dashboard"}`,
-	}}
+// errAuthMissing says which settings to set; it names both the environment
+// and the credentials-file entries.
+func errAuthMissing() *Error {
+	return newError(ErrAuthMissing, "TIDAL credentials are not configured: set TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET, "+
+		`or "tidal.client_id" and "tidal.client_secret" in the credentials file`)
 }
 
 // get performs a GET of escapedPath (relative to the API root, starting
@@ -169,14 +161,18 @@ func (c *Client) get(ctx context.Context, escapedPath string, query url.Values) 
 		if err := c.bucket.wait(ctx); err != nil {
 			var rw errRateWait
 			if errors.As(err, &rw) {
-				return nil, &tool.Error{Code: tool.CodeRateLimit, Retryable: true, RetryAfter: rw.d,
+				return nil, &Error{Kind: ErrRateLimited, RetryAfter: rw.d,
 					Message: fmt.Sprintf("TIDAL rate limit: the next request is allowed in %s", rw.d.Round(time.Millisecond)), Err: err}
 			}
-			return nil, tool.Classify(err)
+			return nil, contextError(err)
 		}
 		tok, err := c.tokens.get(ctx)
 		if err != nil {
-			return nil, tool.Classify(err)
+			var e *Error
+			if errors.As(err, &e) {
+				return nil, e
+			}
+			return nil, contextError(err)
 		}
 		doc, status, err := c.do(ctx, target, tok)
 		if status == http.StatusUnauthorized && attempt == 0 {
@@ -193,8 +189,8 @@ func (c *Client) get(ctx context.Context, escapedPath string, query url.Values) 
 // that get can recognise a 401.
 func (c *Client) do(ctx context.Context, target, token string) (*document, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-	if err != nil {
-		return nil, 0, &tool.Error{Code: tool.CodeInternal, Message: "tidal: building request failed", Err: err}
+	if err != nil { // the root was checked, and paths are escaped: a bug
+		return nil, 0, &Error{Kind: ErrConfig, Message: "building the request failed", Err: err}
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/vnd.api+json")
@@ -205,76 +201,56 @@ func (c *Client) do(ctx context.Context, target, token string) (*document, int, 
 	}
 	defer resp.Body.Close()
 	c.bucket.observe(resp.Header)
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
+	body, err := httpclient.ReadBody(resp.Body, maxBody)
+	switch {
+	case errors.Is(err, httpclient.ErrBodyTooLarge):
+		return nil, resp.StatusCode, malformed(fmt.Sprintf("TIDAL response is larger than %d bytes", maxBody), resp.StatusCode, err)
+	case err != nil:
 		return nil, resp.StatusCode, networkError("TIDAL", err)
-	}
-	if len(body) > maxBody {
-		return nil, resp.StatusCode, &tool.Error{Code: tool.CodeParse, Status: resp.StatusCode,
-			Message: fmt.Sprintf("TIDAL response is larger than %d bytes", maxBody)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, resp.StatusCode, c.statusError(resp.StatusCode, body)
 	}
 	doc, err := decodeDocument(body)
 	if err != nil {
-		return nil, resp.StatusCode, &tool.Error{Code: tool.CodeParse, Status: resp.StatusCode,
-			Message: "TIDAL returned a response that is not a valid JSON:API document", Err: err}
+		return nil, resp.StatusCode, malformed("TIDAL returned a response that is not a valid JSON:API document", resp.StatusCode, err)
 	}
 	return doc, resp.StatusCode, nil
 }
 
-// statusError turns an error answer into a *tool.Error, keeping TIDAL's own
-// code and detail in the message.
-func (c *Client) statusError(status int, body []byte) *tool.Error {
-	var retryAfter time.Duration
+// statusError turns an error answer into an *Error, keeping TIDAL's own
+// code, category and detail, clipped.
+func (c *Client) statusError(status int, body []byte) *Error {
+	e := &Error{Kind: statusKind(status), StatusCode: status}
 	if status == http.StatusTooManyRequests {
 		// TIDAL sends no Retry-After; the bucket knows when a token is back.
-		retryAfter = c.bucket.exhausted()
+		e.RetryAfter = c.bucket.exhausted()
 	}
 	msg := fmt.Sprintf("TIDAL API: HTTP %d", status)
 	var eb struct {
 		Errors []apiError `json:"errors"`
 	}
 	if json.Unmarshal(body, &eb) == nil && len(eb.Errors) > 0 {
-		e := eb.Errors[0]
+		a := eb.Errors[0]
+		e.Code, e.Detail = httpclient.Clip(a.Code, 100), httpclient.Clip(a.Detail, maxErrorDetail)
+		e.Category, e.Parameter = httpclient.Clip(a.Meta.Category, 100), httpclient.Clip(a.Source.Parameter, 100)
 		var parts []string
-		if e.Code != "" {
-			parts = append(parts, e.Code)
+		if a.Code != "" {
+			parts = append(parts, a.Code)
 		}
-		if e.Detail != "" {
-			parts = append(parts, e.Detail)
+		if a.Detail != "" {
+			parts = append(parts, a.Detail)
 		}
-		if e.Source.Parameter != "" {
-			parts = append(parts, "parameter "+e.Source.Parameter)
+		if a.Source.Parameter != "" {
+			parts = append(parts, "parameter "+a.Source.Parameter)
 		}
 		if len(parts) > 0 {
-			msg += ": " + clip(strings.Join(parts, ": "), maxErrorDetail)
+			msg += ": " + httpclient.Clip(strings.Join(parts, ": "), maxErrorDetail)
 		}
 	}
 	if status == http.StatusUnauthorized {
 		msg += " (the access token was refused even after a refresh; check the TIDAL client credentials)"
 	}
-	return tool.HTTPStatusError(status, retryAfter, msg)
-}
-
-// networkError classifies a transport failure; tool.Classify keeps the URL
-// out of the message.
-func networkError(what string, err error) *tool.Error {
-	te := tool.Classify(err)
-	if te.Code == tool.CodeInternal {
-		te = &tool.Error{Code: tool.CodeNetwork, Retryable: true, Message: what + ": connection failed", Err: err}
-	}
-	return te
-}
-
-// clip shortens s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	e.Message = msg
+	return e
 }

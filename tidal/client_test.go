@@ -2,71 +2,36 @@ package tidal
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/toolport/toolport/internal/config"
-	"github.com/toolport/toolport/tool"
+	"unicode/utf8"
 )
 
 const artwork640 = "https://resources.tidal.com/images/8edd18d0/7b24/40b1/ba19/758ef4f54bae/640x640.jpg"
 
-// toolError asserts err is a *tool.Error with code and returns it.
-func toolError(t *testing.T, err error, code tool.Code) *tool.Error {
+// kindError asserts err is an *Error of kind (errors.Is) whose message
+// leaks no secret, and returns it.
+func kindError(t *testing.T, err error, kind error) *Error {
 	t.Helper()
-	var te *tool.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *tool.Error", err, err)
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not a *tidal.Error", err, err)
 	}
-	if te.Code != code {
-		t.Fatalf("code = %s (%q), want %s", te.Code, te.Message, code)
+	if !errors.Is(err, kind) {
+		t.Fatalf("error %q (kind %v) is not %v", e.Message, e.Kind, kind)
 	}
-	if strings.Contains(te.Message, testClientSecret) || strings.Contains(te.Message, "access-token-") {
-		t.Fatalf("error message leaks a secret: %q", te.Message)
+	if strings.Contains(e.Error(), testClientSecret) || strings.Contains(e.Error(), "access-token-") {
+		t.Fatalf("error message leaks a secret: %q", e.Error())
 	}
-	return te
-}
-
-func TestConfigFromEnv(t *testing.T) {
-	dir := t.TempDir()
-	creds := filepath.Join(dir, "creds.json")
-	must(t, os.WriteFile(creds, []byte(`{"tidal":{"client_id":"file-id","client_secret":"file-secret"}}`), 0o600))
-
-	tests := []struct {
-		name string
-		env  map[string]string
-		want Config
-	}{
-		{"defaults and credentials file", map[string]string{"TOOLPORT_CREDENTIALS": creds},
-			Config{ClientID: "file-id", ClientSecret: "file-secret", BaseURL: DefaultBaseURL, AuthURL: DefaultAuthURL, CountryCode: "US"}},
-		{"environment wins", map[string]string{"TOOLPORT_CREDENTIALS": creds, "TIDAL_CLIENT_ID": "env-id", "TIDAL_CLIENT_SECRET": "env-secret",
-			"TIDAL_API_BASE_URL": "http://127.0.0.1:9", "TIDAL_AUTH_URL": "http://127.0.0.1:8", "TIDAL_COUNTRY_CODE": "gb"},
-			Config{ClientID: "env-id", ClientSecret: "env-secret", BaseURL: "http://127.0.0.1:9", AuthURL: "http://127.0.0.1:8", CountryCode: "GB"}},
-		{"nothing configured", map[string]string{},
-			Config{BaseURL: DefaultBaseURL, AuthURL: DefaultAuthURL, CountryCode: "US"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := config.New(func(k string) string { return tt.env[k] }, "")
-			must(t, err)
-			got := ConfigFromEnv(c)
-			if got != tt.want {
-				t.Errorf("ConfigFromEnv = %+v, want %+v", got, tt.want)
-			}
-			if tt.want.ClientSecret != "" && !slices.Contains(c.Secrets(), tt.want.ClientSecret) {
-				t.Errorf("client secret not registered for redaction: %v", c.Secrets())
-			}
-		})
-	}
+	return e
 }
 
 func TestRootURL(t *testing.T) {
@@ -88,7 +53,7 @@ func TestRootURL(t *testing.T) {
 		if _, err := NewClient(Config{BaseURL: bad}); err == nil {
 			t.Errorf("NewClient(BaseURL %q) succeeded", bad)
 		} else {
-			toolError(t, err, tool.CodeConfig)
+			kindError(t, err, ErrConfig)
 		}
 	}
 }
@@ -97,14 +62,14 @@ func TestAuthMissing(t *testing.T) {
 	f := newFakeTidal(t)
 	c := f.client(func(cfg *Config) { cfg.ClientSecret = "" })
 	_, err := c.Search(context.Background(), "radiohead", SearchAll, 10)
-	te := toolError(t, err, tool.CodeAuthMissing)
+	te := kindError(t, err, ErrAuthMissing)
 	for _, want := range []string{"TIDAL_CLIENT_ID", "TIDAL_CLIENT_SECRET", "tidal.client_id", "tidal.client_secret"} {
 		if !strings.Contains(te.Message, want) {
 			t.Errorf("message %q does not mention %s", te.Message, want)
 		}
 	}
-	if te.Retryable || te.Event == nil || te.Event.Kind != "config_required" || !json.Valid([]byte(te.Event.DataJSON)) {
-		t.Errorf("want a non-retryable error with a config_required event, got %+v", te)
+	if te.Temporary() {
+		t.Errorf("want a non-temporary error, got %+v", te)
 	}
 	if n := f.tokenCalls.Load() + f.apiCalls.Load(); n != 0 {
 		t.Errorf("%d requests sent without credentials", n)
@@ -243,7 +208,7 @@ func TestSearchNoHitsAndValidation(t *testing.T) {
 		t.Errorf("want empty non-nil slices, got %+v", res)
 	}
 	_, err = c.Search(context.Background(), " \t", SearchAll, 10)
-	toolError(t, err, tool.CodeValidation)
+	kindError(t, err, ErrInvalidInput)
 
 	long := strings.Repeat("é", MaxQueryLen+10)
 	res, err = c.Search(context.Background(), long, SearchAll, 1)
@@ -270,23 +235,29 @@ func TestAlbum(t *testing.T) {
 	}
 
 	_, err = c.Album(context.Background(), "999")
-	toolError(t, err, tool.CodeNotFound)
+	kindError(t, err, ErrNotFound)
 	for _, bad := range []string{"", "1 OR 1", "../albums", strings.Repeat("9", 65)} {
 		_, err = c.Album(context.Background(), bad)
-		toolError(t, err, tool.CodeValidation)
+		kindError(t, err, ErrInvalidInput)
 	}
 }
 
 func TestAlbumTracksFollowsCursorPages(t *testing.T) {
 	f := newFakeTidal(t)
-	c := f.client()
+	type key struct{}
 	var mu sync.Mutex
-	var progress []tool.Progress
-	ctx := tool.WithProgress(context.Background(), func(p tool.Progress) {
-		mu.Lock()
-		progress = append(progress, p)
-		mu.Unlock()
+	var progress []Progress
+	c := f.client(func(cfg *Config) {
+		cfg.Progress = func(ctx context.Context, p Progress) {
+			if ctx.Value(key{}) != "call" {
+				t.Errorf("progress reported without the call's context")
+			}
+			mu.Lock()
+			progress = append(progress, p)
+			mu.Unlock()
+		}
 	})
+	ctx := context.WithValue(context.Background(), key{}, "call")
 	album, tracks, err := c.AlbumWithTracks(ctx, "396698918")
 	must(t, err)
 	if album.Title != "PRODUCTION DOSSIER" || len(tracks) != 46 {
@@ -348,7 +319,7 @@ func TestNextLinkMustStayOnTheAPI(t *testing.T) {
 	c := f.client()
 	for _, next := range []string{"https://evil.example/v2/albums", "//evil.example/albums", "albums/1", f.srv.URL + "/other/albums"} {
 		_, err := c.getNext(context.Background(), next, "items")
-		toolError(t, err, tool.CodeParse)
+		kindError(t, err, ErrMalformed)
 	}
 	if n := f.apiCalls.Load(); n != 0 {
 		t.Errorf("%d requests sent for foreign links", n)
@@ -419,8 +390,8 @@ func TestUnauthorizedTwiceIsAuthInvalid(t *testing.T) {
 		return true
 	}
 	_, err := f.client().Album(context.Background(), "396698918")
-	te := toolError(t, err, tool.CodeAuthInvalid)
-	if te.Retryable || te.Status != 401 {
+	te := kindError(t, err, ErrAuthInvalid)
+	if te.Temporary() || te.StatusCode != 401 {
 		t.Errorf("error = %+v", te)
 	}
 	if tc, ac := f.tokenCalls.Load(), f.apiCalls.Load(); tc != 2 || ac != 2 {
@@ -432,8 +403,8 @@ func TestTokenEndpointRejectsCredentials(t *testing.T) {
 	f := newFakeTidal(t)
 	c := f.client(func(cfg *Config) { cfg.ClientID = "wrong" })
 	_, err := c.Album(context.Background(), "396698918")
-	te := toolError(t, err, tool.CodeAuthInvalid)
-	if !strings.Contains(te.Message, "TIDAL_CLIENT_ID") || !strings.Contains(te.Message, "invalid_client") || te.Retryable {
+	te := kindError(t, err, ErrAuthInvalid)
+	if !strings.Contains(te.Message, "TIDAL_CLIENT_ID") || !strings.Contains(te.Message, "invalid_client") || te.Temporary() {
 		t.Errorf("error = %+v", te)
 	}
 	if f.apiCalls.Load() != 0 {
@@ -548,7 +519,7 @@ func TestCallerGivingUpDoesNotSpoilTheSharedRefresh(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()
-	toolError(t, <-errc, tool.CodeCanceled)
+	kindError(t, <-errc, context.Canceled)
 	close(gate)
 	_, err := c.Album(context.Background(), "396698918")
 	must(t, err)
@@ -563,24 +534,24 @@ func TestUpstreamErrors(t *testing.T) {
 		status    int
 		body      string
 		header    map[string]string
-		code      tool.Code
+		kind      error
 		retryable bool
 		inMessage string
 	}{
 		{"429 without Retry-After", 429, `{"errors":[{"status":"429","detail":"Rate limit exceeded"}]}`,
 			map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Burst-Capacity": "10", "X-Ratelimit-Replenish-Rate": "4"},
-			tool.CodeRateLimit, true, "Rate limit exceeded"},
-		{"503", 503, `{"errors":[{"status":"503","detail":"Service unavailable"}]}`, nil, tool.CodeHTTP, true, "HTTP 503"},
-		{"502 with an HTML body", 502, `<html>bad gateway</html>`, nil, tool.CodeHTTP, true, "HTTP 502"},
-		{"500 is not retried", 500, `{"errors":[{"status":"500"}]}`, nil, tool.CodeHTTP, false, "HTTP 500"},
-		{"recorded 404", 404, string(readTestdata(t, "error_404_artist_not_found.json")), nil, tool.CodeNotFound, false, "Artist of a given 'id' 38420776 not found"},
-		{"403", 403, `{"errors":[{"status":"403","code":"FORBIDDEN"}]}`, nil, tool.CodeAuthInvalid, false, "FORBIDDEN"},
-		{"400 names the parameter", 400, `{"errors":[{"status":"400","code":"VALUE_REGEX_MISMATCH","detail":"bad country","source":{"parameter":"countryCode"}}]}`, nil, tool.CodeHTTP, false, "parameter countryCode"},
-		{"malformed: HTML with 200", 200, `<!doctype html><p>hello`, nil, tool.CodeParse, false, ""},
-		{"malformed: truncated JSON", 200, `{"data":[{"id":"1","type":"albums"`, nil, tool.CodeParse, false, ""},
-		{"malformed: data is a string", 200, `{"data":"oops"}`, nil, tool.CodeParse, false, ""},
-		{"malformed: attributes of the wrong type", 200, `{"data":[{"id":"396698918","type":"albums","attributes":{"title":7}}]}`, nil, tool.CodeParse, false, ""},
-		{"malformed: empty body", 200, ``, nil, tool.CodeParse, false, ""},
+			ErrRateLimited, true, "Rate limit exceeded"},
+		{"503", 503, `{"errors":[{"status":"503","detail":"Service unavailable"}]}`, nil, ErrStatus, true, "HTTP 503"},
+		{"502 with an HTML body", 502, `<html>bad gateway</html>`, nil, ErrStatus, true, "HTTP 502"},
+		{"500 is not retried", 500, `{"errors":[{"status":"500"}]}`, nil, ErrStatus, false, "HTTP 500"},
+		{"recorded 404", 404, string(readTestdata(t, "error_404_artist_not_found.json")), nil, ErrNotFound, false, "Artist of a given 'id' 38420776 not found"},
+		{"403", 403, `{"errors":[{"status":"403","code":"FORBIDDEN"}]}`, nil, ErrAuthInvalid, false, "FORBIDDEN"},
+		{"400 names the parameter", 400, `{"errors":[{"status":"400","code":"VALUE_REGEX_MISMATCH","detail":"bad country","source":{"parameter":"countryCode"}}]}`, nil, ErrStatus, false, "parameter countryCode"},
+		{"malformed: HTML with 200", 200, `<!doctype html><p>hello`, nil, ErrMalformed, false, ""},
+		{"malformed: truncated JSON", 200, `{"data":[{"id":"1","type":"albums"`, nil, ErrMalformed, false, ""},
+		{"malformed: data is a string", 200, `{"data":"oops"}`, nil, ErrMalformed, false, ""},
+		{"malformed: attributes of the wrong type", 200, `{"data":[{"id":"396698918","type":"albums","attributes":{"title":7}}]}`, nil, ErrMalformed, false, ""},
+		{"malformed: empty body", 200, ``, nil, ErrMalformed, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -593,8 +564,11 @@ func TestUpstreamErrors(t *testing.T) {
 				return true
 			}
 			_, err := f.client().Album(context.Background(), "396698918")
-			te := toolError(t, err, tt.code)
-			if te.Retryable != tt.retryable || !strings.Contains(te.Message, tt.inMessage) {
+			te := kindError(t, err, tt.kind)
+			if te.StatusCode != tt.status && tt.status != 200 {
+				t.Errorf("StatusCode = %d, want %d", te.StatusCode, tt.status)
+			}
+			if te.Temporary() != tt.retryable || !strings.Contains(te.Message, tt.inMessage) {
 				t.Errorf("error = %+v", te)
 			}
 			if f.apiCalls.Load() != 1 {
@@ -620,7 +594,7 @@ func TestOversizedBody(t *testing.T) {
 		return true
 	}
 	_, err := f.client().Album(context.Background(), "396698918")
-	toolError(t, err, tool.CodeParse)
+	kindError(t, err, ErrMalformed)
 }
 
 func TestNetworkError(t *testing.T) {
@@ -628,48 +602,54 @@ func TestNetworkError(t *testing.T) {
 	c := f.client()
 	f.srv.Close()
 	_, err := c.Album(context.Background(), "396698918")
-	te := toolError(t, err, tool.CodeNetwork)
-	if !te.Retryable {
+	te := kindError(t, err, ErrNetwork)
+	if !te.Temporary() {
 		t.Errorf("network error not retryable: %+v", te)
 	}
 }
 
-// TestRegistryRetriesOnce checks the division of labour with the tool
-// contract: the client fails once per call, the registry retries once.
-func TestRegistryRetriesOnce(t *testing.T) {
+// TIDAL's error object is kept in fields, clipped, for callers to branch on.
+func TestErrorKeepsTIDALErrorObject(t *testing.T) {
 	f := newFakeTidal(t)
-	failures := 1
-	var mu sync.Mutex
 	f.hook = func(w http.ResponseWriter, r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if failures > 0 {
-			failures--
-			writeJSON(w, 503, `{"errors":[{"status":"503"}]}`)
-			return true
-		}
-		return false
+		writeJSON(w, 400, `{"errors":[{"status":"400","code":"VALUE_REGEX_MISMATCH","detail":"`+strings.Repeat("é", 400)+
+			`","source":{"parameter":"countryCode"},"meta":{"category":"INVALID_REQUEST_BODY"}}]}`)
+		return true
 	}
-	c := f.client()
-	type in struct {
-		ID string `json:"id"`
+	_, err := f.client().Album(context.Background(), "396698918")
+	e := kindError(t, err, ErrStatus)
+	if e.StatusCode != 400 || e.Code != "VALUE_REGEX_MISMATCH" || e.Parameter != "countryCode" ||
+		e.Category != "INVALID_REQUEST_BODY" || e.Auth || e.Temporary() {
+		t.Errorf("error = %+v", e)
 	}
-	reg := tool.NewRegistry(tool.WithRetryDelay(0))
-	reg.Register(tool.Must(tool.New(tool.Spec{Name: "album", Description: "album"}, func(ctx context.Context, i in) (albumOut, error) {
-		a, err := c.Album(ctx, i.ID)
-		if err != nil {
-			return albumOut{}, err
+	if len(e.Detail) > maxErrorDetail+len("…") || !utf8.ValidString(e.Detail) || !utf8.ValidString(e.Message) {
+		t.Errorf("detail not clipped to valid UTF-8: %d bytes", len(e.Detail))
+	}
+	for _, kind := range []error{ErrNotFound, ErrAuthInvalid, ErrRateLimited, ErrMalformed, ErrNetwork} {
+		if errors.Is(err, kind) {
+			t.Errorf("a 400 also matches %v", kind)
 		}
-		return albumOut{Title: a.Title}, nil
-	})))
-	res := reg.Call(context.Background(), "album", []byte(`{"id":"396698918"}`))
-	if !res.OK() || !res.Retried || f.apiCalls.Load() != 2 {
-		t.Errorf("result ok=%v retried=%v err=%v after %d calls", res.OK(), res.Retried, res.Err, f.apiCalls.Load())
 	}
 }
 
-type albumOut struct {
-	Title string `json:"title"`
+// A redirect is not followed: it would carry the bearer token (or, from
+// the token endpoint, the client secret) to whatever host it names.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	var leaked atomic.Bool
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Store(true)
+	}))
+	defer elsewhere.Close()
+	f := newFakeTidal(t)
+	f.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		http.Redirect(w, r, elsewhere.URL+"/v2/albums", http.StatusTemporaryRedirect)
+		return true
+	}
+	_, err := f.client().Album(context.Background(), "396698918")
+	if e := kindError(t, err, ErrStatus); e.StatusCode != http.StatusTemporaryRedirect {
+		t.Errorf("error = %+v", e)
+	}
+	if leaked.Load() {
+		t.Error("the redirect was followed")
+	}
 }
-
-func (o albumOut) Summary() string { return o.Title }

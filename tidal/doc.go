@@ -8,7 +8,9 @@
 // and paces itself with a token bucket that follows TIDAL's x-ratelimit-*
 // headers.
 //
-// Every failure is a *tool.Error with a code from the tool contract. The client
-// never retries a 429 or a 5xx itself: the tool registry retries a retryable
-// failure once. The one retry it does make is after a 401, with a fresh token.
+// Every failure is an [*Error] whose kind (ErrNotFound, ErrAuthMissing, …)
+// errors.Is matches, with TIDAL's status, error code, category and detail.
+// The client never retries a 429 or a 5xx itself: callers decide ([Error.Temporary]
+// says whether to). The one retry it does make is after a 401, with a fresh
+// token.
 package tidal

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-
-	"github.com/toolport/toolport/tool"
 )
 
 // lookupChunk is how many ISRCs or ids go in one /tracks request. The API
@@ -93,8 +91,7 @@ func (c *Client) eachTracksChunk(ctx context.Context, filter, what string, value
 			"include":     {"albums,albums.coverArt,artists"},
 			"countryCode": {c.country},
 		})
-		var te *tool.Error
-		if errors.As(err, &te) && te.Code == tool.CodeNotFound {
+		if errors.Is(err, ErrNotFound) {
 			continue // none of this chunk exists
 		}
 		if err != nil {
@@ -108,7 +105,7 @@ func (c *Client) eachTracksChunk(ctx context.Context, filter, what string, value
 			fn(t)
 		}
 		done := start + len(chunk)
-		tool.ReportProgress(ctx, tool.Progress{Done: float64(done), Total: float64(len(values)),
+		c.report(ctx, Progress{Done: done, Total: len(values),
 			Message: fmt.Sprintf("looked up %d of %d %s", done, len(values), what)})
 	}
 	return nil

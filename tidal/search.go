@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/toolport/toolport/tool"
 )
 
 // SearchTypes selects what Search looks for.
@@ -53,7 +51,7 @@ type SearchResult struct {
 func (c *Client) Search(ctx context.Context, query string, types SearchTypes, limit int) (*SearchResult, error) {
 	q := strings.TrimSpace(query)
 	if q == "" {
-		return nil, &tool.Error{Code: tool.CodeValidation, Message: "the search query is empty"}
+		return nil, newError(ErrInvalidInput, "the search query is empty")
 	}
 	if utf8.RuneCountInString(q) > MaxQueryLen {
 		q = string([]rune(q)[:MaxQueryLen])
@@ -85,8 +83,8 @@ func (c *Client) Search(ctx context.Context, query string, types SearchTypes, li
 		cur := cloneValues(params)
 		cur.Set("filter[query]", q)
 		doc, err = c.get(ctx, "/searchResults", cur)
-		var te *tool.Error
-		if errors.As(err, &te) && (te.Status == http.StatusNotFound || te.Status == http.StatusMethodNotAllowed) {
+		var e *Error
+		if errors.As(err, &e) && (e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusMethodNotAllowed) {
 			doc, err = nil, nil // an older API: try the legacy form
 		}
 	}
@@ -156,7 +154,7 @@ func (c *Client) moreTracks(ctx context.Context, have []Track, next string, limi
 		doc, err := c.getNext(ctx, next, trackPageInclude)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, tool.Classify(ctx.Err())
+				return nil, contextError(ctx.Err())
 			}
 			break
 		}
@@ -175,7 +173,7 @@ func (c *Client) moreAlbums(ctx context.Context, have []Album, next string, limi
 		doc, err := c.getNext(ctx, next, albumPageInclude)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, tool.Classify(ctx.Err())
+				return nil, contextError(ctx.Err())
 			}
 			break
 		}
@@ -197,6 +195,6 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
-func parseError(err error) *tool.Error {
-	return &tool.Error{Code: tool.CodeParse, Message: "TIDAL returned a resource this client cannot read", Err: err}
+func parseError(err error) *Error {
+	return malformed("TIDAL returned a resource this client cannot read", 0, err)
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/toolport/toolport/tool"
 )
 
 func TestTracksByID(t *testing.T) {
@@ -60,7 +58,7 @@ func TestTracksByIDEdgeCases(t *testing.T) {
 		ids       []string
 		hook      func(w http.ResponseWriter, r *http.Request) bool
 		want      []string
-		code      tool.Code // "" for success
+		kind      error // nil for success
 		retryable bool
 		requests  int32
 	}{
@@ -68,7 +66,7 @@ func TestTracksByIDEdgeCases(t *testing.T) {
 		{name: "only blanks", ids: []string{"", "  "}, want: []string{}, requests: 0},
 		{name: "all misses", ids: []string{"1", "2"}, want: []string{}, requests: 1},
 		{name: "a bad id is refused before any request", ids: []string{"396698919", "12/../albums"},
-			code: tool.CodeValidation, requests: 0},
+			kind: ErrInvalidInput, requests: 0},
 		{name: "a 404 chunk is a miss", ids: []string{"396698919"}, want: []string{},
 			hook: func(w http.ResponseWriter, r *http.Request) bool {
 				writeJSON(w, 404, `{"errors":[{"status":"404","code":"NOT_FOUND","detail":"Track not found"}]}`)
@@ -78,12 +76,12 @@ func TestTracksByIDEdgeCases(t *testing.T) {
 			hook: func(w http.ResponseWriter, r *http.Request) bool {
 				writeJSON(w, 200, `<html>gateway</html>`)
 				return true
-			}, code: tool.CodeParse, requests: 1},
+			}, kind: ErrMalformed, requests: 1},
 		{name: "a 503 is retryable", ids: []string{"396698919"},
 			hook: func(w http.ResponseWriter, r *http.Request) bool {
 				writeJSON(w, 503, `{"errors":[{"status":"503","code":"UNAVAILABLE"}]}`)
 				return true
-			}, code: tool.CodeHTTP, retryable: true, requests: 1},
+			}, kind: ErrStatus, retryable: true, requests: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,9 +89,9 @@ func TestTracksByIDEdgeCases(t *testing.T) {
 			f.hook = tt.hook
 			c := f.client()
 			tracks, err := c.TracksByID(context.Background(), tt.ids)
-			if tt.code != "" {
-				if te := toolError(t, err, tt.code); te.Retryable != tt.retryable {
-					t.Errorf("retryable = %v, want %v", te.Retryable, tt.retryable)
+			if tt.kind != nil {
+				if te := kindError(t, err, tt.kind); te.Temporary() != tt.retryable {
+					t.Errorf("retryable = %v, want %v", te.Temporary(), tt.retryable)
 				}
 			} else {
 				must(t, err)
@@ -116,7 +114,7 @@ func TestTracksByIDNeedsCredentials(t *testing.T) {
 	f := newFakeTidal(t)
 	c := f.client(func(cfg *Config) { cfg.ClientSecret = "" })
 	_, err := c.TracksByID(context.Background(), []string{"396698919"})
-	if te := toolError(t, err, tool.CodeAuthMissing); !strings.Contains(te.Message, "TIDAL_CLIENT_ID") {
+	if te := kindError(t, err, ErrAuthMissing); !strings.Contains(te.Message, "TIDAL_CLIENT_ID") {
 		t.Errorf("message %q does not say what to set", te.Message)
 	}
 }

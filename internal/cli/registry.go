@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/toolport/toolport/ckan"
 	"github.com/toolport/toolport/internal/pack/music"
+	"github.com/toolport/toolport/internal/pack/opendata"
 	"github.com/toolport/toolport/internal/pack/webfetch"
 	"github.com/toolport/toolport/internal/pack/websearch"
 	"github.com/toolport/toolport/internal/telemetry"
@@ -49,7 +49,7 @@ func packTools(env *Env) ([]*tool.Tool, func(), error) {
 	var tools []*tool.Tool
 	tools = append(tools, websearch.Tools(websearch.ConfigFromEnv(env.Config))...)
 	tools = append(tools, webfetch.Tool(fetchCfg))
-	tools = append(tools, ckan.Tools(ckan.ConfigFromEnv(env.Config))...)
+	tools = append(tools, opendata.Tools(opendata.ConfigFromEnv(env.Config))...)
 	// The music service opens its store and loads its index on first use,
 	// so that list and schema work on a machine with no database.
 	musicSvc := music.Open(music.ConfigFromEnv(env.Config))

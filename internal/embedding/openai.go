@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,12 +13,9 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/httpclient"
 	"github.com/toolport/toolport/tool"
 )
-
-// OpenAI's API host: the only base URL for which OPENAI_API_KEY is used as a
-// fallback key, so that key is never sent to another server.
-const openAIBaseURL = "https://api.openai.com"
 
 // DefaultBatchSize is how many texts go into one request when Config.BatchSize
 // is zero. OpenAI accepts 2048 inputs per request; local servers often fewer.
@@ -27,6 +24,12 @@ const DefaultBatchSize = 64
 // maxResponseBytes bounds an embeddings response body (a 64-text batch of
 // 3072-d vectors as JSON is about 4 MB).
 const maxResponseBytes = 64 << 20
+
+// maxUpstreamMessage bounds the upstream text kept in an error message, in bytes.
+const maxUpstreamMessage = 200
+
+// maxRetryAfter bounds the wait a server's Retry-After may ask for.
+const maxRetryAfter = 24 * time.Hour
 
 // Config configures an OpenAI-compatible embeddings endpoint.
 type Config struct {
@@ -63,7 +66,9 @@ func ConfigFromEnv(c *config.Config) Config {
 	return cfg
 }
 
-// isOpenAI reports whether base points at OpenAI's own API host over HTTPS.
+// isOpenAI reports whether base points at OpenAI's own API host over HTTPS:
+// the only base URL for which OPENAI_API_KEY is used as a fallback key, so
+// that key is never sent to another server.
 func isOpenAI(base string) bool {
 	u, err := url.Parse(base)
 	return err == nil && u.Scheme == "https" && u.Hostname() == "api.openai.com"
@@ -83,9 +88,9 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	if cfg.BaseURL == "" {
 		return nil, tool.Errorf(tool.CodeConfig, "embeddings: no base URL (set TOOLPORT_EMBEDDINGS_URL)")
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, tool.Errorf(tool.CodeConfig, "embeddings: base URL must be an http(s) URL with a host")
+	u, err := httpclient.ParseBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, tool.Errorf(tool.CodeConfig, "embeddings: base URL must be an http(s) URL with a host: %w", err)
 	}
 	if cfg.Model == "" {
 		return nil, tool.Errorf(tool.CodeConfig, "embeddings: no model (set TOOLPORT_EMBEDDINGS_MODEL)")
@@ -98,7 +103,7 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	}
 	e := &OpenAI{
 		cfg:      cfg,
-		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/v1/embeddings",
+		endpoint: httpclient.WithPath(u, "/v1/embeddings").String(),
 	}
 	if cfg.Dimensions > 0 {
 		e.dims.Store(int64(cfg.Dimensions))
@@ -169,18 +174,17 @@ func (e *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		return nil, tool.Classify(err) // strips the URL from the message
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
+	data, err := httpclient.ReadBody(resp.Body, maxResponseBytes)
+	tooLarge := errors.Is(err, httpclient.ErrBodyTooLarge)
+	if err != nil && !tooLarge {
 		return nil, tool.Classify(err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg := fmt.Sprintf("embeddings endpoint answered HTTP %d%s", resp.StatusCode, upstreamMessage(data))
-		if e.cfg.APIKey != "" { // an upstream may echo the key back
-			msg = strings.ReplaceAll(msg, e.cfg.APIKey, "[redacted]")
-		}
-		return nil, tool.HTTPStatusError(resp.StatusCode, tool.ParseRetryAfter(resp.Header, time.Now()), msg)
+		// An error status is classified by itself, whatever the body's size.
+		msg := fmt.Sprintf("embeddings endpoint answered HTTP %d%s", resp.StatusCode, upstreamMessage(data, e.cfg.APIKey))
+		return nil, tool.HTTPStatusError(resp.StatusCode, httpclient.RetryAfterHeader(resp.Header, time.Now(), maxRetryAfter), msg)
 	}
-	if len(data) > maxResponseBytes {
+	if tooLarge {
 		return nil, tool.Errorf(tool.CodeParse, "embeddings: response larger than %d bytes", maxResponseBytes)
 	}
 	var r embeddingsResponse
@@ -211,8 +215,10 @@ func (e *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 }
 
 // upstreamMessage extracts a short error message from an OpenAI-style error
-// body ({"error":{"message":...}} or {"error":"..."}), or returns "".
-func upstreamMessage(body []byte) string {
+// body ({"error":{"message":...}} or {"error":"..."}), or returns "". The key
+// is removed before the message is clipped: clipping first could cut the key
+// in two and let its start through.
+func upstreamMessage(body []byte, apiKey string) string {
 	var r errorResponse
 	if json.Unmarshal(body, &r) != nil || len(r.Error) == 0 {
 		return ""
@@ -226,14 +232,14 @@ func upstreamMessage(body []byte) string {
 	case json.Unmarshal(r.Error, &obj) == nil:
 		msg = obj.Message
 	}
+	if apiKey != "" { // an upstream may echo the key back
+		msg = strings.ReplaceAll(msg, apiKey, "[redacted]")
+	}
 	msg = strings.TrimSpace(msg)
 	if msg == "" {
 		return ""
 	}
-	if len(msg) > 200 {
-		msg = msg[:200] + "…"
-	}
-	return ": " + msg
+	return ": " + httpclient.Clip(msg, maxUpstreamMessage)
 }
 
 var _ Embedder = (*OpenAI)(nil)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/tool"
@@ -249,13 +250,50 @@ func TestNewOpenAIValidates(t *testing.T) {
 		{"no model", Config{BaseURL: "http://127.0.0.1:1"}},
 		{"not http", Config{BaseURL: "ftp://example.invalid", Model: "m"}},
 		{"no host", Config{BaseURL: "http://", Model: "m"}},
+		// A key in the URL would go to whoever the URL names, in clear.
+		{"credentials in the URL", Config{BaseURL: "https://user:s3cret@api.openai.com", Model: "m"}},
+		{"a query", Config{BaseURL: "https://api.openai.com/?key=s3cret", Model: "m"}},
 	}
 	for _, tt := range tests {
 		_, err := NewOpenAI(tt.cfg)
 		var te *tool.Error
 		if !errors.As(err, &te) || te.Code != tool.CodeConfig {
 			t.Errorf("%s: err = %v, want CONFIG_ERROR", tt.name, err)
+		} else if strings.Contains(te.Message, "s3cret") {
+			t.Errorf("%s: message repeats the URL: %q", tt.name, te.Message)
 		}
+	}
+}
+
+// An upstream message is clipped to a bound without splitting a character,
+// and the key is removed before clipping, so no part of it gets through.
+func TestOpenAIUpstreamMessageIsClippedSafely(t *testing.T) {
+	const key = "sk-secret-0123456789"
+	for _, tt := range []struct {
+		name, message string
+	}{
+		{"key across the clipping point", strings.Repeat("x", 190) + key + " was refused"},
+		{"multi-byte text", "x" + strings.Repeat("é", 300)}, // byte 200 falls inside a letter
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]any{"error": map[string]string{"message": tt.message}})
+			e := newFake(t, &fakeServer{respond: func(w http.ResponseWriter, _ []string) bool {
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write(body)
+				return true
+			}}, Config{APIKey: key})
+			_, err := e.Embed(context.Background(), texts(1))
+			var te *tool.Error
+			if !errors.As(err, &te) {
+				t.Fatalf("err = %v", err)
+			}
+			if strings.Contains(te.Message, key[:6]) {
+				t.Errorf("message leaks the start of the key: %q", te.Message)
+			}
+			if !utf8.ValidString(te.Message) || len(te.Message) > 300 {
+				t.Errorf("message is not clipped to valid UTF-8: %d bytes, %q", len(te.Message), te.Message)
+			}
+		})
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/toolport/toolport/internal/httpclient"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -144,13 +144,7 @@ func cleanMessage(s string, secrets []string) string {
 		return r
 	}, strings.ToValidUTF8(s, "?"))
 	s = strings.TrimSpace(s)
-	if len(s) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
+	s = httpclient.Clip(s, maxMessage)
 	return s
 }
 

@@ -64,7 +64,7 @@ func WithClock(now func() time.Time) Option {
 }
 
 // ConfigFromEnv reads TOOLPORT_DATABASE_URL (or database.url in the
-// credentials file), the TIDAL settings ([tidal.ConfigFromEnv]) and the
+// credentials file), the TIDAL settings ([TidalConfigFromEnv]) and the
 // embeddings settings ([embedding.ConfigFromEnv]). Without a database URL the
 // default path is resolved from the configuration's XDG_DATA_HOME and HOME.
 func ConfigFromEnv(c *config.Config) Config {
@@ -79,7 +79,7 @@ func ConfigFromEnv(c *config.Config) Config {
 			dsn = store.DefaultPath(c.Env, home)
 		}
 	}
-	return Config{DatabaseURL: dsn, Tidal: tidal.ConfigFromEnv(c), Embeddings: embedding.ConfigFromEnv(c)}
+	return Config{DatabaseURL: dsn, Tidal: TidalConfigFromEnv(c), Embeddings: embedding.ConfigFromEnv(c)}
 }
 
 // Service is what the music tools run against: the store, the embedder, the
@@ -128,7 +128,14 @@ func Open(cfg Config, opts ...Option) *Service {
 		ownsDB: true,
 		newEmb: func(ctx context.Context) (embedding.Embedder, error) { return NewEmbedder(ctx, cfg.Embeddings) },
 	}
-	s.tidal, s.tidalErr = tidal.NewClient(cfg.Tidal)
+	if cfg.Tidal.Progress == nil {
+		cfg.Tidal.Progress = reportTidalProgress
+	}
+	if tc, err := tidal.NewClient(cfg.Tidal); err != nil {
+		s.tidalErr = tidalError(err)
+	} else {
+		s.tidal = tc
+	}
 	s.setOptions(append([]Option{WithRefreshInterval(cfg.RefreshInterval)}, opts...))
 	return s
 }

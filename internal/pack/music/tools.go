@@ -315,6 +315,7 @@ func (s *Service) tidalSearch(ctx context.Context, in TidalSearchInput) (TidalSe
 	types := map[string]tidal.SearchTypes{"tracks": tidal.SearchTracks, "albums": tidal.SearchAlbums, "both": tidal.SearchAll}[in.SearchType]
 	start := time.Now()
 	res, err := tc.Search(ctx, in.Query, types, in.Limit)
+	err = tidalError(err)
 	tm.tidal = time.Since(start)
 	if err != nil {
 		return TidalSearchOutput{}, err
@@ -378,6 +379,7 @@ func (s *Service) albumTracks(ctx context.Context, in AlbumTracksInput) (AlbumTr
 	}
 	start := time.Now()
 	album, tts, err := tc.AlbumWithTracks(ctx, strings.TrimSpace(in.AlbumID))
+	err = tidalError(err)
 	tm.tidal = time.Since(start)
 	if err != nil {
 		return AlbumTracksOutput{}, err

@@ -153,10 +153,14 @@ func TestMissingCredentials(t *testing.T) {
 		tool     string
 		specErr  string
 		specEvnt string
+		envVars  []string // what a Toolport user sets instead
 	}{
-		{"Brave without a key", Config{GoogleAPIKey: googleKey, GoogleEngineID: engineID}, "web_search_brave", specBraveError, specBraveEvent},
-		{"Google without a key", Config{BraveAPIKey: braveKey, GoogleEngineID: engineID}, "web_search_google", specGoogleError, specGoogleEvent},
-		{"Google without an engine ID", Config{GoogleAPIKey: googleKey}, "web_search_google", specGoogleError, specGoogleEvent},
+		{"Brave without a key", Config{GoogleAPIKey: googleKey, GoogleEngineID: engineID}, "web_search_brave", specBraveError, specBraveEvent,
+			[]string{"BRAVE_API_KEY"}},
+		{"Google without a key", Config{BraveAPIKey: braveKey, GoogleEngineID: engineID}, "web_search_google", specGoogleError, specGoogleEvent,
+			[]string{"GOOGLE_SEARCH_API_KEY", "GOOGLE_SEARCH_ENGINE_ID"}},
+		{"Google without an engine ID", Config{GoogleAPIKey: googleKey}, "web_search_google", specGoogleError, specGoogleEvent,
+			[]string{"GOOGLE_SEARCH_API_KEY", "GOOGLE_SEARCH_ENGINE_ID"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,17 +168,25 @@ func TestMissingCredentials(t *testing.T) {
 			tt.cfg.BraveBaseURL, tt.cfg.GoogleBaseURL = up.srv.URL, up.srv.URL
 			res := call(t, tt.cfg, tt.tool, `{"query":"semantic kernel"}`)
 			wantFailure(t, res, tool.CodeAuthMissing, false, false)
+			// The spec's text comes first, verbatim; then where Toolport
+			// itself looks: the environment and its own credentials file.
 			var specErr struct{ Error string }
 			json.Unmarshal([]byte(tt.specErr), &specErr)
-			if res.Err.Message != specErr.Error {
-				t.Errorf("message = %q\nwant      %q", res.Err.Message, specErr.Error)
+			if !strings.HasPrefix(res.Err.Message, specErr.Error) {
+				t.Errorf("message = %q\nwant it to start %q", res.Err.Message, specErr.Error)
 			}
 			var want tool.Event
 			if err := json.Unmarshal([]byte(tt.specEvnt), &want); err != nil {
 				t.Fatal(err)
 			}
-			if res.Err.Event == nil || *res.Err.Event != want {
-				t.Errorf("event = %+v\nwant    %+v", res.Err.Event, want)
+			if res.Err.Event == nil || res.Err.Event.Kind != want.Kind || res.Err.Event.DataJSON != want.DataJSON ||
+				!strings.HasPrefix(res.Err.Event.Content, want.Content) {
+				t.Fatalf("event = %+v\nwant it to start %+v", res.Err.Event, want)
+			}
+			for _, name := range append(tt.envVars, "~/.config/toolport/credentials.json") {
+				if !strings.Contains(res.Err.Message, name) || !strings.Contains(res.Err.Event.Content, name) {
+					t.Errorf("message or event does not name %s:\n%s\n%s", name, res.Err.Message, res.Err.Event.Content)
+				}
 			}
 			if !json.Valid([]byte(res.Err.Event.DataJSON)) {
 				t.Error("data_json is not JSON")

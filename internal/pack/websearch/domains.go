@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/toolport/toolport/internal/httpclient"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -88,7 +89,7 @@ func normalizeDomains(field string, in []string) ([]string, error) {
 		d, ok := normalizeDomain(raw)
 		if !ok {
 			return nil, validationError(fmt.Sprintf("%s[%d]", field, i), "format",
-				fmt.Sprintf("%s[%d]: %q is not a domain name (want e.g. example.com)", field, i, truncateRunes(raw, 80)))
+				fmt.Sprintf("%s[%d]: %q is not a domain name (want e.g. example.com)", field, i, httpclient.ClipRunes(raw, 80)))
 		}
 		out = append(out, d)
 	}
@@ -131,12 +132,4 @@ func normalizeDomain(raw string) (string, bool) {
 
 func validationError(path, rule, msg string) *tool.Error {
 	return &tool.Error{Code: tool.CodeValidation, Message: msg, Violations: []tool.Violation{{Path: path, Rule: rule, Message: msg}}}
-}
-
-func truncateRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

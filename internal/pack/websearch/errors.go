@@ -11,10 +11,13 @@ import (
 
 	"github.com/toolport/toolport/brave"
 	"github.com/toolport/toolport/google"
+	"github.com/toolport/toolport/internal/httpclient"
 	"github.com/toolport/toolport/tool"
 )
 
-// The texts of web-tool-schemas.md, verbatim.
+// The texts of web-tool-schemas.md, verbatim, so that ikigai users see what
+// they expect. They name only ikigai's credentials file: braveMissing and
+// googleMissing add where Toolport reads the keys from.
 const (
 	braveAuthMissing = "Web search requires API key configuration.\n\nBrave Search offers 2,000 free searches/month.\nGet your key: https://brave.com/search/api/\nAdd to: ~/.config/ikigai/credentials.json as 'web_search.brave.api_key'"
 	braveConfigEvent = "⚠ Configuration Required\n\nWeb search needs an API key. Brave Search offers 2,000 free searches/month.\n\nGet your key: https://brave.com/search/api/\nAdd to: ~/.config/ikigai/credentials.json\n\nExample:\n{\n  \"web_search\": {\n    \"brave\": {\n      \"api_key\": \"your-api-key-here\"\n    }\n  }\n}"
@@ -27,14 +30,23 @@ const (
 	googleQuotaLimit  = "Rate limit exceeded. You've used your free search quota (100/day)."
 )
 
+// Where Toolport reads the keys from, besides ikigai's file (see package
+// internal/config): a newcomer to Toolport has neither ikigai nor its file.
+const (
+	braveToolportHint = "\nOr set BRAVE_API_KEY in the environment, " +
+		"or add it to ~/.config/toolport/credentials.json as 'web_search.brave.api_key'."
+	googleToolportHint = "\nOr set GOOGLE_SEARCH_API_KEY and GOOGLE_SEARCH_ENGINE_ID in the environment, " +
+		"or add them to ~/.config/toolport/credentials.json as 'web_search.google.api_key' and 'web_search.google.engine_id'."
+)
+
 func braveMissing() *tool.Error {
-	return &tool.Error{Code: tool.CodeAuthMissing, Message: braveAuthMissing,
-		Event: &tool.Event{Kind: "config_required", Content: braveConfigEvent, DataJSON: braveConfigData}}
+	return &tool.Error{Code: tool.CodeAuthMissing, Message: braveAuthMissing + braveToolportHint,
+		Event: &tool.Event{Kind: "config_required", Content: braveConfigEvent + "\n" + braveToolportHint, DataJSON: braveConfigData}}
 }
 
 func googleMissing() *tool.Error {
-	return &tool.Error{Code: tool.CodeAuthMissing, Message: googleAuthMissing,
-		Event: &tool.Event{Kind: "config_required", Content: googleConfigEvent, DataJSON: googleConfigData}}
+	return &tool.Error{Code: tool.CodeAuthMissing, Message: googleAuthMissing + googleToolportHint,
+		Event: &tool.Event{Kind: "config_required", Content: googleConfigEvent + "\n" + googleToolportHint, DataJSON: googleConfigData}}
 }
 
 // upstreamFailure classifies what the HTTP exchange itself did wrong: a body
@@ -70,7 +82,7 @@ func upstreamFailure(provider string, err error, parent context.Context, timeout
 func parseFailure(provider, contentType string, err error) *tool.Error {
 	msg := provider + " sent a response that is not valid JSON"
 	if contentType != "" && !strings.Contains(strings.ToLower(contentType), "json") {
-		msg = fmt.Sprintf("%s sent %s instead of JSON", provider, truncateRunes(contentType, 60))
+		msg = fmt.Sprintf("%s sent %s instead of JSON", provider, httpclient.ClipRunes(contentType, 60))
 	}
 	return &tool.Error{Code: tool.CodeParse, Message: msg, Err: err}
 }

@@ -1,9 +1,10 @@
-package ckan
+package opendata
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/toolport/toolport/ckan"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -49,7 +50,7 @@ func (p *pack) listOrganizations(ctx context.Context, in ListOrganizationsInput)
 	if err != nil {
 		return ListOrganizationsOutput{}, err
 	}
-	page, err := listGroupish(ctx, c, "organization_list", in.AllFields, &ListOptions{Query: in.Query, Sort: in.Sort, Limit: in.Limit, Offset: in.Offset})
+	page, err := listGroupish(ctx, c, "organization_list", in.AllFields, &ckan.ListOptions{Query: in.Query, Sort: in.Sort, Limit: in.Limit, Offset: in.Offset})
 	if err != nil {
 		return ListOrganizationsOutput{}, err
 	}

@@ -1,4 +1,4 @@
-package ckan
+package opendata
 
 import (
 	"encoding/json"

@@ -1,4 +1,10 @@
-package ckan
+// Package opendata is Toolport's "ckan" tool pack: searchDatasets,
+// getDatasetDetails, listGroups, listTags, listOrganizations and
+// queryDatastore, built on the CKAN client in package ckan. It holds what is
+// Toolport's rather than CKAN's: the tools' inputs and outputs, settings from
+// the environment, the policy for portals an agent names per call, and the
+// mapping of the client's typed errors to tool errors.
+package opendata
 
 import (
 	"errors"
@@ -11,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolport/toolport/ckan"
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
@@ -22,17 +29,17 @@ const Pack = "ckan"
 // Config configures the ckan tools.
 type Config struct {
 	// BaseURL is the default portal (its root or its /api/3 URL); empty
-	// selects DefaultBaseURL (data.gov.il).
+	// selects ckan.DefaultBaseURL (data.gov.il).
 	BaseURL string
 	// HTTPClient sends every request; nil uses http.DefaultClient. A server
 	// that exposes the per-call portal input to untrusted agents should pass
 	// an SSRF-checked client here (package safehttp).
 	HTTPClient *http.Client
-	// UserAgent overrides DefaultUserAgent.
+	// UserAgent overrides ckan.DefaultUserAgent.
 	UserAgent string
-	// Timeout bounds each API call; zero uses DefaultTimeout.
+	// Timeout bounds each API call; zero uses ckan.DefaultTimeout.
 	Timeout time.Duration
-	// MaxBodyBytes bounds each response; zero uses DefaultMaxBodyBytes.
+	// MaxBodyBytes bounds each response; zero uses ckan.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// PortalHTTPClient sends the requests to portals named by a call's
 	// portal input (agent-supplied URLs). ConfigFromEnv sets an SSRF-checked
@@ -52,8 +59,8 @@ type Config struct {
 // means DefaultAllowPortal).
 func ConfigFromEnv(c *config.Config) Config {
 	cfg := Config{
-		BaseURL:   c.Default("CKAN_BASE_URL", DefaultBaseURL),
-		UserAgent: c.Default("CKAN_USER_AGENT", DefaultUserAgent),
+		BaseURL:   c.Default("CKAN_BASE_URL", ckan.DefaultBaseURL),
+		UserAgent: c.Default("CKAN_USER_AGENT", ckan.DefaultUserAgent),
 	}
 	// Portals an agent names are untrusted URLs, fetched under the same
 	// address policy as web_fetch (TOOLPORT_FETCH_ALLOW_PRIVATE lifts it).
@@ -120,8 +127,8 @@ func DefaultAllowPortal(apiURL string) error {
 // pack holds what every tool call shares.
 type pack struct {
 	cfg     Config
-	opts    []Option
-	def     *Client
+	opts    []ckan.Option
+	def     *ckan.Client
 	defErr  error // a bad BaseURL: reported on every call as CONFIG_ERROR
 	allowed func(string) error
 }
@@ -133,9 +140,9 @@ func Tools(cfg Config) []*tool.Tool {
 	if p.allowed == nil {
 		p.allowed = DefaultAllowPortal
 	}
-	p.opts = []Option{WithHTTPClient(cfg.HTTPClient), WithUserAgent(cfg.UserAgent),
-		WithTimeout(cfg.Timeout), WithMaxBodyBytes(cfg.MaxBodyBytes)}
-	p.def, p.defErr = NewClient(cfg.BaseURL, p.opts...)
+	p.opts = []ckan.Option{ckan.WithHTTPClient(cfg.HTTPClient), ckan.WithUserAgent(cfg.UserAgent),
+		ckan.WithTimeout(cfg.Timeout), ckan.WithMaxBodyBytes(cfg.MaxBodyBytes)}
+	p.def, p.defErr = ckan.NewClient(cfg.BaseURL, p.opts...)
 	return []*tool.Tool{
 		searchDatasetsTool(p),
 		getDatasetDetailsTool(p),
@@ -151,13 +158,9 @@ func annotations() tool.Annotations {
 	return tool.Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true}
 }
 
-// portalDescription documents the portal input of every tool.
-const portalDescription = "Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL, " +
-	"e.g. https://demo.ckan.org or https://catalog.data.gov/api/3"
-
 // client returns the client for a call: the default portal, or the one the
 // call names in its portal input, if it is a valid, allowed http(s) URL.
-func (p *pack) client(portal string) (*Client, error) {
+func (p *pack) client(portal string) (*ckan.Client, error) {
 	if strings.TrimSpace(portal) == "" {
 		if p.defErr != nil {
 			return nil, &tool.Error{Code: tool.CodeConfig, Message: "CKAN_BASE_URL: " + p.defErr.Error(), Err: p.defErr}
@@ -166,9 +169,9 @@ func (p *pack) client(portal string) (*Client, error) {
 	}
 	opts := p.opts
 	if p.cfg.PortalHTTPClient != nil {
-		opts = append(slices.Clone(opts), WithHTTPClient(p.cfg.PortalHTTPClient))
+		opts = append(slices.Clone(opts), ckan.WithHTTPClient(p.cfg.PortalHTTPClient))
 	}
-	c, err := NewClient(portal, opts...)
+	c, err := ckan.NewClient(portal, opts...)
 	if err != nil {
 		return nil, &tool.Error{Code: tool.CodeInvalidURL, Message: "portal: " + strings.TrimPrefix(err.Error(), "ckan: "), Err: err}
 	}
@@ -182,23 +185,11 @@ func (p *pack) client(portal string) (*Client, error) {
 }
 
 // datasetURL is the human page of a dataset on the portal.
-func datasetURL(c *Client, name string) string {
+func datasetURL(c *ckan.Client, name string) string {
 	if name == "" {
 		return ""
 	}
 	return c.SiteURL() + "/dataset/" + url.PathEscape(name)
-}
-
-// truncateRunes shortens s to at most n runes, marking the cut.
-func truncateRunes(s string, n int) string {
-	if len(s) <= n { // bytes >= runes
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // nonNil returns s, or an empty slice for nil: outputs show [] rather than null.

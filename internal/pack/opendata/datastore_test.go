@@ -1,4 +1,4 @@
-package ckan
+package opendata
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolport/toolport/ckan"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -50,7 +51,7 @@ func TestQueryDatastore(t *testing.T) {
 		t.Errorf("called %s with %s", req.Action, req.Body)
 	}
 
-	if out.Total != 1234 || len(out.Records) != 2 || len(out.Fields) != 3 || out.Fields[1] != (DatastoreField{ID: "שם ישוב", Type: "text"}) {
+	if out.Total != 1234 || len(out.Records) != 2 || len(out.Fields) != 3 || out.Fields[1] != (ckan.DatastoreField{ID: "שם ישוב", Type: "text"}) {
 		t.Errorf("output = %+v", out)
 	}
 	// Numbers keep their precision end to end.
@@ -89,23 +90,5 @@ func TestQueryDatastoreErrors(t *testing.T) {
 				t.Errorf("message = %q, want %q", e.Message, tt.message)
 			}
 		})
-	}
-}
-
-func TestParseDatastoreSort(t *testing.T) {
-	tests := []struct{ in, want, err string }{
-		{"_id", "_id", ""},
-		{"שם ישוב desc", "שם ישוב desc", ""},
-		{"a ASC,b", "a asc, b", ""},
-		{"total population   desc", "total population desc", ""},
-		{"", "", "must be"},
-		{`"quoted" desc`, "", "must be"},
-		{"a,,b", "", "must be"},
-	}
-	for _, tt := range tests {
-		got, err := ParseDatastoreSort(tt.in)
-		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
-			t.Errorf("ParseDatastoreSort(%q) = %q, %v; want %q, %q", tt.in, got, err, tt.want, tt.err)
-		}
 	}
 }
