@@ -103,7 +103,7 @@ func pathLiteral(e ast.Expr) (string, bool) {
 
 // Every relative path a Go file spells out must stay inside the repository
 // when resolved from that file's package directory, which is where go test
-// runs it. This is what caught tests reading ../shared/fixtures.
+// runs it. This is what caught tests reading the hand-over folder beside the repository.
 func TestNoPathLeavesTheRepository(t *testing.T) {
 	root := repoRoot(t)
 	fset := token.NewFileSet()
