@@ -28,8 +28,8 @@ func runIndex(ctx context.Context, env *Env, args []string) int {
 			"  toolport index add [--batch N] [--quiet] FILE.jsonl   ingest tracks (IndexedTrackResult per line)\n"+
 			"  toolport index add --demo                             load the 5,521 built-in MusicCaps demo tracks\n"+
 			"  toolport index status [--json]                        counts, embedder and dimensions\n\n"+
-			"The store is TOOLPORT_DATABASE_URL (a file path, sqlite: URL or postgres:// URL), by default\n"+
-			"$XDG_DATA_HOME/toolport/toolport.db. The embedder is the offline default unless\n"+
+			"The store is TOOLPORT_DATABASE_URL or database.url in the credentials file (a file path,\n"+
+			"sqlite: URL or postgres:// URL), by default $XDG_DATA_HOME/toolport/toolport.db. The embedder is the offline default unless\n"+
 			"TOOLPORT_EMBEDDINGS_URL (and _MODEL, _API_KEY) name an OpenAI-compatible endpoint.\n", indexUsage)
 		if len(args) == 0 {
 			return ExitUsage

@@ -26,8 +26,8 @@ func runLibrary(ctx context.Context, env *Env, args []string) int {
 			"  toolport library remove [--albums] ID...            Tidal ids or ISRCs\n"+
 			"  toolport library list [--albums] [--query Q] [--limit N] [--offset N] [--json]\n"+
 			"  toolport library import [--format jsonl|csv] FILE   JSONL or CSV with a header row\n\n"+
-			"Run 'toolport library SUBCOMMAND --help' for details. The store is TOOLPORT_DATABASE_URL,\n"+
-			"by default $XDG_DATA_HOME/toolport/toolport.db.\n", libraryUsage)
+			"Run 'toolport library SUBCOMMAND --help' for details. The store is TOOLPORT_DATABASE_URL\n"+
+			"(or database.url in the credentials file), by default $XDG_DATA_HOME/toolport/toolport.db.\n", libraryUsage)
 		if len(args) == 0 {
 			return ExitUsage
 		}

@@ -26,7 +26,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 			"                         openai:qwen2.5@http://127.0.0.1:11434/v1 (without one the server still\n"+
 			"                         runs, and chats answer with how to configure a model)\n"+
 			"  ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL\n"+
-			"  TOOLPORT_DATABASE_URL  postgres://… or a SQLite file (default: the user's data dir)\n"+
+			"  TOOLPORT_DATABASE_URL  postgres://… or a SQLite file (or database.url; default: the user's data dir)\n"+
 			"  TOOLPORT_API_TOKEN     bearer token required on /api and /mcp (required off loopback)\n"+
 			"  OTEL_EXPORTER_OTLP_ENDPOINT or LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY/LANGFUSE_HOST for traces")
 	addr := fs.String("addr", server.DefaultAddr, "address to listen on (host:port)")
