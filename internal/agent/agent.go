@@ -63,7 +63,8 @@ const maxTurnText = 8 << 20
 // ErrEmptyMessage is returned by [Agent.Turn] for a message with no text.
 var ErrEmptyMessage = errors.New("agent: the message is empty")
 
-// Store is the part of the store the agent uses; *store.DB implements it.
+// Store is the part of [store.Conversations] the agent uses; *sqlstore.DB
+// implements it.
 type Store interface {
 	GetConversation(ctx context.Context, id string) (store.Conversation, error)
 	AppendMessage(ctx context.Context, m store.Message) (store.Message, error)

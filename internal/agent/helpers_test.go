@@ -13,6 +13,7 @@ import (
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/store/storetest"
 	"github.com/toolport/toolport/tool"
 )
@@ -21,9 +22,9 @@ import (
 var backends = storetest.Engines()
 
 // openStore opens a fresh store of the engine, closed when the test ends.
-func openStore(t testing.TB, engine string) *store.DB {
+func openStore(t testing.TB, engine string) *sqlstore.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), storetest.DSN(t, engine))
+	db, err := sqlstore.Open(context.Background(), storetest.DSN(t, engine))
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}
@@ -228,7 +229,7 @@ func (r *recorder) text() string {
 }
 
 // storedBlocks returns the blocks of each message of a conversation.
-func storedBlocks(t testing.TB, db *store.DB, convID string) ([]store.Message, [][]llm.Block) {
+func storedBlocks(t testing.TB, db *sqlstore.DB, convID string) ([]store.Message, [][]llm.Block) {
 	t.Helper()
 	c, err := db.GetConversation(context.Background(), convID)
 	if err != nil {
@@ -253,7 +254,7 @@ func blockTypes(bs []llm.Block) []string {
 	return out
 }
 
-func newConversation(t testing.TB, db *store.DB) string {
+func newConversation(t testing.TB, db *sqlstore.DB) string {
 	t.Helper()
 	c, err := db.CreateConversation(context.Background(), store.Conversation{})
 	if err != nil {

@@ -28,8 +28,8 @@ func runIndex(ctx context.Context, env *Env, args []string) int {
 			"  toolport index add [--batch N] [--quiet] FILE.jsonl   ingest tracks (IndexedTrackResult per line)\n"+
 			"  toolport index add --demo                             load the 5,521 built-in MusicCaps demo tracks\n"+
 			"  toolport index status [--json]                        counts, embedder and dimensions\n\n"+
-			"The store is TOOLPORT_DATABASE_URL (a file path, sqlite: URL or postgres:// URL), by default\n"+
-			"$XDG_DATA_HOME/toolport/toolport.db. The embedder is the offline default unless\n"+
+			"The store is TOOLPORT_DATABASE_URL or database.url in the credentials file (a file path,\n"+
+			"sqlite: URL or postgres:// URL), by default $XDG_DATA_HOME/toolport/toolport.db. The embedder is the offline default unless\n"+
 			"TOOLPORT_EMBEDDINGS_URL (and _MODEL, _API_KEY) name an OpenAI-compatible endpoint.\n", indexUsage)
 		if len(args) == 0 {
 			return ExitUsage
@@ -106,8 +106,12 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 	default:
 		name = "-"
 	}
-	svc := music.Open(music.ConfigFromEnv(env.Config))
-	defer svc.Close()
+	m, code := openMusic(ctx, env, "index add")
+	if m == nil {
+		return code
+	}
+	defer m.Close()
+	svc := m.svc
 
 	var bar *progressbar.ProgressBar
 	if !*quiet && isTerminalWriter(env.Stderr) {
@@ -162,6 +166,16 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "toolport index add: no line of %s is a valid track (IndexedTrackResult: isrc, title and artist required)\n", label)
 		return ExitFailure
 	}
+	// Records stored with another embedder's vectors (the embedder was
+	// changed) are embedded again here, not in the middle of a search.
+	n, err := svc.Reembed(ctx)
+	if n > 0 {
+		fmt.Fprintf(env.Stdout, "%d older records embedded again with the current embedder\n", n)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport index add: embedding older records again: %v\n", err)
+		return ExitFailure
+	}
 	return ExitOK
 }
 
@@ -205,7 +219,8 @@ type indexStatus struct {
 	ConfiguredEmbedder string `json:"configuredEmbedder"`
 	ConfiguredDims     int    `json:"configuredDims"`
 	// Stale counts records embedded by another embedder (or not at all):
-	// they are embedded again when the index is next loaded.
+	// they are embedded again by the next `toolport index add` or when
+	// `toolport serve` starts.
 	Stale int `json:"stale"`
 }
 
@@ -222,20 +237,18 @@ func runIndexStatus(ctx context.Context, env *Env, args []string) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	cfg := music.ConfigFromEnv(env.Config)
-	svc := music.Open(cfg)
-	defer svc.Close()
-	db, err := svc.Store(ctx)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport index status: %v\n", err)
-		return ExitFailure
+	m, code := openMusic(ctx, env, "index status")
+	if m == nil {
+		return code
 	}
+	defer m.Close()
+	svc, db := m.svc, m.db
 	st, err := db.IndexStatus(ctx)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport index status: %v\n", err)
 		return ExitFailure
 	}
-	out := indexStatus{Database: describeDSN(cfg.DatabaseURL), IndexStatus: st}
+	out := indexStatus{Database: describeDSN(m.store.dsn), IndexStatus: st}
 	emb, embErr := svc.Embedder(ctx)
 	if embErr == nil {
 		out.ConfiguredEmbedder, out.ConfiguredDims = emb.Name(), emb.Dimensions()
@@ -260,7 +273,7 @@ func runIndexStatus(ctx context.Context, env *Env, args []string) int {
 		if embErr == nil {
 			fmt.Fprintf(w, "embedder:  %s (%d dims)\n", out.ConfiguredEmbedder, out.ConfiguredDims)
 			if out.Stale > 0 {
-				fmt.Fprintf(w, "stale:     %d records will be embedded again when the index is next loaded\n", out.Stale)
+				fmt.Fprintf(w, "stale:     %d records will be embedded again by the next 'toolport index add' or when 'toolport serve' starts\n", out.Stale)
 			}
 		}
 	}

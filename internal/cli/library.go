@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,7 +12,7 @@ import (
 
 	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/store"
-	"github.com/toolport/toolport/tidal"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 )
 
 const libraryUsage = "toolport library add|remove|list|import ..."
@@ -25,8 +26,8 @@ func runLibrary(ctx context.Context, env *Env, args []string) int {
 			"  toolport library remove [--albums] ID...            Tidal ids or ISRCs\n"+
 			"  toolport library list [--albums] [--query Q] [--limit N] [--offset N] [--json]\n"+
 			"  toolport library import [--format jsonl|csv] FILE   JSONL or CSV with a header row\n\n"+
-			"Run 'toolport library SUBCOMMAND --help' for details. The store is TOOLPORT_DATABASE_URL,\n"+
-			"by default $XDG_DATA_HOME/toolport/toolport.db.\n", libraryUsage)
+			"Run 'toolport library SUBCOMMAND --help' for details. The store is TOOLPORT_DATABASE_URL\n"+
+			"(or database.url in the credentials file), by default $XDG_DATA_HOME/toolport/toolport.db.\n", libraryUsage)
 		if len(args) == 0 {
 			return ExitUsage
 		}
@@ -46,21 +47,28 @@ func runLibrary(ctx context.Context, env *Env, args []string) int {
 	return ExitUsage
 }
 
-// openMusic opens the music service and its store.
-func openMusic(ctx context.Context, env *Env, cmd string) (*music.Service, *store.DB, int) {
-	svc := music.Open(music.ConfigFromEnv(env.Config))
-	db, err := svc.Store(ctx)
-	if err != nil {
-		svc.Close()
-		fmt.Fprintf(env.Stderr, "toolport %s: %v\n", cmd, err)
-		return nil, nil, ExitFailure
-	}
-	return svc, db, ExitOK
+// musicCommand is what the library and index commands run against: the
+// command's one store and the music service over it.
+type musicCommand struct {
+	svc   *music.Service
+	db    *sqlstore.DB
+	store *sharedStore
 }
 
-// maxAddIDs bounds the track ids one `library add` takes (50 TIDAL
-// requests of 20).
-const maxAddIDs = 1000
+func (m *musicCommand) Close() { m.store.Close() }
+
+// openMusic opens the store named by the configuration and the music
+// service over it, or reports why not.
+func openMusic(ctx context.Context, env *Env, cmd string) (*musicCommand, int) {
+	shared := newSharedStore(env.Config)
+	db, err := shared.Open(ctx)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport %s: %v\n", cmd, err)
+		return nil, ExitFailure
+	}
+	svc := music.Open(music.ConfigFromEnv(env.Config), shared.music)
+	return &musicCommand{svc: svc, db: db, store: shared}, ExitOK
+}
 
 func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "library add", "toolport library add [flags] [TIDAL_TRACK_ID...]",
@@ -79,173 +87,71 @@ func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
 	if !ok {
 		return code
 	}
+	// The flags that were set override TIDAL's metadata.
+	req := music.LibraryAdd{TrackIDs: pos, AlbumID: *albumID}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "isrc":
+			req.ISRC = isrc
+		case "title":
+			req.Title = title
+		case "artist":
+			req.Artist = artist
+		case "album":
+			req.Album = album
+		case "duration":
+			req.Duration = duration
+		}
+	})
 	if *albumID != "" && (len(pos) > 0 || *isrc != "") || *albumID == "" && len(pos) == 0 && *isrc == "" {
 		fmt.Fprintln(env.Stderr, "toolport library add: give Tidal track ids, --isrc, or --album-id (alone)")
 		fs.Usage()
 		return ExitUsage
 	}
-	if len(pos) > maxAddIDs {
-		fmt.Fprintf(env.Stderr, "toolport library add: at most %d track ids at once\n", maxAddIDs)
-		return ExitUsage
-	}
-	for _, id := range pos {
-		if !validID(id) {
-			fmt.Fprintf(env.Stderr, "toolport library add: %q is not a Tidal track id\n", id)
-			return ExitUsage
-		}
-	}
-	if *isrc != "" {
-		n, err := music.NormalizeISRC(*isrc)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport library add: --isrc: %v\n", err)
-			return ExitUsage
-		}
-		*isrc = n
-	}
-	if *duration < 0 || *duration > 86400 {
-		fmt.Fprintln(env.Stderr, "toolport library add: --duration must be 0 to 86400 seconds")
-		return ExitUsage
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	svc, db, code := openMusic(ctx, env, "library add")
-	if svc == nil {
+	m, code := openMusic(ctx, env, "library add")
+	if m == nil {
 		return code
 	}
-	defer svc.Close()
-	tc, tidalErr := svc.Tidal()
-	useTidal := tidalErr == nil && tc.Configured()
-
-	if *albumID != "" {
-		a := store.Album{TidalID: *albumID, Title: *title, Artist: *artist}
-		if *title == "" && useTidal {
-			ta, err := tc.Album(ctx, *albumID)
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL: %v\n", err)
-				return ExitFailure
-			}
-			a = store.Album{TidalID: ta.ID, Title: ta.Title, Artist: ta.ArtistName(), ReleaseDate: ta.ReleaseDate,
-				ArtworkURL: ta.ArtworkURL, TrackCount: ta.NumberOfItems}
+	defer m.Close()
+	res, err := m.svc.AddToLibrary(ctx, req)
+	switch {
+	case errors.Is(err, music.ErrBadAdd):
+		fmt.Fprintf(env.Stderr, "toolport library add: %s\n", strings.TrimPrefix(err.Error(), music.ErrBadAdd.Error()+": "))
+		return ExitUsage
+	case errors.Is(err, music.ErrNeedMetadata):
+		why, _, _ := strings.Cut(err.Error(), ": "+music.ErrNeedMetadata.Error())
+		fmt.Fprintf(env.Stderr, "toolport library add: %s,\n"+
+			"so give the metadata with flags: --title and --artist are needed; --album, --isrc and --duration are optional\n", why)
+		return ExitUsage
+	case err != nil:
+		fmt.Fprintf(env.Stderr, "toolport library add: %v\n", err)
+		return ExitFailure
+	}
+	if res.Album != nil {
+		word := "already in the library (updated)"
+		if res.AlbumAdded {
+			word = "added"
 		}
-		n, err := db.AddAlbums(ctx, []store.Album{a})
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport library add: %v\n", err)
-			return ExitFailure
-		}
-		fmt.Fprintf(env.Stdout, "album %s: %s\n", a.TidalID, addedWord(n))
+		fmt.Fprintf(env.Stdout, "album %s: %s\n", res.Album.TidalID, word)
 		return ExitOK
 	}
-
-	// override applies the flags that were set over metadata from TIDAL.
-	override := func(t store.Track) store.Track {
-		if set["isrc"] {
-			t.ISRC = *isrc
-		}
-		if set["title"] {
-			t.Title = *title
-		}
-		if set["artist"] {
-			t.Artist = *artist
-		}
-		if set["album"] {
-			t.Album = *album
-		}
-		if set["duration"] {
-			t.Duration = *duration
-		}
-		return t
-	}
-	fromFlags := store.Track{ISRC: *isrc, Title: *title, Artist: *artist, Album: *album, Duration: *duration}
-	var tracks []store.Track
-	failed := false
-	switch {
-	case len(pos) == 0: // --isrc
-		t := fromFlags
-		if *title == "" && useTidal {
-			found, err := tc.TracksByISRC(ctx, []string{*isrc})
-			if err != nil {
-				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL: %v\n", err)
-				return ExitFailure
-			}
-			if len(found) > 0 {
-				t = override(trackFromTidal(found[0]))
-			}
-		}
-		tracks = append(tracks, t)
-	case useTidal:
-		found, err := tc.TracksByID(ctx, pos)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport library add: TIDAL: %v\n", err)
-			return ExitFailure
-		}
-		byID := make(map[string]tidal.Track, len(found))
-		for _, t := range found {
-			byID[t.ID] = t
-		}
-		seen := map[string]bool{}
-		for _, id := range pos {
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			tt, ok := byID[id]
-			switch {
-			case ok:
-				t := override(trackFromTidal(tt))
-				fmt.Fprintf(env.Stdout, "%s: %s\n", id, describeTrack(t))
-				tracks = append(tracks, t)
-			case *title != "" && *artist != "":
-				t := fromFlags
-				t.TidalID = id
-				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL has no track %s; adding it with the metadata given\n", id)
-				tracks = append(tracks, t)
-			default:
-				fmt.Fprintf(env.Stderr, "toolport library add: TIDAL has no track %s (not added)\n", id)
-				failed = true
-			}
-		}
-	default:
-		if *title == "" || *artist == "" {
-			why := "TIDAL is not configured (set TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET, or tidal.client_id and\n" +
-				"tidal.client_secret in the credentials file, to fetch track metadata from TIDAL)"
-			if tidalErr != nil {
-				why = fmt.Sprintf("TIDAL cannot be used (%v)", tidalErr)
-			}
-			fmt.Fprintf(env.Stderr, "toolport library add: %s,\n"+
-				"so give the metadata with flags: --title and --artist are needed; --album, --isrc and --duration are optional\n", why)
-			return ExitUsage
-		}
-		for _, id := range pos {
-			t := fromFlags
-			t.TidalID = id
-			tracks = append(tracks, t)
+	for _, n := range res.Notes {
+		switch {
+		case n.FromTidal:
+			fmt.Fprintf(env.Stdout, "%s: %s\n", n.ID, describeTrack(n.Track))
+		case n.NotOnTidal && n.Added():
+			fmt.Fprintf(env.Stderr, "toolport library add: TIDAL has no track %s; adding it with the metadata given\n", n.ID)
+		case !n.Added():
+			fmt.Fprintf(env.Stderr, "toolport library add: TIDAL has no track %s (not added)\n", n.ID)
 		}
 	}
-	if len(tracks) > 0 {
-		n, err := db.AddTracks(ctx, tracks)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport library add: %v\n", err)
-			return ExitFailure
-		}
-		fmt.Fprintf(env.Stdout, "%d tracks added, %d already in the library (updated)\n", n, len(tracks)-n)
+	if len(res.Tracks) > 0 {
+		fmt.Fprintf(env.Stdout, "%d tracks added, %d already in the library (updated)\n", res.Added, len(res.Tracks)-res.Added)
 	}
-	if failed {
+	if res.Missing() {
 		return ExitFailure
 	}
 	return ExitOK
-}
-
-// trackFromTidal is a library track with the metadata TIDAL gave.
-func trackFromTidal(t tidal.Track) store.Track {
-	lt := store.Track{TidalID: t.ID, ISRC: t.ISRC, Title: t.Title, Artist: t.ArtistName(),
-		ArtworkURL: t.ArtworkURL(), Duration: t.Duration.Seconds()}
-	if t.Album != nil {
-		lt.Album, lt.AlbumID = t.Album.Title, t.Album.ID
-	}
-	if n, err := music.NormalizeISRC(lt.ISRC); err == nil {
-		lt.ISRC = n
-	}
-	return lt
 }
 
 // describeTrack is "Title — Artist (Album)".
@@ -255,22 +161,6 @@ func describeTrack(t store.Track) string {
 		s += " (" + t.Album + ")"
 	}
 	return s
-}
-
-func addedWord(n int) string {
-	if n > 0 {
-		return "added"
-	}
-	return "already in the library (updated)"
-}
-
-func validID(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	return strings.IndexFunc(id, func(r rune) bool {
-		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_')
-	}) < 0
 }
 
 func runLibraryRemove(ctx context.Context, env *Env, args []string) int {
@@ -292,11 +182,12 @@ func runLibraryRemove(ctx context.Context, env *Env, args []string) int {
 		}
 		ids = append(ids, id)
 	}
-	svc, db, code := openMusic(ctx, env, "library remove")
-	if svc == nil {
+	m, code := openMusic(ctx, env, "library remove")
+	if m == nil {
 		return code
 	}
-	defer svc.Close()
+	defer m.Close()
+	db := m.db
 	var n int
 	var err error
 	what := "tracks"
@@ -335,11 +226,12 @@ func runLibraryList(ctx context.Context, env *Env, args []string) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	svc, db, code := openMusic(ctx, env, "library list")
-	if svc == nil {
+	m, code := openMusic(ctx, env, "library list")
+	if m == nil {
 		return code
 	}
-	defer svc.Close()
+	defer m.Close()
+	db := m.db
 	opt := store.ListOptions{Query: *query, Limit: *limit, Offset: *offset}
 	enc := json.NewEncoder(env.Stdout)
 	enc.SetEscapeHTML(false)
@@ -436,11 +328,12 @@ func runLibraryImport(ctx context.Context, env *Env, args []string) int {
 		defer file.Close()
 		in = file
 	}
-	svc, _, code := openMusic(ctx, env, "library import")
-	if svc == nil {
+	m, code := openMusic(ctx, env, "library import")
+	if m == nil {
 		return code
 	}
-	defer svc.Close()
+	defer m.Close()
+	svc := m.svc
 	label := filepath.Base(name)
 	reported := 0
 	st, err := svc.ImportLibrary(ctx, in, f, func(line int, err error) {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/testexec"
 
 	"github.com/toolport/toolport/internal/cli"
@@ -228,7 +229,7 @@ func TestIndexAddSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	db, err := store.Open(ctx, dbPath) // migrated before the run starts
+	db, err := sqlstore.Open(ctx, dbPath) // migrated before the run starts
 	if err != nil {
 		t.Fatal(err)
 	}

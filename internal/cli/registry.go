@@ -21,11 +21,13 @@ func BuildRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	tools, closeTools, err := packTools(env)
+	db := newSharedStore(env.Config)
+	tools, _, err := packTools(env, db)
 	if err != nil {
 		shutdown(context.Background())
 		return nil, nil, err
 	}
+	closeTools := func() { db.Close() }
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	reg, err := newRegistry(env, tools, tool.WithTracerProvider(tp), tool.WithLogger(logger))
 	if err != nil {
@@ -39,9 +41,9 @@ func BuildRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error
 	}, nil
 }
 
-// packTools declares every pack's tools from env.Config. The returned function
-// releases what they opened.
-func packTools(env *Env) ([]*tool.Tool, func(), error) {
+// packTools declares every pack's tools from env.Config, the music pack's
+// over db, and returns the music service too, for loading its index.
+func packTools(env *Env, db *sharedStore) ([]*tool.Tool, *music.Service, error) {
 	fetchCfg, err := webfetch.ConfigFromEnv(env.Config)
 	if err != nil {
 		return nil, nil, err
@@ -50,11 +52,11 @@ func packTools(env *Env) ([]*tool.Tool, func(), error) {
 	tools = append(tools, websearch.Tools(websearch.ConfigFromEnv(env.Config))...)
 	tools = append(tools, webfetch.Tool(fetchCfg))
 	tools = append(tools, opendata.Tools(opendata.ConfigFromEnv(env.Config))...)
-	// The music service opens its store and loads its index on first use,
+	// The music service opens the store and loads its index on first use,
 	// so that list and schema work on a machine with no database.
-	musicSvc := music.Open(music.ConfigFromEnv(env.Config))
+	musicSvc := music.Open(music.ConfigFromEnv(env.Config), db.music)
 	tools = append(tools, music.Tools(musicSvc)...)
-	return tools, func() { musicSvc.Close() }, nil
+	return tools, musicSvc, nil
 }
 
 // newRegistry registers tools in a registry that scrubs every secret the

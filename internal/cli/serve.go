@@ -12,7 +12,6 @@ import (
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/server"
-	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/telemetry"
 	"github.com/toolport/toolport/internal/webui"
 	"github.com/toolport/toolport/tool"
@@ -27,7 +26,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 			"                         openai:qwen2.5@http://127.0.0.1:11434/v1 (without one the server still\n"+
 			"                         runs, and chats answer with how to configure a model)\n"+
 			"  ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL\n"+
-			"  TOOLPORT_DATABASE_URL  postgres://… or a SQLite file (default: the user's data dir)\n"+
+			"  TOOLPORT_DATABASE_URL  postgres://… or a SQLite file (or database.url; default: the user's data dir)\n"+
 			"  TOOLPORT_API_TOKEN     bearer token required on /api and /mcp (required off loopback)\n"+
 			"  OTEL_EXPORTER_OTLP_ENDPOINT or LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY/LANGFUSE_HOST for traces")
 	addr := fs.String("addr", server.DefaultAddr, "address to listen on (host:port)")
@@ -69,12 +68,28 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 
-	db, err := store.Open(ctx, env.Config.Env("TOOLPORT_DATABASE_URL"))
+	// The port first: a taken one is the commonest failure, and it should
+	// not wait for the index to load.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			fmt.Fprintf(env.Stderr, "toolport serve: %s is already in use (another toolport serve?); stop it or choose another address with --addr\n", *addr)
+		} else {
+			fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
+		}
+		return ExitFailure
+	}
+	defer ln.Close() // srv.Serve closes it too; this covers the early returns
+
+	// The one store of the process, from the one resolved configuration:
+	// the chat server and the music pack share it.
+	shared := newSharedStore(env.Config)
+	defer shared.Close()
+	db, err := shared.Open(ctx)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitFailure
 	}
-	defer db.Close()
 
 	tp, shutdownTracing, err := telemetry.Setup(ctx, telemetry.FromConfig(env.Config))
 	if err != nil {
@@ -84,12 +99,19 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	defer shutdownTracing(context.Background())
 	traced := agent.TracerProvider(tp)
 
-	tools, closeTools, err := packTools(env)
+	tools, musicSvc, err := packTools(env, shared)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitFailure
 	}
-	defer closeTools()
+	// Load the index now, writing back the embeddings it has to make, so
+	// that searches find it ready and never write. A failure (an embeddings
+	// endpoint down) leaves chat working; semanticSearch reports it.
+	if st, err := musicSvc.Load(ctx); err != nil {
+		fmt.Fprintf(env.Stderr, "toolport serve: warning: the track index is not loaded: %v\n", err)
+	} else if st.Reembedded > 0 {
+		fmt.Fprintf(env.Stderr, "toolport serve: %d index records embedded again with the current embedder\n", st.Reembedded)
+	}
 	// Traced with the session-aware provider, so that the tool spans of a chat
 	// turn carry its session id and Langfuse's observation type.
 	reg, err := newRegistry(env, tools, tool.WithTracerProvider(traced), tool.WithLogger(logger))
@@ -105,11 +127,6 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 			TracerProvider: traced, Logger: logger,
 		},
 	})
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitFailure
-	}
-	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitFailure

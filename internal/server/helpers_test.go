@@ -18,7 +18,7 @@ import (
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/server/servertest"
-	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -63,7 +63,7 @@ type env struct {
 	srv   *server.Server
 	http  *httptest.Server
 	url   string
-	db    *store.DB
+	db    *sqlstore.DB
 	model *servertest.ModelServer
 	token string
 }
@@ -84,7 +84,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.dsn == "" {
 		o.dsn = filepath.Join(t.TempDir(), "toolport.db")
 	}
-	db, err := store.Open(context.Background(), o.dsn)
+	db, err := sqlstore.Open(context.Background(), o.dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

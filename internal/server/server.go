@@ -40,7 +40,8 @@ const (
 	DefaultWriteTimeout      = 30 * time.Second
 )
 
-// Store is the part of the store the server uses; *store.DB implements it.
+// Store is the part of the store the server uses: [store.Conversations] and
+// a health check; *sqlstore.DB implements it.
 type Store interface {
 	agent.Store
 	CreateConversation(ctx context.Context, c store.Conversation) (store.Conversation, error)

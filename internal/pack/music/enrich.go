@@ -31,7 +31,7 @@ func (t timings) record(ctx context.Context) {
 // one library lookup (its ISRC, track-id and album statements) and one index
 // lookup, whatever their number, all run at the same time. Tracks match the library by Tidal id or ISRC, the index
 // by ISRC.
-func enrich(ctx context.Context, db *store.DB, tracks []TrackResult, albums []AlbumResult, tm *timings) error {
+func enrich(ctx context.Context, db Store, tracks []TrackResult, albums []AlbumResult, tm *timings) error {
 	isrcs := make([]string, 0, len(tracks))
 	ids := make([]string, 0, len(tracks))
 	for _, t := range tracks {

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 )
 
 // enrichFixture is a SQLite store with 2,000 library tracks and 2,000
 // indexed records, and 100 search results of which every other one is in
 // each.
-func enrichFixture(tb testing.TB) (*store.DB, []TrackResult, []AlbumResult) {
+func enrichFixture(tb testing.TB) (*sqlstore.DB, []TrackResult, []AlbumResult) {
 	tb.Helper()
 	db := openStore(tb, filepath.Join(tb.TempDir(), "bench.db"))
 	ctx := context.Background()

@@ -152,7 +152,7 @@ func (s *Service) Ingest(ctx context.Context, r io.Reader, opts IngestOptions) (
 
 // ingestBatch embeds and writes the records of one batch that changed, in
 // one transaction, then counts them and updates the engine.
-func (s *Service) ingestBatch(ctx context.Context, db *store.DB, batch []store.IndexRecord, st *IngestStats) error {
+func (s *Service) ingestBatch(ctx context.Context, db Store, batch []store.IndexRecord, st *IngestStats) error {
 	emb, err := s.Embedder(ctx)
 	if err != nil {
 		return err

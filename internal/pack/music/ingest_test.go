@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 )
 
 func TestIngestReportsBadLinesAndGoesOn(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db *store.DB) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
 		svc := New(db, testEmbedder(t), nil)
 		input := strings.Join([]string{
 			`{"isrc":"USRC17607839","title":"One","artist":"A","interpretation":"bright pop"}`, // 1
@@ -54,7 +57,7 @@ func TestIngestReportsBadLinesAndGoesOn(t *testing.T) {
 }
 
 func TestIngestIsIdempotent(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db *store.DB) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		svc := New(db, testEmbedder(t), nil)
 		var lines []string
@@ -109,31 +112,124 @@ func TestIngestKeepsEngineInStep(t *testing.T) {
 	}
 }
 
-func TestEngineLoadsFromStore(t *testing.T) {
+// writeCounter is a store that counts the writes that reach it.
+type writeCounter struct {
+	Store
+	writes atomic.Int64
+}
+
+func (w *writeCounter) AddTracks(ctx context.Context, t []store.Track) (int, error) {
+	w.writes.Add(1)
+	return w.Store.AddTracks(ctx, t)
+}
+
+func (w *writeCounter) AddAlbums(ctx context.Context, a []store.Album) (int, error) {
+	w.writes.Add(1)
+	return w.Store.AddAlbums(ctx, a)
+}
+
+func (w *writeCounter) RemoveTracks(ctx context.Context, ids []string) (int, error) {
+	w.writes.Add(1)
+	return w.Store.RemoveTracks(ctx, ids)
+}
+
+func (w *writeCounter) RemoveAlbums(ctx context.Context, ids []string) (int, error) {
+	w.writes.Add(1)
+	return w.Store.RemoveAlbums(ctx, ids)
+}
+
+func (w *writeCounter) UpsertIndex(ctx context.Context, recs []store.IndexRecord) error {
+	w.writes.Add(1)
+	return w.Store.UpsertIndex(ctx, recs)
+}
+
+func (w *writeCounter) SetEmbeddings(ctx context.Context, embs []store.Embedding) (int, error) {
+	w.writes.Add(1)
+	return w.Store.SetEmbeddings(ctx, embs)
+}
+
+func (w *writeCounter) DeleteIndex(ctx context.Context, isrcs []string) (int, error) {
+	w.writes.Add(1)
+	return w.Store.DeleteIndex(ctx, isrcs)
+}
+
+// A search never writes, even when it loads records stored without an
+// embedding (written by another tool or process): it embeds them in memory.
+// Writing their vectors back is Load's job, run when serve starts.
+func TestSearchNeverWritesLoadDoes(t *testing.T) {
 	db := openStore(t, filepath.Join(t.TempDir(), "db"))
 	ctx := context.Background()
 	if _, err := New(db, testEmbedder(t), nil).Ingest(ctx, strings.NewReader(seedJSONL), IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// A record stored without an embedding (written by another tool) is embedded at load and saved.
-	if err := db.UpsertIndex(ctx, []store.IndexRecord{{ISRC: "USRC17607839", Title: "Bare", Artist: "B"}}); err != nil {
+	if err := db.UpsertIndex(ctx, []store.IndexRecord{{ISRC: "USRC17607839", Title: "Bare", Artist: "B",
+		Interpretation: "solo cello lament"}}); err != nil {
 		t.Fatal(err)
 	}
-	eng, feats, st, err := load(ctx, db, testEmbedder(t))
+	now := time.Unix(1_700_000_000, 0)
+	w := &writeCounter{Store: db}
+	svc := New(w, testEmbedder(t), nil, WithClock(func() time.Time { return now }))
+
+	out, err := svc.semanticSearch(ctx, SemanticSearchInput{Query: "solo cello lament", Limit: 5})
+	if err != nil || len(out.Tracks) == 0 || out.Tracks[0].ISRC != "USRC17607839" {
+		t.Fatalf("first search (loads the engine): %+v, %v", out, err)
+	}
+	// Another process adds a record without an embedding; the next search
+	// after the refresh interval loads it as a delta, still without writing.
+	if err := db.UpsertIndex(ctx, []store.IndexRecord{{ISRC: "USRC17607840", Title: "Later", Artist: "C",
+		Interpretation: "brass band fanfare"}}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(DefaultRefreshInterval + time.Second)
+	out, err = svc.semanticSearch(ctx, SemanticSearchInput{Query: "brass band fanfare", Limit: 5})
+	if err != nil || len(out.Tracks) == 0 || out.Tracks[0].ISRC != "USRC17607840" {
+		t.Fatalf("search after a refresh: %+v, %v", out, err)
+	}
+	if n := w.writes.Load(); n != 0 {
+		t.Fatalf("searches wrote to the store %d times, want 0", n)
+	}
+	if status, _ := db.IndexStatus(ctx); status.Embedded != 3 {
+		t.Errorf("searches saved embeddings: %+v", status)
+	}
+
+	st, err := svc.Load(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if eng.Len() != 4 || st != (LoadStats{Records: 4, Reused: 3, Reembedded: 1}) || len(feats) != 3 {
-		t.Errorf("load: %d docs, %+v, %d feature rows", eng.Len(), st, len(feats))
+	if st != (LoadStats{Records: 5, Reused: 3, Reembedded: 2}) {
+		t.Errorf("Load: %+v", st)
 	}
-	status, _ := db.IndexStatus(ctx)
-	if status.Embedded != 4 {
-		t.Errorf("re-embedded vector not saved: %+v", status)
+	if status, _ := db.IndexStatus(ctx); status.Embedded != 5 {
+		t.Errorf("Load did not save the embeddings it made: %+v", status)
+	}
+	// Loaded again, everything is reused.
+	if st, err := svc.Load(ctx); err != nil || st.Reembedded != 0 {
+		t.Errorf("second Load: %+v, %v", st, err)
+	}
+}
+
+// Reembed writes back what Load would, without building an engine: for
+// `toolport index add`.
+func TestReembed(t *testing.T) {
+	db := openStore(t, filepath.Join(t.TempDir(), "db"))
+	ctx := context.Background()
+	if err := db.UpsertIndex(ctx, []store.IndexRecord{{ISRC: "USRC17607839", Title: "Bare", Artist: "B"}}); err != nil {
+		t.Fatal(err)
+	}
+	svc := New(db, testEmbedder(t), nil)
+	if n, err := svc.Reembed(ctx); err != nil || n != 1 {
+		t.Fatalf("Reembed: %d, %v; want 1", n, err)
+	}
+	if n, err := svc.Reembed(ctx); err != nil || n != 0 {
+		t.Fatalf("second Reembed: %d, %v; want 0", n, err)
+	}
+	if status, _ := db.IndexStatus(ctx); status.Embedded != 1 || status.Embedder != testEmbedder(t).Name() {
+		t.Errorf("status after Reembed: %+v", status)
 	}
 }
 
 func TestImportLibrary(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db *store.DB) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
 		ctx := context.Background()
 		svc := New(db, testEmbedder(t), nil)
 		jsonl := `{"tidalId":"396698919","isrc":"AUNMG2400011","title":"4M","artist":"Air Max '97","duration":201}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolport/toolport/internal/embedding"
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/store/storetest"
 	"github.com/toolport/toolport/tool"
 )
@@ -28,9 +29,9 @@ var backends = []backend{
 	{store.EnginePostgres, func(t testing.TB) string { return storetest.DSN(t, storetest.Postgres) }},
 }
 
-func openStore(t testing.TB, dsn string) *store.DB {
+func openStore(t testing.TB, dsn string) *sqlstore.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), dsn)
+	db, err := sqlstore.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func openStore(t testing.TB, dsn string) *store.DB {
 }
 
 // eachBackend runs fn on a fresh store of every engine.
-func eachBackend(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+func eachBackend(t *testing.T, fn func(t *testing.T, db *sqlstore.DB)) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -73,7 +74,7 @@ const seedJSONL = `{"isrc":"AUNMG2400011","title":"4M","artist":"Air Max '97","a
 {"isrc":"GBAYE9700123","title":"Hunter","artist":"Björk","album":"Homogenic","duration":284,"interpretation":"Icy strings and beats about a restless hunter","audioFeatures":{"energy":0.5}}
 `
 
-func seed(t *testing.T, db *store.DB) *Service {
+func seed(t *testing.T, db *sqlstore.DB) *Service {
 	t.Helper()
 	ctx := context.Background()
 	svc := New(db, testEmbedder(t), nil)
@@ -95,7 +96,7 @@ func seed(t *testing.T, db *store.DB) *Service {
 }
 
 // newRegistry serves the music tools over db, TIDAL being fake.
-func newRegistry(t *testing.T, db *store.DB, opts ...tool.Option) (*tool.Registry, *Service) {
+func newRegistry(t *testing.T, db *sqlstore.DB, opts ...tool.Option) (*tool.Registry, *Service) {
 	t.Helper()
 	svc := seed(t, db)
 	svc.tidal, svc.tidalErr = newFakeTidal(t).client(t), nil
@@ -123,7 +124,7 @@ func call(t *testing.T, reg *tool.Registry, name, args string, out any) *tool.Re
 type flags struct{ inLibrary, isIndexed bool }
 
 func TestTidalSearchEnrichment(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db *store.DB) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
 		reg, _ := newRegistry(t, db)
 		var out struct {
 			Success    bool
@@ -201,11 +202,9 @@ func TestTidalSearchTypesAndEmpty(t *testing.T) {
 
 func TestTidalNotConfigured(t *testing.T) {
 	db := openStore(t, filepath.Join(t.TempDir(), "db"))
-	svc := Open(Config{DatabaseURL: filepath.Join(t.TempDir(), "x.db")})
-	defer svc.Close()
+	svc := Open(Config{}, func(context.Context) (Store, error) { return db, nil })
 	reg := tool.NewRegistry(tool.WithRetryDelay(0))
 	reg.Register(Tools(svc)...)
-	_ = db
 	res := call(t, reg, "tidalSearch", `{"query":"Björk","searchType":"albums"}`, nil)
 	if res.OK() || res.Err.Code != tool.CodeAuthMissing {
 		t.Fatalf("want AUTH_MISSING, got %s", res.JSON)
@@ -213,7 +212,7 @@ func TestTidalNotConfigured(t *testing.T) {
 }
 
 func TestAlbumTracks(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db *store.DB) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
 		reg, _ := newRegistry(t, db)
 		var out struct {
 			Summary                     string
@@ -255,7 +254,7 @@ func TestAlbumTracks(t *testing.T) {
 }
 
 func TestSemanticSearch(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db *store.DB) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
 		reg, _ := newRegistry(t, db)
 		var out struct {
 			Summary    string
@@ -320,7 +319,7 @@ func TestSemanticSearch(t *testing.T) {
 }
 
 func TestBatchMetadata(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db *store.DB) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
 		reg, _ := newRegistry(t, db)
 		var out struct {
 			Summary         string

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"sync"
 	"time"
 
@@ -17,12 +16,18 @@ import (
 	"github.com/toolport/toolport/tool"
 )
 
-// Config configures a [Service] opened with [Open].
+// Store is what the music tools keep: the user's library and the track
+// index. *sqlstore.DB implements it; the pack depends on this interface, not
+// on a database driver.
+type Store interface {
+	store.Library
+	store.Index
+}
+
+// Config configures a [Service] opened with [Open]. The store is not part of
+// it: the caller opens the one store of the process and hands it over.
 type Config struct {
-	// DatabaseURL names the store: a file path or sqlite: URL for SQLite, a
-	// postgres:// URL for PostgreSQL; "" is SQLite at store.DefaultPath.
-	DatabaseURL string
-	Tidal       tidal.Config
+	Tidal tidal.Config
 	// Embeddings configures an OpenAI-compatible embeddings endpoint; with
 	// an empty BaseURL the offline default embedder is used.
 	Embeddings embedding.Config
@@ -63,39 +68,30 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// ConfigFromEnv reads TOOLPORT_DATABASE_URL (or database.url in the
-// credentials file), the TIDAL settings ([TidalConfigFromEnv]) and the
-// embeddings settings ([embedding.ConfigFromEnv]). Without a database URL the
-// default path is resolved from the configuration's XDG_DATA_HOME and HOME.
+// ConfigFromEnv reads the TIDAL settings ([TidalConfigFromEnv]) and the
+// embeddings settings ([embedding.ConfigFromEnv]).
 func ConfigFromEnv(c *config.Config) Config {
-	dsn := c.Lookup("TOOLPORT_DATABASE_URL", "database.url")
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		// A URL with credentials is a secret: read it as one, so that it is
-		// scrubbed from tool results and spans.
-		dsn = c.Secret("TOOLPORT_DATABASE_URL", "database.url")
-	}
-	if dsn == "" {
-		if home := c.Env("HOME"); home != "" || c.Env("XDG_DATA_HOME") != "" {
-			dsn = store.DefaultPath(c.Env, home)
-		}
-	}
-	return Config{DatabaseURL: dsn, Tidal: TidalConfigFromEnv(c), Embeddings: embedding.ConfigFromEnv(c)}
+	return Config{Tidal: TidalConfigFromEnv(c), Embeddings: embedding.ConfigFromEnv(c)}
 }
 
 // Service is what the music tools run against: the store, the embedder, the
 // in-memory search engine and the TIDAL client. It is safe for concurrent
-// use. The store is opened, the embedder made and the engine loaded on first
-// use, each at most once (a failure is retried by the next call), so that a
-// Service can be built for `toolport list` on a machine with no database.
+// use. The store is opened (by the function [Open] is given), the embedder
+// made and the engine loaded on first use, each at most once (a failure is
+// retried by the next call), so that a Service can be built for `toolport
+// list` on a machine with no database.
+//
+// Searches never write to the store: records whose stored embedding is
+// missing or another embedder's are embedded in memory when a search loads
+// them, and written back only by [Service.Load] and ingestion.
 type Service struct {
-	openDB   func(ctx context.Context) (*store.DB, error)
-	ownsDB   bool
+	openDB   func(ctx context.Context) (Store, error)
 	newEmb   func(ctx context.Context) (embedding.Embedder, error)
 	tidal    *tidal.Client
 	tidalErr error
 
 	mu  sync.Mutex // guards db and emb while they are being set up
-	db  *store.DB
+	db  Store
 	emb embedding.Embedder
 
 	// loadMu serialises what changes the engine's content: the first load,
@@ -119,13 +115,13 @@ type Service struct {
 	features map[string]featureVec // ISRC → audio features, for search filters
 }
 
-// Open returns a service for cfg. Nothing is opened yet: the store and the
-// embedder are set up on first use, and a bad TIDAL base URL is reported by
-// the TIDAL tools.
-func Open(cfg Config, opts ...Option) *Service {
+// Open returns a service for cfg over the store openStore returns. Nothing is
+// opened yet: the store and the embedder are set up on first use, and a bad
+// TIDAL base URL is reported by the TIDAL tools. The service never closes the
+// store: whoever opens it does.
+func Open(cfg Config, openStore func(ctx context.Context) (Store, error), opts ...Option) *Service {
 	s := &Service{
-		openDB: func(ctx context.Context) (*store.DB, error) { return store.Open(ctx, cfg.DatabaseURL) },
-		ownsDB: true,
+		openDB: openStore,
 		newEmb: func(ctx context.Context) (embedding.Embedder, error) { return NewEmbedder(ctx, cfg.Embeddings) },
 	}
 	if cfg.Tidal.Progress == nil {
@@ -149,8 +145,8 @@ func (s *Service) setOptions(opts []Option) {
 
 // New returns a service over an open store, an embedder and a TIDAL client
 // (nil when TIDAL is not available: its tools then fail with CONFIG_ERROR).
-// Close does not close db: the caller owns it.
-func New(db *store.DB, emb embedding.Embedder, tc *tidal.Client, opts ...Option) *Service {
+// The caller owns db.
+func New(db Store, emb embedding.Embedder, tc *tidal.Client, opts ...Option) *Service {
 	s := &Service{db: db, emb: emb, tidal: tc}
 	if tc == nil {
 		s.tidalErr = tool.Errorf(tool.CodeConfig, "the TIDAL client is not configured")
@@ -183,31 +179,19 @@ func NewEmbedder(ctx context.Context, cfg embedding.Config) (embedding.Embedder,
 	return e, nil
 }
 
-// Close closes the store if the service opened it.
-func (s *Service) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ownsDB && s.db != nil {
-		err := s.db.Close()
-		s.db = nil
-		return err
-	}
-	return nil
-}
-
 // Store returns the store, opening it on first use.
-func (s *Service) Store(ctx context.Context) (*store.DB, error) {
+func (s *Service) Store(ctx context.Context) (Store, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.storeLocked(ctx)
 }
 
-func (s *Service) storeLocked(ctx context.Context) (*store.DB, error) {
+func (s *Service) storeLocked(ctx context.Context) (Store, error) {
 	if s.db != nil {
 		return s.db, nil
 	}
 	if s.openDB == nil {
-		return nil, tool.Errorf(tool.CodeConfig, "the music store is closed")
+		return nil, tool.Errorf(tool.CodeConfig, "no music store is configured")
 	}
 	db, err := s.openDB(ctx)
 	if err != nil {
@@ -241,7 +225,8 @@ func (s *Service) embedderLocked(ctx context.Context) (embedding.Embedder, error
 	return emb, nil
 }
 
-// Engine returns the search engine, loading it from the store on first use.
+// Engine returns the search engine, loading it from the store on first use
+// without writing to the store (see [Service.Load] for the load that does).
 // It does not check the store for changes: see [Service.Refresh].
 func (s *Service) Engine(ctx context.Context) (*index.Engine, error) {
 	if eng := s.loadedEngine(); eng != nil {
@@ -252,10 +237,21 @@ func (s *Service) Engine(ctx context.Context) (*index.Engine, error) {
 	if eng := s.loadedEngine(); eng != nil {
 		return eng, nil
 	}
-	if err := s.reloadLocked(ctx); err != nil {
+	if _, err := s.reloadLocked(ctx, false); err != nil {
 		return nil, err
 	}
 	return s.loadedEngine(), nil
+}
+
+// Load loads the engine from the whole store now, in place of any loaded
+// one, and writes back the embeddings it had to make: for records stored
+// without one, or with another embedder's (after the embedder was changed).
+// It is the step that keeps searches from writing; `toolport serve` runs it
+// at startup and `toolport index add` after ingesting.
+func (s *Service) Load(ctx context.Context) (LoadStats, error) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	return s.reloadLocked(ctx, true)
 }
 
 // loadedEngine returns the engine if it is loaded, else nil.
@@ -268,23 +264,24 @@ func (s *Service) loadedEngine() *index.Engine {
 // reloadLocked loads a new engine from the whole store and puts it in place
 // of the current one, which searches keep using until then. The version is
 // read before the scan: whatever is written after it is picked up by the
-// next refresh. s.loadMu must be held.
-func (s *Service) reloadLocked(ctx context.Context) error {
+// next refresh. With persist, the embeddings made while loading are written
+// back to the store; without it, nothing is written. s.loadMu must be held.
+func (s *Service) reloadLocked(ctx context.Context, persist bool) (LoadStats, error) {
 	db, err := s.Store(ctx)
 	if err != nil {
-		return err
+		return LoadStats{}, err
 	}
 	emb, err := s.Embedder(ctx)
 	if err != nil {
-		return err
+		return LoadStats{}, err
 	}
 	v, err := db.IndexVersion(ctx)
 	if err != nil {
-		return storeError("reading the index version", err)
+		return LoadStats{}, storeError("reading the index version", err)
 	}
-	eng, feats, _, err := load(ctx, db, emb)
+	eng, feats, st, err := load(ctx, db, emb, persist)
 	if err != nil {
-		return err
+		return st, err
 	}
 	s.fmu.Lock()
 	s.features = feats
@@ -294,7 +291,7 @@ func (s *Service) reloadLocked(ctx context.Context) error {
 	s.engineMu.Unlock()
 	s.seen = v
 	s.nextCheck = s.now().Add(s.refreshEvery)
-	return nil
+	return st, nil
 }
 
 // refreshIfDue brings the engine up to date with the store when the refresh
@@ -322,12 +319,12 @@ type RefreshStats struct {
 // Refresh brings the engine up to date with the store now, whatever the
 // refresh interval, loading the engine if it is not loaded yet. Searches
 // call it on their own every RefreshInterval; it is exported for callers
-// that know the store changed.
+// that know the store changed. Like a search, it writes nothing.
 func (s *Service) Refresh(ctx context.Context) (RefreshStats, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	if s.loadedEngine() == nil {
-		if err := s.reloadLocked(ctx); err != nil {
+		if _, err := s.reloadLocked(ctx, false); err != nil {
 			return RefreshStats{}, err
 		}
 		return RefreshStats{Changed: true, Reloaded: true}, nil
@@ -371,7 +368,7 @@ func (s *Service) refreshLocked(ctx context.Context) (RefreshStats, error) {
 				return fn(r)
 			})
 		}
-		ls, err := loadInto(ctx, db, emb, eng, scan, s.setFeatures)
+		ls, err := loadInto(ctx, nil, emb, eng, scan, s.setFeatures)
 		if err != nil {
 			return st, err
 		}
@@ -384,7 +381,8 @@ func (s *Service) refreshLocked(ctx context.Context) (RefreshStats, error) {
 	// Fewer records than the engine holds (or a store that went back in
 	// time, such as one restored from a backup): start again.
 	st.Reloaded = true
-	return st, s.reloadLocked(ctx)
+	_, err = s.reloadLocked(ctx, false)
+	return st, err
 }
 
 // LoadStats says how the engine was loaded.
@@ -399,13 +397,18 @@ const loadBatch = 256
 
 // load builds an engine from the store in one streaming pass. Stored vectors
 // made by emb are used as they are; records without one, or with another
-// embedder's, are embedded now and their new vectors written back after the
-// scan (the scan may hold the store's only connection).
-func load(ctx context.Context, db *store.DB, emb embedding.Embedder) (*index.Engine, map[string]featureVec, LoadStats, error) {
+// embedder's, are embedded now, and with persist their new vectors are
+// written back after the scan (the scan may hold the store's only
+// connection).
+func load(ctx context.Context, db Store, emb embedding.Embedder, persist bool) (*index.Engine, map[string]featureVec, LoadStats, error) {
 	eng := index.NewEngine(emb)
 	feats := map[string]featureVec{}
 	scan := func(fn func(store.IndexRecord) error) error { return db.EachIndexRecord(ctx, fn) }
-	st, err := loadInto(ctx, db, emb, eng, scan, func(isrc string, f *AudioFeatures) {
+	var w store.Index
+	if persist {
+		w = db
+	}
+	st, err := loadInto(ctx, w, emb, eng, scan, func(isrc string, f *AudioFeatures) {
 		if fv, ok := newFeatureVec(f); ok {
 			feats[isrc] = fv
 		}
@@ -417,8 +420,10 @@ func load(ctx context.Context, db *store.DB, emb embedding.Embedder) (*index.Eng
 }
 
 // loadInto adds the records scan yields to eng in batches, as load does,
-// calling feature for each record's audio features.
-func loadInto(ctx context.Context, db *store.DB, emb embedding.Embedder, eng *index.Engine,
+// calling feature for each record's audio features (eng may be nil: then
+// nothing is loaded). The embeddings it makes are written to persist when it
+// is not nil.
+func loadInto(ctx context.Context, persist store.Index, emb embedding.Embedder, eng *index.Engine,
 	scan func(func(store.IndexRecord) error) error, feature func(isrc string, f *AudioFeatures)) (LoadStats, error) {
 	var st LoadStats
 	var pending []index.Document
@@ -446,8 +451,10 @@ func loadInto(ctx context.Context, db *store.DB, emb embedding.Embedder, eng *in
 			}
 			st.Reembedded += len(texts)
 		}
-		if err := eng.Add(ctx, pending); err != nil {
-			return fmt.Errorf("music: loading the index: %w", err)
+		if eng != nil {
+			if err := eng.Add(ctx, pending); err != nil {
+				return fmt.Errorf("music: loading the index: %w", err)
+			}
 		}
 		st.Records += len(pending)
 		pending = pending[:0]
@@ -472,8 +479,11 @@ func loadInto(ctx context.Context, db *store.DB, emb embedding.Embedder, eng *in
 	if err != nil {
 		return st, err
 	}
+	if persist == nil {
+		return st, nil
+	}
 	for start := 0; start < len(fresh); start += loadBatch {
-		if _, err := db.SetEmbeddings(ctx, fresh[start:min(start+loadBatch, len(fresh))]); err != nil {
+		if _, err := persist.SetEmbeddings(ctx, fresh[start:min(start+loadBatch, len(fresh))]); err != nil {
 			return st, err
 		}
 	}
@@ -482,6 +492,24 @@ func loadInto(ctx context.Context, db *store.DB, emb embedding.Embedder, eng *in
 
 func fields(r store.IndexRecord) index.Fields {
 	return index.Fields{Title: r.Title, Artist: r.Artist, Album: r.Album, Interpretation: r.Interpretation, Lyrics: r.Lyrics}
+}
+
+// Reembed embeds the records whose stored embedding is missing or another
+// embedder's with the current embedder and writes the vectors back, without
+// loading the engine: the write-back step of [Service.Load] for commands that
+// do not search (`toolport index add`). It reports how many it embedded.
+func (s *Service) Reembed(ctx context.Context) (int, error) {
+	db, err := s.Store(ctx)
+	if err != nil {
+		return 0, err
+	}
+	emb, err := s.Embedder(ctx)
+	if err != nil {
+		return 0, err
+	}
+	scan := func(fn func(store.IndexRecord) error) error { return db.EachIndexRecord(ctx, fn) }
+	st, err := loadInto(ctx, db, emb, nil, scan, func(string, *AudioFeatures) {})
+	return st.Reembedded, err
 }
 
 // Tidal returns the TIDAL client, or why there is none (a malformed base

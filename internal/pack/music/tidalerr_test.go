@@ -192,8 +192,7 @@ func TestTidalInputAndTransportFailures(t *testing.T) {
 	}
 
 	// A base URL TIDAL cannot be reached at is CONFIG_ERROR for the tools.
-	svc := Open(Config{DatabaseURL: t.TempDir() + "/x.db", Tidal: tidal.Config{BaseURL: "ftp://tidal.example"}})
-	defer svc.Close()
+	svc := Open(Config{Tidal: tidal.Config{BaseURL: "ftp://tidal.example"}}, nil)
 	if _, err := svc.Tidal(); err == nil || err.(*tool.Error).Code != tool.CodeConfig ||
 		!strings.Contains(err.Error(), "TIDAL_API_BASE_URL") {
 		t.Errorf("bad base URL: %v", err)

@@ -26,7 +26,7 @@ import (
 // EnvDatabaseURL names the PostgreSQL server the tests use (CI always sets it).
 const EnvDatabaseURL = "TOOLPORT_TEST_DATABASE_URL"
 
-// The engines, as store.Open reports them.
+// The engines, as sqlstore.Open reports them.
 const (
 	SQLite   = "sqlite"
 	Postgres = "postgres"

@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/toolport/toolport/internal/store"
 )
 
 // migrationFS holds the schema, one directory per engine. Files are named
@@ -88,7 +90,7 @@ func (db *DB) applyMigration(ctx context.Context, m migration) error {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	defer rollback(tx)
-	if db.d.name == EnginePostgres {
+	if db.d.name == store.EnginePostgres {
 		if _, err := tx.ExecContext(ctx,
 			`SELECT pg_advisory_xact_lock(hashtext('toolport.migrate:' || current_schema()))`); err != nil {
 			return fmt.Errorf("store: migrate: lock: %w", err)

@@ -1,4 +1,4 @@
-package store_test
+package sqlstore_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+
+	"github.com/toolport/toolport/internal/store/sqlstore"
 
 	"github.com/toolport/toolport/internal/store"
 )
@@ -20,7 +22,7 @@ func Example() {
 	ctx := context.Background()
 
 	// A file path or sqlite: URL opens SQLite; postgres://… opens PostgreSQL.
-	db, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "toolport.db"))
+	db, err := sqlstore.Open(ctx, "sqlite://"+filepath.Join(dir, "toolport.db"))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/store"
 )
 
 // version reads the index version or fails the test.
-func version(t *testing.T, db *DB) IndexVersion {
+func version(t *testing.T, db *DB) store.IndexVersion {
 	t.Helper()
 	v, err := db.IndexVersion(context.Background())
 	if err != nil {
@@ -24,7 +26,7 @@ func version(t *testing.T, db *DB) IndexVersion {
 func since(t *testing.T, db *DB, at time.Time) []string {
 	t.Helper()
 	var got []string
-	err := db.EachIndexRecordSince(context.Background(), at, func(r IndexRecord) error {
+	err := db.EachIndexRecordSince(context.Background(), at, func(r store.IndexRecord) error {
 		got = append(got, r.ISRC)
 		return nil
 	})
@@ -37,7 +39,7 @@ func since(t *testing.T, db *DB, at time.Time) []string {
 func TestIndexVersionChangesOnEveryWrite(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		if v := version(t, db); v != (IndexVersion{}) {
+		if v := version(t, db); v != (store.IndexVersion{}) {
 			t.Fatalf("empty index: version %+v, want zero", v)
 		}
 		recs := sampleRecords()
@@ -62,11 +64,11 @@ func TestIndexVersionChangesOnEveryWrite(t *testing.T) {
 			{"update", func() error {
 				r := recs[0]
 				r.Title = "Someone Like You (Live)"
-				return db.UpsertIndex(ctx, []IndexRecord{r})
+				return db.UpsertIndex(ctx, []store.IndexRecord{r})
 			}, 3},
 			{"same content again", func() error { return db.UpsertIndex(ctx, recs[1:2]) }, 3},
 			{"set embeddings", func() error {
-				_, err := db.SetEmbeddings(ctx, []Embedding{{ISRC: recs[2].ISRC, Vector: testVector(3, 8), Embedder: "test-8"}})
+				_, err := db.SetEmbeddings(ctx, []store.Embedding{{ISRC: recs[2].ISRC, Vector: testVector(3, 8), Embedder: "test-8"}})
 				return err
 			}, 3},
 		}
@@ -103,7 +105,7 @@ func TestEachIndexRecordSinceYieldsTheDelta(t *testing.T) {
 		}
 		changed := recs[0]
 		changed.Interpretation = "now a different reading"
-		if err := db.UpsertIndex(ctx, []IndexRecord{changed}); err != nil {
+		if err := db.UpsertIndex(ctx, []store.IndexRecord{changed}); err != nil {
 			t.Fatal(err)
 		}
 		v3 := version(t, db)
@@ -123,8 +125,8 @@ func TestEachIndexRecordSinceYieldsTheDelta(t *testing.T) {
 			}
 		}
 		// The delta carries whole records, embeddings included.
-		var got []IndexRecord
-		err := db.EachIndexRecordSince(ctx, v1.Updated, func(r IndexRecord) error { got = append(got, r); return nil })
+		var got []store.IndexRecord
+		err := db.EachIndexRecordSince(ctx, v1.Updated, func(r store.IndexRecord) error { got = append(got, r); return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +135,7 @@ func TestEachIndexRecordSinceYieldsTheDelta(t *testing.T) {
 		}
 		stop := errors.New("stop")
 		calls := 0
-		if err := db.EachIndexRecordSince(ctx, time.Time{}, func(IndexRecord) error { calls++; return stop }); err != stop || calls != 1 {
+		if err := db.EachIndexRecordSince(ctx, time.Time{}, func(store.IndexRecord) error { calls++; return stop }); err != stop || calls != 1 {
 			t.Errorf("fn error: got %v after %d calls, want it returned as is after 1", err, calls)
 		}
 	})
@@ -147,7 +149,7 @@ func TestEachEmbeddingSince(t *testing.T) {
 			t.Fatal(err)
 		}
 		v1 := version(t, db)
-		if _, err := db.SetEmbeddings(ctx, []Embedding{
+		if _, err := db.SetEmbeddings(ctx, []store.Embedding{
 			{ISRC: recs[2].ISRC, Vector: testVector(3, 4), Embedder: "other-4"},
 			{ISRC: recs[1].ISRC, Vector: testVector(4, 8), Embedder: "test-8"},
 		}); err != nil {
@@ -212,7 +214,7 @@ func TestIndexStampNeverGoesBack(t *testing.T) {
 		if got := since(t, db, seen.Updated); !slices.Equal(got, []string{recs[1].ISRC}) {
 			t.Errorf("written after a version stamped in the future: delta %v, want [%s]", got, recs[1].ISRC)
 		}
-		if _, err := db.SetEmbeddings(ctx, []Embedding{{ISRC: recs[0].ISRC, Vector: testVector(5, 8), Embedder: "test-8"}}); err != nil {
+		if _, err := db.SetEmbeddings(ctx, []store.Embedding{{ISRC: recs[0].ISRC, Vector: testVector(5, 8), Embedder: "test-8"}}); err != nil {
 			t.Fatal(err)
 		}
 		if v := version(t, db); !v.Updated.After(future) {
@@ -238,9 +240,9 @@ func TestFollowingTheIndexMissesNothing(t *testing.T) {
 				db := openDB(t, dsn) // one handle per writer: separate processes
 				wg.Go(func() {
 					for b := range batches {
-						var recs []IndexRecord
+						var recs []store.IndexRecord
 						for i := range perBatch {
-							recs = append(recs, IndexRecord{ISRC: fmt.Sprintf("QZ%03d%07d", w, b*perBatch+i), Title: "t", Artist: "a"})
+							recs = append(recs, store.IndexRecord{ISRC: fmt.Sprintf("QZ%03d%07d", w, b*perBatch+i), Title: "t", Artist: "a"})
 						}
 						if err := db.UpsertIndex(ctx, recs); err != nil {
 							errs <- err
@@ -253,10 +255,10 @@ func TestFollowingTheIndexMissesNothing(t *testing.T) {
 			go func() { wg.Wait(); close(done) }()
 
 			loaded := map[string]bool{}
-			var seen IndexVersion
+			var seen store.IndexVersion
 			catchUp := func() {
 				v := version(t, reader)
-				err := reader.EachIndexRecordSince(ctx, seen.Updated, func(r IndexRecord) error {
+				err := reader.EachIndexRecordSince(ctx, seen.Updated, func(r store.IndexRecord) error {
 					if !r.UpdatedAt.After(v.Updated) { // later ones come next time
 						loaded[r.ISRC] = true
 					}
@@ -298,11 +300,11 @@ func BenchmarkIndexVersion(b *testing.B) {
 		b.Run(be.name, func(b *testing.B) {
 			db := openDB(b, be.newDSN(b))
 			ctx := context.Background()
-			recs := make([]IndexRecord, 0, 5000)
+			recs := make([]store.IndexRecord, 0, 5000)
 			for start := 0; start < records; start += cap(recs) {
 				recs = recs[:0]
 				for i := start; i < start+cap(recs); i++ {
-					recs = append(recs, IndexRecord{ISRC: fmt.Sprintf("QZBEN%07d", i), Title: "t", Artist: "a"})
+					recs = append(recs, store.IndexRecord{ISRC: fmt.Sprintf("QZBEN%07d", i), Title: "t", Artist: "a"})
 				}
 				if err := db.UpsertIndex(ctx, recs); err != nil {
 					b.Fatal(err)

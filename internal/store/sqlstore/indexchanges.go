@@ -1,10 +1,12 @@
-package store
+package sqlstore
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/toolport/toolport/internal/store"
 )
 
 // Following the track index from another process.
@@ -23,25 +25,17 @@ import (
 // lock) with a time strictly after every UpdatedAt already stored. Stamps
 // then increase in commit order, one per transaction.
 
-// IndexVersion is a cheap fingerprint of the track index: it changes on
-// every write. A record added or changed moves Updated forward; a deletion
-// lowers Count. Compare versions with ==.
-type IndexVersion struct {
-	Count   int       // records
-	Updated time.Time // the latest UpdatedAt; zero when the index is empty
-}
-
 // IndexVersion returns the index's current version: one statement over the
 // updated_at index (a count and a max), far cheaper than reading records.
-func (db *DB) IndexVersion(ctx context.Context) (IndexVersion, error) {
-	var v IndexVersion
+func (db *DB) IndexVersion(ctx context.Context) (store.IndexVersion, error) {
+	var v store.IndexVersion
 	var at dbTime
 	// Two subqueries rather than one SELECT count(*), max(…): SQLite
 	// answers a lone max() from the index's end, not by a scan.
 	err := db.r.QueryRowContext(ctx,
 		`SELECT (SELECT count(*) FROM track_index), (SELECT max(updated_at) FROM track_index)`).Scan(&v.Count, &at)
 	if err != nil {
-		return IndexVersion{}, fmt.Errorf("store: index version: %w", err)
+		return store.IndexVersion{}, fmt.Errorf("store: index version: %w", err)
 	}
 	v.Updated = at.t
 	return v, nil
@@ -53,7 +47,7 @@ func (db *DB) IndexVersion(ctx context.Context) (IndexVersion, error) {
 // holds the database's only write lock; on PostgreSQL an advisory lock held
 // until tx ends makes index writers take turns.
 func (db *DB) indexStamp(ctx context.Context, tx *sql.Tx) (any, error) {
-	if db.d.name == EnginePostgres {
+	if db.d.name == store.EnginePostgres {
 		if _, err := tx.ExecContext(ctx,
 			`SELECT pg_advisory_xact_lock(hashtext('toolport.track_index:' || current_schema()))`); err != nil {
 			return nil, err
@@ -79,7 +73,7 @@ func (db *DB) indexStamp(ctx context.Context, tx *sql.Tx) (any, error) {
 // Deleted records do not show up: detect deletions from
 // IndexVersion.Count. An error from fn stops the scan and is returned as
 // is. The in-memory SQLite caveat of [DB.EachEmbedding] applies.
-func (db *DB) EachIndexRecordSince(ctx context.Context, since time.Time, fn func(IndexRecord) error) error {
+func (db *DB) EachIndexRecordSince(ctx context.Context, since time.Time, fn func(store.IndexRecord) error) error {
 	rows, err := db.r.QueryContext(ctx,
 		`SELECT `+indexColumns+` FROM track_index WHERE updated_at > $1 ORDER BY updated_at, isrc`, db.d.time(since))
 	if err != nil {

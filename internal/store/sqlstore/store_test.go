@@ -1,6 +1,7 @@
-package store
+package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolport/toolport/internal/store"
 )
 
 func TestParseDSN(t *testing.T) {
@@ -17,18 +20,18 @@ func TestParseDSN(t *testing.T) {
 		wantTarget string
 		wantErr    bool
 	}{
-		{dsn: "", wantKind: EngineSQLite, wantTarget: ""},
-		{dsn: "  ", wantKind: EngineSQLite, wantTarget: ""},
-		{dsn: "/var/lib/toolport.db", wantKind: EngineSQLite, wantTarget: "/var/lib/toolport.db"},
-		{dsn: "data/toolport.db", wantKind: EngineSQLite, wantTarget: "data/toolport.db"},
-		{dsn: "sqlite:///abs/path.db", wantKind: EngineSQLite, wantTarget: "/abs/path.db"},
-		{dsn: "sqlite:relative.db", wantKind: EngineSQLite, wantTarget: "relative.db"},
-		{dsn: "SQLITE:relative.db", wantKind: EngineSQLite, wantTarget: "relative.db"},
-		{dsn: "sqlite:///with%20space.db", wantKind: EngineSQLite, wantTarget: "/with space.db"},
-		{dsn: "sqlite::memory:", wantKind: EngineSQLite, wantTarget: memoryTarget},
-		{dsn: ":memory:", wantKind: EngineSQLite, wantTarget: memoryTarget},
-		{dsn: "postgres://u:p@db:5432/x?sslmode=disable", wantKind: EnginePostgres, wantTarget: "postgres://u:p@db:5432/x?sslmode=disable"},
-		{dsn: "postgresql://db/x", wantKind: EnginePostgres, wantTarget: "postgresql://db/x"},
+		{dsn: "", wantKind: store.EngineSQLite, wantTarget: ""},
+		{dsn: "  ", wantKind: store.EngineSQLite, wantTarget: ""},
+		{dsn: "/var/lib/toolport.db", wantKind: store.EngineSQLite, wantTarget: "/var/lib/toolport.db"},
+		{dsn: "data/toolport.db", wantKind: store.EngineSQLite, wantTarget: "data/toolport.db"},
+		{dsn: "sqlite:///abs/path.db", wantKind: store.EngineSQLite, wantTarget: "/abs/path.db"},
+		{dsn: "sqlite:relative.db", wantKind: store.EngineSQLite, wantTarget: "relative.db"},
+		{dsn: "SQLITE:relative.db", wantKind: store.EngineSQLite, wantTarget: "relative.db"},
+		{dsn: "sqlite:///with%20space.db", wantKind: store.EngineSQLite, wantTarget: "/with space.db"},
+		{dsn: "sqlite::memory:", wantKind: store.EngineSQLite, wantTarget: memoryTarget},
+		{dsn: ":memory:", wantKind: store.EngineSQLite, wantTarget: memoryTarget},
+		{dsn: "postgres://u:p@db:5432/x?sslmode=disable", wantKind: store.EnginePostgres, wantTarget: "postgres://u:p@db:5432/x?sslmode=disable"},
+		{dsn: "postgresql://db/x", wantKind: store.EnginePostgres, wantTarget: "postgresql://db/x"},
 		{dsn: "sqlite:", wantErr: true},
 		{dsn: "sqlite:///x.db?mode=ro", wantErr: true},
 		{dsn: "mysql://db/x", wantErr: true},
@@ -36,7 +39,7 @@ func TestParseDSN(t *testing.T) {
 	for _, tt := range tests {
 		kind, target, err := parseDSN(tt.dsn)
 		if tt.wantErr {
-			if !errors.Is(err, ErrInvalid) {
+			if !errors.Is(err, store.ErrInvalid) {
 				t.Errorf("parseDSN(%q) error = %v, want ErrInvalid", tt.dsn, err)
 			}
 			continue
@@ -62,7 +65,7 @@ func TestDefaultPath(t *testing.T) {
 			}
 			return ""
 		}
-		if got := DefaultPath(getenv, tt.home); got != tt.want {
+		if got := store.DefaultPath(getenv, tt.home); got != tt.want {
 			t.Errorf("DefaultPath(XDG_DATA_HOME=%q, home=%q) = %q, want %q", tt.xdg, tt.home, got, tt.want)
 		}
 	}
@@ -72,7 +75,7 @@ func TestOpenSQLiteCreatesPrivateFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	path := filepath.Join(dir, "toolport.db")
 	db := openDB(t, "sqlite://"+path)
-	if db.Engine() != EngineSQLite {
+	if db.Engine() != store.EngineSQLite {
 		t.Errorf("Engine() = %q", db.Engine())
 	}
 	for p, want := range map[string]os.FileMode{dir: 0o700, path: 0o600} {
@@ -97,7 +100,7 @@ func TestOpenSQLiteCreatesPrivateFile(t *testing.T) {
 func TestOpenMemory(t *testing.T) {
 	db := openDB(t, "sqlite::memory:")
 	ctx := context.Background()
-	c, err := db.CreateConversation(ctx, Conversation{Title: "in memory"})
+	c, err := db.CreateConversation(ctx, store.Conversation{Title: "in memory"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +110,11 @@ func TestOpenMemory(t *testing.T) {
 }
 
 func TestMigrationsMatchAcrossEngines(t *testing.T) {
-	lite, err := migrations(EngineSQLite)
+	lite, err := migrations(store.EngineSQLite)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg, err := migrations(EnginePostgres)
+	pg, err := migrations(store.EnginePostgres)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +129,7 @@ func TestMigrationsMatchAcrossEngines(t *testing.T) {
 }
 
 func TestOpenIsIdempotent(t *testing.T) {
-	want, err := migrations(EngineSQLite)
+	want, err := migrations(store.EngineSQLite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +139,7 @@ func TestOpenIsIdempotent(t *testing.T) {
 			dsn := b.newDSN(t)
 			ctx := context.Background()
 			first := openDB(t, dsn)
-			if _, err := first.CreateConversation(ctx, Conversation{ID: "kept", Title: "kept"}); err != nil {
+			if _, err := first.CreateConversation(ctx, store.Conversation{ID: "kept", Title: "kept"}); err != nil {
 				t.Fatal(err)
 			}
 			first.Close()
@@ -174,7 +177,7 @@ func TestConcurrentOpen(t *testing.T) {
 						return
 					}
 					defer db.Close()
-					_, err = db.ListConversations(context.Background(), ListOptions{})
+					_, err = db.ListConversations(context.Background(), store.ListOptions{})
 					errs <- err
 				})
 			}
@@ -199,5 +202,44 @@ func TestOpenPostgresUnreachable(t *testing.T) {
 	}
 	if msg := err.Error(); strings.Contains(msg, "secret-password") {
 		t.Errorf("error leaks the password: %s", msg)
+	}
+}
+
+// A file that is not a database, or a place where none can be made, is
+// named with what to do: the default path is one the user never chose.
+func TestOpenUnusableFileSaysWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, bytes.Repeat([]byte("not sqlite "), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		want       []string
+	}{
+		{"not a database", garbage, []string{garbage + " is not a SQLite database (file is not a database)",
+			"move it aside or set TOOLPORT_DATABASE_URL"}},
+		// A file where the directory should be: fails even for root,
+		// unlike a directory without write permission.
+		{"no directory can be made", filepath.Join(garbage, "toolport.db"), []string{garbage + " cannot be created",
+			"set TOOLPORT_DATABASE_URL"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := Open(context.Background(), tt.path)
+			if err == nil {
+				db.Close()
+				t.Fatal("Open succeeded")
+			}
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Errorf("error %T %v is not a *FileError", err, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
 	}
 }

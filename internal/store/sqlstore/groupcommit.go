@@ -1,10 +1,12 @@
-package store
+package sqlstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/toolport/toolport/internal/store"
 )
 
 // maxAppendBatch bounds how many appends share one transaction.
@@ -31,7 +33,7 @@ type appender struct {
 
 type appendReq struct {
 	ctx context.Context
-	m   Message
+	m   store.Message
 	err chan error
 }
 
@@ -42,7 +44,7 @@ func newAppender(db *DB) *appender {
 }
 
 // do queues m and waits until it is committed or has failed.
-func (a *appender) do(ctx context.Context, m Message) error {
+func (a *appender) do(ctx context.Context, m store.Message) error {
 	r := &appendReq{ctx: ctx, m: m, err: make(chan error, 1)}
 	select {
 	case a.reqs <- r:

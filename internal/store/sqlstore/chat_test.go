@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/store"
 )
 
 // assistantContent is a stored assistant turn as in the data model.
@@ -47,7 +49,7 @@ func textContent(s string) json.RawMessage {
 func TestConversationLifecycle(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		c, err := db.CreateConversation(ctx, Conversation{Title: "Sad songs 😢 שירים עצובים"})
+		c, err := db.CreateConversation(ctx, store.Conversation{Title: "Sad songs 😢 שירים עצובים"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,16 +57,16 @@ func TestConversationLifecycle(t *testing.T) {
 			t.Errorf("CreateConversation = %+v: want an id and both times set", c)
 		}
 
-		user, err := db.AppendMessage(ctx, Message{ConversationID: c.ID, Role: RoleUser, Content: textContent("melancholic love songs")})
+		user, err := db.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleUser, Content: textContent("melancholic love songs")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		asst, err := db.AppendMessage(ctx, Message{ConversationID: c.ID, Role: RoleAssistant,
-			Content: json.RawMessage(assistantContent), Usage: &Usage{InputTokens: 1200, OutputTokens: 345}})
+		asst, err := db.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant,
+			Content: json.RawMessage(assistantContent), Usage: &store.Usage{InputTokens: 1200, OutputTokens: 345}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cut, err := db.AppendMessage(ctx, Message{ID: "msg_cut", ConversationID: c.ID, Role: RoleAssistant,
+		cut, err := db.AppendMessage(ctx, store.Message{ID: "msg_cut", ConversationID: c.ID, Role: store.RoleAssistant,
 			Content: json.RawMessage(`[]`), Incomplete: true})
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +82,7 @@ func TestConversationLifecycle(t *testing.T) {
 		if !got.UpdatedAt.After(c.UpdatedAt) && !got.UpdatedAt.Equal(c.UpdatedAt) {
 			t.Errorf("UpdatedAt went back: %v < %v", got.UpdatedAt, c.UpdatedAt)
 		}
-		want := []Message{user, asst, cut}
+		want := []store.Message{user, asst, cut}
 		if len(got.Messages) != len(want) {
 			t.Fatalf("%d messages back, want %d", len(got.Messages), len(want))
 		}
@@ -89,7 +91,7 @@ func TestConversationLifecycle(t *testing.T) {
 			if !sameJSON(t, m.Content, w.Content) {
 				t.Errorf("message %d content =\n%s\nwant\n%s", i, m.Content, w.Content)
 			}
-			if db.Engine() == EngineSQLite && string(m.Content) != string(w.Content) {
+			if db.Engine() == store.EngineSQLite && string(m.Content) != string(w.Content) {
 				t.Errorf("message %d: SQLite should keep content byte for byte", i)
 			}
 			m.Content, w.Content = nil, nil
@@ -110,7 +112,7 @@ func TestConversationLifecycle(t *testing.T) {
 		}
 
 		// Update a message in place.
-		cut.Content, cut.Incomplete, cut.Usage = textContent("finished after all"), false, &Usage{OutputTokens: 7}
+		cut.Content, cut.Incomplete, cut.Usage = textContent("finished after all"), false, &store.Usage{OutputTokens: 7}
 		if err := db.UpdateMessage(ctx, cut); err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +136,7 @@ func TestConversationLifecycle(t *testing.T) {
 		if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&left); err != nil || left != 0 {
 			t.Errorf("%d messages outlived their conversation (%v)", left, err)
 		}
-		if _, err := db.GetConversation(ctx, c.ID); !errors.Is(err, ErrNotFound) {
+		if _, err := db.GetConversation(ctx, c.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("GetConversation(deleted) error = %v, want ErrNotFound", err)
 		}
 	})
@@ -143,11 +145,11 @@ func TestConversationLifecycle(t *testing.T) {
 func TestConversationErrors(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		c, err := db.CreateConversation(ctx, Conversation{ID: "conv-1"})
+		c, err := db.CreateConversation(ctx, store.Conversation{ID: "conv-1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.AppendMessage(ctx, Message{ID: "m1", ConversationID: c.ID, Role: RoleUser, Content: textContent("hi")}); err != nil {
+		if _, err := db.AppendMessage(ctx, store.Message{ID: "m1", ConversationID: c.ID, Role: store.RoleUser, Content: textContent("hi")}); err != nil {
 			t.Fatal(err)
 		}
 		tests := []struct {
@@ -155,19 +157,19 @@ func TestConversationErrors(t *testing.T) {
 			err  error
 			want error
 		}{
-			{"get missing", func() error { _, err := db.GetConversation(ctx, "nope"); return err }(), ErrNotFound},
+			{"get missing", func() error { _, err := db.GetConversation(ctx, "nope"); return err }(), store.ErrNotFound},
 			{"append to missing", func() error {
-				_, err := db.AppendMessage(ctx, Message{ConversationID: "nope", Role: RoleUser, Content: textContent("x")})
+				_, err := db.AppendMessage(ctx, store.Message{ConversationID: "nope", Role: store.RoleUser, Content: textContent("x")})
 				return err
-			}(), ErrNotFound},
-			{"rename missing", db.UpdateTitle(ctx, "nope", "t"), ErrNotFound},
-			{"delete missing", db.DeleteConversation(ctx, "nope"), ErrNotFound},
-			{"update missing message", db.UpdateMessage(ctx, Message{ID: "nope", Role: RoleUser, Content: textContent("x")}), ErrNotFound},
-			{"duplicate conversation", func() error { _, err := db.CreateConversation(ctx, Conversation{ID: "conv-1"}); return err }(), ErrConflict},
+			}(), store.ErrNotFound},
+			{"rename missing", db.UpdateTitle(ctx, "nope", "t"), store.ErrNotFound},
+			{"delete missing", db.DeleteConversation(ctx, "nope"), store.ErrNotFound},
+			{"update missing message", db.UpdateMessage(ctx, store.Message{ID: "nope", Role: store.RoleUser, Content: textContent("x")}), store.ErrNotFound},
+			{"duplicate conversation", func() error { _, err := db.CreateConversation(ctx, store.Conversation{ID: "conv-1"}); return err }(), store.ErrConflict},
 			{"duplicate message", func() error {
-				_, err := db.AppendMessage(ctx, Message{ID: "m1", ConversationID: c.ID, Role: RoleUser, Content: textContent("x")})
+				_, err := db.AppendMessage(ctx, store.Message{ID: "m1", ConversationID: c.ID, Role: store.RoleUser, Content: textContent("x")})
 				return err
-			}(), ErrConflict},
+			}(), store.ErrConflict},
 		}
 		for _, tt := range tests {
 			if !errors.Is(tt.err, tt.want) {
@@ -184,30 +186,30 @@ func TestConversationErrors(t *testing.T) {
 func TestAppendMessageRejectsBadContent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		c, err := db.CreateConversation(ctx, Conversation{})
+		c, err := db.CreateConversation(ctx, store.Conversation{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		bad := []struct {
 			name    string
-			role    Role
+			role    store.Role
 			content string
 		}{
 			{"system role", "system", `[]`},
 			{"empty role", "", `[]`},
-			{"object", RoleUser, `{"type":"text","text":"hi"}`},
-			{"string", RoleUser, `"hi"`},
-			{"not JSON", RoleUser, `[{"type":"text",}]`},
-			{"empty", RoleUser, ``},
-			{"escaped NUL", RoleUser, `[{"type":"text","text":"a\u0000b"}]`},
-			{"lone surrogate", RoleUser, `[{"type":"text","text":"\ud83d"}]`},
-			{"reversed surrogates", RoleUser, `[{"type":"text","text":"\ude00\ud83d"}]`},
-			{"invalid UTF-8", RoleUser, "[\"\xff\"]"},
-			{"too large", RoleUser, `["` + strings.Repeat("x", MaxContentBytes) + `"]`},
+			{"object", store.RoleUser, `{"type":"text","text":"hi"}`},
+			{"string", store.RoleUser, `"hi"`},
+			{"not JSON", store.RoleUser, `[{"type":"text",}]`},
+			{"empty", store.RoleUser, ``},
+			{"escaped NUL", store.RoleUser, `[{"type":"text","text":"a\u0000b"}]`},
+			{"lone surrogate", store.RoleUser, `[{"type":"text","text":"\ud83d"}]`},
+			{"reversed surrogates", store.RoleUser, `[{"type":"text","text":"\ude00\ud83d"}]`},
+			{"invalid UTF-8", store.RoleUser, "[\"\xff\"]"},
+			{"too large", store.RoleUser, `["` + strings.Repeat("x", store.MaxContentBytes) + `"]`},
 		}
 		for _, b := range bad {
-			_, err := db.AppendMessage(ctx, Message{ConversationID: c.ID, Role: b.role, Content: json.RawMessage(b.content)})
-			if !errors.Is(err, ErrInvalid) {
+			_, err := db.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: b.role, Content: json.RawMessage(b.content)})
+			if !errors.Is(err, store.ErrInvalid) {
 				t.Errorf("%s: AppendMessage error = %v, want ErrInvalid", b.name, err)
 			}
 		}
@@ -215,7 +217,7 @@ func TestAppendMessageRejectsBadContent(t *testing.T) {
 		// "u0000", a surrogate pair, literal emoji.
 		good := []string{`[{"type":"text","text":"C strings end with \\u0000"}]`, `["\ud83d\ude00"]`, `["😀"]`, ` [ ] `}
 		for _, g := range good {
-			m, err := db.AppendMessage(ctx, Message{ConversationID: c.ID, Role: RoleUser, Content: json.RawMessage(g)})
+			m, err := db.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleUser, Content: json.RawMessage(g)})
 			if err != nil {
 				t.Errorf("AppendMessage(%s) = %v", g, err)
 				continue
@@ -234,13 +236,13 @@ func TestListConversations(t *testing.T) {
 		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 		var ids []string
 		for i := range 5 {
-			c, err := db.CreateConversation(ctx, Conversation{Title: fmt.Sprint("chat ", i), CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
+			c, err := db.CreateConversation(ctx, store.Conversation{Title: fmt.Sprint("chat ", i), CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ids = append(ids, c.ID)
 		}
-		list := func(opt ListOptions) []string {
+		list := func(opt store.ListOptions) []string {
 			t.Helper()
 			page, err := db.ListConversations(ctx, opt)
 			if err != nil {
@@ -255,23 +257,23 @@ func TestListConversations(t *testing.T) {
 			}
 			return out
 		}
-		if got, want := list(ListOptions{}), []string{ids[4], ids[3], ids[2], ids[1], ids[0]}; !reflect.DeepEqual(got, want) {
+		if got, want := list(store.ListOptions{}), []string{ids[4], ids[3], ids[2], ids[1], ids[0]}; !reflect.DeepEqual(got, want) {
 			t.Errorf("newest first: got %v, want %v", got, want)
 		}
 		// A new message moves a conversation to the top.
-		if _, err := db.AppendMessage(ctx, Message{ConversationID: ids[1], Role: RoleUser, Content: textContent("bump")}); err != nil {
+		if _, err := db.AppendMessage(ctx, store.Message{ConversationID: ids[1], Role: store.RoleUser, Content: textContent("bump")}); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := list(ListOptions{Limit: 2}), []string{ids[1], ids[4]}; !reflect.DeepEqual(got, want) {
+		if got, want := list(store.ListOptions{Limit: 2}), []string{ids[1], ids[4]}; !reflect.DeepEqual(got, want) {
 			t.Errorf("first page after a message: got %v, want %v", got, want)
 		}
-		if got, want := list(ListOptions{Limit: 2, Offset: 4}), []string{ids[0]}; !reflect.DeepEqual(got, want) {
+		if got, want := list(store.ListOptions{Limit: 2, Offset: 4}), []string{ids[0]}; !reflect.DeepEqual(got, want) {
 			t.Errorf("last page: got %v, want %v", got, want)
 		}
-		if got := list(ListOptions{Query: "chat 3"}); !reflect.DeepEqual(got, []string{ids[3]}) {
+		if got := list(store.ListOptions{Query: "chat 3"}); !reflect.DeepEqual(got, []string{ids[3]}) {
 			t.Errorf("title filter: got %v", got)
 		}
-		page, _ := db.ListConversations(ctx, ListOptions{Limit: 1})
+		page, _ := db.ListConversations(ctx, store.ListOptions{Limit: 1})
 		if page.Total != 5 {
 			t.Errorf("Total = %d, want 5", page.Total)
 		}
@@ -288,7 +290,7 @@ func TestConcurrentWriters(t *testing.T) {
 			dsn := b.newDSN(t)
 			dbs := []*DB{openDB(t, dsn), openDB(t, dsn)}
 			ctx := context.Background()
-			c, err := dbs[0].CreateConversation(ctx, Conversation{Title: "busy"})
+			c, err := dbs[0].CreateConversation(ctx, store.Conversation{Title: "busy"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -299,7 +301,7 @@ func TestConcurrentWriters(t *testing.T) {
 				db := dbs[w%len(dbs)]
 				wg.Go(func() {
 					for i := range perWriter {
-						_, err := db.AppendMessage(ctx, Message{ConversationID: c.ID, Role: RoleUser,
+						_, err := db.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleUser,
 							Content: textContent(fmt.Sprintf("writer %d message %d ✍️", w, i))})
 						if err != nil {
 							errs <- err
@@ -309,9 +311,9 @@ func TestConcurrentWriters(t *testing.T) {
 				})
 				// Other tables at the same time.
 				wg.Go(func() {
-					rec := IndexRecord{ISRC: fmt.Sprintf("QZCON%07d", w), Title: "t", Embedding: testVector(w, 32), Embedder: "e"}
+					rec := store.IndexRecord{ISRC: fmt.Sprintf("QZCON%07d", w), Title: "t", Embedding: testVector(w, 32), Embedder: "e"}
 					for range 5 {
-						if err := db.UpsertIndex(ctx, []IndexRecord{rec}); err != nil {
+						if err := db.UpsertIndex(ctx, []store.IndexRecord{rec}); err != nil {
 							errs <- err
 							return
 						}
@@ -385,10 +387,10 @@ func FuzzParseDSN(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if kind != EngineSQLite && kind != EnginePostgres {
+		if kind != store.EngineSQLite && kind != store.EnginePostgres {
 			t.Fatalf("parseDSN(%q) kind %q", dsn, kind)
 		}
-		if kind == EnginePostgres && target != strings.TrimSpace(dsn) {
+		if kind == store.EnginePostgres && target != strings.TrimSpace(dsn) {
 			t.Fatalf("parseDSN(%q) changed a PostgreSQL URL into %q", dsn, target)
 		}
 	})
@@ -400,11 +402,11 @@ func FuzzParseDSN(f *testing.F) {
 func TestConcurrentAppendsFailAlone(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		c, err := db.CreateConversation(ctx, Conversation{Title: "burst"})
+		c, err := db.CreateConversation(ctx, store.Conversation{Title: "burst"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.AppendMessage(ctx, Message{ID: "taken", ConversationID: c.ID, Role: RoleUser, Content: textContent("first")}); err != nil {
+		if _, err := db.AppendMessage(ctx, store.Message{ID: "taken", ConversationID: c.ID, Role: store.RoleUser, Content: textContent("first")}); err != nil {
 			t.Fatal(err)
 		}
 		canceled, cancel := context.WithCancel(ctx)
@@ -418,7 +420,7 @@ func TestConcurrentAppendsFailAlone(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				m := Message{ConversationID: c.ID, Role: RoleUser, Content: textContent(fmt.Sprintf("burst %d", i))}
+				m := store.Message{ConversationID: c.ID, Role: store.RoleUser, Content: textContent(fmt.Sprintf("burst %d", i))}
 				callCtx := ctx
 				switch i % 30 {
 				case 7:
@@ -439,9 +441,9 @@ func TestConcurrentAppendsFailAlone(t *testing.T) {
 			var want error
 			switch r.i % 30 {
 			case 7:
-				want = ErrNotFound
+				want = store.ErrNotFound
 			case 11:
-				want = ErrConflict
+				want = store.ErrConflict
 			case 13:
 				want = context.Canceled
 			}
@@ -469,12 +471,12 @@ func TestAppendAfterCloseFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := db.CreateConversation(context.Background(), Conversation{})
+	c, err := db.CreateConversation(context.Background(), store.Conversation{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := db.AppendMessage(context.Background(), Message{ConversationID: c.ID, Role: RoleUser, Content: textContent("late")}); err == nil {
+	if _, err := db.AppendMessage(context.Background(), store.Message{ConversationID: c.ID, Role: store.RoleUser, Content: textContent("late")}); err == nil {
 		t.Error("append on a closed store succeeded")
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/store"
 )
 
 func testVector(seed, dims int) []float32 {
@@ -18,12 +20,12 @@ func testVector(seed, dims int) []float32 {
 	return v
 }
 
-func sampleRecords() []IndexRecord {
-	return []IndexRecord{
+func sampleRecords() []store.IndexRecord {
+	return []store.IndexRecord{
 		{ISRC: "GBBKS1700108", Title: "Someone Like You", Artist: "Adele", Album: "21",
 			ArtworkURL: "https://img/1.jpg", Duration: 285.5,
 			Lyrics: "I heard that you're settled down", Interpretation: "A poignant ballad",
-			AudioFeatures: &AudioFeatures{Acousticness: ptr(0.89), Energy: ptr(0.31), Valence: ptr(0.18),
+			AudioFeatures: &store.AudioFeatures{Acousticness: ptr(0.89), Energy: ptr(0.31), Valence: ptr(0.18),
 				Key: ptr(0.0), Mode: ptr(0.0), Tempo: ptr(67.5), Loudness: ptr(-8.2)},
 			Embedding: testVector(1, 8), Embedder: "test-8"},
 		{ISRC: "ILX000000001", Title: "הנה מה טוב 🎶", Artist: "עמית", Album: "שירים",
@@ -34,12 +36,12 @@ func sampleRecords() []IndexRecord {
 }
 
 // withoutTimes clears the store-set timestamps so that records compare.
-func withoutTimes(rs []IndexRecord) []IndexRecord {
-	out := make([]IndexRecord, len(rs))
+func withoutTimes(rs []store.IndexRecord) []store.IndexRecord {
+	out := make([]store.IndexRecord, len(rs))
 	for i, r := range rs {
 		r.UpdatedAt = time.Time{}
 		if r.ContentHash == "" {
-			r.ContentHash = ContentHash(r)
+			r.ContentHash = store.ContentHash(r)
 		}
 		out[i] = r
 	}
@@ -57,7 +59,7 @@ func TestIndexUpsertAndGet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := withoutTimes([]IndexRecord{recs[2], recs[0], recs[1]}) // in the order asked, missing left out
+		want := withoutTimes([]store.IndexRecord{recs[2], recs[0], recs[1]}) // in the order asked, missing left out
 		for _, r := range got {
 			if r.UpdatedAt.IsZero() {
 				t.Errorf("%s: UpdatedAt not set", r.ISRC)
@@ -76,8 +78,8 @@ func TestIndexUpsertAndGet(t *testing.T) {
 			t.Errorf("after a second upsert GetIndex =\n%+v (%v)\nwant\n%+v", withoutTimes(again), err, want)
 		}
 		st, err := db.IndexStatus(ctx)
-		wantSt := IndexStatus{Total: 3, Embedded: 2, Embedder: "test-8", Dims: 8,
-			Embedders: []EmbedderStats{{Name: "test-8", Dims: 8, Count: 2}}}
+		wantSt := store.IndexStatus{Total: 3, Embedded: 2, Embedder: "test-8", Dims: 8,
+			Embedders: []store.EmbedderStats{{Name: "test-8", Dims: 8, Count: 2}}}
 		if err != nil || !reflect.DeepEqual(st, wantSt) {
 			t.Errorf("IndexStatus = %+v, %v; want %+v", st, err, wantSt)
 		}
@@ -104,14 +106,14 @@ func TestIndexEmbeddingLifecycle(t *testing.T) {
 		// Re-ingesting unchanged content without a vector keeps the vector.
 		plain := recs[0]
 		plain.Embedding, plain.Embedder = nil, ""
-		if err := db.UpsertIndex(ctx, []IndexRecord{plain}); err != nil {
+		if err := db.UpsertIndex(ctx, []store.IndexRecord{plain}); err != nil {
 			t.Fatal(err)
 		}
 		if got := embedding(); !reflect.DeepEqual(got, recs[0].Embedding) {
 			t.Errorf("unchanged content lost its embedding: %v", got)
 		}
 		states, err := db.IndexStates(ctx, []string{isrc, "MISSING00000"})
-		want := map[string]IndexState{isrc: {ContentHash: ContentHash(recs[0]), Embedder: "test-8", Dims: 8}}
+		want := map[string]store.IndexState{isrc: {ContentHash: store.ContentHash(recs[0]), Embedder: "test-8", Dims: 8}}
 		if err != nil || !reflect.DeepEqual(states, want) || !states[isrc].Embedded() {
 			t.Errorf("IndexStates = %+v, %v; want %+v", states, err, want)
 		}
@@ -119,20 +121,20 @@ func TestIndexEmbeddingLifecycle(t *testing.T) {
 		// Changed content without a vector drops the stale one.
 		changed := plain
 		changed.Lyrics = "new lyrics"
-		if err := db.UpsertIndex(ctx, []IndexRecord{changed}); err != nil {
+		if err := db.UpsertIndex(ctx, []store.IndexRecord{changed}); err != nil {
 			t.Fatal(err)
 		}
 		if got := embedding(); got != nil {
 			t.Errorf("changed content kept a stale embedding of %d dims", len(got))
 		}
 		states, _ = db.IndexStates(ctx, []string{isrc})
-		if s := states[isrc]; s.Embedded() || s.Embedder != "" || s.ContentHash != ContentHash(changed) {
+		if s := states[isrc]; s.Embedded() || s.Embedder != "" || s.ContentHash != store.ContentHash(changed) {
 			t.Errorf("state after a content change = %+v", s)
 		}
 
 		// SetEmbeddings fills it in, and skips records not in the index.
 		vec := testVector(9, 16)
-		n, err := db.SetEmbeddings(ctx, []Embedding{{ISRC: isrc, Vector: vec, Embedder: "test-16"}, {ISRC: "MISSING00000", Vector: vec, Embedder: "test-16"}})
+		n, err := db.SetEmbeddings(ctx, []store.Embedding{{ISRC: isrc, Vector: vec, Embedder: "test-16"}, {ISRC: "MISSING00000", Vector: vec, Embedder: "test-16"}})
 		if err != nil || n != 1 {
 			t.Fatalf("SetEmbeddings = %d, %v; want 1", n, err)
 		}
@@ -140,7 +142,7 @@ func TestIndexEmbeddingLifecycle(t *testing.T) {
 			t.Errorf("embedding after SetEmbeddings = %v, want %v", got, vec)
 		}
 		st, err := db.IndexStatus(ctx)
-		wantSt := IndexStatus{Total: 3, Embedded: 2, Embedder: "test-16", Dims: 16, Embedders: []EmbedderStats{
+		wantSt := store.IndexStatus{Total: 3, Embedded: 2, Embedder: "test-16", Dims: 16, Embedders: []store.EmbedderStats{
 			{Name: "test-16", Dims: 16, Count: 1}, {Name: "test-8", Dims: 8, Count: 1}}}
 		if err != nil || !reflect.DeepEqual(st, wantSt) {
 			t.Errorf("IndexStatus = %+v, %v; want %+v", st, err, wantSt)
@@ -163,8 +165,8 @@ func TestEmbeddingsRoundTripExactly(t *testing.T) {
 		float32(math.Inf(1)), float32(math.Inf(-1)), math.Float32frombits(0x7fc00001), 0.1, 1.0 / 3}
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		big := testVector(3, MaxEmbeddingDims)
-		recs := []IndexRecord{
+		big := testVector(3, store.MaxEmbeddingDims)
+		recs := []store.IndexRecord{
 			{ISRC: "SPECIAL00001", Title: "s", Embedding: special, Embedder: "e"},
 			{ISRC: "BIGGEST00001", Title: "b", Embedding: big, Embedder: "e"},
 		}
@@ -195,16 +197,16 @@ func TestEmbeddingsRoundTripExactly(t *testing.T) {
 func TestEachEmbeddingStreams(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		var recs []IndexRecord
+		var recs []store.IndexRecord
 		for i := range 300 {
 			embedder := "even"
 			if i%2 == 1 {
 				embedder = "odd"
 			}
-			recs = append(recs, IndexRecord{ISRC: fmt.Sprintf("QZTST%07d", i), Title: "t",
+			recs = append(recs, store.IndexRecord{ISRC: fmt.Sprintf("QZTST%07d", i), Title: "t",
 				Embedding: testVector(i, 4), Embedder: embedder})
 		}
-		recs = append(recs, IndexRecord{ISRC: "QZNOVECTOR01", Title: "no vector"})
+		recs = append(recs, store.IndexRecord{ISRC: "QZNOVECTOR01", Title: "no vector"})
 		if err := db.UpsertIndex(ctx, recs); err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +235,7 @@ func TestEachEmbeddingStreams(t *testing.T) {
 		}
 
 		var all, withVec int
-		if err := db.EachIndexRecord(ctx, func(r IndexRecord) error {
+		if err := db.EachIndexRecord(ctx, func(r store.IndexRecord) error {
 			all++
 			if r.Embedding != nil {
 				withVec++
@@ -256,22 +258,22 @@ func TestIndexRejectsBadRecords(t *testing.T) {
 		ctx := context.Background()
 		bad := []struct {
 			name string
-			rec  IndexRecord
+			rec  store.IndexRecord
 		}{
-			{"no isrc", IndexRecord{Title: "x"}},
-			{"long isrc", IndexRecord{ISRC: string(make([]byte, MaxISRCLen+1))}},
-			{"vector without embedder", IndexRecord{ISRC: "A", Embedding: []float32{1}}},
-			{"empty vector", IndexRecord{ISRC: "A", Embedding: []float32{}, Embedder: "e"}},
-			{"too many dims", IndexRecord{ISRC: "A", Embedding: make([]float32, MaxEmbeddingDims+1), Embedder: "e"}},
-			{"NaN feature", IndexRecord{ISRC: "A", AudioFeatures: &AudioFeatures{Tempo: ptr(math.NaN())}}},
-			{"NUL in lyrics", IndexRecord{ISRC: "A", Lyrics: "a\x00b"}},
+			{"no isrc", store.IndexRecord{Title: "x"}},
+			{"long isrc", store.IndexRecord{ISRC: string(make([]byte, store.MaxISRCLen+1))}},
+			{"vector without embedder", store.IndexRecord{ISRC: "A", Embedding: []float32{1}}},
+			{"empty vector", store.IndexRecord{ISRC: "A", Embedding: []float32{}, Embedder: "e"}},
+			{"too many dims", store.IndexRecord{ISRC: "A", Embedding: make([]float32, store.MaxEmbeddingDims+1), Embedder: "e"}},
+			{"NaN feature", store.IndexRecord{ISRC: "A", AudioFeatures: &store.AudioFeatures{Tempo: ptr(math.NaN())}}},
+			{"NUL in lyrics", store.IndexRecord{ISRC: "A", Lyrics: "a\x00b"}},
 		}
 		for _, b := range bad {
-			if err := db.UpsertIndex(ctx, []IndexRecord{{ISRC: "GOOD00000001"}, b.rec}); !errors.Is(err, ErrInvalid) {
+			if err := db.UpsertIndex(ctx, []store.IndexRecord{{ISRC: "GOOD00000001"}, b.rec}); !errors.Is(err, store.ErrInvalid) {
 				t.Errorf("%s: UpsertIndex error = %v, want ErrInvalid", b.name, err)
 			}
 		}
-		if _, err := db.SetEmbeddings(ctx, []Embedding{{ISRC: "A", Embedder: "e"}}); !errors.Is(err, ErrInvalid) {
+		if _, err := db.SetEmbeddings(ctx, []store.Embedding{{ISRC: "A", Embedder: "e"}}); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("SetEmbeddings(nil vector) error = %v, want ErrInvalid", err)
 		}
 		if st, _ := db.IndexStatus(ctx); st.Total != 0 {
@@ -318,11 +320,11 @@ func BenchmarkUpsertIndex(b *testing.B) {
 		b.Run(be.name, func(b *testing.B) {
 			db := openDB(b, be.newDSN(b))
 			ctx := context.Background()
-			recs := make([]IndexRecord, records)
+			recs := make([]store.IndexRecord, records)
 			for i := range recs {
-				recs[i] = IndexRecord{ISRC: fmt.Sprintf("QZBEN%07d", i), Title: fmt.Sprint("Track ", i),
+				recs[i] = store.IndexRecord{ISRC: fmt.Sprintf("QZBEN%07d", i), Title: fmt.Sprint("Track ", i),
 					Artist: "Bench", Album: "Bench", Interpretation: "a calm piano piece with soft strings",
-					AudioFeatures: &AudioFeatures{Energy: ptr(0.5)},
+					AudioFeatures: &store.AudioFeatures{Energy: ptr(0.5)},
 					Embedding:     testVector(i, dims), Embedder: "bench-384"}
 			}
 			b.ReportAllocs()
@@ -340,14 +342,14 @@ func BenchmarkUpsertIndex(b *testing.B) {
 func TestUpsertIndexSameISRCTwiceInABatch(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
-		first := IndexRecord{ISRC: "DUP000000001", Title: "v1", Embedding: testVector(1, 4), Embedder: "e"}
+		first := store.IndexRecord{ISRC: "DUP000000001", Title: "v1", Embedding: testVector(1, 4), Embedder: "e"}
 		second := first
 		second.Embedding, second.Embedder = nil, ""
 		second.Artist = "artist added later" // hashed: the vector no longer matches
 		sameContent := first
 		sameContent.Embedding, sameContent.Embedder = nil, ""
 		sameContent.ArtworkURL = "https://img/new.jpg" // not hashed: the vector stays
-		if err := db.UpsertIndex(ctx, []IndexRecord{first, sameContent}); err != nil {
+		if err := db.UpsertIndex(ctx, []store.IndexRecord{first, sameContent}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := db.GetIndex(ctx, []string{first.ISRC})
@@ -357,7 +359,7 @@ func TestUpsertIndexSameISRCTwiceInABatch(t *testing.T) {
 		if got[0].ArtworkURL != sameContent.ArtworkURL || !reflect.DeepEqual(got[0].Embedding, first.Embedding) {
 			t.Errorf("last record should win and keep the vector of the same content: %+v", got[0])
 		}
-		if err := db.UpsertIndex(ctx, []IndexRecord{first, second}); err != nil {
+		if err := db.UpsertIndex(ctx, []store.IndexRecord{first, second}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = db.GetIndex(ctx, []string{first.ISRC})

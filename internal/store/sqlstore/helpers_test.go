@@ -1,9 +1,10 @@
-package store
+package sqlstore
 
 import (
 	"context"
 	"testing"
 
+	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/store/storetest"
 )
 
@@ -16,8 +17,8 @@ type backend struct {
 }
 
 var testBackends = []backend{
-	{name: EngineSQLite, newDSN: func(t testing.TB) string { return storetest.DSN(t, storetest.SQLite) }},
-	{name: EnginePostgres, newDSN: func(t testing.TB) string { return storetest.DSN(t, storetest.Postgres) }},
+	{name: store.EngineSQLite, newDSN: func(t testing.TB) string { return storetest.DSN(t, storetest.SQLite) }},
+	{name: store.EnginePostgres, newDSN: func(t testing.TB) string { return storetest.DSN(t, storetest.Postgres) }},
 }
 
 // openDB opens dsn and closes it when the test ends.

@@ -1,0 +1,365 @@
+package sqlstore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/store"
+
+	"github.com/google/uuid"
+)
+
+// CreateConversation saves a new conversation. An empty ID gets a random
+// UUID; CreatedAt and UpdatedAt are set to now when zero. An ID already in
+// use is [store.ErrConflict]. It returns the conversation as stored.
+func (db *DB) CreateConversation(ctx context.Context, c store.Conversation) (store.Conversation, error) {
+	if c.ID == "" {
+		c.ID = uuid.NewString()
+	}
+	if len(c.Title) > store.MaxTitleBytes {
+		return store.Conversation{}, fmt.Errorf("%w: title longer than %d bytes", store.ErrInvalid, store.MaxTitleBytes)
+	}
+	if err := validText("conversation", c.ID, c.Title); err != nil {
+		return store.Conversation{}, err
+	}
+	c.CreatedAt = normTime(c.CreatedAt)
+	if c.UpdatedAt.IsZero() {
+		c.UpdatedAt = c.CreatedAt
+	}
+	c.UpdatedAt = normTime(c.UpdatedAt)
+	c.Messages = nil
+	res, err := db.w.ExecContext(ctx, `INSERT INTO conversations (id, title, created_at, updated_at)
+        VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`,
+		c.ID, c.Title, db.d.time(c.CreatedAt), db.d.time(c.UpdatedAt))
+	if err != nil {
+		return store.Conversation{}, fmt.Errorf("store: create conversation: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return store.Conversation{}, fmt.Errorf("store: create conversation: %w", err)
+	} else if n == 0 {
+		return store.Conversation{}, fmt.Errorf("store: conversation %q: %w", c.ID, store.ErrConflict)
+	}
+	return c, nil
+}
+
+// ListConversations lists conversations without their messages, the most
+// recently updated first (a conversation moves up when a message is
+// appended). opt.Query, when set, matches titles.
+func (db *DB) ListConversations(ctx context.Context, opt store.ListOptions) (store.ConversationPage, error) {
+	limit, offset := opt.Bounds()
+	where, args := "", []any{}
+	if opt.Query != "" {
+		where = ` WHERE lower(title) LIKE $1 ESCAPE '\'`
+		args = append(args, likePattern(opt.Query))
+	}
+	page := store.ConversationPage{Conversations: []store.Conversation{}}
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM conversations`+where, args...).Scan(&page.Total); err != nil {
+		return store.ConversationPage{}, fmt.Errorf("store: list conversations: %w", err)
+	}
+	q := fmt.Sprintf(`SELECT id, title, created_at, updated_at FROM conversations%s
+        ORDER BY updated_at DESC, id DESC LIMIT $%d OFFSET $%d`, where, len(args)+1, len(args)+2)
+	rows, err := db.r.QueryContext(ctx, q, append(args, limit, offset)...)
+	if err != nil {
+		return store.ConversationPage{}, fmt.Errorf("store: list conversations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanConversation(rows)
+		if err != nil {
+			return store.ConversationPage{}, fmt.Errorf("store: list conversations: %w", err)
+		}
+		page.Conversations = append(page.Conversations, c)
+	}
+	if err := rows.Err(); err != nil {
+		return store.ConversationPage{}, fmt.Errorf("store: list conversations: %w", err)
+	}
+	return page, nil
+}
+
+func scanConversation(sc interface{ Scan(...any) error }) (store.Conversation, error) {
+	var c store.Conversation
+	var created, updated dbTime
+	err := sc.Scan(&c.ID, &c.Title, &created, &updated)
+	c.CreatedAt, c.UpdatedAt = created.t, updated.t
+	return c, err
+}
+
+// GetConversation returns a conversation with all its messages in the order
+// they were appended, or [store.ErrNotFound].
+func (db *DB) GetConversation(ctx context.Context, id string) (store.Conversation, error) {
+	// One read transaction, so the messages match the conversation row.
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
+	}
+	defer rollback(tx)
+	c, err := scanConversation(tx.QueryRowContext(ctx,
+		`SELECT id, title, created_at, updated_at FROM conversations WHERE id = $1`, id))
+	if err == sql.ErrNoRows {
+		return store.Conversation{}, fmt.Errorf("store: conversation %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+        WHERE conversation_id = $1 ORDER BY seq`, id)
+	if err != nil {
+		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
+	}
+	defer rows.Close()
+	c.Messages = []store.Message{}
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
+		}
+		c.Messages = append(c.Messages, m)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
+	}
+	return c, nil
+}
+
+const messageColumns = `id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at`
+
+func scanMessage(sc interface{ Scan(...any) error }) (store.Message, error) {
+	var m store.Message
+	var content []byte
+	var in, out sql.NullInt64
+	var at dbTime
+	if err := sc.Scan(&m.ID, &m.ConversationID, &m.Role, &content, &m.Incomplete, &in, &out, &at); err != nil {
+		return store.Message{}, err
+	}
+	m.Content = json.RawMessage(content)
+	m.CreatedAt = at.t
+	if in.Valid || out.Valid {
+		m.Usage = &store.Usage{InputTokens: int(in.Int64), OutputTokens: int(out.Int64)}
+	}
+	return m, nil
+}
+
+// validMessage checks what the store can check of a message.
+func validMessage(m store.Message) error {
+	if err := validText("message", m.ID, m.ConversationID); err != nil {
+		return err
+	}
+	if m.Role != store.RoleUser && m.Role != store.RoleAssistant {
+		return fmt.Errorf("%w: message role %q (want user or assistant)", store.ErrInvalid, m.Role)
+	}
+	if len(m.Content) > store.MaxContentBytes {
+		return fmt.Errorf("%w: message content larger than %d bytes", store.ErrInvalid, store.MaxContentBytes)
+	}
+	trimmed := bytes.TrimLeft(m.Content, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '[' || !json.Valid(m.Content) {
+		return fmt.Errorf("%w: message content must be a JSON array of content blocks", store.ErrInvalid)
+	}
+	if err := jsonbSafe(m.Content); err != nil {
+		return fmt.Errorf("%w: message content: %v", store.ErrInvalid, err)
+	}
+	return nil
+}
+
+// jsonbSafe reports valid JSON that PostgreSQL's JSONB would still refuse:
+// invalid UTF-8, the escaped NUL character and unpaired surrogate escapes.
+// Both engines refuse it, so that they behave alike.
+func jsonbSafe(b []byte) error {
+	if !utf8.Valid(b) {
+		return errors.New("invalid UTF-8")
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		i++ // b[i] is the escaped character; valid JSON has one
+		if i >= len(b) || b[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(b[i+1:])
+		if !ok {
+			return errors.New("bad \\u escape")
+		}
+		i += 4
+		switch {
+		case r == 0:
+			return errors.New("\\u0000 is not allowed")
+		case utf16.IsSurrogate(r) && r < 0xDC00:
+			// A high surrogate must be followed by an escaped low one.
+			if i+2 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' {
+				return errors.New("unpaired surrogate escape")
+			}
+			lo, ok := hex4(b[i+3:])
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return errors.New("unpaired surrogate escape")
+			}
+			i += 6
+		case utf16.IsSurrogate(r):
+			return errors.New("unpaired surrogate escape")
+		}
+	}
+	return nil
+}
+
+// hex4 decodes the four hex digits at the start of b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+func usageArgs(u *store.Usage) (in, out any) {
+	if u == nil {
+		return nil, nil
+	}
+	return u.InputTokens, u.OutputTokens
+}
+
+// AppendMessage adds a message at the end of its conversation and marks the
+// conversation updated. An empty ID gets a random UUID and a zero CreatedAt
+// becomes now. It returns the message as stored; a missing conversation is
+// [store.ErrNotFound], an ID in use [store.ErrConflict]. Once it returns nil the message
+// is durable.
+func (db *DB) AppendMessage(ctx context.Context, m store.Message) (store.Message, error) {
+	if err := validMessage(m); err != nil {
+		return store.Message{}, err
+	}
+	if m.ID == "" {
+		m.ID = uuid.NewString()
+	}
+	m.CreatedAt = normTime(m.CreatedAt)
+	if db.appends != nil {
+		if err := db.appends.do(ctx, m); err != nil {
+			return store.Message{}, err
+		}
+		return m, nil
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return store.Message{}, fmt.Errorf("store: append message: %w", err)
+	}
+	defer rollback(tx)
+	if err := db.appendInTx(ctx, tx, m); err != nil {
+		return store.Message{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return store.Message{}, fmt.Errorf("store: append message: %w", err)
+	}
+	return m, nil
+}
+
+// appendInTx inserts a message and touches its conversation within tx.
+func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error {
+	// Updating the conversation first checks that it exists and, on
+	// PostgreSQL, locks its row so that concurrent appends queue in order.
+	res, err := tx.ExecContext(ctx, `UPDATE conversations SET updated_at = $2 WHERE id = $1`,
+		m.ConversationID, db.d.time(now()))
+	if err != nil {
+		return fmt.Errorf("store: append message: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: append message: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("store: conversation %q: %w", m.ConversationID, store.ErrNotFound)
+	}
+	in, out := usageArgs(m.Usage)
+	res, err = tx.ExecContext(ctx, `INSERT INTO messages
+        (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
+		m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("store: append message: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: append message: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("store: message %q: %w", m.ID, store.ErrConflict)
+	}
+	return nil
+}
+
+// UpdateMessage replaces a message's content, Incomplete flag and usage,
+// keeping its place and CreatedAt: for saving an assistant message as it
+// grows. A missing message is [store.ErrNotFound]; m.ConversationID is ignored.
+func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
+	if err := validMessage(m); err != nil {
+		return err
+	}
+	in, out := usageArgs(m.Usage)
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: update message: %w", err)
+	}
+	defer rollback(tx)
+	var conv string
+	err = tx.QueryRowContext(ctx, `UPDATE messages SET role = $2, content = $3, incomplete = $4,
+        input_tokens = $5, output_tokens = $6 WHERE id = $1 RETURNING conversation_id`,
+		m.ID, string(m.Role), string(m.Content), m.Incomplete, in, out).Scan(&conv)
+	if err == sql.ErrNoRows {
+		return fmt.Errorf("store: message %q: %w", m.ID, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("store: update message: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET updated_at = $2 WHERE id = $1`,
+		conv, db.d.time(now())); err != nil {
+		return fmt.Errorf("store: update message: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: update message: %w", err)
+	}
+	return nil
+}
+
+// UpdateTitle renames a conversation, or returns [store.ErrNotFound]. It does not
+// move the conversation up the list.
+func (db *DB) UpdateTitle(ctx context.Context, id, title string) error {
+	if len(title) > store.MaxTitleBytes {
+		return fmt.Errorf("%w: title longer than %d bytes", store.ErrInvalid, store.MaxTitleBytes)
+	}
+	if err := validText("title", title); err != nil {
+		return err
+	}
+	res, err := db.w.ExecContext(ctx, `UPDATE conversations SET title = $2 WHERE id = $1`, id, title)
+	return affectedOne(res, err, "update title", id)
+}
+
+// DeleteConversation deletes a conversation and its messages, or returns
+// [store.ErrNotFound].
+func (db *DB) DeleteConversation(ctx context.Context, id string) error {
+	res, err := db.w.ExecContext(ctx, `DELETE FROM conversations WHERE id = $1`, id)
+	return affectedOne(res, err, "delete conversation", id)
+}
+
+func affectedOne(res sql.Result, err error, op, id string) error {
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("store: conversation %q: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
