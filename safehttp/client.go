@@ -119,6 +119,10 @@ var ErrTooManyRedirects = errors.New("safehttp: too many redirects")
 type Client struct {
 	opts Options
 	hc   *http.Client
+	// get is hc without its own Timeout, for Get, which bounds the
+	// exchange with a context deadline instead: with both, whichever timer
+	// fired first named the timeout, and the error text varied.
+	get *http.Client
 }
 
 // NewClient returns a Client configured by opts.
@@ -141,6 +145,9 @@ func NewClient(opts Options) *Client {
 		CheckRedirect: c.checkRedirect,
 		Timeout:       c.opts.Timeout,
 	}
+	get := *c.hc
+	get.Timeout = 0
+	c.get = &get
 	return c
 }
 
@@ -274,7 +281,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, hdr http.Header) (*Resp
 	}
 	req.Header.Set("Accept-Encoding", "gzip, br")
 
-	resp, err := c.hc.Do(req)
+	resp, err := c.get.Do(req)
 	if err != nil {
 		return nil, &opError{op: "GET " + redact(u), err: classify(err)}
 	}
