@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/pack/webfetch"
 	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
@@ -206,5 +207,39 @@ func TestRedirectSecretsStayOutOfResults(t *testing.T) {
 				t.Errorf("%s: result %s (cause %q) contains %q", path, res.JSON, cause, leak)
 			}
 		}
+	}
+}
+
+func TestConfigFromEnvLimits(t *testing.T) {
+	load := func(env map[string]string) (webfetch.Config, error) {
+		c, err := config.New(func(k string) string { return env[k] }, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return webfetch.ConfigFromEnv(c)
+	}
+	cfg, err := load(map[string]string{
+		"TOOLPORT_FETCH_MAX_CONCURRENT":     "4",
+		"TOOLPORT_FETCH_MAX_INFLIGHT_BYTES": "1048576",
+		"TOOLPORT_FETCH_QUEUE_WAIT":         "250ms",
+	})
+	if err != nil || cfg.MaxConcurrent != 4 || cfg.MaxInFlightBytes != 1<<20 || cfg.QueueWait != 250*time.Millisecond {
+		t.Errorf("ConfigFromEnv = %+v, %v", cfg, err)
+	}
+	if cfg, err := load(nil); err != nil || cfg.MaxConcurrent != 0 || cfg.MaxInFlightBytes != 0 || cfg.QueueWait != 0 {
+		t.Errorf("unset limits should stay zero (the defaults): %+v, %v", cfg, err)
+	}
+	for name, v := range map[string]string{
+		"TOOLPORT_FETCH_MAX_CONCURRENT":     "0",
+		"TOOLPORT_FETCH_MAX_INFLIGHT_BYTES": "-1",
+		"TOOLPORT_FETCH_QUEUE_WAIT":         "soon",
+		"TOOLPORT_FETCH_MAX_BYTES":          "10 MiB",
+	} {
+		if _, err := load(map[string]string{name: v}); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%q: err = %v, want one naming the variable", name, v, err)
+		}
+	}
+	if _, err := load(map[string]string{"TOOLPORT_FETCH_MAX_CONCURRENT": "1000000"}); err == nil {
+		t.Errorf("a million concurrent fetches accepted")
 	}
 }
