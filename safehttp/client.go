@@ -6,7 +6,10 @@
 // redirect hop: a host name that resolves to a public address for one
 // lookup and to 127.0.0.1 for the next (DNS rebinding) is still refused,
 // because the check runs on the address actually dialled, not on an earlier
-// lookup. See Policy for the refused ranges.
+// lookup. See Policy for the refused ranges. Hosts written in the numeric
+// IPv4 forms browsers accept (2130706433, 0x7f000001, 127.1) are read as the
+// address they denote and never looked up, and error text names URLs only
+// through RedactURL.
 //
 // Environment proxies (HTTP_PROXY, HTTPS_PROXY) are deliberately ignored:
 // with a proxy the dialer would only ever see the proxy's address, and the
