@@ -6,7 +6,10 @@
 // redirect hop: a host name that resolves to a public address for one
 // lookup and to 127.0.0.1 for the next (DNS rebinding) is still refused,
 // because the check runs on the address actually dialled, not on an earlier
-// lookup. See Policy for the refused ranges.
+// lookup. See Policy for the refused ranges. Hosts written in the numeric
+// IPv4 forms browsers accept (2130706433, 0x7f000001, 127.1) are read as the
+// address they denote and never looked up, and error text names URLs only
+// through RedactURL.
 //
 // Environment proxies (HTTP_PROXY, HTTPS_PROXY) are deliberately ignored:
 // with a proxy the dialer would only ever see the proxy's address, and the
@@ -26,6 +29,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/textproto"
 	"net/url"
 	"os"
 	"strings"
@@ -118,6 +122,10 @@ var ErrTooManyRedirects = errors.New("safehttp: too many redirects")
 type Client struct {
 	opts Options
 	hc   *http.Client
+	// get is hc without its own Timeout, for Get, which bounds the
+	// exchange with a context deadline instead: with both, whichever timer
+	// fired first named the timeout, and the error text varied.
+	get *http.Client
 }
 
 // NewClient returns a Client configured by opts.
@@ -136,10 +144,13 @@ func NewClient(opts Options) *Client {
 		MaxResponseHeaderBytes: maxHeaderBytes,
 	}
 	c.hc = &http.Client{
-		Transport:     tr,
+		Transport:     locationCheck{tr},
 		CheckRedirect: c.checkRedirect,
 		Timeout:       c.opts.Timeout,
 	}
+	get := *c.hc
+	get.Timeout = 0
+	c.get = &get
 	return c
 }
 
@@ -156,10 +167,22 @@ func (c *Client) HTTPClient() *http.Client {
 
 // dialContext dials addr with a net.Dialer whose ControlContext runs the
 // Policy on each address the dialer actually connects to, after resolution.
+//
+// A host in a numeric IPv4 form (2130706433, 127.1) is dialled as the
+// address it denotes and a bad port is refused, so neither reaches DNS even
+// for requests built outside Get (see HTTPClient).
 func (c *Client) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		host = addr
+		return nil, fmt.Errorf("%w: cannot split %s into host and port", ErrInvalidURL, quoteBounded(addr, 100))
+	}
+	if err := checkPort(port); err != nil {
+		return nil, err
+	}
+	if ip, isIP, err := canonicalHost(host); err != nil {
+		return nil, err
+	} else if isIP {
+		addr = net.JoinHostPort(ip.String(), port)
 	}
 	d := &net.Dialer{
 		Timeout:   c.opts.ConnectTimeout,
@@ -261,7 +284,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, hdr http.Header) (*Resp
 	}
 	req.Header.Set("Accept-Encoding", "gzip, br")
 
-	resp, err := c.hc.Do(req)
+	resp, err := c.get.Do(req)
 	if err != nil {
 		return nil, &opError{op: "GET " + redact(u), err: classify(err)}
 	}
@@ -295,12 +318,72 @@ func (c *Client) Get(ctx context.Context, rawURL string, hdr http.Header) (*Resp
 	}, nil
 }
 
+// locationCheck refuses a redirect whose Location header does not parse,
+// before net/http's client sees it: the client's own error for that case
+// quotes the header verbatim, credentials and query included.
+type locationCheck struct{ rt http.RoundTripper }
+
+func (l locationCheck) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.rt.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	default:
+		return resp, nil
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return resp, nil
+	}
+	if _, perr := req.URL.Parse(loc); perr != nil {
+		resp.Body.Close()
+		return nil, &opError{op: "redirect to " + RedactURL(loc), err: fmt.Errorf("%w: malformed Location header: %s", ErrInvalidURL, parseReason(perr))}
+	}
+	return resp, nil
+}
+
+// parseReason is why url.Parse failed, without the *url.Error's copy of
+// the input and without the pieces of it that the reason quotes (an
+// "invalid port" quotes what follows the last colon, which may be a
+// password).
+func parseReason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return truncate(dropQuoted(err.Error()), 100)
+}
+
+// dropQuoted removes the quoted parts of an error text, which net/url and
+// net/textproto fill with pieces of their untrusted input.
+func dropQuoted(s string) string {
+	i := strings.IndexByte(s, '"')
+	j := strings.LastIndexByte(s, '"')
+	if i < 0 || j == i {
+		return s
+	}
+	return strings.Join(strings.Fields(s[:i]+s[j+1:]), " ")
+}
+
 // classify strips the *url.Error that net/http wraps around failures (its
-// text repeats the full URL, query included) and marks timeouts.
+// text repeats the full URL, query included) and marks timeouts. Should the
+// cause quote that URL too, the quote is redacted.
 func classify(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+		if ue.URL != "" && strings.Contains(err.Error(), ue.URL) {
+			err = &scrubbedError{err: err, raw: ue.URL}
+		}
+	}
+	// A malformed header is quoted whole, and a malformed Location header
+	// is where credentials and tokens would be: keep the reason only.
+	var pe textproto.ProtocolError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("malformed response: %s", dropQuoted(string(pe)))
 	}
 	// A refusal names host, address and range itself; drop the
 	// "dial tcp 127.0.0.1:80:" wrapper around it.
@@ -354,8 +437,13 @@ func (e *opError) Timeout() bool {
 	return errors.As(e.err, &te)
 }
 
-// redact renders u for error text: scheme, host and path only, bounded.
-func redact(u *url.URL) string {
-	r := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
-	return truncate(r.String(), 200)
+// scrubbedError is err with every copy of the URL raw in its text redacted.
+type scrubbedError struct {
+	err error
+	raw string
 }
+
+func (e *scrubbedError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), e.raw, RedactURL(e.raw))
+}
+func (e *scrubbedError) Unwrap() error { return e.err }

@@ -62,7 +62,13 @@ func readBody(resp *http.Response, limit int64) ([]byte, bool, error) {
 		}
 		decoded = true
 	}
-	body, err := io.ReadAll(&capReader{r: r, left: limit, limit: limit})
+	// An identity body of known length is read into a buffer of that size:
+	// growing one from nothing would allocate about twice the body.
+	hint := int64(0)
+	if !decoded && resp.ContentLength > 0 {
+		hint = resp.ContentLength
+	}
+	body, err := readAll(&capReader{r: r, left: limit, limit: limit}, hint)
 	if err != nil {
 		if decoded {
 			return nil, false, decodeErr(strings.Join(encs, ", "), err)
@@ -143,4 +149,23 @@ func (c *capReader) Read(p []byte) (int, error) {
 	}
 	c.left -= int64(n)
 	return n, err
+}
+
+// readAll is io.ReadAll starting from a buffer of hint bytes, so that a body
+// whose length is known is read without reallocation.
+func readAll(r io.Reader, hint int64) ([]byte, error) {
+	b := make([]byte, 0, max(hint+1, 512)) // +1: room to see EOF without growing
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // let append pick the next size
+		}
+	}
 }

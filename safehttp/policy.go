@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // Policy decides which network addresses outbound connections may reach.
@@ -185,18 +186,17 @@ func embeddedIPv4(a netip.Addr) (v4 netip.Addr, pfx netip.Prefix, name string, o
 
 // CheckURL parses rawURL and validates it for fetching under p: the scheme
 // must be http or https, there must be a host, there must be no userinfo,
-// and a literal IP host must pass CheckAddr. Host names are not resolved
-// here; the dialer checks the addresses they resolve to at connect time.
-// Errors never contain the raw URL, so credentials cannot leak through them.
+// the port, if any, must be 1–65535, and a literal IP host must pass
+// CheckAddr. Literal IPv4 hosts are read as browsers read them (127.1,
+// 2130706433, 0x7f000001 and 017700000001 are all 127.0.0.1) and the
+// returned URL carries the dotted form; a host that ends in a number but is
+// not such an address is ErrInvalidURL. Host names are not resolved here;
+// the dialer checks the addresses they resolve to at connect time. Errors
+// never contain the raw URL, so credentials cannot leak through them.
 func (p Policy) CheckURL(rawURL string) (*url.URL, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		// url.Error repeats the input; keep only the reason.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("%w: %v", ErrInvalidURL, err)
+		return nil, fmt.Errorf("%w: %s", ErrInvalidURL, parseReason(err))
 	}
 	if err := p.checkParsed(u); err != nil {
 		return nil, err
@@ -204,7 +204,10 @@ func (p Policy) CheckURL(rawURL string) (*url.URL, error) {
 	return u, nil
 }
 
-// checkParsed validates an already parsed URL (a request or a redirect target).
+// checkParsed validates an already parsed URL (a request or a redirect
+// target). A host in one of the numeric IPv4 forms browsers accept is
+// rewritten in u to its dotted form, so that it is dialled as the address
+// it is and never resolved.
 func (p Policy) checkParsed(u *url.URL) error {
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
@@ -220,18 +223,40 @@ func (p Policy) checkParsed(u *url.URL) error {
 	if host == "" {
 		return fmt.Errorf("%w: missing host", ErrInvalidURL)
 	}
-	if addr, err := netip.ParseAddr(host); err == nil {
-		if err := p.CheckAddr(addr); err != nil {
-			err.(*BlockedError).Host = host
-			return err
+	if err := checkPort(u.Port()); err != nil {
+		return err
+	}
+	addr, isIP, err := canonicalHost(host)
+	if err != nil {
+		return err
+	}
+	if !isIP {
+		return nil // a name: its addresses are checked when dialled
+	}
+	if err := p.CheckAddr(addr); err != nil {
+		err.(*BlockedError).Host = host
+		return err
+	}
+	if addr.Is4() && host != addr.String() {
+		// A numeric form such as 2130706433 or 127.1 is an address, not a
+		// name: request the address itself, as browsers do, so that it is
+		// never looked up in DNS.
+		port := u.Port()
+		u.Host = addr.String()
+		if port != "" {
+			u.Host += ":" + port
 		}
 	}
 	return nil
 }
 
+// truncate cuts s to at most n bytes (at a rune boundary), marking the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -16,6 +16,7 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,30 +44,76 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// UserAgent replaces safehttp's browser-like default.
 	UserAgent string
+	// MaxConcurrent bounds the fetches in progress at once, across every
+	// caller of one tool instance (default 8, TOOLPORT_FETCH_MAX_CONCURRENT).
+	MaxConcurrent int
+	// MaxInFlightBytes bounds the page bodies held for extraction at once
+	// (default 24 MiB, TOOLPORT_FETCH_MAX_INFLIGHT_BYTES). A page larger
+	// than this is processed alone.
+	MaxInFlightBytes int64
+	// QueueWait is how long a call waits for a slot or for bytes before
+	// it fails with a retryable RATE_LIMIT error (default 5 s,
+	// TOOLPORT_FETCH_QUEUE_WAIT).
+	QueueWait time.Duration
 	// HTTP, when set, is used instead of a client built from the fields
 	// above (tests inject resolvers and TLS roots this way).
 	HTTP *safehttp.Client
 }
 
 // ConfigFromEnv reads TOOLPORT_FETCH_ALLOW_PRIVATE, TOOLPORT_FETCH_MAX_BYTES,
-// TOOLPORT_FETCH_TIMEOUT (a Go duration such as 20s) and TOOLPORT_FETCH_USER_AGENT.
+// TOOLPORT_FETCH_TIMEOUT (a Go duration such as 20s), TOOLPORT_FETCH_USER_AGENT,
+// TOOLPORT_FETCH_MAX_CONCURRENT, TOOLPORT_FETCH_MAX_INFLIGHT_BYTES and
+// TOOLPORT_FETCH_QUEUE_WAIT (a duration).
 func ConfigFromEnv(c *config.Config) (Config, error) {
 	cfg := Config{AllowPrivate: c.Bool("TOOLPORT_FETCH_ALLOW_PRIVATE"), UserAgent: c.Env("TOOLPORT_FETCH_USER_AGENT")}
-	if v := c.Env("TOOLPORT_FETCH_MAX_BYTES"); v != "" {
-		var n int64
-		if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
-			return cfg, fmt.Errorf("TOOLPORT_FETCH_MAX_BYTES: want a positive number of bytes, got %q", v)
-		}
-		cfg.MaxBodyBytes = n
+	var err error
+	if cfg.MaxBodyBytes, err = envPositive(c, "TOOLPORT_FETCH_MAX_BYTES", "bytes"); err != nil {
+		return cfg, err
 	}
-	if v := c.Env("TOOLPORT_FETCH_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return cfg, fmt.Errorf("TOOLPORT_FETCH_TIMEOUT: want a duration such as 20s, got %q", v)
-		}
-		cfg.Timeout = d
+	if cfg.MaxInFlightBytes, err = envPositive(c, "TOOLPORT_FETCH_MAX_INFLIGHT_BYTES", "bytes"); err != nil {
+		return cfg, err
+	}
+	n, err := envPositive(c, "TOOLPORT_FETCH_MAX_CONCURRENT", "fetches")
+	if err != nil {
+		return cfg, err
+	}
+	if n > 1<<16 {
+		return cfg, fmt.Errorf("TOOLPORT_FETCH_MAX_CONCURRENT: at most 65536, got %d", n)
+	}
+	cfg.MaxConcurrent = int(n)
+	if cfg.Timeout, err = envDuration(c, "TOOLPORT_FETCH_TIMEOUT"); err != nil {
+		return cfg, err
+	}
+	if cfg.QueueWait, err = envDuration(c, "TOOLPORT_FETCH_QUEUE_WAIT"); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
+}
+
+// envPositive reads a positive integer; unset is zero (the default).
+func envPositive(c *config.Config, name, unit string) (int64, error) {
+	v := c.Env(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s: want a positive number of %s, got %q", name, unit, v)
+	}
+	return n, nil
+}
+
+// envDuration reads a positive Go duration such as 20s; unset is zero.
+func envDuration(c *config.Config, name string) (time.Duration, error) {
+	v := c.Env(name)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: want a duration such as 20s, got %q", name, v)
+	}
+	return d, nil
 }
 
 // Input is web_fetch's arguments, as the spec defines them.
@@ -119,7 +166,16 @@ func Tool(cfg Config) *tool.Tool {
 			UserAgent:      cfg.UserAgent,
 		})
 	}
-	f := &fetcher{http: hc}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.MaxInFlightBytes <= 0 {
+		cfg.MaxInFlightBytes = DefaultMaxInFlightBytes
+	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = DefaultQueueWait
+	}
+	f := &fetcher{http: hc, limit: newLimiter(cfg.MaxConcurrent, cfg.MaxInFlightBytes, cfg.QueueWait)}
 	return tool.Must(tool.New(tool.Spec{
 		Name: Name, Title: "Web fetch", Pack: "web", Description: description,
 		Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true, Idempotent: true},
@@ -127,10 +183,23 @@ func Tool(cfg Config) *tool.Tool {
 }
 
 type fetcher struct {
-	http *safehttp.Client
+	http  *safehttp.Client
+	limit *limiter // shared by every call of this tool instance
 }
 
 func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
+	// A malformed URL costs no slot: under load it must still fail as
+	// INVALID_URL, not as a retryable RATE_LIMIT. (Addresses are checked
+	// by the real client below.)
+	if _, err := (safehttp.Policy{AllowPrivate: true}).CheckURL(in.URL); err != nil {
+		return Output{}, fetchError(err)
+	}
+	release, err := f.limit.acquire(ctx)
+	if err != nil {
+		return Output{}, err
+	}
+	defer release()
+
 	tool.ReportProgress(ctx, tool.Progress{Done: 0, Total: 2, Message: "fetching"})
 	resp, err := f.http.Get(ctx, in.URL, nil)
 	if err != nil {
@@ -139,6 +208,13 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 	if err := checkResponse(resp); err != nil {
 		return Output{}, err
 	}
+	// Extraction holds a parse tree several times the body's size: admit
+	// it against the byte budget, with the body already counted in.
+	releaseBytes, err := f.limit.reserve(ctx, int64(len(resp.Body)))
+	if err != nil {
+		return Output{}, err
+	}
+	defer releaseBytes()
 	tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 2, Message: "extracting"})
 	title, markdown, mediaType, err := render(ctx, resp)
 	if err != nil {
@@ -277,9 +353,10 @@ func blocked(resp *safehttp.Response) error {
 		Message: fmt.Sprintf("%s answered with an anti-bot challenge (HTTP %d) instead of the page: it cannot be fetched without a browser", resp.URL.Host, resp.StatusCode)}
 }
 
-// hostPath names the page in messages without its query (which may hold tokens).
+// hostPath names the page in messages without its credentials, query or
+// fragment (which may hold tokens).
 func hostPath(resp *safehttp.Response) string {
-	return resp.URL.Scheme + "://" + resp.URL.Host + resp.URL.EscapedPath()
+	return safehttp.RedactURL(resp.URL.String())
 }
 
 // fetchError maps safehttp's typed errors to the contract's codes.
