@@ -121,6 +121,9 @@ func (e *env) do(t testing.TB, method, path, body string) (int, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if e.token != "" {
 		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
@@ -178,6 +181,7 @@ func (e *env) chat(t testing.TB, ctx context.Context, convID, content string, on
 	defer cancel()
 	body, _ := json.Marshal(map[string]string{"content": content})
 	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/api/conversations/"+convID+"/messages", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
 	if e.token != "" {
 		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
