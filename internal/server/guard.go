@@ -28,9 +28,9 @@ func newHostSet(hosts []string) (hostSet, error) {
 		switch {
 		case name == "":
 			return nil, fmt.Errorf("server: allowed host %q is empty", h)
-		case strings.Contains(name, "*"):
+		case strings.Contains(h, "*"):
 			return nil, fmt.Errorf("server: allowed host %q: wildcards are not supported, list each name", h)
-		case strings.ContainsAny(name, "/@ \t,?#"):
+		case strings.ContainsAny(strings.TrimSpace(h), "/@ \t,?#"):
 			return nil, fmt.Errorf("server: allowed host %q is not a host name or IP address", h)
 		}
 		set[name] = true
@@ -117,11 +117,14 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// refuse answers an error without reading the request body: a body still
-// on the wire makes the server close the connection instead of draining it.
+// refuse answers an error without reading the request body. net/http would
+// drain up to 256 KiB of an unread body after the handler, at the client's
+// pace, even on a connection it then closes; a read deadline already passed
+// stops that, and the connection is closed once the answer is out.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	}
 	writeError(w, status, code, msg)
 }

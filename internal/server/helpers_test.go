@@ -77,6 +77,8 @@ type envOptions struct {
 	agent     agent.Config
 	reg       *tool.Registry
 	dsn       string
+	// config, when set, adjusts the server's configuration.
+	config func(*server.Config)
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -100,11 +102,15 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if reg == nil {
 		reg = testRegistry(t)
 	}
-	e.srv, err = server.New(server.Config{
+	cfg := server.Config{
 		Store: db, Registry: reg, Agent: acfg, Token: o.token, Version: "test",
 		HeartbeatInterval: o.heartbeat, MaxBodyBytes: o.maxBody,
 		Web: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") }),
-	})
+	}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	e.srv, err = server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
