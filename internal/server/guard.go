@@ -130,10 +130,12 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string
 }
 
 // withBody reads the whole request body, within MaxBodyBytes and the read
-// deadline guard set, before h runs; then it lifts the deadline, so that a
-// long response (a chat or MCP event stream) is not cut by it, and hands h the
-// body from memory. It runs after authentication: an unauthenticated request
-// is answered without reading its body.
+// deadline guard set, before h runs, and hands h the body from memory. It
+// runs after authentication: an unauthenticated request is answered without
+// reading its body. Once the body is in, the deadline is lifted, so that a
+// long response (a chat or MCP event stream) is not cut by it (net/http's
+// HTTP/1 server also lifts it when the body ends; this keeps it so whatever
+// the transport).
 func (s *Server) withBody(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength == 0 {
