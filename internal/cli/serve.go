@@ -27,10 +27,19 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 			"                         runs, and chats answer with how to configure a model)\n"+
 			"  ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL\n"+
 			"  TOOLPORT_DATABASE_URL  postgres://… or a SQLite file (or database.url; default: the user's data dir)\n"+
-			"  TOOLPORT_API_TOKEN     bearer token required on /api and /mcp (required off loopback)\n"+
+			"  TOOLPORT_API_TOKEN     bearer token required on /api, /mcp and /metrics (required off loopback)\n"+
+			"  TOOLPORT_ALLOWED_HOSTS, TOOLPORT_ALLOWED_ORIGINS, TOOLPORT_METRICS_ADDR: defaults of the flags\n"+
 			"  OTEL_EXPORTER_OTLP_ENDPOINT or LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY/LANGFUSE_HOST for traces")
 	addr := fs.String("addr", server.DefaultAddr, "address to listen on (host:port)")
 	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "tool rounds per chat turn before the model must answer")
+	allowedHosts := fs.String("allowed-hosts", env.Config.Env("TOOLPORT_ALLOWED_HOSTS"),
+		"comma-separated Host names answered besides loopback and --addr's host (others get 403)")
+	allowedOrigins := fs.String("allowed-origins", env.Config.Env("TOOLPORT_ALLOWED_ORIGINS"),
+		"comma-separated origins (https://host[:port]) trusted to send cross-origin POST/DELETE requests")
+	metricsAddr := fs.String("metrics-addr", env.Config.Env("TOOLPORT_METRICS_ADDR"),
+		"serve /metrics on this address instead, without the token (default: on --addr, with the token)")
+	headerTimeout := fs.Duration("header-timeout", server.DefaultReadHeaderTimeout, "time allowed to receive a request's headers")
+	bodyTimeout := fs.Duration("body-timeout", server.DefaultBodyReadTimeout, "time allowed to receive a request's body (chat streams are not bounded by it)")
 	if pos, code, ok := parse(fs, args); !ok {
 		return code
 	} else if len(pos) > 0 {
@@ -45,6 +54,26 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	if err := server.CheckAddr(*addr, token); err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitUsage
+	}
+	if *metricsAddr != "" {
+		// Metrics go out without the token there: the same rule as --addr.
+		if err := server.CheckAddr(*metricsAddr, token); err != nil {
+			fmt.Fprintf(env.Stderr, "toolport serve: --metrics-addr: %v\n", err)
+			return ExitUsage
+		}
+	}
+	if *headerTimeout <= 0 || *bodyTimeout <= 0 {
+		fmt.Fprintln(env.Stderr, "toolport serve: --header-timeout and --body-timeout must be positive")
+		return ExitUsage
+	}
+	hosts, err := serveHosts(*addr, *metricsAddr, *allowedHosts)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
+		return ExitUsage
+	}
+	if h, _, _ := net.SplitHostPort(*addr); *allowedHosts == "" && (h == "" || net.ParseIP(h).IsUnspecified()) {
+		fmt.Fprintln(env.Stderr, "toolport serve: warning: listening on every interface, but only loopback Host names are answered; "+
+			"list the names clients use in --allowed-hosts")
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -120,8 +149,18 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		return ExitFailure
 	}
 
+	var metricsLn net.Listener
+	if *metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", *metricsAddr); err != nil {
+			fmt.Fprintf(env.Stderr, "toolport serve: --metrics-addr: %v\n", err)
+			return ExitFailure
+		}
+		defer metricsLn.Close()
+	}
 	srv, err := server.New(server.Config{
 		Store: db, Registry: reg, Token: token, Version: version, Web: webui.Handler(), Logger: logger,
+		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
+		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout,
 		Agent: agent.Config{
 			Provider: provider, NoModel: noModel, ModelName: modelName, MaxSteps: *maxSteps,
 			TracerProvider: traced, Logger: logger,
@@ -137,9 +176,32 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stderr, "toolport serve: %d tools, model %s, %s database\n", len(reg.Tools()), model, db.Engine())
 	fmt.Fprintf(env.Stdout, "toolport: serving on http://%s/\n", ln.Addr())
+	if metricsLn != nil {
+		fmt.Fprintf(env.Stderr, "toolport serve: metrics on http://%s/metrics\n", metricsLn.Addr())
+	}
 	if err := srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// serveHosts is the server's Host allow-list beyond loopback: the hosts of
+// addr and metricsAddr (unless unspecified, like 0.0.0.0, which no client
+// names) and the comma-separated extra list.
+func serveHosts(addr, metricsAddr, extra string) ([]string, error) {
+	hosts := splitList(extra)
+	for _, a := range []string{addr, metricsAddr} {
+		if a == "" {
+			continue
+		}
+		host, _, err := net.SplitHostPort(a)
+		if err != nil {
+			return nil, fmt.Errorf("address %q: %w", a, err)
+		}
+		if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+			hosts = append(hosts, host)
+		}
+	}
+	return hosts, nil
 }

@@ -46,6 +46,7 @@ func benchEnv(b *testing.B, extra ...servertest.Turn) (*env, *http.Client) {
 func post(ctx context.Context, c *http.Client, base, conv, content string) (*http.Response, error) {
 	body, _ := json.Marshal(map[string]string{"content": content})
 	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/conversations/"+conv+"/messages", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
 	return c.Do(req)
 }
 

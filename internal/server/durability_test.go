@@ -33,10 +33,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startServe runs `toolport serve` on a free port and returns its base URL.
-func startServe(t *testing.T, bin string, env []string) (*exec.Cmd, string) {
+// startServe runs `toolport serve` on a free port, with any extra flags,
+// and returns its base URL.
+func startServe(t *testing.T, bin string, env []string, flags ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, flags...)...)
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -77,6 +77,8 @@ type envOptions struct {
 	agent     agent.Config
 	reg       *tool.Registry
 	dsn       string
+	// config, when set, adjusts the server's configuration.
+	config func(*server.Config)
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -100,11 +102,15 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if reg == nil {
 		reg = testRegistry(t)
 	}
-	e.srv, err = server.New(server.Config{
+	cfg := server.Config{
 		Store: db, Registry: reg, Agent: acfg, Token: o.token, Version: "test",
 		HeartbeatInterval: o.heartbeat, MaxBodyBytes: o.maxBody,
 		Web: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") }),
-	})
+	}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	e.srv, err = server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +126,9 @@ func (e *env) do(t testing.TB, method, path, body string) (int, []byte) {
 	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if e.token != "" {
 		req.Header.Set("Authorization", "Bearer "+e.token)
@@ -178,6 +187,7 @@ func (e *env) chat(t testing.TB, ctx context.Context, convID, content string, on
 	defer cancel()
 	body, _ := json.Marshal(map[string]string{"content": content})
 	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/api/conversations/"+convID+"/messages", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
 	if e.token != "" {
 		req.Header.Set("Authorization", "Bearer "+e.token)
 	}

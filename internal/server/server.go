@@ -4,9 +4,12 @@
 // Prometheus metrics.
 //
 // It binds to loopback by default. A bearer token (TOOLPORT_API_TOKEN), when
-// set, guards every /api and /mcp request; it is required on any other
-// address ([CheckAddr]). Request bodies are bounded, and every error is a JSON
-// object {"error":{"code","message"}} with the matching status.
+// set, guards every /api, /mcp and /metrics request; it is required on any
+// other address ([CheckAddr]). Every route answers only to allowed Host names,
+// refuses cross-origin state-changing requests and bodies that are not JSON
+// (see guard). Request bodies are bounded in size and in the time they take to
+// arrive, and every error is a JSON object {"error":{"code","message"}} with
+// the matching status.
 package server
 
 import (
@@ -38,6 +41,9 @@ const (
 	DefaultMaxBodyBytes      = 1 << 20
 	DefaultShutdownGrace     = 10 * time.Second
 	DefaultWriteTimeout      = 30 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyReadTimeout   = 30 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
 )
 
 // Store is the part of the store the server uses: [store.Conversations] and
@@ -58,8 +64,20 @@ type Config struct {
 	// the fields above, and its OnToolCall also feeds the server's metrics.
 	Agent agent.Config
 
-	// Token, when set, is the bearer token every /api and /mcp request must carry.
+	// Token, when set, is the bearer token every /api, /mcp and /metrics
+	// request must carry (/metrics on MetricsListener excepted).
 	Token string
+	// AllowedHosts are the Host names the server answers to besides the
+	// loopback ones (localhost and loopback IPs); a port is ignored. Other
+	// Hosts get 403. `toolport serve` adds its --addr host.
+	AllowedHosts []string
+	// AllowedOrigins are origins (scheme://host[:port]) trusted to send
+	// state-changing requests cross-origin; a browser's own origin (same as
+	// the Host) needs no entry.
+	AllowedOrigins []string
+	// MetricsListener, when set, serves /metrics there, unauthenticated and
+	// under the same Host rules, instead of on the main handler.
+	MetricsListener net.Listener
 	// Version is reported by /api/info and to MCP clients.
 	Version string
 	// Web serves the page at / (webui.Handler()); nil answers 404 there.
@@ -76,6 +94,13 @@ type Config struct {
 	// WriteTimeout bounds each write to a client (a stream write to a
 	// client that stopped reading); 0 means DefaultWriteTimeout.
 	WriteTimeout time.Duration
+	// ReadHeaderTimeout bounds reading a request's headers; 0 means
+	// DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout bounds reading a request's body, counted from the end
+	// of its headers; 0 means DefaultBodyReadTimeout. It bounds no response:
+	// a chat stream stays open as long as its turn runs.
+	BodyReadTimeout time.Duration
 	// ShutdownGrace is how long [Server.Serve] lets running chat turns finish
 	// after ctx ends before canceling them (they then save what they have,
 	// marked incomplete); 0 means DefaultShutdownGrace.
@@ -86,11 +111,14 @@ type Config struct {
 
 // Server is the chat server. Create it with [New].
 type Server struct {
-	cfg     Config
-	agent   *agent.Agent
-	handler http.Handler
-	metrics *metrics
-	logger  *slog.Logger
+	cfg            Config
+	agent          *agent.Agent
+	handler        http.Handler
+	metricsHandler http.Handler // on MetricsListener; nil without one
+	metrics        *metrics
+	logger         *slog.Logger
+	hosts          hostSet
+	origins        *http.CrossOriginProtection
 
 	mu      sync.Mutex
 	running map[string]bool // conversations with a turn in progress
@@ -112,6 +140,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.BodyReadTimeout <= 0 {
+		cfg.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
 	}
@@ -124,6 +158,16 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, running: map[string]bool{}, logger: cfg.Logger}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if s.hosts, err = newHostSet(cfg.AllowedHosts); err != nil {
+		return nil, err
+	}
+	s.origins = http.NewCrossOriginProtection()
+	for _, o := range cfg.AllowedOrigins {
+		if err := s.origins.AddTrustedOrigin(strings.TrimSpace(o)); err != nil {
+			return nil, fmt.Errorf("server: allowed origins: %w", err)
+		}
 	}
 	m, err := newMetrics(cfg.Metrics)
 	if err != nil {
@@ -146,11 +190,15 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	var mcpHandler http.Handler = mcpserver.NewHTTPHandler(mcpSrv, mcpserver.HTTPOptions{Logger: cfg.Logger})
-	mcpHandler = http.MaxBytesHandler(mcpHandler, cfg.MaxBodyBytes)
+	// The SDK's own DNS-rebinding check admits only loopback Hosts on a
+	// loopback listener; guard enforces the configured list on every route,
+	// so the SDK's check stays on unless that list names other hosts (a
+	// reverse proxy on this machine forwarding its public name).
+	mcpHandler := mcpserver.NewHTTPHandler(mcpSrv, mcpserver.HTTPOptions{Logger: cfg.Logger,
+		DisableLocalhostProtection: s.hosts.nonLoopback()})
 
 	mux := http.NewServeMux()
-	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.auth(h)) }
+	api := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, s.auth(s.withBody(h))) }
 	api("GET /api/info", s.info)
 	api("POST /api/conversations", s.createConversation)
 	api("GET /api/conversations", s.listConversations)
@@ -162,18 +210,28 @@ func New(cfg Config) (*Server, error) {
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})
-	mux.Handle("/mcp", s.auth(mcpHandler))
+	mux.Handle("/mcp", s.auth(s.withBody(mcpHandler)))
 	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.Handle("GET /metrics", m.handler(cfg.Metrics))
+	if cfg.MetricsListener != nil {
+		mm := http.NewServeMux()
+		mm.Handle("GET /metrics", m.handler(cfg.Metrics))
+		s.metricsHandler = s.guard(mm)
+	} else {
+		mux.Handle("GET /metrics", s.auth(m.handler(cfg.Metrics)))
+	}
 	if cfg.Web != nil {
 		mux.Handle("/", cfg.Web)
 	}
-	s.handler = m.instrument(mux)
+	s.handler = m.instrument(s.guard(mux))
 	return s, nil
 }
 
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// MetricsHandler returns the handler [Server.Serve] runs on MetricsListener,
+// or nil when none is configured (/metrics is then on [Server.Handler]).
+func (s *Server) MetricsHandler() http.Handler { return s.metricsHandler }
 
 // Serve serves on ln until ctx ends, then shuts down gracefully: it stops
 // accepting, lets chat turns in progress run for up to ShutdownGrace, then
@@ -181,15 +239,32 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
+	// No ReadTimeout or WriteTimeout: they would cut chat streams. Headers
+	// have ReadHeaderTimeout, bodies BodyReadTimeout (guard), and each stream
+	// write WriteTimeout (sse).
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       DefaultIdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if s.metricsHandler != nil {
+		ms := &http.Server{
+			Handler:           s.metricsHandler,
+			ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+			IdleTimeout:       DefaultIdleTimeout,
+			ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+		}
+		merrc := make(chan error, 1)
+		go func() { merrc <- ms.Serve(s.cfg.MetricsListener) }()
+		defer func() {
+			ms.Close()
+			<-merrc
+		}()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("server: %w", err)
@@ -246,7 +321,8 @@ func (s *Server) auth(h http.Handler) http.Handler {
 		if !ok || !strings.EqualFold(scheme, "Bearer") ||
 			subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolport"`)
-			writeError(w, http.StatusUnauthorized, "UNAUTHORIZED", "a valid bearer token is required (Authorization: Bearer <TOOLPORT_API_TOKEN>)")
+			// refuse: an unauthenticated body is never read.
+			refuse(w, r, http.StatusUnauthorized, "UNAUTHORIZED", "a valid bearer token is required (Authorization: Bearer <TOOLPORT_API_TOKEN>)")
 			return
 		}
 		h.ServeHTTP(w, r)

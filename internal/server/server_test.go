@@ -180,11 +180,13 @@ func TestAuth(t *testing.T) {
 		{"POST", "/api/tools/lookup", "", 401},
 		{"POST", "/mcp", "", 401},
 		{"GET", "/healthz", "", 200},
-		{"GET", "/metrics", "", 200},
+		{"GET", "/metrics", "", 401},
+		{"GET", "/metrics", "Bearer s3cret-token", 200},
 		{"GET", "/", "", 200},
 	}
 	for _, c := range cases {
 		req, _ := http.NewRequest(c.method, e.url+c.path, strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
 		if c.auth != "" {
 			req.Header.Set("Authorization", c.auth)
 		}
