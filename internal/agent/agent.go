@@ -12,6 +12,12 @@
 // tool_result's content the tool's result envelope. [MessageEnd] closes the
 // turn.
 //
+// A tool result, like a tool call's input, is as large as its upstream's
+// answer or the model's whim; the model, the events and the store get each
+// cut to Config.MaxToolResultBytes (64 KiB by default), with a "_truncated"
+// note, and all of a turn's to Config.MaxTurnToolBytes, so that a large
+// result or error cannot make the answer too large to save.
+//
 // Failures are events, never lost work: a tool failure is a tool result the
 // model reads (and a ToolCallError); a model failure is an [ErrorEvent]; a
 // canceled context (the client went away, the server is stopping) cancels the
