@@ -22,5 +22,34 @@
 //
 // The JSON an agent sees for a call is the [Result] envelope: the tool's output fields
 // plus "success", "summary" and "durationMs"; or, on failure,
-// {"success":false,"error","error_code","retryable","wasRetried","durationMs"}.
+// {"success":false,"error","error_code","retryable","wasRetried","durationMs"}, with
+// "violations" (and "moreViolations") when the arguments broke the schema.
+//
+// # Bounds
+//
+// Input is untrusted, so what a call produces is bounded whatever it is given:
+//
+//   - Arguments are at most [MaxArgumentBytes] (1 MiB).
+//   - A validation error lists at most [MaxViolations] (20) violations, in order
+//     of path, then "and K more" (moreViolations in the envelope); the fields an
+//     object allows are listed once, with its first unknown field, at most 50 of
+//     them. Violations beyond the 20 are counted, never described, so the work
+//     is bounded too. Property names in paths are cut at 64 bytes, a
+//     violation's message at 1 KiB.
+//   - An error message is cut at [MaxErrorBytes] (8 KiB), a summary at
+//     [MaxSummaryBytes] (1 KiB); what the registry logs at 1 KiB a value.
+//   - A successful result is as large as the tool's output: the registry does
+//     not cut it, since a CLI or MCP client may want it whole. Surfaces that pass
+//     results on to a model, an event stream or a database bound them with
+//     [Result.Bounded] or [BoundJSON], by default to [DefaultMaxResultBytes]
+//     (64 KiB): long strings, arrays and objects are cut, each cut marked with
+//     "…", and the result gets a [TruncatedField] note saying how large it was.
+//
+// # Secrets
+//
+// The values given to [WithSecrets] (API keys and tokens) are replaced by
+// "[REDACTED]" in everything a call produces: the output's strings (object keys
+// and nested values included), the summary, the error, its violations and its
+// event, the span and the log lines. An upstream that echoes a key in a 200
+// answer cannot pass it on to a CLI, a model or a database.
 package tool

@@ -52,8 +52,10 @@ type Error struct {
 	RetryAfter time.Duration
 	// Status is the upstream HTTP status, when there was one.
 	Status int
-	// Violations lists each schema rule the arguments broke (CodeValidation).
-	Violations []Violation
+	// Violations lists the schema rules the arguments broke (CodeValidation),
+	// at most MaxViolations of them; MoreViolations counts the others.
+	Violations     []Violation
+	MoreViolations int
 	// Event, when set, is a host-facing notice (for example ikigai's
 	// config_required) that surfaces print beside the result.
 	Event *Event

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -63,7 +65,10 @@ func WithMaxRetryAfter(d time.Duration) Option { return func(r *Registry) { r.ma
 
 // WithSecrets names values (API keys, tokens) that must never appear in what the
 // registry emits. Any occurrence in an error message or span is replaced by
-// "[REDACTED]": a last line of defence behind clients that already keep them out.
+// "[REDACTED]": in every result (the output's strings, the summary, the error
+// and its violations and event), span and log line. It is a last line of
+// defence behind clients that already keep them out: an upstream that echoes
+// a key in its answer cannot pass it on.
 func WithSecrets(secrets ...string) Option {
 	return func(r *Registry) {
 		for _, s := range secrets {
@@ -192,6 +197,8 @@ type failure struct {
 	// throttle from an exhausted quota.
 	RetryAfterMs int64       `json:"retryAfterMs,omitempty"`
 	Violations   []Violation `json:"violations,omitempty"`
+	// MoreViolations counts the violations beyond the MaxViolations listed.
+	MoreViolations int `json:"moreViolations,omitempty"`
 }
 
 // String returns the envelope JSON.
@@ -201,10 +208,12 @@ func (r *Result) String() string { return string(r.JSON) }
 // failure of any kind, including a panic in the tool, is a Result with Err set.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) *Result {
 	start := r.now()
-	ctx, span := r.tracer.Start(ctx, "tool-"+name, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attribute.String("tool.name", name)))
+	// The name is the caller's: bounded before it names a span or a log line.
+	shown := clipText(name, maxNameBytes)
+	ctx, span := r.tracer.Start(ctx, "tool-"+shown, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.String("tool.name", shown)))
 	defer span.End()
-	input := r.scrub(truncate(string(args), maxSpanInput))
+	input := r.clipScrub(string(args), maxSpanInput)
 	span.SetAttributes(attribute.String("tool.input", input), attribute.String("input.value", input))
 
 	res := &Result{Tool: name}
@@ -220,15 +229,16 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		attribute.Int("tool.result.size", len(res.JSON)),
 		attribute.Int64("tool.duration_ms", res.Duration.Milliseconds()),
 		attribute.Bool("tool.retried", res.Retried),
-		attribute.String("output.value", r.scrub(truncate(string(res.JSON), maxSpanInput))),
+		attribute.String("output.value", r.clipScrub(string(res.JSON), maxSpanInput)),
 	)
 	if res.Err != nil {
 		span.SetAttributes(attribute.String("tool.error_code", string(res.Err.Code)), attribute.Bool("tool.retryable", res.Err.Retryable))
 		span.SetStatus(codes.Error, res.Err.Message)
-		r.logger.WarnContext(ctx, "tool call failed", "tool", name, "code", res.Err.Code, "error", res.Err.Message, "retried", res.Retried, "duration", res.Duration)
+		r.logger.WarnContext(ctx, "tool call failed", "tool", shown, "code", res.Err.Code,
+			"error", clipText(res.Err.Message, maxLogBytes), "retried", res.Retried, "duration", res.Duration)
 	} else {
 		span.SetAttributes(attribute.String("tool.summary", res.Summary))
-		r.logger.DebugContext(ctx, "tool call", "tool", name, "summary", res.Summary, "duration", res.Duration)
+		r.logger.DebugContext(ctx, "tool call", "tool", shown, "summary", clipText(res.Summary, maxLogBytes), "duration", res.Duration)
 	}
 	return res
 }
@@ -236,7 +246,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 func (r *Registry) run(ctx context.Context, name string, raw []byte, res *Result) (any, error) {
 	t, ok := r.Lookup(name)
 	if !ok {
-		return nil, &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("no tool named %q", name)}
+		return nil, &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("no tool named %q", clipText(name, maxNameBytes))}
 	}
 	args, verr := t.input.decodeArgs(raw)
 	if verr != nil {
@@ -272,21 +282,43 @@ func (r *Registry) run(ctx context.Context, name string, raw []byte, res *Result
 func (r *Registry) attempt(ctx context.Context, t *Tool, args []byte) (value any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.logger.ErrorContext(ctx, "tool panicked", "tool", t.Name(), "panic", fmt.Sprint(p))
+			r.logger.ErrorContext(ctx, "tool panicked", "tool", t.Name(), "panic", r.clipScrub(fmt.Sprint(p), maxLogBytes))
 			value, err = nil, &Error{Code: CodeInternal, Message: "internal error: the tool failed unexpectedly"}
 		}
 	}()
 	return t.invoke(ctx, args)
 }
 
+// fail makes the failure envelope. What the error says is bounded and
+// scrubbed here, whoever made it: a tool may quote its upstream or its input.
 func (r *Registry) fail(res *Result, err error) {
 	te := *Classify(err) // a copy: the message is scrubbed below
-	te.Message = r.scrub(te.Message)
+	te.Message = r.clipScrub(te.Message, MaxErrorBytes)
+	if len(te.Violations) > 0 {
+		vs := make([]Violation, 0, min(len(te.Violations), MaxViolations))
+		for _, v := range te.Violations[:min(len(te.Violations), MaxViolations)] {
+			vs = append(vs, Violation{
+				Path: r.clipScrub(v.Path, maxViolationBytes), Rule: clipText(v.Rule, maxPathToken),
+				Message: r.clipScrub(v.Message, maxViolationBytes),
+			})
+		}
+		te.MoreViolations += len(te.Violations) - len(vs)
+		te.Violations = vs
+	}
+	if te.Event != nil {
+		ev := *te.Event
+		ev.Content = r.clipScrub(ev.Content, MaxErrorBytes)
+		if data, changed := r.scrubJSON([]byte(ev.DataJSON)); changed {
+			ev.DataJSON = string(data)
+		}
+		te.Event = &ev
+	}
 	res.Err = &te
-	res.Summary = "failed: " + te.Message
+	res.Summary = clipText("failed: "+te.Message, MaxSummaryBytes)
 	raw, merr := Marshal(failure{
 		Error: te.Message, Code: te.Code, Retryable: te.Retryable, WasRetried: res.Retried,
-		DurationMs: res.Duration.Milliseconds(), RetryAfterMs: te.RetryAfter.Milliseconds(), Violations: te.Violations,
+		DurationMs: res.Duration.Milliseconds(), RetryAfterMs: te.RetryAfter.Milliseconds(),
+		Violations: te.Violations, MoreViolations: te.MoreViolations,
 	})
 	if merr != nil { // cannot happen for these field types
 		raw = []byte(`{"success":false,"error":"internal error","error_code":"INTERNAL"}`)
@@ -294,6 +326,8 @@ func (r *Registry) fail(res *Result, err error) {
 	res.JSON = raw
 }
 
+// succeed makes the success envelope, with every registered secret scrubbed
+// from the output and the summary.
 func (r *Registry) succeed(res *Result, value any) {
 	t, _ := r.Lookup(res.Tool)
 	body, err := Marshal(value)
@@ -308,16 +342,16 @@ func (r *Registry) succeed(res *Result, value any) {
 		r.fail(res, &Error{Code: CodeInternal, Message: "internal error: result not decodable", Err: err})
 		return
 	}
-	if vs := t.output.check(decoded); len(vs) > 0 {
-		msgs := make([]string, len(vs))
-		for i, v := range vs {
-			msgs[i] = v.Message
-		}
-		r.fail(res, &Error{Code: CodeParse, Message: "the result does not fit the output schema: " + strings.Join(msgs, "; ")})
+	if vs, more := t.output.check(decoded); len(vs) > 0 {
+		r.fail(res, &Error{Code: CodeParse, Message: "the result does not fit the output schema: " + violationText(vs, more)})
 		return
 	}
 	res.Value = value
-	res.Summary = value.(Summarizer).Summary()
+	if scrubbed, changed := r.scrubJSON(body); changed {
+		body = scrubbed
+		res.Value = redecode(value, body)
+	}
+	res.Summary = r.clipScrub(value.(Summarizer).Summary(), MaxSummaryBytes)
 	head, _ := Marshal(struct {
 		Success    bool   `json:"success"`
 		Summary    string `json:"summary"`
@@ -336,6 +370,36 @@ func (r *Registry) succeed(res *Result, value any) {
 	res.JSON = b.Bytes()
 }
 
+// redecode returns a value of value's type decoded from the scrubbed JSON of
+// it, so that Result.Value does not keep what the envelope left out. Should
+// the type not decode from its own JSON, the value is dropped: better no
+// value than one holding a secret.
+func redecode(value any, body []byte) any {
+	typ := reflect.TypeOf(value)
+	p := reflect.New(typ)
+	if err := json.Unmarshal(body, p.Interface()); err != nil {
+		return nil
+	}
+	return p.Elem().Interface()
+}
+
+// clipScrub scrubs s and cuts it to n bytes. It scrubs before it cuts, so
+// that a cut cannot leave part of a secret, and looks only at the part of s
+// that can be kept, so that the work is bounded too.
+func (r *Registry) clipScrub(s string, n int) string {
+	longest := 0
+	for _, secret := range r.secrets {
+		longest = max(longest, len(secret))
+	}
+	if cut := n + longest; len(s) > cut {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…" // over n: clipText will cut and mark it again
+	}
+	return clipText(r.scrub(s), n)
+}
+
 func (r *Registry) scrub(s string) string {
 	for _, secret := range r.secrets {
 		s = strings.ReplaceAll(s, secret, "[REDACTED]")
@@ -343,11 +407,34 @@ func (r *Registry) scrub(s string) string {
 	return s
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// scrubJSON replaces every secret in the strings (keys included) of a JSON
+// value. It works on the decoded strings, not the bytes, so that a secret
+// JSON escapes differently, or one that looks like a number, is found without
+// breaking the encoding; a value without any secret is returned as is.
+func (r *Registry) scrubJSON(raw []byte) ([]byte, bool) {
+	if !r.mayHoldSecret(raw) {
+		return raw, false
 	}
-	return s[:n] + "…(truncated)"
+	out, err := rewriteJSON(raw, r.scrub, -1)
+	if err != nil { // not JSON: scrub the text as it is
+		return []byte(r.scrub(string(raw))), true
+	}
+	return out, !bytes.Equal(out, raw)
+}
+
+// mayHoldSecret reports whether raw holds a secret as is or as JSON encodes it.
+func (r *Registry) mayHoldSecret(raw []byte) bool {
+	for _, secret := range r.secrets {
+		if bytes.Contains(raw, []byte(secret)) {
+			return true
+		}
+		var b bytes.Buffer
+		writeString(&b, secret)
+		if enc := b.Bytes(); bytes.Contains(raw, enc[1:len(enc)-1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // Marshal encodes v as JSON the way results are encoded: without escaping <, >

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sv "github.com/santhosh-tekuri/jsonschema/v6"
@@ -20,6 +21,22 @@ import (
 // MaxArgumentBytes bounds the JSON arguments of one call. Tool inputs are
 // small; anything bigger is a mistake or an attack.
 const MaxArgumentBytes = 1 << 20
+
+// Bounds of a validation error. Arguments of MaxArgumentBytes can break a
+// schema in some hundred thousand ways (one per unknown key); the error
+// describes the first MaxViolations, in order of path, and counts the rest.
+const (
+	// MaxViolations is the number of violations an [Error] lists; the
+	// others are counted in MoreViolations and noted as "and K more".
+	MaxViolations = 20
+	// maxKnownFields bounds the known fields an unknown-field violation lists.
+	maxKnownFields = 50
+	// maxPathToken bounds one property name in a path: a key can be as long
+	// as the arguments.
+	maxPathToken = 64
+	// maxViolationBytes bounds one violation's message.
+	maxViolationBytes = 1 << 10
+)
 
 // Violation is one way a value breaks its schema.
 type Violation struct {
@@ -76,8 +93,8 @@ func (v *validator) decodeArgs(raw []byte) ([]byte, *Error) {
 		return nil, &Error{Code: CodeValidation, Message: "arguments: must be a JSON object, got " + jsonType(val)}
 	}
 	applyDefaults(v.doc, obj)
-	if vs := v.check(obj); len(vs) > 0 {
-		return nil, violationError(vs)
+	if vs, more := v.check(obj); len(vs) > 0 {
+		return nil, violationError(vs, more)
 	}
 	out, err := json.Marshal(obj)
 	if err != nil {
@@ -94,70 +111,111 @@ func jsonErrorText(err error) string {
 	return err.Error()
 }
 
-func violationError(vs []Violation) *Error {
-	msgs := make([]string, len(vs))
+// violationError is the CodeValidation error for the violations of one value.
+// more counts the violations left out beyond MaxViolations.
+func violationError(vs []Violation, more int) *Error {
+	return &Error{Code: CodeValidation, Message: violationText(vs, more), Violations: vs, MoreViolations: more}
+}
+
+// violationText joins the violations' messages, noting those left out.
+func violationText(vs []Violation, more int) string {
+	msgs := make([]string, len(vs), len(vs)+1)
 	for i, v := range vs {
 		msgs[i] = v.Message
 	}
-	return &Error{Code: CodeValidation, Message: strings.Join(msgs, "; "), Violations: vs}
+	if more > 0 {
+		msgs = append(msgs, fmt.Sprintf("and %d more", more))
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // check validates a decoded JSON value (as produced by sv.UnmarshalJSON or by
-// json.Unmarshal with UseNumber) and returns its violations, most specific first.
-func (v *validator) check(val any) []Violation {
+// json.Unmarshal with UseNumber) and returns at most MaxViolations of its
+// violations, sorted by path, and the number left out. A value can break its
+// schema in as many ways as it has members (95,000 unknown keys fit in
+// MaxArgumentBytes), so only the violations shown are ever described.
+func (v *validator) check(val any) (vs []Violation, more int) {
 	err := v.compiled.Validate(val)
 	if err == nil {
-		return nil
+		return nil, 0
 	}
 	var ve *sv.ValidationError
 	if !errors.As(err, &ve) {
-		return []Violation{{Rule: "schema", Message: err.Error()}}
+		return []Violation{{Rule: "schema", Message: clipText(err.Error(), maxViolationBytes)}}, 0
 	}
-	var out []Violation
-	v.collect(ve, val, &out)
-	slices.SortStableFunc(out, func(a, b Violation) int { return strings.Compare(a.Path, b.Path) })
-	return slices.CompactFunc(out, func(a, b Violation) bool { return a.Message == b.Message })
+	var leaves []*sv.ValidationError
+	total := collect(ve, &leaves)
+	// Which violations are shown must not depend on map order (the validator
+	// walks objects in it): take them in order of instance location.
+	slices.SortStableFunc(leaves, func(a, b *sv.ValidationError) int {
+		return slices.Compare(a.InstanceLocation, b.InstanceLocation)
+	})
+	hinted := map[string]bool{} // locations whose known fields were listed already
+	for _, leaf := range leaves {
+		if len(vs) >= MaxViolations {
+			break
+		}
+		vs = append(vs, v.describe(leaf, val, MaxViolations-len(vs), hinted)...)
+	}
+	more = total - len(vs)
+	slices.SortStableFunc(vs, func(a, b Violation) int { return strings.Compare(a.Path, b.Path) })
+	return slices.CompactFunc(vs, func(a, b Violation) bool { return a.Message == b.Message }), more
 }
 
-func (v *validator) collect(ve *sv.ValidationError, root any, out *[]Violation) {
+// collect gathers the leaves of a validation error tree and returns the
+// number of violations they hold, without describing any.
+func collect(ve *sv.ValidationError, leaves *[]*sv.ValidationError) int {
 	if len(ve.Causes) > 0 {
+		n := 0
 		for _, c := range ve.Causes {
-			v.collect(c, root, out)
+			n += collect(c, leaves)
 		}
-		return
+		return n
 	}
-	*out = append(*out, v.describe(ve, root)...)
+	*leaves = append(*leaves, ve)
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		return max(len(k.Missing), 1)
+	case *kind.AdditionalProperties:
+		return max(len(k.Properties), 1)
+	}
+	return 1
 }
 
 var printer = message.NewPrinter(language.English)
 
-func (v *validator) describe(ve *sv.ValidationError, root any) []Violation {
+// describe renders one leaf error as at most limit violations. The first
+// unknown field at a location lists the known fields there (hinted records
+// the locations already done), so the list appears once, not per field.
+func (v *validator) describe(ve *sv.ValidationError, root any, limit int, hinted map[string]bool) []Violation {
 	path := renderPath(ve.InstanceLocation)
 	at := path
 	if at == "" {
 		at = "arguments"
 	}
 	one := func(rule, format string, args ...any) []Violation {
-		return []Violation{{Path: path, Rule: rule, Message: at + ": " + fmt.Sprintf(format, args...)}}
+		return []Violation{{Path: path, Rule: rule, Message: clipText(at+": "+fmt.Sprintf(format, args...), maxViolationBytes)}}
 	}
 	switch k := ve.ErrorKind.(type) {
 	case *kind.Required:
 		var vs []Violation
-		for _, m := range k.Missing {
-			p := joinPath(path, m)
+		for _, m := range smallest(k.Missing, limit) {
+			p := joinPath(path, clipText(m, maxPathToken))
 			vs = append(vs, Violation{Path: p, Rule: "required", Message: p + ": required"})
 		}
 		return vs
 	case *kind.AdditionalProperties:
 		var vs []Violation
-		allowed := v.propertyNames(ve.InstanceLocation)
-		for _, name := range k.Properties {
-			p := joinPath(path, name)
+		for _, name := range smallest(k.Properties, limit) {
+			p := joinPath(path, clipText(name, maxPathToken))
 			msg := p + ": unknown field"
-			if len(allowed) > 0 {
-				msg += " (known fields: " + strings.Join(allowed, ", ") + ")"
+			if !hinted[path] {
+				hinted[path] = true
+				if known := v.propertyNames(ve.InstanceLocation); len(known) > 0 {
+					msg += " (known fields: " + listText(known, maxKnownFields) + ")"
+				}
 			}
-			vs = append(vs, Violation{Path: p, Rule: "additionalProperties", Message: msg})
+			vs = append(vs, Violation{Path: p, Rule: "additionalProperties", Message: clipText(msg, maxViolationBytes)})
 		}
 		return vs
 	case *kind.Type:
@@ -235,9 +293,36 @@ func renderPath(loc []string) string {
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(tok)
+		b.WriteString(clipText(tok, maxPathToken))
 	}
 	return b.String()
+}
+
+// smallest returns the n smallest of names, sorted. It sorts names in place:
+// they belong to a validation error that is read once.
+func smallest(names []string, n int) []string {
+	slices.Sort(names)
+	return names[:min(n, len(names))]
+}
+
+// listText joins at most n names, saying how many were left out.
+func listText(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+}
+
+// clipText cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func joinPath(parent, name string) string {

@@ -12,6 +12,12 @@
 // tool_result's content the tool's result envelope. [MessageEnd] closes the
 // turn.
 //
+// A tool result, like a tool call's input, is as large as its upstream's
+// answer or the model's whim; the model, the events and the store get each
+// cut to Config.MaxToolResultBytes (64 KiB by default), with a "_truncated"
+// note, and all of a turn's to Config.MaxTurnToolBytes, so that a large
+// result or error cannot make the answer too large to save.
+//
 // Failures are events, never lost work: a tool failure is a tool result the
 // model reads (and a ToolCallError); a model failure is an [ErrorEvent]; a
 // canceled context (the client went away, the server is stopping) cancels the
@@ -52,6 +58,14 @@ const (
 	DefaultModelRetryDelay    = time.Second
 	DefaultMaxModelRetryAfter = 5 * time.Second
 	DefaultSaveTimeout        = 10 * time.Second
+	// DefaultMaxToolResultBytes bounds each tool result of a turn, as the
+	// model, the event stream and the store get it.
+	DefaultMaxToolResultBytes = tool.DefaultMaxResultBytes
+	// DefaultMaxTurnToolBytes bounds all the tool results (and tool call
+	// inputs) of one turn together: half the store's 16 MiB limit of a
+	// message, so that no number of large results can make the answer
+	// unsavable.
+	DefaultMaxTurnToolBytes = 8 << 20
 )
 
 // MaxTitleRunes bounds the title a conversation gets from its first message.
@@ -104,6 +118,19 @@ type Config struct {
 	ModelRetryDelay    time.Duration
 	MaxModelRetryAfter time.Duration
 
+	// MaxToolResultBytes bounds each tool result the model, the event
+	// stream (tool_call_end, tool_call_error) and the store get, and each
+	// tool call's input echoed in tool_call_start and kept in the history:
+	// larger ones are cut, keeping their structure, with a note (see
+	// tool.BoundJSON). 0 means DefaultMaxToolResultBytes; values below
+	// tool.MinResultBytes mean that.
+	//
+	// MaxTurnToolBytes bounds them all together over a turn; when a step's
+	// calls would pass it, each of them gets an equal share of what is left
+	// (never less than tool.MinResultBytes). 0 means DefaultMaxTurnToolBytes.
+	MaxToolResultBytes int
+	MaxTurnToolBytes   int
+
 	// SaveTimeout bounds the saving of a turn's answer, which goes on after
 	// the turn's context is canceled. 0 means DefaultSaveTimeout.
 	SaveTimeout time.Duration
@@ -145,6 +172,15 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxModelRetryAfter == 0 {
 		cfg.MaxModelRetryAfter = DefaultMaxModelRetryAfter
+	}
+	if cfg.MaxToolResultBytes < 0 || cfg.MaxTurnToolBytes < 0 {
+		return nil, fmt.Errorf("agent: MaxToolResultBytes %d, MaxTurnToolBytes %d: must be >= 0", cfg.MaxToolResultBytes, cfg.MaxTurnToolBytes)
+	}
+	if cfg.MaxToolResultBytes == 0 {
+		cfg.MaxToolResultBytes = DefaultMaxToolResultBytes
+	}
+	if cfg.MaxTurnToolBytes == 0 {
+		cfg.MaxTurnToolBytes = DefaultMaxTurnToolBytes
 	}
 	if cfg.SaveTimeout <= 0 {
 		cfg.SaveTimeout = DefaultSaveTimeout
@@ -220,7 +256,7 @@ func (a *Agent) Turn(ctx context.Context, convID, text string, emit func(Event))
 		span.SetStatus(codes.Error, "saving the user message failed")
 		return fmt.Errorf("agent: saving the user message: %w", err)
 	}
-	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), emitFn: emit, span: span}
+	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), emitFn: emit, span: span, toolBytes: a.cfg.MaxTurnToolBytes}
 	span.SetAttributes(attribute.String("message.id", t.msgID))
 	t.emit(MessageStart{MessageID: t.msgID, ConversationID: convID})
 	// The title is not needed for the first event, so its write comes after.
@@ -287,6 +323,8 @@ type turn struct {
 	blocks []llm.Block // the assistant message so far, in order
 	usage  Usage
 	saved  bool // the assistant message has been appended (later saves update it)
+
+	toolBytes int // what is left of MaxTurnToolBytes
 }
 
 func (t *turn) emit(ev Event) {
@@ -319,6 +357,10 @@ func (t *turn) run(ctx context.Context, msgs []llm.Message) {
 			out = withoutToolUse(out) // a model that calls tools anyway is not obeyed
 			resp.ToolCalls = nil
 		}
+		limit := t.toolLimit(len(resp.ToolCalls))
+		// The calls run with their inputs whole; what is kept and sent back
+		// of them is bounded like their results.
+		t.boundInputs(out, limit)
 		t.blocks = append(t.blocks, out...)
 		if err != nil {
 			t.fail(ctx, err)
@@ -327,7 +369,7 @@ func (t *turn) run(ctx context.Context, msgs []llm.Message) {
 		if len(resp.ToolCalls) == 0 {
 			break
 		}
-		results := t.runTools(gctx, resp.ToolCalls)
+		results := t.runTools(gctx, resp.ToolCalls, limit)
 		t.blocks = append(t.blocks, results...)
 		if ctx.Err() != nil {
 			t.fail(ctx, ctx.Err())
@@ -587,11 +629,36 @@ func providerName(p llm.Provider) string {
 	return "unknown"
 }
 
+// toolLimit returns the bound of each of the n tool results (and inputs) of
+// a step: MaxToolResultBytes, or an equal share of what is left of the
+// turn's MaxTurnToolBytes, if smaller.
+func (t *turn) toolLimit(n int) int {
+	n = max(n, 1)
+	limit := min(t.a.cfg.MaxToolResultBytes, t.toolBytes/(2*n)) // a result and an input per call
+	return max(limit, tool.MinResultBytes)
+}
+
+// spend counts b against the turn's budget of tool bytes.
+func (t *turn) spend(b int) {
+	t.toolBytes = max(t.toolBytes-b, 0)
+}
+
+// boundInputs bounds the inputs of the tool_use blocks of a model response.
+func (t *turn) boundInputs(blocks []llm.Block, limit int) {
+	for i, b := range blocks {
+		if b.Type == llm.BlockToolUse {
+			blocks[i].Input = tool.BoundJSON(b.Input, limit)
+			t.spend(len(blocks[i].Input))
+		}
+	}
+}
+
 // runTools announces the calls, runs them concurrently and returns their
-// tool_result blocks in the calls' order.
-func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) []llm.Block {
+// tool_result blocks in the calls' order. What the events and the blocks
+// carry of each call is bounded to limit bytes.
+func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall, limit int) []llm.Block {
 	for _, c := range calls {
-		t.emit(ToolCallStart{ToolCallID: c.ID, ToolName: c.Name, Input: c.Input})
+		t.emit(ToolCallStart{ToolCallID: c.ID, ToolName: c.Name, Input: tool.BoundJSON(c.Input, limit)})
 	}
 	results := make([]llm.Block, len(calls))
 	var wg sync.WaitGroup
@@ -601,21 +668,25 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall) []llm.Block {
 			if t.a.cfg.OnToolCall != nil {
 				t.a.cfg.OnToolCall(c.Name, res)
 			}
+			result := res.Bounded(limit)
 			if res.Err != nil {
 				t.emit(ToolCallError{
-					ToolCallID: c.ID, Error: res.Err.Message, ErrorCode: string(res.Err.Code),
+					ToolCallID: c.ID, Error: clip(res.Err.Message, limit), ErrorCode: string(res.Err.Code),
 					Retryable: res.Err.Retryable, WasRetried: res.Retried, DurationMs: res.Duration.Milliseconds(),
 				})
 			} else {
 				t.emit(ToolCallEnd{
-					ToolCallID: c.ID, Summary: res.Summary, ResultCount: ResultCount(res.JSON),
-					DurationMs: res.Duration.Milliseconds(), Result: res.JSON,
+					ToolCallID: c.ID, Summary: clip(res.Summary, limit), ResultCount: ResultCount(res.JSON),
+					DurationMs: res.Duration.Milliseconds(), Result: result,
 				})
 			}
-			results[i] = llm.ToolResult(c.ID, res.JSON, res.Err != nil)
+			results[i] = llm.ToolResult(c.ID, result, res.Err != nil)
 		})
 	}
 	wg.Wait()
+	for _, r := range results {
+		t.spend(len(r.Content))
+	}
 	return results
 }
 
