@@ -183,9 +183,8 @@ func (p panicky) Stream(ctx context.Context, req llm.Request) (*llm.Stream, erro
 			sent = true
 			return llm.Event{Type: llm.EventTextDelta, Text: p.text}, nil
 		}
-		var m map[string]int
-		m["nil map"]++ // a runtime panic, as a real bug would be
-		return llm.Event{}, io.EOF
+		var seen []string
+		return llm.Event{Text: seen[len(p.text)]}, io.EOF // a runtime panic, as a real bug would be
 	}, nil), nil
 }
 
