@@ -22,7 +22,10 @@
 // model reads (and a ToolCallError); a model failure is an [ErrorEvent]; a
 // canceled context (the client went away, the server is stopping) cancels the
 // model call and the tools. In every case what was produced so far is saved,
-// marked incomplete.
+// marked incomplete. A turn that fails (the model failed or is not
+// configured, the turn panicked) saves its error's code and message with the
+// assistant message before the ErrorEvent goes out, even when nothing else
+// was produced, so that a reload shows the error as it was shown live.
 //
 // Tracing follows Langfuse's model of a chat: a "chat-message" trace per turn,
 // a generation span per model call (model, token usage), and the registry's
@@ -36,6 +39,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -259,6 +264,7 @@ func (a *Agent) Turn(ctx context.Context, convID, text string, emit func(Event))
 	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), emitFn: emit, span: span, toolBytes: a.cfg.MaxTurnToolBytes}
 	span.SetAttributes(attribute.String("message.id", t.msgID))
 	t.emit(MessageStart{MessageID: t.msgID, ConversationID: convID})
+	defer t.recoverPanic(ctx)
 	// The title is not needed for the first event, so its write comes after.
 	if conv.Title == "" && len(conv.Messages) == 0 {
 		if err := a.cfg.Store.UpdateTitle(ctx, convID, Title(text)); err != nil {
@@ -267,7 +273,7 @@ func (a *Agent) Turn(ctx context.Context, convID, text string, emit func(Event))
 	}
 
 	if a.cfg.Provider == nil {
-		t.emit(ErrorEvent{Code: CodeModelNotConfigured, Message: errorMessage(a.cfg.NoModel)})
+		t.failWith(ctx, ErrorEvent{Code: CodeModelNotConfigured, Message: errorMessage(a.cfg.NoModel)})
 		t.end(StopError)
 		span.SetStatus(codes.Error, "no model configured")
 		return nil
@@ -324,7 +330,8 @@ type turn struct {
 	usage  Usage
 	saved  bool // the assistant message has been appended (later saves update it)
 
-	toolBytes int // what is left of MaxTurnToolBytes
+	toolBytes int                 // what is left of MaxTurnToolBytes
+	failure   *store.MessageError // the error the turn failed with, saved with the message
 }
 
 func (t *turn) emit(ev Event) {
@@ -382,7 +389,7 @@ func (t *turn) run(ctx context.Context, msgs []llm.Message) {
 	}
 	t.span.SetAttributes(attribute.String(attrOutput, clip(assistantText(t.blocks), maxSpanText)))
 	if err := t.save(ctx, false); err != nil {
-		t.emit(ErrorEvent{Code: CodeInternal, Message: "the answer could not be saved", Retryable: true})
+		t.failWith(ctx, ErrorEvent{Code: CodeInternal, Message: "the answer could not be saved", Retryable: true})
 		t.end(StopError)
 		return
 	}
@@ -419,8 +426,45 @@ func (t *turn) fail(ctx context.Context, err error) {
 	}
 	ev := modelErrorEvent(err)
 	t.span.SetStatus(codes.Error, ev.Message)
+	t.failWith(ctx, ev)
+	t.end(StopError)
+}
+
+// maxErrorMessage bounds an error event's message so that it fits the store
+// whole: what is saved is exactly what was shown.
+const maxErrorMessage = store.MaxErrorMessageBytes - len("…(truncated)")
+
+// failWith saves the answer so far, marked incomplete, with ev as its error
+// (a message of its own when nothing else was produced), then emits ev. The
+// save comes first so that a reload right after the event shows the error.
+// ev's message is already safe to show (llm.Error messages carry no keys or
+// URLs), so it is stored as sent.
+func (t *turn) failWith(ctx context.Context, ev ErrorEvent) {
+	ev.Message = clip(ev.Message, maxErrorMessage)
+	t.failure = &store.MessageError{Code: ev.Code, Message: ev.Message}
 	t.save(ctx, true)
 	t.emit(ev)
+}
+
+// recoverPanic ends a turn that panicked (a bug in the agent or a provider;
+// tool panics are the registry's tool errors) like any other failure, so the
+// client gets an error and the message end, and a reload shows them. It must
+// be deferred directly.
+func (t *turn) recoverPanic(ctx context.Context) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	// The panic value is logged only when it is the runtime's own (it cannot
+	// hold data); another value might carry anything.
+	what := fmt.Sprintf("%T", p)
+	if re, ok := p.(runtime.Error); ok {
+		what = re.Error()
+	}
+	t.a.logger.ErrorContext(ctx, "the turn panicked", "conversation", t.convID, "message", t.msgID,
+		"panic", what, "stack", string(debug.Stack()))
+	t.span.SetStatus(codes.Error, "panic")
+	t.failWith(ctx, ErrorEvent{Code: CodeInternal, Message: "the turn failed because of an internal error"})
 	t.end(StopError)
 }
 
@@ -452,14 +496,18 @@ func errorMessage(err error) string {
 	return err.Error()
 }
 
-// save stores the assistant message as it is now. It goes on when ctx is
-// canceled (that is when a partial answer most needs saving). A turn that
-// produced nothing is not saved.
+// save stores the assistant message as it is now, with the turn's failure if
+// any. It goes on when ctx is canceled (that is when a partial answer most
+// needs saving). A turn that produced nothing and did not fail is not saved.
 func (t *turn) save(ctx context.Context, incomplete bool) error {
-	if len(t.blocks) == 0 {
+	if len(t.blocks) == 0 && t.failure == nil {
 		return nil
 	}
-	content, err := json.Marshal(t.blocks)
+	blocks := t.blocks
+	if blocks == nil {
+		blocks = []llm.Block{} // content is an array, even when empty
+	}
+	content, err := json.Marshal(blocks)
 	if err != nil {
 		t.a.logger.ErrorContext(ctx, "encoding the answer failed", "conversation", t.convID, "error", err)
 		return fmt.Errorf("agent: encoding the answer: %w", err)
@@ -469,6 +517,7 @@ func (t *turn) save(ctx context.Context, incomplete bool) error {
 	m := store.Message{
 		ID: t.msgID, ConversationID: t.convID, Role: store.RoleAssistant, Content: content,
 		Incomplete: incomplete,
+		Error:      t.failure,
 		Usage:      &store.Usage{InputTokens: int(t.usage.InputTokens), OutputTokens: int(t.usage.OutputTokens)},
 	}
 	if t.saved {
@@ -574,6 +623,15 @@ func (t *turn) stream(ctx context.Context, req llm.Request) (resp *llm.Response,
 			text.Reset()
 		}
 	}
+	// A panic (a provider's bug) must not lose the text the client saw: it
+	// joins the answer, which the turn's recovery saves with the failure.
+	defer func() {
+		if p := recover(); p != nil {
+			flush()
+			t.blocks = append(t.blocks, withoutToolUse(resp.Message.Content)...)
+			panic(p)
+		}
+	}()
 	for s.Next() {
 		ev := s.Event()
 		switch ev.Type {

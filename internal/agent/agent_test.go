@@ -178,8 +178,9 @@ func TestTurnEndToEnd(t *testing.T) {
 				if len(reqs) != 2 {
 					t.Errorf("model got %d requests, want 2 (one retry)", len(reqs))
 				}
-				if len(msgs) != 1 || msgs[0].Role != store.RoleUser {
-					t.Errorf("stored %d messages, want just the user's", len(msgs))
+				// The failure is stored as an answer of its own (no content).
+				if len(msgs) != 2 || msgs[1].Error == nil || msgs[1].Error.Code != "MODEL_ERROR" || len(blocks[1]) != 0 {
+					t.Errorf("stored %+v, want the user's message and the failure", msgs)
 				}
 			},
 		},
@@ -456,8 +457,8 @@ func TestNoModelConfigured(t *testing.T) {
 				t.Errorf("error = %v", e)
 			}
 			msgs, _ := storedBlocks(t, db, conv)
-			if len(msgs) != 1 || msgs[0].Role != store.RoleUser {
-				t.Errorf("stored %+v, want the user message only", msgs)
+			if len(msgs) != 2 || msgs[0].Role != store.RoleUser || msgs[1].Error == nil || msgs[1].Error.Code != "MODEL_NOT_CONFIGURED" {
+				t.Errorf("stored %+v, want the user message and the failure", msgs)
 			}
 		})
 	}

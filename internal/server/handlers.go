@@ -64,6 +64,8 @@ type messageJSON struct {
 	CreatedAt  time.Time       `json:"createdAt"`
 	Incomplete bool            `json:"incomplete"`
 	Usage      *store.Usage    `json:"usage,omitempty"`
+	// Error is the failure that ended the turn, as its error event showed it.
+	Error *store.MessageError `json:"error,omitempty"`
 }
 
 func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
@@ -149,7 +151,7 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
 		Messages []messageJSON `json:"messages"`
 	}{conversationJSON: conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt}, Messages: make([]messageJSON, 0, len(c.Messages))}
 	for _, m := range c.Messages {
-		out.Messages = append(out.Messages, messageJSON{m.ID, m.Role, m.Content, m.CreatedAt, m.Incomplete, m.Usage})
+		out.Messages = append(out.Messages, messageJSON{m.ID, m.Role, m.Content, m.CreatedAt, m.Incomplete, m.Usage, m.Error})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

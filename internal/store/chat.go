@@ -22,6 +22,12 @@ const MaxContentBytes = 16 << 20
 // MaxTitleBytes bounds a conversation title.
 const MaxTitleBytes = 4096
 
+// Bounds of a [MessageError].
+const (
+	MaxErrorCodeBytes    = 64
+	MaxErrorMessageBytes = 4096
+)
+
 // Conversation is a chat conversation. Messages is filled only by
 // [Conversations.GetConversation].
 type Conversation struct {
@@ -44,9 +50,21 @@ type Message struct {
 	Content json.RawMessage `json:"content"`
 	// Incomplete marks a message cut short: the client went away or the
 	// model failed mid-stream, and this is what was produced until then.
-	Incomplete bool      `json:"incomplete,omitempty"`
-	Usage      *Usage    `json:"usage,omitempty"`
-	CreatedAt  time.Time `json:"createdAt"`
+	Incomplete bool `json:"incomplete,omitempty"`
+	// Error is the failure that ended the turn, as the client was shown it;
+	// nil when the turn did not fail. It is kept apart from Content so that
+	// it is never replayed to the model as part of the conversation.
+	Error     *MessageError `json:"error,omitempty"`
+	Usage     *Usage        `json:"usage,omitempty"`
+	CreatedAt time.Time     `json:"createdAt"`
+}
+
+// MessageError is a failed turn's error: a machine-readable code (such as
+// MODEL_ERROR) and a message safe to show to users. Neither may carry
+// secrets; the store keeps them as given.
+type MessageError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // Usage is the model's token count for the turn that produced a message.

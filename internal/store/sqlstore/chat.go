@@ -127,15 +127,19 @@ func (db *DB) GetConversation(ctx context.Context, id string) (store.Conversatio
 	return c, nil
 }
 
-const messageColumns = `id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at`
+const messageColumns = `id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message`
 
 func scanMessage(sc interface{ Scan(...any) error }) (store.Message, error) {
 	var m store.Message
 	var content []byte
 	var in, out sql.NullInt64
 	var at dbTime
-	if err := sc.Scan(&m.ID, &m.ConversationID, &m.Role, &content, &m.Incomplete, &in, &out, &at); err != nil {
+	var errCode, errMsg sql.NullString
+	if err := sc.Scan(&m.ID, &m.ConversationID, &m.Role, &content, &m.Incomplete, &in, &out, &at, &errCode, &errMsg); err != nil {
 		return store.Message{}, err
+	}
+	if errCode.Valid {
+		m.Error = &store.MessageError{Code: errCode.String, Message: errMsg.String}
 	}
 	m.Content = json.RawMessage(content)
 	m.CreatedAt = at.t
@@ -163,7 +167,26 @@ func validMessage(m store.Message) error {
 	if err := jsonbSafe(m.Content); err != nil {
 		return fmt.Errorf("%w: message content: %v", store.ErrInvalid, err)
 	}
+	if e := m.Error; e != nil {
+		if e.Code == "" || len(e.Code) > store.MaxErrorCodeBytes {
+			return fmt.Errorf("%w: message error code must be 1 to %d bytes", store.ErrInvalid, store.MaxErrorCodeBytes)
+		}
+		if len(e.Message) > store.MaxErrorMessageBytes {
+			return fmt.Errorf("%w: message error longer than %d bytes", store.ErrInvalid, store.MaxErrorMessageBytes)
+		}
+		if err := validText("message error", e.Code, e.Message); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// errorArgs returns a message error's columns, NULL when there is none.
+func errorArgs(e *store.MessageError) (code, msg any) {
+	if e == nil {
+		return nil, nil
+	}
+	return e.Code, e.Message
 }
 
 // jsonbSafe reports valid JSON that PostgreSQL's JSONB would still refuse:
@@ -282,10 +305,11 @@ func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 		return fmt.Errorf("store: conversation %q: %w", m.ConversationID, store.ErrNotFound)
 	}
 	in, out := usageArgs(m.Usage)
+	ec, em := errorArgs(m.Error)
 	res, err = tx.ExecContext(ctx, `INSERT INTO messages
-        (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-		m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt))
+        (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
+		m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em)
 	if err != nil {
 		return fmt.Errorf("store: append message: %w", err)
 	}
@@ -297,7 +321,7 @@ func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 	return nil
 }
 
-// UpdateMessage replaces a message's content, Incomplete flag and usage,
+// UpdateMessage replaces a message's content, Incomplete flag, error and usage,
 // keeping its place and CreatedAt: for saving an assistant message as it
 // grows. A missing message is [store.ErrNotFound]; m.ConversationID is ignored.
 func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
@@ -305,6 +329,7 @@ func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
 		return err
 	}
 	in, out := usageArgs(m.Usage)
+	ec, em := errorArgs(m.Error)
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: update message: %w", err)
@@ -312,8 +337,9 @@ func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
 	defer rollback(tx)
 	var conv string
 	err = tx.QueryRowContext(ctx, `UPDATE messages SET role = $2, content = $3, incomplete = $4,
-        input_tokens = $5, output_tokens = $6 WHERE id = $1 RETURNING conversation_id`,
-		m.ID, string(m.Role), string(m.Content), m.Incomplete, in, out).Scan(&conv)
+        input_tokens = $5, output_tokens = $6, error_code = $7, error_message = $8
+        WHERE id = $1 RETURNING conversation_id`,
+		m.ID, string(m.Role), string(m.Content), m.Incomplete, in, out, ec, em).Scan(&conv)
 	if err == sql.ErrNoRows {
 		return fmt.Errorf("store: message %q: %w", m.ID, store.ErrNotFound)
 	}

@@ -480,3 +480,86 @@ func TestAppendAfterCloseFails(t *testing.T) {
 		t.Error("append on a closed store succeeded")
 	}
 }
+
+func TestMessageErrorRoundTrip(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		c, err := db.CreateConversation(ctx, store.Conversation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A turn that failed before any output: no content, only the error.
+		failed := &store.MessageError{Code: "MODEL_ERROR", Message: "the model server failed (HTTP 500): überlastet"}
+		early, err := db.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant,
+			Content: json.RawMessage(`[]`), Incomplete: true, Error: failed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A turn that grows, then fails: the update adds the error.
+		late, err := db.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant,
+			Content: textContent("Let me think"), Incomplete: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		late.Error = &store.MessageError{Code: "MODEL_TIMEOUT", Message: "the model server timed out"}
+		if err := db.UpdateMessage(ctx, late); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.GetConversation(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Messages) != 2 {
+			t.Fatalf("%d messages back, want 2", len(got.Messages))
+		}
+		if e := got.Messages[0].Error; !reflect.DeepEqual(e, early.Error) || !got.Messages[0].Incomplete {
+			t.Errorf("early failure back as %+v (incomplete %v), want %+v", e, got.Messages[0].Incomplete, early.Error)
+		}
+		if e := got.Messages[1].Error; !reflect.DeepEqual(e, late.Error) {
+			t.Errorf("late failure back as %+v, want %+v", e, late.Error)
+		}
+		b, _ := json.Marshal(got.Messages[0])
+		if !strings.Contains(string(b), `"error":{"code":"MODEL_ERROR","message":"the model server failed (HTTP 500): überlastet"}`) {
+			t.Errorf("message JSON lacks the error: %s", b)
+		}
+
+		// A retried turn that then succeeds clears the error.
+		late.Error, late.Incomplete = nil, false
+		if err := db.UpdateMessage(ctx, late); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = db.GetConversation(ctx, c.ID)
+		if e := got.Messages[1].Error; e != nil {
+			t.Errorf("after clearing, error = %+v, want nil", e)
+		}
+		if b, _ := json.Marshal(got.Messages[1]); strings.Contains(string(b), `"error"`) {
+			t.Errorf("a message without error has an error field: %s", b)
+		}
+	})
+}
+
+func TestMessageErrorValidated(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		c, err := db.CreateConversation(ctx, store.Conversation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name string
+			e    store.MessageError
+		}{
+			{"no code", store.MessageError{Message: "failed"}},
+			{"long code", store.MessageError{Code: strings.Repeat("X", store.MaxErrorCodeBytes+1), Message: "failed"}},
+			{"long message", store.MessageError{Code: "MODEL_ERROR", Message: strings.Repeat("x", store.MaxErrorMessageBytes+1)}},
+			{"NUL", store.MessageError{Code: "MODEL_ERROR", Message: "a\x00b"}},
+			{"bad UTF-8", store.MessageError{Code: "MODEL_ERROR", Message: "a\xffb"}},
+		} {
+			_, err := db.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant,
+				Content: json.RawMessage(`[]`), Error: &tc.e})
+			if !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("%s: AppendMessage error = %v, want ErrInvalid", tc.name, err)
+			}
+		}
+	})
+}

@@ -43,7 +43,11 @@ type fakeMessage struct {
 	Content    []map[string]any `json:"content"`
 	CreatedAt  string           `json:"createdAt"`
 	Incomplete bool             `json:"incomplete"`
+	Error      map[string]any   `json:"error,omitempty"`
 }
+
+// failBeforeOutput is a prompt whose turn fails before any output.
+const failBeforeOutput = "Fail before answering"
 
 // fakeEpoch is the fake clock's start: timestamps are deterministic.
 func fakeEpoch() time.Time { return time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC) }
@@ -235,6 +239,10 @@ func (f *fakeAPI) script(prompt string) []step {
 		s = append(s, words("The web search failed twice (rate limited), so I can't answer from the web right now.", 30*time.Millisecond)...)
 	case DefaultPrompts().Slow:
 		s = append(s, words(strings.Repeat("Once upon a time there was a very long story that went on and on. ", 40), 150*time.Millisecond)...)
+	case failBeforeOutput:
+		s = append(s, ev("type", "error", "code", "MODEL_ERROR", "message", "the model server failed (HTTP 500)", "retryable", true))
+		s = append(s, ev("type", "message_end", "stopReason", "error"))
+		return s
 	case DefaultPrompts().Error:
 		s = append(s, words("Let me think about that.", 40*time.Millisecond)...)
 		s = append(s, ev("type", "error", "code", "MODEL_ERROR", "message", "The model provider is overloaded (HTTP 529). Try again in a moment.", "retryable", true))
@@ -328,6 +336,9 @@ func (f *fakeAPI) store(msg *fakeMessage, e map[string]any) {
 		msg.Content = append(msg.Content, map[string]any{"type": "tool_result", "tool_use_id": e["toolCallId"], "is_error": true,
 			"content": map[string]any{"success": false, "error": e["error"], "error_code": e["errorCode"], "retryable": e["retryable"],
 				"wasRetried": e["wasRetried"], "durationMs": e["durationMs"]}})
+	case "error":
+		// The real server stores a failed turn's error with the message.
+		msg.Error = map[string]any{"code": e["code"], "message": e["message"]}
 	case "message_end":
 		if e["stopReason"] == "error" || e["stopReason"] == "canceled" {
 			msg.Incomplete = true

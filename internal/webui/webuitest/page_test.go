@@ -228,3 +228,54 @@ func TestSSEParser(t *testing.T) {
 		t.Error("an event larger than the bound was accepted")
 	}
 }
+
+// TestFailuresSurviveReload checks that a turn that failed shows, after a
+// reload, the same error box, code and incomplete note as it did live: both
+// when it failed before any output and when the no-model error ended it.
+func TestFailuresSurviveReload(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		model    bool
+		wantCode string
+	}{
+		{"model failed before any output", true, "MODEL_ERROR"},
+		{"no model configured", false, "MODEL_NOT_CONFIGURED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newFakeAPI("", tc.model, "").server(t)
+			b := NewBrowser(t, Options{})
+			defer b.CheckNoProblems(t)
+			to := 30 * time.Second
+			b.Do(t, to, chromedp.Navigate(srv.URL+"/"), waitReady())
+			if !tc.model {
+				// The page does not let a person send without a model; a
+				// client can, and the server answers with the error.
+				b.Do(t, to, WaitForAsync(`(async () => {
+					const c = await (await fetch('/api/conversations', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{}'})).json();
+					const r = await fetch('/api/conversations/' + c.id + '/messages', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({content: 'hello?'})});
+					await r.text();
+					history.replaceState(null, '', '?c=' + c.id);
+					return true;
+				})()`), chromedp.Reload(), waitReady())
+			} else {
+				b.Do(t, to, send(failBeforeOutput), WaitFor(lastAssistant(`?.querySelector('.inline-error') != null`)), waitIdle())
+			}
+			live := Eval[string](t, b, to, snapshotJS)
+			b.Do(t, to, chromedp.Reload(), waitReady(), WaitFor(`document.querySelectorAll('#messages > li').length > 0`))
+			reloaded := Eval[string](t, b, to, snapshotJS)
+			if tc.model && reloaded != live {
+				t.Errorf("after reload the thread differs.\nlive:\n%s\nreloaded:\n%s", live, reloaded)
+			}
+			res := Eval[struct {
+				Code, Text string
+				Incomplete bool
+			}](t, b, to, `(() => { const li = `+lastAssistant(``)+`;
+				return {Code: li.querySelector('.inline-error code')?.textContent || '',
+					Text: li.querySelector('.inline-error')?.textContent || '',
+					Incomplete: !!li.querySelector('.incomplete-note')}; })()`)
+			if res.Code != tc.wantCode || res.Text == "" || !res.Incomplete {
+				t.Errorf("reloaded failed answer: %+v, want the %s error box and the incomplete note", res, tc.wantCode)
+			}
+		})
+	}
+}

@@ -342,12 +342,14 @@ func Screenshot(t *testing.T, dir, name string) chromedp.Action[chromedp.Void] {
 }
 
 // snapshotJS describes what the thread shows, for comparing the live view
-// with the reloaded one: roles, rendered text, and each card's tool, status,
-// summary, duration and rendered result (not its expanded state, and not
-// the inline stream errors, which the server does not store).
+// with the reloaded one: roles, rendered text, each card's tool, status,
+// summary, duration and rendered result (not its expanded state), and the
+// message's foot as markup: a failed turn's error box and the incomplete
+// note, which the server stores with the message.
 const snapshotJS = `JSON.stringify([...document.querySelectorAll('#messages > li')].map(li => ({
   role: li.classList.contains('msg-user') ? 'user' : 'assistant',
   incomplete: li.dataset.incomplete,
+  foot: [...li.querySelectorAll('.msg-foot > *')].map(el => el.outerHTML),
   parts: [...li.querySelectorAll('.msg-body > *')].map(el => el.classList.contains('tool-card') ? {
     tool: el.dataset.tool, status: el.dataset.status,
     summary: el.querySelector('.tool-summary').textContent,

@@ -164,7 +164,9 @@ export function finish(msg, incomplete) {
  * fromStored converts the messages of GET /api/conversations/{id} into view
  * messages. tool_use/tool_result pairs become tool parts (results found in
  * later messages, as Anthropic-style histories store them, are attached to
- * their call); adjacent text blocks merge, as streamed deltas do.
+ * their call); adjacent text blocks merge, as streamed deltas do; a failed
+ * turn's stored error ({code, message}) becomes the message's error, as its
+ * live `error` event did.
  */
 export function fromStored(messages) {
   const out = [];
@@ -197,6 +199,9 @@ export function fromStored(messages) {
         applyResult(p, content, b.is_error === true);
       }
     }
+    // A failed turn's error is stored as its error event said it; the same
+    // reducer shows it, so the reloaded message matches the live one.
+    if (role === 'assistant' && isObj(m.error)) applyEvent(msg, { type: 'error', code: m.error.code, message: m.error.message });
     // A user message that only carried tool results is not shown.
     if (role === 'user' && msg.parts.length === 0) continue;
     out.push(msg);
