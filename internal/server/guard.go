@@ -117,14 +117,21 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// refuse answers an error without reading the request body. net/http would
-// drain up to 256 KiB of an unread body after the handler, at the client's
-// pace, even on a connection it then closes; a read deadline already passed
-// stops that, and the connection is closed once the answer is out.
+// refuseDrain is how long a refused request's unread body may keep arriving
+// before the connection is closed. Closing a socket with unread data makes
+// the kernel answer with a reset, which can reach an ordinary client before
+// it has read the answer; a short lingering drain avoids that, and it is short
+// enough that slow clients cannot hold connections open with it.
+const refuseDrain = 250 * time.Millisecond
+
+// refuse answers an error without waiting for the request body. net/http
+// drains up to 256 KiB of an unread body after the handler, at the client's
+// pace, even on a connection it then closes; a read deadline refuseDrain away
+// bounds that, and the connection is closed once the answer is out.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refuseDrain))
 	}
 	writeError(w, status, code, msg)
 }
