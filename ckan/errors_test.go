@@ -45,7 +45,7 @@ func TestErrorTyped(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	// datastore_search is posted as JSON, never built into a query string.
-	if r := srv.Last(t); r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || r.RawQuery != "" ||
+	if r := srv.Last(t); r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || r.URL.RawQuery != "" ||
 		!strings.Contains(string(r.Body), `"resource_id":"r"`) {
 		t.Errorf("request = %+v", r)
 	}

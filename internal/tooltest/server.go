@@ -17,12 +17,11 @@ const maxRecordedBody = 1 << 20
 
 // Request is a request as the server received it.
 type Request struct {
-	Method   string
-	Path     string
-	RawQuery string
-	Query    url.Values
-	Header   http.Header
-	Body     []byte
+	Method string
+	URL    *url.URL
+	Query  url.Values // URL.Query(), parsed once
+	Header http.Header
+	Body   []byte
 }
 
 // Server is an HTTP server on 127.0.0.1 that records every request it gets
@@ -41,10 +40,10 @@ func NewServer(t testing.TB, h http.Handler) *Server {
 	s := &Server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, maxRecordedBody))
+		u := *r.URL
 		s.mu.Lock()
 		s.requests = append(s.requests, Request{
-			Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Query: r.URL.Query(),
-			Header: r.Header.Clone(), Body: body,
+			Method: r.Method, URL: &u, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body,
 		})
 		s.mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -142,8 +141,8 @@ func CKANActions(actions map[string]http.HandlerFunc) http.Handler {
 // CKANAction returns the CKAN action a request named, or "" when its path
 // is not under the Action API.
 func CKANAction(r Request) string {
-	name, _ := strings.CutPrefix(r.Path, ckanActionPrefix)
-	if name == r.Path {
+	name, ok := strings.CutPrefix(r.URL.Path, ckanActionPrefix)
+	if !ok {
 		return ""
 	}
 	return name

@@ -36,8 +36,8 @@ func TestQueryDatastore(t *testing.T) {
 	mustOK(t, res, &out)
 
 	req := srv.Last(t)
-	if req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/json" || req.RawQuery != "" {
-		t.Errorf("request %s %q query %q; want a JSON POST with no query string", req.Method, req.Header.Get("Content-Type"), req.RawQuery)
+	if req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/json" || req.URL.RawQuery != "" {
+		t.Errorf("request %s %q query %q; want a JSON POST with no query string", req.Method, req.Header.Get("Content-Type"), req.URL.RawQuery)
 	}
 	var body map[string]any
 	if err := json.Unmarshal(req.Body, &body); err != nil {

@@ -57,7 +57,7 @@ func TestListGroupsNames(t *testing.T) {
 	}
 	first := srv.Requests()[0]
 	if tooltest.CKANAction(first) != "group_list" || first.Query.Get("all_fields") != "" || first.Query.Get("limit") != "100" {
-		t.Errorf("first call %s?%s", tooltest.CKANAction(first), first.RawQuery)
+		t.Errorf("first call %s?%s", tooltest.CKANAction(first), first.URL.RawQuery)
 	}
 	if want := srv.URL + "/api/3/action/group_list?limit=100"; out.APIURL != want {
 		t.Errorf("apiUrl = %s, want %s", out.APIURL, want)

@@ -97,8 +97,8 @@ func TestSearchDatasetsHebrewEndToEnd(t *testing.T) {
 	if got := req.Query["q"]; len(got) != 1 || got[0] != query {
 		t.Errorf("server received q=%q, want %q", got, query)
 	}
-	if want := "q=%D7%AA%D7%97%D7%91%D7%95%D7%A8%D7%94"; !strings.Contains(req.RawQuery, want) {
-		t.Errorf("raw query %q does not carry the UTF-8 bytes %s", req.RawQuery, want)
+	if want := "q=%D7%AA%D7%97%D7%91%D7%95%D7%A8%D7%94"; !strings.Contains(req.URL.RawQuery, want) {
+		t.Errorf("raw query %q does not carry the UTF-8 bytes %s", req.URL.RawQuery, want)
 	}
 	for _, s := range []string{"קווי תחבורה ציבורית", "משרד התחבורה", `"tags":["תחבורה"]`, `"summary":"1 of 1 datasets for \"תחבורה\""`} {
 		if !strings.Contains(string(res.JSON), s) {
