@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/toolport/toolport/internal/cli"
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 const (
@@ -24,7 +24,7 @@ const (
 
 // tidalTracksServer is a local TIDAL stand-in on 127.0.0.1: the token
 // endpoint, and GET /v2/tracks?filter[id]=… answered with a CONSTRUCTED
-// body built from the recorded album ../tidal/testdata/album_396698918.json:
+// body built from the tidal package's recorded album_396698918.json:
 // the recorded track resources asked for (their albums relationship given
 // data pointing at the recorded album), the album, its artists and cover.
 type tidalTracksServer struct {
@@ -37,10 +37,7 @@ type tidalTracksServer struct {
 
 func newTidalTracksServer(t *testing.T) *tidalTracksServer {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "tidal", "testdata", "album_396698918.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := tooltest.Fixture(t, "tidal", "album_396698918.json")
 	var rec struct {
 		Data     []map[string]any `json:"data"`
 		Included []map[string]any `json:"included"`

@@ -7,66 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
-// modulePath is the module whose root fixture paths are relative to; a
-// go.mod of another module (a vendored or nested one) does not count.
-const modulePath = "github.com/toolport/toolport"
-
-var (
-	rootOnce sync.Once
-	root     string
-	rootErr  string
-)
-
-// Root returns the directory holding the module's go.mod, found by walking
-// up from the working directory, which go test sets to the package under
-// test. It fails the test when there is none.
-func Root(t testing.TB) string {
-	t.Helper()
-	rootOnce.Do(func() { root, rootErr = findRoot() })
-	if rootErr != "" {
-		t.Fatalf("tooltest: %s", rootErr)
-	}
-	return root
-}
-
-func findRoot() (string, string) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", "working directory: " + err.Error()
-	}
-	for start := dir; ; {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && declares(b, modulePath) {
-			return dir, ""
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", "no go.mod for " + modulePath + " above " + start
-		}
-		dir = parent
-	}
-}
-
-// declares reports whether a go.mod declares module path.
-func declares(gomod []byte, path string) bool {
-	sc := bufio.NewScanner(bytes.NewReader(gomod))
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "module" && strings.Trim(f[1], `"`) == path {
-			return true
-		}
-	}
-	return false
-}
-
-// Path returns the path of a recorded fixture, <module root>/pkg/testdata/name,
+// fixturePath returns the path of a recorded fixture, <module root>/pkg/testdata/name,
 // where pkg is a slash-separated package directory such as "tidal" or
 // "internal/pack/music". It fails the test when the file does not exist, so
 // a renamed recording shows up as a clear message rather than a confusing
 // decode error.
-func Path(t testing.TB, pkg, name string) string {
+func fixturePath(t testing.TB, pkg, name string) string {
 	t.Helper()
 	p := filepath.Join(Root(t), filepath.FromSlash(pkg), "testdata", filepath.FromSlash(name))
 	if _, err := os.Stat(p); err != nil {
@@ -76,10 +25,10 @@ func Path(t testing.TB, pkg, name string) string {
 }
 
 // Fixture returns the bytes of the recorded fixture pkg/testdata/name (see
-// Path), byte for byte.
+// fixturePath), byte for byte.
 func Fixture(t testing.TB, pkg, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(Path(t, pkg, name))
+	b, err := os.ReadFile(fixturePath(t, pkg, name))
 	if err != nil {
 		t.Fatalf("tooltest: fixture %s/testdata/%s: %v", pkg, name, err)
 	}

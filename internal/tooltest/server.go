@@ -2,6 +2,7 @@ package tooltest
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -163,4 +164,15 @@ func Respond(status int, contentType string, body []byte) http.HandlerFunc {
 func NewCKANServer(t testing.TB, actions map[string]http.HandlerFunc) *Server {
 	t.Helper()
 	return NewServer(t, CKANActions(actions))
+}
+
+// CKANResult returns the "result" member of a CKAN answer recorded in the
+// ckan package's testdata (see JSONFixture).
+func CKANResult(t testing.TB, name string) json.RawMessage {
+	t.Helper()
+	var env struct{ Result json.RawMessage }
+	if err := json.Unmarshal(JSONFixture(t, "ckan", name), &env); err != nil {
+		t.Fatalf("tooltest: %s: %v", name, err)
+	}
+	return env.Result
 }

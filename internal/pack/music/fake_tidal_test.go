@@ -5,21 +5,21 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tidal"
 )
 
 // fakeTidal is a JSON:API server on 127.0.0.1 standing in for TIDAL. Album
-// answers and the last album items page are the recordings in
-// ../tidal/testdata, served byte for byte. The middle items page and the
+// answers and the last album items page are the recordings in the tidal
+// package's testdata, served byte for byte. The middle items page and the
 // search answers are CONSTRUCTED from the recorded resources, in the shapes
 // the tidal package's tests use (current search form: data is an array).
 type fakeTidal struct {
 	srv       *httptest.Server
+	notFound  []byte         // error_404_artist_not_found.json
 	album     []byte         // album_396698918.json
 	single    []byte         // album_381265361.json
 	page3     []byte         // album_396698918_items_page3.json
@@ -33,11 +33,7 @@ type fakeTidal struct {
 
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "tidal", "testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return tooltest.Fixture(t, "tidal", name)
 }
 
 type jsonDoc struct {
@@ -47,7 +43,7 @@ type jsonDoc struct {
 
 func newFakeTidal(t testing.TB) *fakeTidal {
 	f := &fakeTidal{album: readFixture(t, "album_396698918.json"), single: readFixture(t, "album_381265361.json"),
-		page3: readFixture(t, "album_396698918_items_page3.json")}
+		page3: readFixture(t, "album_396698918_items_page3.json"), notFound: readFixture(t, "error_404_artist_not_found.json")}
 	var album, single jsonDoc
 	if err := json.Unmarshal(f.album, &album); err != nil {
 		t.Fatal(err)
@@ -175,13 +171,8 @@ func (f *fakeTidal) serve(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/v2/searchResults":
 		f.writeSearch(w, q.Get("filter[query]"), q.Get("include"))
 	default:
-		write(w, 404, readFixtureNoT("error_404_artist_not_found.json"))
+		write(w, 404, f.notFound)
 	}
-}
-
-func readFixtureNoT(name string) []byte {
-	b, _ := os.ReadFile(filepath.Join("..", "..", "..", "tidal", "testdata", name))
-	return b
 }
 
 // writeSearch answers GET /searchResults: the 20 recorded tracks of the

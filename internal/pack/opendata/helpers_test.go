@@ -80,12 +80,3 @@ func mustFail(t *testing.T, res *tool.Result, code tool.Code) *tool.Error {
 	}
 	return res.Err
 }
-
-// fixtureResult returns the "result" member of a recorded response.
-func fixtureResult(t *testing.T, name string) json.RawMessage {
-	var env struct{ Result json.RawMessage }
-	if err := json.Unmarshal(fixture(t, name), &env); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return env.Result
-}

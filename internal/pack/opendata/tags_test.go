@@ -16,7 +16,7 @@ import (
 // facet counts are given.
 func tagPortal(t *testing.T, counts map[string]int) map[string]http.HandlerFunc {
 	var all []string
-	if err := json.Unmarshal(fixtureResult(t, "dati-ustat.mur.gov.it/tag_list_names.jsonc"), &all); err != nil {
+	if err := json.Unmarshal(tooltest.CKANResult(t, "dati-ustat.mur.gov.it/tag_list_names.jsonc"), &all); err != nil {
 		t.Fatal(err)
 	}
 	return map[string]http.HandlerFunc{
