@@ -228,3 +228,37 @@ func TestCKANServer(t *testing.T) {
 		t.Errorf("CKANAction(/dataset/x) = %q, want none", a)
 	}
 }
+
+func TestTIDALCatalog(t *testing.T) {
+	c := LoadTIDALCatalog(t)
+	if !bytes.Equal(c.AlbumBody, Fixture(t, "tidal", "album_396698918.json")) || len(c.Tracks) != 46 || len(c.ByISRC) != 46 {
+		t.Fatalf("catalog: %d tracks, %d ISRCs", len(c.Tracks), len(c.ByISRC))
+	}
+	if len(c.Artists) != 1 || len(c.Artworks) != 1 || c.Album["id"] != TIDALAlbumID {
+		t.Errorf("album %v, %d artists, %d artworks", c.Album["id"], len(c.Artists), len(c.Artworks))
+	}
+	// The CONSTRUCTED middle page numbers its tracks on from the recorded
+	// first page.
+	for i, tr := range c.Tracks[:40] {
+		if want := fmt.Sprint(396698919 + i); tr["id"] != want {
+			t.Fatalf("track %d has id %v, want %s", i, tr["id"], want)
+		}
+	}
+	var page2 struct {
+		Data  []map[string]any
+		Links struct{ Next string }
+	}
+	mustDecode(t, c.Page2Body, &page2)
+	if len(page2.Data) != 20 || !strings.HasSuffix(page2.Links.Next, "page%5Bcursor%5D=3nI1F0y") {
+		t.Errorf("middle page: %d items, next %q", len(page2.Data), page2.Links.Next)
+	}
+	st := c.SearchTrack(c.Tracks[0])
+	albums := st["relationships"].(map[string]any)["albums"].(map[string]any)["data"].([]any)
+	if albums[0].(map[string]any)["id"] != TIDALAlbumID {
+		t.Errorf("search track links %v", albums)
+	}
+	sa := c.SearchAlbum()
+	if rels := sa["relationships"].(map[string]any); len(rels) != 2 || rels["coverArt"] == nil || rels["artists"] == nil {
+		t.Errorf("search album relationships %v", rels)
+	}
+}
