@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fatalRecorder stands in for a test so that a helper's failure can be
@@ -260,5 +261,17 @@ func TestTIDALCatalog(t *testing.T) {
 	sa := c.SearchAlbum()
 	if rels := sa["relationships"].(map[string]any); len(rels) != 2 || rels["coverArt"] == nil || rels["artists"] == nil {
 		t.Errorf("search album relationships %v", rels)
+	}
+}
+
+func TestClockMovesOnlyWhenAdvanced(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewClock(start)
+	if !c.Now().Equal(start) {
+		t.Fatalf("Now = %v", c.Now())
+	}
+	c.Advance(90 * time.Second)
+	if got := c.Now().Sub(start); got != 90*time.Second {
+		t.Errorf("after Advance(90s) the clock moved %v", got)
 	}
 }
