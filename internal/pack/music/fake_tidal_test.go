@@ -26,7 +26,6 @@ type fakeTidal struct {
 	albumRes  map[string]any         // album 396698918, as included in a search
 	singleRes map[string]any
 	included  []any // artists and artworks of both albums
-	searches  int
 }
 
 func readFixture(t testing.TB, name string) []byte {
