@@ -12,7 +12,7 @@ import (
 )
 
 func TestClientBodyLimit(t *testing.T) {
-	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 	c, err := NewClient(srv.URL, WithHTTPClient(srv.Client()), WithMaxBodyBytes(1000))
 	if err != nil {
 		t.Fatal(err)

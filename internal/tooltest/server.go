@@ -176,3 +176,10 @@ func CKANResult(t testing.TB, name string) json.RawMessage {
 	}
 	return env.Result
 }
+
+// CKANPackageSearch serves demo.ckan.org's recorded package_search answer
+// (three rows, with facets), the usual happy path of a CKAN test.
+func CKANPackageSearch(t testing.TB) http.HandlerFunc {
+	t.Helper()
+	return Respond(http.StatusOK, "application/json;charset=utf-8", JSONFixture(t, "ckan", "demo.ckan.org/package_search_rows3_facets.json"))
+}

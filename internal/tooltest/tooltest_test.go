@@ -228,6 +228,11 @@ func TestCKANServer(t *testing.T) {
 	if a := CKANAction(s.Last(t)); a != "" {
 		t.Errorf("CKANAction(/dataset/x) = %q, want none", a)
 	}
+	demo := NewCKANServer(t, map[string]http.HandlerFunc{"package_search": CKANPackageSearch(t)})
+	resp, body := get(t, demo, http.MethodGet, "/api/3/action/package_search?rows=3", "")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"success": true`) || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		t.Errorf("recorded package_search: %d %q %.80s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
 }
 
 func TestTIDALCatalog(t *testing.T) {

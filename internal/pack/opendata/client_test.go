@@ -14,8 +14,8 @@ import (
 )
 
 func TestPortalInput(t *testing.T) {
-	def := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
-	other := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	def := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+	other := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 
 	reg := newRegistry(t, Config{BaseURL: def.URL, HTTPClient: def.Client(), AllowPortal: func(string) error { return nil }})
 	res, _ := call(t, reg, "searchDatasets", `{"query":"x","portal":"`+other.URL+`"}`)
@@ -43,8 +43,8 @@ func TestPortalInput(t *testing.T) {
 // that resolves to a loopback address is refused at connect time, even when
 // the name itself passes the allow-list.
 func TestPortalInputIsCheckedAtConnectTime(t *testing.T) {
-	def := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
-	inside := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	def := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+	inside := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 	port := inside.Listener.Addr().(*net.TCPAddr).Port
 
 	c, err := config.New(func(string) string { return "" }, t.TempDir())

@@ -12,7 +12,7 @@ import (
 
 func TestGetDatasetDetails(t *testing.T) {
 	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{
-		"package_show": tooltest.Respond(200, "application/json", fixture(t, "demo.ckan.org/package_show_17be64bb-da74-4195-9bb8-565c39846af2.json")),
+		"package_show": tooltest.Respond(200, "application/json", tooltest.JSONFixture(t, "ckan", "demo.ckan.org/package_show_17be64bb-da74-4195-9bb8-565c39846af2.json")),
 	})
 	res, _ := call(t, serverRegistry(t, srv), "getDatasetDetails", `{"id":"2016-regione-asia-est-oceania-classi-di-eta"}`)
 	var out GetDatasetDetailsOutput

@@ -76,9 +76,9 @@ func TestQueryDatastoreErrors(t *testing.T) {
 		code    tool.Code
 		message string
 	}{
-		{"unknown resource, Hebrew message", tooltest.Respond(404, "application/json", fixture(t, "data.gov.il/error_not_found_resource_he.json")),
+		{"unknown resource, Hebrew message", tooltest.Respond(404, "application/json", tooltest.JSONFixture(t, "ckan", "data.gov.il/error_not_found_resource_he.json")),
 			tool.CodeNotFound, "datastore_search: Not Found Error: לא נמצא: Resource was not found."},
-		{"malformed filters", tooltest.Respond(409, "application/json", fixture(t, "data.gov.il/error_validation_filters.json")),
+		{"malformed filters", tooltest.Respond(409, "application/json", tooltest.JSONFixture(t, "ckan", "data.gov.il/error_validation_filters.json")),
 			tool.CodeValidation, "datastore_search: Validation Error: filters: Cannot parse JSON"},
 		{"records that are not objects", okJSON(t, map[string]any{"fields": []any{}, "records": []any{[]any{1, 2}}, "total": 1}),
 			tool.CodeParse, "datastore_search: record 0 is not a JSON object"},

@@ -27,13 +27,13 @@ func TestUpstreamErrors(t *testing.T) {
 		wantMessage string
 	}{
 		{"404 with data.gov.il's Hebrew Not Found",
-			tooltest.Respond(404, js, fixture(t, "data.gov.il/error_not_found_resource_he.json")),
+			tooltest.Respond(404, js, tooltest.JSONFixture(t, "ckan", "data.gov.il/error_not_found_resource_he.json")),
 			tool.CodeNotFound, false, 1, "package_search: Not Found Error: לא נמצא: Resource was not found."},
 		{"200 with success false",
 			tooltest.Respond(200, js, []byte(`{"help":"h","success":false,"error":{"__type":"Not Found Error","message":"Not found"}}`)),
 			tool.CodeNotFound, false, 1, "package_search: Not Found Error: Not found"},
 		{"409 Validation Error with field errors",
-			tooltest.Respond(409, js, fixture(t, "data.gov.il/error_validation_filters.json")),
+			tooltest.Respond(409, js, tooltest.JSONFixture(t, "ckan", "data.gov.il/error_validation_filters.json")),
 			tool.CodeValidation, false, 1, "package_search: Validation Error: filters: Cannot parse JSON"},
 		{"400 Search Query Error",
 			tooltest.Respond(400, js, []byte(`{"success":false,"error":{"__type":"Search Query Error","message":"Search Query is invalid: \"Invalid search query: unbalanced parentheses\""}}`)),
@@ -55,7 +55,7 @@ func TestUpstreamErrors(t *testing.T) {
 			tool.CodeRateLimit, true, 2, "package_search: HTTP 429 Too Many Requests"},
 		{"200 HTML instead of JSON", tooltest.Respond(200, html, []byte("<!doctype html><title>Maintenance</title>")),
 			tool.CodeParse, false, 1, "package_search: response is text/html, not JSON"},
-		{"200 truncated JSON", tooltest.Respond(200, js, fixture(t, "demo.ckan.org/package_search_rows3_facets.json")[:4000]),
+		{"200 truncated JSON", tooltest.Respond(200, js, tooltest.JSONFixture(t, "ckan", "demo.ckan.org/package_search_rows3_facets.json")[:4000]),
 			tool.CodeParse, false, 1, "package_search: response is not valid JSON: unexpected end of JSON input"},
 		{"200 JSON that is not a CKAN response", tooltest.Respond(200, js, []byte(`{"results":[]}`)),
 			tool.CodeParse, false, 1, `no "success" field`},
@@ -92,7 +92,7 @@ func TestUpstreamErrors(t *testing.T) {
 
 func TestTransientFailureThenSuccessIsRetriedOnce(t *testing.T) {
 	var n atomic.Int32
-	ok := searchFixture(t)
+	ok := tooltest.CKANPackageSearch(t)
 	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 1 {
 			w.WriteHeader(http.StatusBadGateway)

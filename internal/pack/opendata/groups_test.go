@@ -74,7 +74,7 @@ func TestListGroupsAllFieldsFixture(t *testing.T) {
 				okJSON(t, []any{})(w, r)
 				return
 			}
-			tooltest.Respond(200, "application/json", fixture(t, "ckan-2.8-local/group_list_all_fields.json"))(w, r)
+			tooltest.Respond(200, "application/json", tooltest.JSONFixture(t, "ckan", "ckan-2.8-local/group_list_all_fields.json"))(w, r)
 		},
 	})
 	res, _ := call(t, serverRegistry(t, srv), "listGroups", `{"allFields":true}`)

@@ -12,13 +12,6 @@ import (
 	"github.com/toolport/toolport/tool"
 )
 
-// fixture returns a recorded CKAN response from the ckan package's
-// testdata, with JSONC comments stripped so that it parses as JSON.
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	return tooltest.JSONFixture(t, "ckan", name)
-}
-
 // serverRegistry returns a registry holding the pack's tools pointed at s.
 func serverRegistry(t *testing.T, s *tooltest.Server) *tool.Registry {
 	t.Helper()

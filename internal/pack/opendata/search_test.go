@@ -13,12 +13,8 @@ import (
 	"github.com/toolport/toolport/tool"
 )
 
-func searchFixture(t *testing.T) http.HandlerFunc {
-	return tooltest.Respond(http.StatusOK, "application/json;charset=utf-8", fixture(t, "demo.ckan.org/package_search_rows3_facets.json"))
-}
-
 func TestSearchDatasetsKeyword(t *testing.T) {
-	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 	res, env := call(t, serverRegistry(t, srv), "searchDatasets", `{"query":"transportation"}`)
 
 	var out SearchDatasetsOutput
@@ -121,7 +117,7 @@ func TestSearchDatasetsPaginationAndSort(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
-			srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+			srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 			res, _ := call(t, serverRegistry(t, srv), "searchDatasets", tt.args)
 			var out SearchDatasetsOutput
 			mustOK(t, res, &out)
@@ -139,7 +135,7 @@ func TestSearchDatasetsPaginationAndSort(t *testing.T) {
 }
 
 func TestSearchDatasetsRejectsBadSort(t *testing.T) {
-	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 	reg := serverRegistry(t, srv)
 	for _, sort := range []string{
 		"metadata_modified",    // no direction
@@ -177,7 +173,7 @@ func TestSearchDatasetsFilterQuery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+			srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 			res, _ := call(t, serverRegistry(t, srv), "searchDatasets", tt.args)
 			var out SearchDatasetsOutput
 			mustOK(t, res, &out)
@@ -189,7 +185,7 @@ func TestSearchDatasetsFilterQuery(t *testing.T) {
 }
 
 func TestSearchDatasetsFacets(t *testing.T) {
-	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 	reg := serverRegistry(t, srv)
 	res, _ := call(t, reg, "searchDatasets", `{"facets":["res_format","organization","groups"],"facetLimit":5}`)
 	var out SearchDatasetsOutput
@@ -219,7 +215,7 @@ func TestSearchDatasetsFacets(t *testing.T) {
 }
 
 func TestInputValidationMessages(t *testing.T) {
-	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 	reg := serverRegistry(t, srv)
 	tests := []struct {
 		tool, args string
