@@ -1,73 +1,35 @@
 package brave
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 const testKey = "BSA-test-key-0123456789"
 
+// fixture reads a recorded answer from testdata.
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// headerFixture reads a recorded "Name: value" header file.
-func headerFixture(t testing.TB, name string) http.Header {
-	t.Helper()
-	h := http.Header{}
-	sc := bufio.NewScanner(bytes.NewReader(fixture(t, name)))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok {
-			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-		}
-	}
-	return h
+	return tooltest.Fixture(t, "brave", name)
 }
 
 // serve starts a server answering every request with status, headers and body,
 // and returns a client pointed at it plus the last request seen.
-func serve(t *testing.T, status int, header http.Header, body []byte) (*Client, func() *http.Request) {
+func serve(t *testing.T, status int, header http.Header, body []byte) (*Client, func() tooltest.Request) {
 	t.Helper()
-	reqs := make(chan *http.Request, 16)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reqs <- r
-		for k, vs := range header {
-			for _, v := range vs {
-				w.Header().Add(k, v)
-			}
-		}
-		w.WriteHeader(status)
-		w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
+	srv := tooltest.NewServer(t, tooltest.Reply{Status: status, Header: header, Body: body})
 	c, err := NewClient(srv.Client(), testKey, WithBaseURL(srv.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, func() *http.Request {
-		select {
-		case r := <-reqs:
-			return r
-		default:
-			t.Fatal("no request reached the server")
-			return nil
-		}
-	}
+	return c, func() tooltest.Request { return srv.Last(t) }
 }
 
 var jsonHeader = http.Header{"Content-Type": {"application/json"}}
@@ -123,7 +85,7 @@ func TestSearchOmitsZeroParameters(t *testing.T) {
 }
 
 func TestSearchDecodesRecordedResponse(t *testing.T) {
-	c, _ := serve(t, 200, headerFixture(t, "rate_limit_headers_measured.txt"), fixture(t, "web_search_what_is_semantic_kernel.json"))
+	c, _ := serve(t, 200, tooltest.HeaderFixture(t, "brave", "rate_limit_headers_measured.txt"), fixture(t, "web_search_what_is_semantic_kernel.json"))
 	resp, err := c.Search(context.Background(), &SearchParams{Query: "What is Semantic Kernel"})
 	if err != nil {
 		t.Fatal(err)
@@ -185,11 +147,11 @@ func TestSearchErrors(t *testing.T) {
 		{"error_422_validation.json", 422, nil, CodeValidation, "Unable to validate request parameter(s)", false, 0},
 		{"docs_example_404_subscription_not_found.json", 404, nil, CodeSubscriptionNotFound, "No subscription found.", false, 0},
 		// The per-second limit: retry when its window resets (X-RateLimit-Reset, first entry).
-		{"error_429_rate_limited.json", 429, headerFixture(t, "rate_limit_headers_measured.txt"), CodeRateLimited, "Request rate limit exceeded for plan", false, time.Second},
+		{"error_429_rate_limited.json", 429, tooltest.HeaderFixture(t, "brave", "rate_limit_headers_measured.txt"), CodeRateLimited, "Request rate limit exceeded for plan", false, time.Second},
 		{"docs_example_429_rate_limited.json", 429, http.Header{"Retry-After": {"3"}}, CodeRateLimited, "Request rate limit exceeded for plan.", false, 3 * time.Second},
 		{"docs_example_429_rate_limited.json", 429, nil, CodeRateLimited, "Request rate limit exceeded for plan.", false, 0},
 		// The monthly quota: the reset is the monthly window's.
-		{"docs_example_429_quota_limited.json", 429, headerFixture(t, "rate_limit_headers_docs_example.txt"), CodeQuotaLimited, "Request quota limit exceeded for plan.", true, 1419704 * time.Second},
+		{"docs_example_429_quota_limited.json", 429, tooltest.HeaderFixture(t, "brave", "rate_limit_headers_docs_example.txt"), CodeQuotaLimited, "Request quota limit exceeded for plan.", true, 1419704 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
@@ -261,10 +223,7 @@ func TestSearchFailsOnBadBodies(t *testing.T) {
 }
 
 func TestMaxBodyBytes(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write(fixture(t, "web_search_what_is_semantic_kernel.json"))
-	}))
-	defer srv.Close()
+	srv := tooltest.NewServer(t, tooltest.Reply{Body: fixture(t, "web_search_what_is_semantic_kernel.json")})
 	c, err := NewClient(nil, testKey, WithBaseURL(srv.URL), WithMaxBodyBytes(1000))
 	if err != nil {
 		t.Fatal(err)
@@ -275,19 +234,17 @@ func TestMaxBodyBytes(t *testing.T) {
 }
 
 func TestRedirectsAreNotFollowed(t *testing.T) {
-	var leaked bool
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		leaked = r.Header.Get("X-Subscription-Token") != ""
-	}))
-	defer other.Close()
+	other := tooltest.NewServer(t, tooltest.Reply{})
 	c, _ := serve(t, http.StatusFound, http.Header{"Location": {other.URL + "/steal"}}, nil)
 	_, err := c.Search(context.Background(), &SearchParams{Query: "q"})
 	var e *Error
 	if !errors.As(err, &e) || e.StatusCode != http.StatusFound {
 		t.Fatalf("err = %v, want a 302 *Error", err)
 	}
-	if leaked {
-		t.Error("the token was sent to the redirect target")
+	for _, r := range other.Requests() {
+		if r.Header.Get("X-Subscription-Token") != "" {
+			t.Error("the token was sent to the redirect target")
+		}
 	}
 }
 
@@ -356,7 +313,7 @@ func TestParseRateLimit(t *testing.T) {
 		header http.Header
 		want   []RateWindow
 	}{
-		{"docs example", headerFixture(t, "rate_limit_headers_docs_example.txt"), []RateWindow{
+		{"docs example", tooltest.HeaderFixture(t, "brave", "rate_limit_headers_docs_example.txt"), []RateWindow{
 			{Limit: 1, Remaining: 1, Reset: time.Second, Window: time.Second},
 			{Limit: 15000, Remaining: 1000, Reset: 1419704 * time.Second, Window: 2592000 * time.Second},
 		}},

@@ -4,20 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 func addFixtures(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, b := range tooltest.Fixtures(f, "brave", "*.json") {
 		f.Add(b)
 	}
 	f.Add([]byte("\xef\xbb\xbf{}"))

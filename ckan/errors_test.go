@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 func TestClientBodyLimit(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 	c, err := NewClient(srv.URL, WithHTTPClient(srv.Client()), WithMaxBodyBytes(1000))
 	if err != nil {
 		t.Fatal(err)
@@ -23,8 +25,8 @@ func TestClientBodyLimit(t *testing.T) {
 }
 
 func TestErrorTyped(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{
-		"datastore_search": reply(409, "application/json", fixture(t, "data.gov.il/error_validation_filters.json")),
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{
+		"datastore_search": tooltest.Respond(409, "application/json", fixture(t, "data.gov.il/error_validation_filters.json")),
 	})
 	c, err := NewClient(srv.URL, WithHTTPClient(srv.Client()))
 	if err != nil {
@@ -43,7 +45,7 @@ func TestErrorTyped(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	// datastore_search is posted as JSON, never built into a query string.
-	if r := srv.last(t); r.Method != http.MethodPost || r.ContentType != "application/json" || r.RawQuery != "" ||
+	if r := srv.Last(t); r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" || r.URL.RawQuery != "" ||
 		!strings.Contains(string(r.Body), `"resource_id":"r"`) {
 		t.Errorf("request = %+v", r)
 	}
@@ -70,7 +72,7 @@ func TestParseErrorObjectShapes(t *testing.T) {
 // A portal that never answers fails with the context's deadline, so that
 // callers can tell a timeout from a network failure.
 func TestClientTimeout(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": func(w http.ResponseWriter, r *http.Request) {
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // never answer
 	}})
 	c, err := NewClient(srv.URL, WithHTTPClient(srv.Client()), WithTimeout(20*time.Millisecond))

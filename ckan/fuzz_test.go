@@ -3,9 +3,9 @@ package ckan
 import (
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 // FuzzDecodeResponse feeds arbitrary status codes, content types and bodies
@@ -13,12 +13,7 @@ import (
 // Nothing may panic; a success needs a 2xx status and "success": true; every
 // failure is a *Error or *DecodeError with a message.
 func FuzzDecodeResponse(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "*", "*.json*"))
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, raw := range tooltest.Fixtures(f, "ckan", "*/*.json*") {
 		f.Add(200, "application/json", raw)
 		f.Add(404, "application/json", raw)
 	}

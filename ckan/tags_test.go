@@ -3,22 +3,15 @@ package ckan
 import (
 	"encoding/json"
 	"testing"
-)
 
-// fixtureResult returns the "result" member of a recorded response.
-func fixtureResult(t *testing.T, name string) json.RawMessage {
-	var env struct{ Result json.RawMessage }
-	if err := json.Unmarshal(fixture(t, name), &env); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return env.Result
-}
+	"github.com/toolport/toolport/internal/tooltest"
+)
 
 // The recorded all_fields tag_list shows why counts come from a facet:
 // its tags have no count.
 func TestTagListAllFieldsHasNoCounts(t *testing.T) {
 	var tags []map[string]any
-	if err := json.Unmarshal(fixtureResult(t, "dati-ustat.mur.gov.it/tag_list_all_fields.jsonc"), &tags); err != nil {
+	if err := json.Unmarshal(tooltest.CKANResult(t, "dati-ustat.mur.gov.it/tag_list_all_fields.jsonc"), &tags); err != nil {
 		t.Fatal(err)
 	}
 	for _, tag := range tags {

@@ -3,19 +3,14 @@ package google
 import (
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 func addFixtures(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, b := range tooltest.Fixtures(f, "google", "*.json") {
 		f.Add(b)
 	}
 	f.Add([]byte("\xef\xbb\xbf{\"items\":[]}"))

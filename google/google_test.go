@@ -5,50 +5,31 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 const testKey = "AIzaSy-test-key-0123456789"
 
+// fixture reads a recorded answer from testdata.
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return tooltest.Fixture(t, "google", name)
 }
 
-func serve(t *testing.T, status int, header http.Header, body []byte) (*Client, func() *http.Request) {
+// serve starts a server answering every request with status, headers and body,
+// and returns a client pointed at it plus the last request seen.
+func serve(t *testing.T, status int, header http.Header, body []byte) (*Client, func() tooltest.Request) {
 	t.Helper()
-	reqs := make(chan *http.Request, 16)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reqs <- r
-		for k, vs := range header {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(status)
-		w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
+	srv := tooltest.NewServer(t, tooltest.Reply{Status: status, Header: header, Body: body})
 	c, err := NewClient(srv.Client(), testKey, WithBaseURL(srv.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, func() *http.Request {
-		select {
-		case r := <-reqs:
-			return r
-		default:
-			t.Fatal("no request reached the server")
-			return nil
-		}
-	}
+	return c, func() tooltest.Request { return srv.Last(t) }
 }
 
 var jsonHeader = http.Header{"Content-Type": {"application/json; charset=UTF-8"}}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 const artwork640 = "https://resources.tidal.com/images/8edd18d0/7b24/40b1/ba19/758ef4f54bae/640x640.jpg"
@@ -412,24 +414,6 @@ func TestTokenEndpointRejectsCredentials(t *testing.T) {
 	}
 }
 
-// fakeClock is a settable clock for token expiry and the rate-limit bucket.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 func TestTokenRefreshedBeforeExpiry(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -448,7 +432,7 @@ func TestTokenRefreshedBeforeExpiry(t *testing.T) {
 			f := newFakeTidal(t)
 			f.expiresIn = tt.expiresIn
 			c := f.client()
-			clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			clock := tooltest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			c.now = clock.Now
 			_, err := c.Album(context.Background(), "396698918")
 			must(t, err)

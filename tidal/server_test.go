@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 // fakeTidal is a JSON:API server on 127.0.0.1 that stands in for TIDAL. The
@@ -36,7 +36,7 @@ type fakeTidal struct {
 	hook     func(w http.ResponseWriter, r *http.Request) bool
 	requests []*url.URL // API requests, in order
 
-	catalog catalog
+	catalog *tooltest.TIDALCatalog
 }
 
 const (
@@ -44,103 +44,9 @@ const (
 	testClientSecret = "very-secret-value-456"
 )
 
-// catalog holds the recorded resources, keyed for the constructed answers.
-type catalog struct {
-	album     map[string]any   // the album resource (data[0] of the recording)
-	artworks  []any            // included artworks
-	artists   []any            // included artists (deduplicated)
-	tracks    []map[string]any // all 46 tracks in album order, with artists linkage
-	byISRC    map[string]map[string]any
-	albumBody []byte
-	page3Body []byte
-	page2Body []byte // CONSTRUCTED
-}
-
 func readTestdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func loadCatalog(t testing.TB) catalog {
-	t.Helper()
-	c := catalog{albumBody: readTestdata(t, "album_396698918.json"), page3Body: readTestdata(t, "album_396698918_items_page3.json"),
-		byISRC: map[string]map[string]any{}}
-	var album, page3 struct {
-		Data     json.RawMessage  `json:"data"`
-		Included []map[string]any `json:"included"`
-	}
-	must(t, json.Unmarshal(c.albumBody, &album))
-	must(t, json.Unmarshal(c.page3Body, &page3))
-	var data []map[string]any
-	must(t, json.Unmarshal(album.Data, &data))
-	c.album = data[0]
-	seen := map[string]bool{}
-	for _, r := range album.Included {
-		switch r["type"] {
-		case "artworks":
-			c.artworks = append(c.artworks, r)
-		case "artists":
-			if !seen[r["id"].(string)] {
-				seen[r["id"].(string)] = true
-				c.artists = append(c.artists, r)
-			}
-		case "tracks":
-			c.tracks = append(c.tracks, r)
-		}
-	}
-	c.page2Body = constructedMiddlePage(t, c.tracks[0], c.artists)
-	var page2 struct {
-		Included []map[string]any `json:"included"`
-	}
-	must(t, json.Unmarshal(c.page2Body, &page2))
-	for _, r := range append(page2.Included, page3.Included...) {
-		if r["type"] == "tracks" {
-			c.tracks = append(c.tracks, r)
-		}
-	}
-	for _, tr := range c.tracks {
-		c.byISRC[tr["attributes"].(map[string]any)["isrc"].(string)] = tr
-	}
-	if len(c.tracks) != 46 {
-		t.Fatalf("catalog has %d tracks, want 46", len(c.tracks))
-	}
-	return c
-}
-
-// constructedMiddlePage builds the missing items page (cursor 3nI1Esi,
-// tracks 21–40) in the shape of the recorded last page. CONSTRUCTED: ids
-// 396698939… and ISRCs AUNMG2400031… follow the recorded numbering.
-func constructedMiddlePage(t testing.TB, template map[string]any, artists []any) []byte {
-	var ids []any
-	included := append([]any(nil), artists...)
-	for n := 21; n <= 40; n++ {
-		id := fmt.Sprint(396698918 + n)
-		ids = append(ids, map[string]any{"id": id, "type": "tracks", "meta": map[string]any{"trackNumber": n, "volumeNumber": 1}})
-		tr := map[string]any{}
-		b, _ := json.Marshal(template)
-		must(t, json.Unmarshal(b, &tr))
-		tr["id"] = id
-		at := tr["attributes"].(map[string]any)
-		at["title"] = fmt.Sprintf("CONSTRUCTED %d", n)
-		at["isrc"] = fmt.Sprintf("AUNMG24000%d", 10+n)
-		at["duration"] = "PT2M30S"
-		included = append(included, tr)
-	}
-	body, err := json.Marshal(map[string]any{
-		"data":     ids,
-		"included": included,
-		"links": map[string]any{
-			"self": "/albums/396698918/relationships/items?include=items.artists&page%5Bcursor%5D=3nI1Esi&countryCode=US",
-			"next": "/albums/396698918/relationships/items?countryCode=US&page%5Bcursor%5D=3nI1F0y",
-			"meta": map[string]any{"nextCursor": "3nI1F0y"},
-		},
-	})
-	must(t, err)
-	return body
+	return tooltest.Fixture(t, "tidal", name)
 }
 
 func must(t testing.TB, err error) {
@@ -151,7 +57,7 @@ func must(t testing.TB, err error) {
 }
 
 func newFakeTidal(t *testing.T) *fakeTidal {
-	f := &fakeTidal{t: t, expiresIn: 3600, valid: map[string]bool{}, catalog: loadCatalog(t)}
+	f := &fakeTidal{t: t, expiresIn: 3600, valid: map[string]bool{}, catalog: tooltest.LoadTIDALCatalog(t)}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -211,7 +117,7 @@ func (f *fakeTidal) serve(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/v2/albums":
 		switch q.Get("filter[id]") {
 		case "396698918":
-			writeJSON(w, 200, string(f.catalog.albumBody))
+			writeJSON(w, 200, string(f.catalog.AlbumBody))
 		case "381265361":
 			writeJSON(w, 200, string(readTestdata(f.t, "album_381265361.json")))
 		default:
@@ -220,9 +126,9 @@ func (f *fakeTidal) serve(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/v2/albums/396698918/relationships/items":
 		switch q.Get("page[cursor]") {
 		case "3nI1Esi":
-			writeJSON(w, 200, string(f.catalog.page2Body))
+			writeJSON(w, 200, string(f.catalog.Page2Body))
 		case "3nI1F0y":
-			writeJSON(w, 200, string(f.catalog.page3Body))
+			writeJSON(w, 200, string(f.catalog.Page3Body))
 		default:
 			writeJSON(w, 400, `{"errors":[{"status":"400","code":"INVALID_CURSOR"}]}`)
 		}
@@ -278,16 +184,6 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	_, _ = w.Write([]byte(body))
 }
 
-// searchTrack is a recorded track linked to its artist and the album, as
-// include=tracks.artists,tracks.albums.coverArt returns it.
-func (f *fakeTidal) searchTrack(tr map[string]any) map[string]any {
-	out := map[string]any{"id": tr["id"], "type": "tracks", "attributes": tr["attributes"], "relationships": map[string]any{
-		"artists": tr["relationships"].(map[string]any)["artists"],
-		"albums":  map[string]any{"data": []any{map[string]any{"id": "396698918", "type": "albums"}}},
-	}}
-	return out
-}
-
 func ident(r map[string]any) map[string]any { return map[string]any{"id": r["id"], "type": r["type"]} }
 
 // writeSearch answers a search for the album: 20 track hits a page (46 in
@@ -310,9 +206,9 @@ func (f *fakeTidal) writeSearch(w http.ResponseWriter, query, include string, le
 	if !strings.Contains(query, "nothing") {
 		if wantTracks {
 			var ids []any
-			for _, tr := range c.tracks[:20] {
+			for _, tr := range c.Tracks[:20] {
 				ids = append(ids, ident(tr))
-				included = append(included, f.searchTrack(tr))
+				included = append(included, f.catalog.SearchTrack(tr))
 			}
 			rels["tracks"] = map[string]any{"data": ids, "links": map[string]any{
 				"self": "/searchResults/opaque-search-id/relationships/tracks?countryCode=US",
@@ -320,14 +216,14 @@ func (f *fakeTidal) writeSearch(w http.ResponseWriter, query, include string, le
 				"meta": map[string]any{"nextCursor": "p2"}}}
 		}
 		if strings.Contains(include, "albums") {
-			included = append(included, f.searchAlbum())
+			included = append(included, f.catalog.SearchAlbum())
 		}
 		if wantAlbums {
 			rels["albums"] = map[string]any{"data": []any{map[string]any{"id": "396698918", "type": "albums"}},
 				"links": map[string]any{"self": "/searchResults/opaque-search-id/relationships/albums?countryCode=US"}}
 		}
-		included = append(included, c.artists...)
-		included = append(included, c.artworks...)
+		included = append(included, c.Artists...)
+		included = append(included, c.Artworks...)
 	} else {
 		rels["tracks"] = map[string]any{"data": []any{}}
 		rels["albums"] = map[string]any{"data": []any{}}
@@ -342,27 +238,20 @@ func (f *fakeTidal) writeSearch(w http.ResponseWriter, query, include string, le
 	writeJSON(w, 200, string(body))
 }
 
-func (f *fakeTidal) searchAlbum() map[string]any {
-	a := f.catalog.album
-	rels := a["relationships"].(map[string]any)
-	return map[string]any{"id": a["id"], "type": "albums", "attributes": a["attributes"], "relationships": map[string]any{
-		"artists": rels["artists"], "coverArt": rels["coverArt"]}}
-}
-
 // writeTrackPage answers GET /searchResults/{id}/relationships/tracks.
 func (f *fakeTidal) writeTrackPage(w http.ResponseWriter, from int) {
 	c := f.catalog
-	to := min(from+20, len(c.tracks))
+	to := min(from+20, len(c.Tracks))
 	var ids []any
-	included := []any{f.searchAlbum()}
-	for _, tr := range c.tracks[from:to] {
+	included := []any{f.catalog.SearchAlbum()}
+	for _, tr := range c.Tracks[from:to] {
 		ids = append(ids, ident(tr))
-		included = append(included, f.searchTrack(tr))
+		included = append(included, f.catalog.SearchTrack(tr))
 	}
-	included = append(included, c.artists...)
-	included = append(included, c.artworks...)
+	included = append(included, c.Artists...)
+	included = append(included, c.Artworks...)
 	links := map[string]any{"self": "/searchResults/opaque-search-id/relationships/tracks"}
-	if to < len(c.tracks) {
+	if to < len(c.Tracks) {
 		links["next"] = fmt.Sprintf("/searchResults/opaque-search-id/relationships/tracks?countryCode=US&page%%5Bcursor%%5D=p%d", to/20+1)
 	}
 	body, err := json.Marshal(map[string]any{"data": ids, "included": included, "links": links})
@@ -376,14 +265,14 @@ func (f *fakeTidal) writeISRC(w http.ResponseWriter, isrcs []string) {
 	data := []any{}
 	var included []any
 	for _, s := range isrcs {
-		if tr, ok := f.catalog.byISRC[s]; ok {
-			data = append(data, f.searchTrack(tr))
+		if tr, ok := f.catalog.ByISRC[s]; ok {
+			data = append(data, f.catalog.SearchTrack(tr))
 		}
 	}
 	if len(data) > 0 {
-		included = append(included, f.searchAlbum())
-		included = append(included, f.catalog.artists...)
-		included = append(included, f.catalog.artworks...)
+		included = append(included, f.catalog.SearchAlbum())
+		included = append(included, f.catalog.Artists...)
+		included = append(included, f.catalog.Artworks...)
 	}
 	body, err := json.Marshal(map[string]any{"data": data, "included": included, "links": map[string]any{"self": "/tracks"}})
 	must(f.t, err)
@@ -403,26 +292,26 @@ func (f *fakeTidal) writeTracksByID(w http.ResponseWriter, ids []string, include
 	data := []any{}
 	var included []any
 	for _, id := range ids {
-		for _, tr := range f.catalog.tracks {
+		for _, tr := range f.catalog.Tracks {
 			if tr["id"] == id {
-				data = append(data, f.searchTrack(tr))
+				data = append(data, f.catalog.SearchTrack(tr))
 				break
 			}
 		}
 	}
 	if len(data) > 0 {
 		if incl["albums"] {
-			album := f.searchAlbum()
+			album := f.catalog.SearchAlbum()
 			if !incl["albums.coverArt"] {
 				delete(album["relationships"].(map[string]any), "coverArt")
 			}
 			included = append(included, album)
 		}
 		if incl["artists"] {
-			included = append(included, f.catalog.artists...)
+			included = append(included, f.catalog.Artists...)
 		}
 		if incl["albums.coverArt"] {
-			included = append(included, f.catalog.artworks...)
+			included = append(included, f.catalog.Artworks...)
 		}
 	}
 	body, err := json.Marshal(map[string]any{"data": data, "included": included, "links": map[string]any{"self": "/tracks"}})

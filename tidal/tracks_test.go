@@ -15,8 +15,8 @@ func TestTracksByID(t *testing.T) {
 	// 23 known ids (every other track of the album, last first: an order
 	// of our own), then misses, a duplicate with spaces and an empty one.
 	var ids []string
-	for i := len(f.catalog.tracks) - 2; i >= 0; i -= 2 {
-		ids = append(ids, f.catalog.tracks[i]["id"].(string))
+	for i := len(f.catalog.Tracks) - 2; i >= 0; i -= 2 {
+		ids = append(ids, f.catalog.Tracks[i]["id"].(string))
 	}
 	ids = append(ids, "1", " 396698919 ", "999999999", "")
 	tracks, err := c.TracksByID(context.Background(), ids)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/toolport/toolport/internal/cli"
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 const (
@@ -24,8 +24,8 @@ const (
 
 // tidalTracksServer is a local TIDAL stand-in on 127.0.0.1: the token
 // endpoint, and GET /v2/tracks?filter[id]=… answered with a CONSTRUCTED
-// body built from the recorded album ../tidal/testdata/album_396698918.json:
-// the recorded track resources asked for (their albums relationship given
+// body built from the tidal package's recorded album (tooltest's TIDAL
+// catalog): the track resources asked for (their albums relationship given
 // data pointing at the recorded album), the album, its artists and cover.
 type tidalTracksServer struct {
 	srv *httptest.Server
@@ -37,33 +37,12 @@ type tidalTracksServer struct {
 
 func newTidalTracksServer(t *testing.T) *tidalTracksServer {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "tidal", "testdata", "album_396698918.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		Data     []map[string]any `json:"data"`
-		Included []map[string]any `json:"included"`
-	}
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		t.Fatal(err)
-	}
-	album := rec.Data[0]
-	rels := album["relationships"].(map[string]any)
-	included := []any{map[string]any{"id": album["id"], "type": "albums", "attributes": album["attributes"],
-		"relationships": map[string]any{"artists": rels["artists"], "coverArt": rels["coverArt"]}}}
+	cat := tooltest.LoadTIDALCatalog(t)
+	included := append([]any{cat.SearchAlbum()}, cat.Artists...)
+	included = append(included, cat.Artworks...)
 	tracks := map[string]map[string]any{}
-	for _, r := range rec.Included {
-		switch r["type"] {
-		case "artists", "artworks":
-			included = append(included, r)
-		case "tracks":
-			tr := map[string]any{"id": r["id"], "type": "tracks", "attributes": r["attributes"], "relationships": map[string]any{
-				"artists": r["relationships"].(map[string]any)["artists"],
-				"albums":  map[string]any{"data": []any{map[string]any{"id": album["id"], "type": "albums"}}},
-			}}
-			tracks[r["id"].(string)] = tr
-		}
+	for _, r := range cat.Tracks {
+		tracks[r["id"].(string)] = cat.SearchTrack(r)
 	}
 	f := &tidalTracksServer{}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

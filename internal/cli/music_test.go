@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/testexec"
+	"github.com/toolport/toolport/internal/tooltest"
 
 	"github.com/toolport/toolport/internal/cli"
 	"github.com/toolport/toolport/internal/config"
@@ -144,7 +145,7 @@ func TestMain(m *testing.M) {
 
 func binary(t *testing.T) string {
 	t.Helper()
-	return bins.Build(t, "../../cmd/toolport")
+	return bins.Build(t, filepath.Join(tooltest.Root(t), "cmd", "toolport"))
 }
 
 // freshEnv is a process environment with an empty home and data dir, no

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolport/toolport/internal/exectool"
 	"github.com/toolport/toolport/internal/testexec"
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 // bins holds the executables, built once for the whole test binary.
@@ -32,16 +33,7 @@ func TestMain(m *testing.M) {
 // runTool runs an ikigai executable in an isolated environment.
 func runTool(t *testing.T, name string, env map[string]string, stdin string, args ...string) testexec.Result {
 	t.Helper()
-	return testexec.Run(t, bins.Build(t, "../../cmd/"+name), env, stdin, args...)
-}
-
-func fixture(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testexec.Run(t, bins.Build(t, filepath.Join(tooltest.Root(t), "cmd", name)), env, stdin, args...)
 }
 
 func TestExecutablesPrintAValidSchema(t *testing.T) {
@@ -83,11 +75,12 @@ func TestExecutablesPrintAValidSchema(t *testing.T) {
 }
 
 func TestBraveExecutable(t *testing.T) {
-	body := fixture(t, "brave/testdata/web_search_what_is_semantic_kernel.json")
+	body := tooltest.Fixture(t, "brave", "web_search_what_is_semantic_kernel.json")
+	tokenInvalid := tooltest.Fixture(t, "brave", "docs_example_422_subscription_token_invalid.json")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/res/v1/web/search" || r.Header.Get("X-Subscription-Token") != "test-key" {
 			w.WriteHeader(http.StatusUnprocessableEntity)
-			w.Write(fixture(t, "brave/testdata/docs_example_422_subscription_token_invalid.json"))
+			w.Write(tokenInvalid)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -125,13 +118,14 @@ func TestBraveExecutable(t *testing.T) {
 }
 
 func TestGoogleExecutable(t *testing.T) {
+	body := tooltest.Fixture(t, "google", "cse_what_is_semantic_kernel.json")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/customsearch/v1" || r.URL.Query().Get("key") != "gkey" || r.URL.Query().Get("cx") != "engine" {
 			http.Error(w, "unexpected request", http.StatusBadRequest)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		w.Write(fixture(t, "google/testdata/cse_what_is_semantic_kernel.json"))
+		w.Write(body)
 	}))
 	defer srv.Close()
 	env := map[string]string{"GOOGLE_SEARCH_API_KEY": "gkey", "GOOGLE_SEARCH_ENGINE_ID": "engine", "GOOGLE_SEARCH_BASE_URL": srv.URL}

@@ -11,25 +11,8 @@ import (
 
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/store/sqlstore"
+	"github.com/toolport/toolport/internal/tooltest"
 )
-
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // eachBackendTwoHandles runs fn on a fresh store of every engine, opened
 // twice: server is what a running `toolport serve` holds, other what another
@@ -70,7 +53,7 @@ func TestSearchSeesWhatAnotherProcessIngests(t *testing.T) {
 		if _, err := writer.Ingest(ctx, strings.NewReader(seedJSONL), IngestOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		clock := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+		clock := tooltest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 		svc := New(server, testEmbedder(t), nil, WithRefreshInterval(interval), WithClock(clock.Now))
 		harpsichord := SemanticSearchInput{Query: "baroque harpsichord fugue"}
 		if got := isrcsFound(t, svc, harpsichord); slices.Contains(got, "QZHAR0000001") {
@@ -127,7 +110,7 @@ func TestRefreshHandlesDeletions(t *testing.T) {
 		if _, err := writer.Ingest(ctx, strings.NewReader(seedJSONL), IngestOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		clock := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+		clock := tooltest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 		svc := New(server, testEmbedder(t), nil, WithRefreshInterval(interval), WithClock(clock.Now))
 		if _, err := svc.Engine(ctx); err != nil {
 			t.Fatal(err)
@@ -177,7 +160,7 @@ func TestRefreshHandlesDeletions(t *testing.T) {
 func TestRefreshCanBeTurnedOff(t *testing.T) {
 	db := openStore(t, t.TempDir()+"/db")
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := tooltest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	svc := New(db, testEmbedder(t), nil, WithRefreshInterval(-1), WithClock(clock.Now))
 	if _, err := svc.Engine(ctx); err != nil {
 		t.Fatal(err)
@@ -206,7 +189,7 @@ func TestSearchesRunDuringRefresh(t *testing.T) {
 		if _, err := writer.Ingest(ctx, strings.NewReader(seedJSONL), IngestOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		clock := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+		clock := tooltest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 		svc := New(server, testEmbedder(t), nil, WithRefreshInterval(interval), WithClock(clock.Now))
 		if _, err := svc.Engine(ctx); err != nil {
 			t.Fatal(err)

@@ -9,19 +9,20 @@ import (
 
 	"github.com/toolport/toolport/ckan"
 	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
 
 func TestPortalInput(t *testing.T) {
-	def := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
-	other := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	def := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+	other := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 
 	reg := newRegistry(t, Config{BaseURL: def.URL, HTTPClient: def.Client(), AllowPortal: func(string) error { return nil }})
 	res, _ := call(t, reg, "searchDatasets", `{"query":"x","portal":"`+other.URL+`"}`)
 	var out SearchDatasetsOutput
 	mustOK(t, res, &out)
-	if len(def.calls()) != 0 || len(other.calls()) != 1 {
-		t.Errorf("default portal got %d calls, other %d; want 0 and 1", len(def.calls()), len(other.calls()))
+	if len(def.Requests()) != 0 || len(other.Requests()) != 1 {
+		t.Errorf("default portal got %d calls, other %d; want 0 and 1", len(def.Requests()), len(other.Requests()))
 	}
 	if !strings.HasPrefix(out.APIURL, other.URL+"/api/3/action/package_search?") ||
 		!strings.HasPrefix(out.Datasets[0].DatasetURL, other.URL+"/dataset/") {
@@ -42,8 +43,8 @@ func TestPortalInput(t *testing.T) {
 // that resolves to a loopback address is refused at connect time, even when
 // the name itself passes the allow-list.
 func TestPortalInputIsCheckedAtConnectTime(t *testing.T) {
-	def := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
-	inside := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
+	def := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+	inside := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 	port := inside.Listener.Addr().(*net.TCPAddr).Port
 
 	c, err := config.New(func(string) string { return "" }, t.TempDir())
@@ -58,7 +59,7 @@ func TestPortalInputIsCheckedAtConnectTime(t *testing.T) {
 	if e := mustFail(t, res, tool.CodeBlocked); !strings.Contains(e.Message, "loopback") {
 		t.Errorf("message %q", e.Message)
 	}
-	if len(inside.calls()) != 0 {
+	if len(inside.Requests()) != 0 {
 		t.Errorf("the loopback portal was reached")
 	}
 	// The operator's own default portal is trusted, wherever it is.

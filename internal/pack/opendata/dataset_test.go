@@ -6,18 +6,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
 
 func TestGetDatasetDetails(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{
-		"package_show": reply(200, "application/json", fixture(t, "demo.ckan.org/package_show_17be64bb-da74-4195-9bb8-565c39846af2.json")),
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{
+		"package_show": tooltest.Respond(200, "application/json", tooltest.JSONFixture(t, "ckan", "demo.ckan.org/package_show_17be64bb-da74-4195-9bb8-565c39846af2.json")),
 	})
-	res, _ := call(t, srv.registry(t), "getDatasetDetails", `{"id":"2016-regione-asia-est-oceania-classi-di-eta"}`)
+	res, _ := call(t, serverRegistry(t, srv), "getDatasetDetails", `{"id":"2016-regione-asia-est-oceania-classi-di-eta"}`)
 	var out GetDatasetDetailsOutput
 	mustOK(t, res, &out)
 
-	if got := srv.last(t).Query.Get("id"); got != "2016-regione-asia-est-oceania-classi-di-eta" {
+	if got := srv.Last(t).Query.Get("id"); got != "2016-regione-asia-est-oceania-classi-di-eta" {
 		t.Errorf("id sent = %q", got)
 	}
 	if out.ID != "17be64bb-da74-4195-9bb8-565c39846af2" || out.Title != "2016 Regione Asia Est Oceania * Classi di età" {
@@ -70,8 +71,8 @@ func TestGetDatasetDetailsLenientFields(t *testing.T) {
 			map[string]any{"id": "r4", "size": "about 3 MB"},
 		},
 	}
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_show": okJSON(t, pkg)})
-	res, _ := call(t, srv.registry(t), "getDatasetDetails", `{"id":"x"}`)
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_show": okJSON(t, pkg)})
+	res, _ := call(t, serverRegistry(t, srv), "getDatasetDetails", `{"id":"x"}`)
 	var out GetDatasetDetailsOutput
 	mustOK(t, res, &out)
 	sizes := []string{}
@@ -92,8 +93,8 @@ func TestGetDatasetDetailsLenientFields(t *testing.T) {
 
 func TestGetDatasetDetailsNotFound(t *testing.T) {
 	body := `{"help": "https://data.gov.il/api/3/action/help_show?name=package_show", "success": false, "error": {"message": "לא נמצא", "__type": "Not Found Error"}}`
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_show": reply(404, "application/json;charset=utf-8", []byte(body))})
-	res, env := call(t, srv.registry(t), "getDatasetDetails", `{"id":"no-such-dataset"}`)
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_show": tooltest.Respond(404, "application/json;charset=utf-8", []byte(body))})
+	res, env := call(t, serverRegistry(t, srv), "getDatasetDetails", `{"id":"no-such-dataset"}`)
 	e := mustFail(t, res, tool.CodeNotFound)
 	if e.Message != "package_show: Not Found Error: לא נמצא" || e.Retryable || e.Status != 404 {
 		t.Errorf("error = %+v", e)

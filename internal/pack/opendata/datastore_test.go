@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -27,16 +28,16 @@ func datastoreResult() map[string]any {
 }
 
 func TestQueryDatastore(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"datastore_search": okJSON(t, datastoreResult())})
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"datastore_search": okJSON(t, datastoreResult())})
 	args := `{"resourceId":"5c78e9fa-c2e2-4771-93ff-7f400a12f7ba","q":"חיפה","filters":{"שם ישוב":["חיפה","עכו"],"active":true},` +
 		`"fields":["_id","שם ישוב"],"sort":"סמל ישוב DESC, _id","limit":2,"offset":4}`
-	res, env := call(t, srv.registry(t), "queryDatastore", args)
+	res, env := call(t, serverRegistry(t, srv), "queryDatastore", args)
 	var out QueryDatastoreOutput
 	mustOK(t, res, &out)
 
-	req := srv.last(t)
-	if req.Method != http.MethodPost || req.ContentType != "application/json" || req.RawQuery != "" {
-		t.Errorf("request %s %q query %q; want a JSON POST with no query string", req.Method, req.ContentType, req.RawQuery)
+	req := srv.Last(t)
+	if req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/json" || req.URL.RawQuery != "" {
+		t.Errorf("request %s %q query %q; want a JSON POST with no query string", req.Method, req.Header.Get("Content-Type"), req.URL.RawQuery)
 	}
 	var body map[string]any
 	if err := json.Unmarshal(req.Body, &body); err != nil {
@@ -47,8 +48,8 @@ func TestQueryDatastore(t *testing.T) {
 	if got, _ := json.Marshal(body); string(got) != wantBody {
 		t.Errorf("body = %s\nwant   %s", got, wantBody)
 	}
-	if strings.Contains(strings.ToLower(string(req.Body)), "sql") || req.Action != "datastore_search" {
-		t.Errorf("called %s with %s", req.Action, req.Body)
+	if strings.Contains(strings.ToLower(string(req.Body)), "sql") || tooltest.CKANAction(req) != "datastore_search" {
+		t.Errorf("called %s with %s", tooltest.CKANAction(req), req.Body)
 	}
 
 	if out.Total != 1234 || len(out.Records) != 2 || len(out.Fields) != 3 || out.Fields[1] != (ckan.DatastoreField{ID: "שם ישוב", Type: "text"}) {
@@ -75,17 +76,17 @@ func TestQueryDatastoreErrors(t *testing.T) {
 		code    tool.Code
 		message string
 	}{
-		{"unknown resource, Hebrew message", reply(404, "application/json", fixture(t, "data.gov.il/error_not_found_resource_he.json")),
+		{"unknown resource, Hebrew message", tooltest.Respond(404, "application/json", tooltest.JSONFixture(t, "ckan", "data.gov.il/error_not_found_resource_he.json")),
 			tool.CodeNotFound, "datastore_search: Not Found Error: לא נמצא: Resource was not found."},
-		{"malformed filters", reply(409, "application/json", fixture(t, "data.gov.il/error_validation_filters.json")),
+		{"malformed filters", tooltest.Respond(409, "application/json", tooltest.JSONFixture(t, "ckan", "data.gov.il/error_validation_filters.json")),
 			tool.CodeValidation, "datastore_search: Validation Error: filters: Cannot parse JSON"},
 		{"records that are not objects", okJSON(t, map[string]any{"fields": []any{}, "records": []any{[]any{1, 2}}, "total": 1}),
 			tool.CodeParse, "datastore_search: record 0 is not a JSON object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newCKANServer(t, map[string]http.HandlerFunc{"datastore_search": tt.handler})
-			res, _ := call(t, srv.registry(t), "queryDatastore", `{"resourceId":"nope"}`)
+			srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"datastore_search": tt.handler})
+			res, _ := call(t, serverRegistry(t, srv), "queryDatastore", `{"resourceId":"nope"}`)
 			if e := mustFail(t, res, tt.code); e.Message != tt.message {
 				t.Errorf("message = %q, want %q", e.Message, tt.message)
 			}

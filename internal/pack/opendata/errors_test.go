@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -26,52 +27,52 @@ func TestUpstreamErrors(t *testing.T) {
 		wantMessage string
 	}{
 		{"404 with data.gov.il's Hebrew Not Found",
-			reply(404, js, fixture(t, "data.gov.il/error_not_found_resource_he.json")),
+			tooltest.Respond(404, js, tooltest.JSONFixture(t, "ckan", "data.gov.il/error_not_found_resource_he.json")),
 			tool.CodeNotFound, false, 1, "package_search: Not Found Error: לא נמצא: Resource was not found."},
 		{"200 with success false",
-			reply(200, js, []byte(`{"help":"h","success":false,"error":{"__type":"Not Found Error","message":"Not found"}}`)),
+			tooltest.Respond(200, js, []byte(`{"help":"h","success":false,"error":{"__type":"Not Found Error","message":"Not found"}}`)),
 			tool.CodeNotFound, false, 1, "package_search: Not Found Error: Not found"},
 		{"409 Validation Error with field errors",
-			reply(409, js, fixture(t, "data.gov.il/error_validation_filters.json")),
+			tooltest.Respond(409, js, tooltest.JSONFixture(t, "ckan", "data.gov.il/error_validation_filters.json")),
 			tool.CodeValidation, false, 1, "package_search: Validation Error: filters: Cannot parse JSON"},
 		{"400 Search Query Error",
-			reply(400, js, []byte(`{"success":false,"error":{"__type":"Search Query Error","message":"Search Query is invalid: \"Invalid search query: unbalanced parentheses\""}}`)),
+			tooltest.Respond(400, js, []byte(`{"success":false,"error":{"__type":"Search Query Error","message":"Search Query is invalid: \"Invalid search query: unbalanced parentheses\""}}`)),
 			tool.CodeValidation, false, 1, `Search Query Error: Search Query is invalid`},
 		{"403 Authorization Error",
-			reply(403, js, []byte(`{"success":false,"error":{"__type":"Authorization Error","message":"Access denied"}}`)),
+			tooltest.Respond(403, js, []byte(`{"success":false,"error":{"__type":"Authorization Error","message":"Access denied"}}`)),
 			tool.CodeAuthInvalid, false, 1, "Authorization Error: Access denied"},
 		{"403 from a CDN, HTML body",
-			reply(403, html, []byte("<html><body>Access Denied</body></html>")),
+			tooltest.Respond(403, html, []byte("<html><body>Access Denied</body></html>")),
 			tool.CodeBlocked, false, 1, "package_search: HTTP 403 Forbidden"},
 		{"500 with a CKAN error object",
-			reply(500, js, []byte(`{"success":false,"error":{"__type":"Internal Error","message":"boom"}}`)),
+			tooltest.Respond(500, js, []byte(`{"success":false,"error":{"__type":"Internal Error","message":"boom"}}`)),
 			tool.CodeAPI, false, 1, "package_search: Internal Error: boom"},
-		{"500 HTML", reply(500, html, []byte("<h1>Internal Server Error</h1>")),
+		{"500 HTML", tooltest.Respond(500, html, []byte("<h1>Internal Server Error</h1>")),
 			tool.CodeHTTP, false, 1, "package_search: HTTP 500 Internal Server Error"},
-		{"503 HTML is retried once", reply(503, html, []byte("<h1>down</h1>")),
+		{"503 HTML is retried once", tooltest.Respond(503, html, []byte("<h1>down</h1>")),
 			tool.CodeHTTP, true, 2, "package_search: HTTP 503 Service Unavailable"},
-		{"429 is retried once", reply(429, "text/plain", []byte("slow down")),
+		{"429 is retried once", tooltest.Respond(429, "text/plain", []byte("slow down")),
 			tool.CodeRateLimit, true, 2, "package_search: HTTP 429 Too Many Requests"},
-		{"200 HTML instead of JSON", reply(200, html, []byte("<!doctype html><title>Maintenance</title>")),
+		{"200 HTML instead of JSON", tooltest.Respond(200, html, []byte("<!doctype html><title>Maintenance</title>")),
 			tool.CodeParse, false, 1, "package_search: response is text/html, not JSON"},
-		{"200 truncated JSON", reply(200, js, fixture(t, "demo.ckan.org/package_search_rows3_facets.json")[:4000]),
+		{"200 truncated JSON", tooltest.Respond(200, js, tooltest.JSONFixture(t, "ckan", "demo.ckan.org/package_search_rows3_facets.json")[:4000]),
 			tool.CodeParse, false, 1, "package_search: response is not valid JSON: unexpected end of JSON input"},
-		{"200 JSON that is not a CKAN response", reply(200, js, []byte(`{"results":[]}`)),
+		{"200 JSON that is not a CKAN response", tooltest.Respond(200, js, []byte(`{"results":[]}`)),
 			tool.CodeParse, false, 1, `no "success" field`},
 		{"200 success with the wrong result shape",
-			reply(200, js, []byte(`{"success":true,"result":{"count":"three","results":[]}}`)),
+			tooltest.Respond(200, js, []byte(`{"success":true,"result":{"count":"three","results":[]}}`)),
 			tool.CodeParse, false, 1, "unexpected result structure: field count: expected int, got JSON string"},
 		{"200 success with results not a list",
-			reply(200, js, []byte(`{"success":true,"result":{"count":1,"results":{"id":"x"}}}`)),
+			tooltest.Respond(200, js, []byte(`{"success":true,"result":{"count":1,"results":{"id":"x"}}}`)),
 			tool.CodeParse, false, 1, "unexpected result structure: field results"},
-		{"200 success without result", reply(200, js, []byte(`{"success":true,"result":null}`)),
+		{"200 success without result", tooltest.Respond(200, js, []byte(`{"success":true,"result":null}`)),
 			tool.CodeParse, false, 1, `response has no "result"`},
-		{"empty body", reply(200, js, nil), tool.CodeParse, false, 1, "not valid JSON"},
+		{"empty body", tooltest.Respond(200, js, nil), tool.CodeParse, false, 1, "not valid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": tt.handler})
-			res, env := call(t, srv.registry(t), "searchDatasets", `{"query":"x"}`)
+			srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tt.handler})
+			res, env := call(t, serverRegistry(t, srv), "searchDatasets", `{"query":"x"}`)
 			e := mustFail(t, res, tt.code)
 			if !strings.Contains(e.Message, tt.wantMessage) {
 				t.Errorf("message = %q\n want it to contain %q", e.Message, tt.wantMessage)
@@ -79,7 +80,7 @@ func TestUpstreamErrors(t *testing.T) {
 			if e.Retryable != tt.retryable || env["retryable"] != tt.retryable {
 				t.Errorf("retryable = %v, want %v", e.Retryable, tt.retryable)
 			}
-			if n := len(srv.calls()); n != tt.wantCalls {
+			if n := len(srv.Requests()); n != tt.wantCalls {
 				t.Errorf("portal called %d times, want %d", n, tt.wantCalls)
 			}
 			if env["wasRetried"] != (tt.wantCalls == 2) {
@@ -91,8 +92,8 @@ func TestUpstreamErrors(t *testing.T) {
 
 func TestTransientFailureThenSuccessIsRetriedOnce(t *testing.T) {
 	var n atomic.Int32
-	ok := searchFixture(t)
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": func(w http.ResponseWriter, r *http.Request) {
+	ok := tooltest.CKANPackageSearch(t)
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 1 {
 			w.WriteHeader(http.StatusBadGateway)
 			w.Write([]byte("<html>502 Bad Gateway</html>"))
@@ -100,11 +101,11 @@ func TestTransientFailureThenSuccessIsRetriedOnce(t *testing.T) {
 		}
 		ok(w, r)
 	}})
-	res, _ := call(t, srv.registry(t), "searchDatasets", `{}`)
+	res, _ := call(t, serverRegistry(t, srv), "searchDatasets", `{}`)
 	var out SearchDatasetsOutput
 	mustOK(t, res, &out)
-	if !res.Retried || len(srv.calls()) != 2 || out.Total != 3 {
-		t.Errorf("retried=%v calls=%d total=%d; want a retry, 2 calls, 3 datasets", res.Retried, len(srv.calls()), out.Total)
+	if !res.Retried || len(srv.Requests()) != 2 || out.Total != 3 {
+		t.Errorf("retried=%v calls=%d total=%d; want a retry, 2 calls, 3 datasets", res.Retried, len(srv.Requests()), out.Total)
 	}
 }
 
@@ -131,7 +132,7 @@ func TestNetworkError(t *testing.T) {
 }
 
 func TestClientTimeout(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": func(w http.ResponseWriter, r *http.Request) {
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // never answer
 	}})
 	c, err := ckan.NewClient(srv.URL, ckan.WithHTTPClient(srv.Client()), ckan.WithTimeout(20*time.Millisecond))

@@ -6,11 +6,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -31,12 +30,7 @@ func (f fixedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // returns: every failure the client reports becomes a tool error with a
 // code other than INTERNAL and a message.
 func FuzzToolError(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "*", "*.json*"))
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, raw := range tooltest.Fixtures(f, "ckan", "*/*.json*") {
 		f.Add(200, "application/json", raw)
 		f.Add(404, "application/json", raw)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 // groupPortal serves group_list (or organization_list) over n groups like
@@ -46,16 +48,16 @@ func groupPortal(t *testing.T, n int, isOrg bool) http.HandlerFunc {
 }
 
 func TestListGroupsNames(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"group_list": groupPortal(t, 30, false)})
-	res, env := call(t, srv.registry(t), "listGroups", `{}`)
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"group_list": groupPortal(t, 30, false)})
+	res, env := call(t, serverRegistry(t, srv), "listGroups", `{}`)
 	var out ListGroupsOutput
 	mustOK(t, res, &out)
 	if out.Count != 30 || len(out.Names) != 30 || out.Names[0] != "group-00" || out.Groups != nil {
 		t.Errorf("count %d, names %v, groups %v", out.Count, out.Names, out.Groups)
 	}
-	first := srv.calls()[0]
-	if first.Action != "group_list" || first.Query.Get("all_fields") != "" || first.Query.Get("limit") != "100" {
-		t.Errorf("first call %s?%s", first.Action, first.RawQuery)
+	first := srv.Requests()[0]
+	if tooltest.CKANAction(first) != "group_list" || first.Query.Get("all_fields") != "" || first.Query.Get("limit") != "100" {
+		t.Errorf("first call %s?%s", tooltest.CKANAction(first), first.URL.RawQuery)
 	}
 	if want := srv.URL + "/api/3/action/group_list?limit=100"; out.APIURL != want {
 		t.Errorf("apiUrl = %s, want %s", out.APIURL, want)
@@ -66,16 +68,16 @@ func TestListGroupsNames(t *testing.T) {
 }
 
 func TestListGroupsAllFieldsFixture(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{
 		"group_list": func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Query().Get("offset") != "" { // the fixture is the whole list
 				okJSON(t, []any{})(w, r)
 				return
 			}
-			reply(200, "application/json", fixture(t, "ckan-2.8-local/group_list_all_fields.json"))(w, r)
+			tooltest.Respond(200, "application/json", tooltest.JSONFixture(t, "ckan", "ckan-2.8-local/group_list_all_fields.json"))(w, r)
 		},
 	})
-	res, _ := call(t, srv.registry(t), "listGroups", `{"allFields":true}`)
+	res, _ := call(t, serverRegistry(t, srv), "listGroups", `{"allFields":true}`)
 	var out ListGroupsOutput
 	mustOK(t, res, &out)
 	want := []GroupInfo{{
@@ -86,7 +88,7 @@ func TestListGroupsAllFieldsFixture(t *testing.T) {
 	if !slices.Equal(out.Groups, want) || !slices.Equal(out.Names, []string{"test-group"}) {
 		t.Errorf("groups = %+v", out.Groups)
 	}
-	if q := srv.calls()[0].Query; q.Get("all_fields") != "true" || q.Get("limit") != "25" {
+	if q := srv.Requests()[0].Query; q.Get("all_fields") != "true" || q.Get("limit") != "25" {
 		t.Errorf("first call asked %v", q)
 	}
 }
@@ -107,8 +109,8 @@ func TestListGroupsPagingPastTheCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
-			srv := newCKANServer(t, map[string]http.HandlerFunc{"group_list": groupPortal(t, 60, false)})
-			res, _ := call(t, srv.registry(t), "listGroups", tt.args)
+			srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"group_list": groupPortal(t, 60, false)})
+			res, _ := call(t, serverRegistry(t, srv), "listGroups", tt.args)
 			var out ListGroupsOutput
 			mustOK(t, res, &out)
 			if out.Count != tt.wantCount || len(out.Names) != tt.wantCount {
@@ -120,7 +122,7 @@ func TestListGroupsPagingPastTheCap(t *testing.T) {
 				}
 			}
 			var calls [][2]int
-			for _, c := range srv.calls() {
+			for _, c := range srv.Requests() {
 				l, _ := strconv.Atoi(c.Query.Get("limit"))
 				o, _ := strconv.Atoi(c.Query.Get("offset"))
 				calls = append(calls, [2]int{l, o})
@@ -134,26 +136,26 @@ func TestListGroupsPagingPastTheCap(t *testing.T) {
 
 // A portal that ignores offset must not make the tool loop or repeat groups.
 func TestListGroupsPortalIgnoringOffset(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"group_list": func(w http.ResponseWriter, r *http.Request) {
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"group_list": func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		q.Del("offset")
 		r.URL.RawQuery = q.Encode()
 		groupPortal(t, 60, false)(w, r)
 	}})
-	res, _ := call(t, srv.registry(t), "listGroups", `{"allFields":true,"limit":100}`)
+	res, _ := call(t, serverRegistry(t, srv), "listGroups", `{"allFields":true,"limit":100}`)
 	var out ListGroupsOutput
 	mustOK(t, res, &out)
-	if out.Count != 25 || len(srv.calls()) != 2 {
-		t.Errorf("count %d after %d calls; want the 25 distinct groups after 2 calls", out.Count, len(srv.calls()))
+	if out.Count != 25 || len(srv.Requests()) != 2 {
+		t.Errorf("count %d after %d calls; want the 25 distinct groups after 2 calls", out.Count, len(srv.Requests()))
 	}
 }
 
 func TestListOrganizations(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"organization_list": groupPortal(t, 3, true)})
-	res, env := call(t, srv.registry(t), "listOrganizations", `{"sort":"package_count desc"}`)
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"organization_list": groupPortal(t, 3, true)})
+	res, env := call(t, serverRegistry(t, srv), "listOrganizations", `{"sort":"package_count desc"}`)
 	var out ListOrganizationsOutput
 	mustOK(t, res, &out)
-	q := srv.calls()[0].Query
+	q := srv.Requests()[0].Query
 	if q.Get("all_fields") != "true" || q.Get("sort") != "package_count desc" {
 		t.Errorf("query = %v", q)
 	}
@@ -166,7 +168,7 @@ func TestListOrganizations(t *testing.T) {
 		t.Errorf("summary %v", env["summary"])
 	}
 
-	res, _ = call(t, srv.registry(t), "listOrganizations", `{"allFields":false}`)
+	res, _ = call(t, serverRegistry(t, srv), "listOrganizations", `{"allFields":false}`)
 	var names ListOrganizationsOutput
 	mustOK(t, res, &names)
 	if names.Organizations != nil || len(names.Names) != 3 {

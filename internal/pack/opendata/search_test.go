@@ -9,22 +9,19 @@ import (
 	"testing"
 
 	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
 
-func searchFixture(t *testing.T) http.HandlerFunc {
-	return reply(http.StatusOK, "application/json;charset=utf-8", fixture(t, "demo.ckan.org/package_search_rows3_facets.json"))
-}
-
 func TestSearchDatasetsKeyword(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
-	res, env := call(t, srv.registry(t), "searchDatasets", `{"query":"transportation"}`)
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+	res, env := call(t, serverRegistry(t, srv), "searchDatasets", `{"query":"transportation"}`)
 
 	var out SearchDatasetsOutput
 	mustOK(t, res, &out)
-	req := srv.last(t)
-	if req.Method != http.MethodGet || req.Action != "package_search" {
-		t.Errorf("called %s %s, want GET package_search", req.Method, req.Action)
+	req := srv.Last(t)
+	if req.Method != http.MethodGet || tooltest.CKANAction(req) != "package_search" {
+		t.Errorf("called %s %s, want GET package_search", req.Method, tooltest.CKANAction(req))
 	}
 	if got := req.Query["q"]; !slices.Equal(got, []string{"transportation"}) {
 		t.Errorf("q = %q, want transportation", got)
@@ -65,8 +62,8 @@ func TestSearchDatasetsKeyword(t *testing.T) {
 	if _, ok := env["durationMs"]; !ok {
 		t.Error("envelope has no durationMs")
 	}
-	if !strings.Contains(req.UserAgent, "Toolport") || !strings.HasPrefix(req.UserAgent, "Mozilla/5.0") {
-		t.Errorf("User-Agent = %q, want a browser-like one naming Toolport", req.UserAgent)
+	if !strings.Contains(req.Header.Get("User-Agent"), "Toolport") || !strings.HasPrefix(req.Header.Get("User-Agent"), "Mozilla/5.0") {
+		t.Errorf("User-Agent = %q, want a browser-like one naming Toolport", req.Header.Get("User-Agent"))
 	}
 }
 
@@ -85,19 +82,19 @@ func TestSearchDatasetsHebrewEndToEnd(t *testing.T) {
 			"resources":    []any{map[string]any{"format": "CSV", "url": "https://data.gov.il/x.csv"}},
 		}},
 	}
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": okJSON(t, result)})
-	reg := srv.registry(t)
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": okJSON(t, result)})
+	reg := serverRegistry(t, srv)
 
 	res := reg.Call(context.Background(), "searchDatasets", json.RawMessage(`{"query":"תחבורה"}`))
 	if !res.OK() {
 		t.Fatalf("call failed: %s", res.JSON)
 	}
-	req := srv.last(t)
+	req := srv.Last(t)
 	if got := req.Query["q"]; len(got) != 1 || got[0] != query {
 		t.Errorf("server received q=%q, want %q", got, query)
 	}
-	if want := "q=%D7%AA%D7%97%D7%91%D7%95%D7%A8%D7%94"; !strings.Contains(req.RawQuery, want) {
-		t.Errorf("raw query %q does not carry the UTF-8 bytes %s", req.RawQuery, want)
+	if want := "q=%D7%AA%D7%97%D7%91%D7%95%D7%A8%D7%94"; !strings.Contains(req.URL.RawQuery, want) {
+		t.Errorf("raw query %q does not carry the UTF-8 bytes %s", req.URL.RawQuery, want)
 	}
 	for _, s := range []string{"קווי תחבורה ציבורית", "משרד התחבורה", `"tags":["תחבורה"]`, `"summary":"1 of 1 datasets for \"תחבורה\""`} {
 		if !strings.Contains(string(res.JSON), s) {
@@ -120,11 +117,11 @@ func TestSearchDatasetsPaginationAndSort(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
-			srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
-			res, _ := call(t, srv.registry(t), "searchDatasets", tt.args)
+			srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+			res, _ := call(t, serverRegistry(t, srv), "searchDatasets", tt.args)
 			var out SearchDatasetsOutput
 			mustOK(t, res, &out)
-			q := srv.last(t).Query
+			q := srv.Last(t).Query
 			for k, want := range tt.wantQuery {
 				if got := strings.Join(q[k], ","); got != want {
 					t.Errorf("%s = %q, want %q", k, got, want)
@@ -138,8 +135,8 @@ func TestSearchDatasetsPaginationAndSort(t *testing.T) {
 }
 
 func TestSearchDatasetsRejectsBadSort(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
-	reg := srv.registry(t)
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+	reg := serverRegistry(t, srv)
 	for _, sort := range []string{
 		"metadata_modified",    // no direction
 		"name up",              // not asc/desc
@@ -156,7 +153,7 @@ func TestSearchDatasetsRejectsBadSort(t *testing.T) {
 			t.Errorf("sort %q: message %q does not name the field", sort, e.Message)
 		}
 	}
-	if n := len(srv.calls()); n != 0 {
+	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("invalid sorts reached the portal %d times", n)
 	}
 }
@@ -176,11 +173,11 @@ func TestSearchDatasetsFilterQuery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
-			res, _ := call(t, srv.registry(t), "searchDatasets", tt.args)
+			srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+			res, _ := call(t, serverRegistry(t, srv), "searchDatasets", tt.args)
 			var out SearchDatasetsOutput
 			mustOK(t, res, &out)
-			if got := srv.last(t).Query["fq"]; len(got) != 1 || got[0] != tt.wantFQ {
+			if got := srv.Last(t).Query["fq"]; len(got) != 1 || got[0] != tt.wantFQ {
 				t.Errorf("fq = %q\nwant %q", got, tt.wantFQ)
 			}
 		})
@@ -188,12 +185,12 @@ func TestSearchDatasetsFilterQuery(t *testing.T) {
 }
 
 func TestSearchDatasetsFacets(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
-	reg := srv.registry(t)
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+	reg := serverRegistry(t, srv)
 	res, _ := call(t, reg, "searchDatasets", `{"facets":["res_format","organization","groups"],"facetLimit":5}`)
 	var out SearchDatasetsOutput
 	mustOK(t, res, &out)
-	q := srv.last(t).Query
+	q := srv.Last(t).Query
 	if got := q.Get("facet.field"); got != `["res_format","organization","groups"]` {
 		t.Errorf("facet.field = %s", got)
 	}
@@ -218,8 +215,8 @@ func TestSearchDatasetsFacets(t *testing.T) {
 }
 
 func TestInputValidationMessages(t *testing.T) {
-	srv := newCKANServer(t, map[string]http.HandlerFunc{"package_search": searchFixture(t)})
-	reg := srv.registry(t)
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+	reg := serverRegistry(t, srv)
 	tests := []struct {
 		tool, args string
 		code       tool.Code
@@ -261,7 +258,7 @@ func TestInputValidationMessages(t *testing.T) {
 			}
 		})
 	}
-	if n := len(srv.calls()); n != 0 {
+	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("invalid inputs reached the portal %d times", n)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolport/toolport/internal/tooltest"
 )
 
 // tagPortal serves the recorded Italian tag_list, filtering by query as
@@ -14,7 +16,7 @@ import (
 // facet counts are given.
 func tagPortal(t *testing.T, counts map[string]int) map[string]http.HandlerFunc {
 	var all []string
-	if err := json.Unmarshal(fixtureResult(t, "dati-ustat.mur.gov.it/tag_list_names.jsonc"), &all); err != nil {
+	if err := json.Unmarshal(tooltest.CKANResult(t, "dati-ustat.mur.gov.it/tag_list_names.jsonc"), &all); err != nil {
 		t.Fatal(err)
 	}
 	return map[string]http.HandlerFunc{
@@ -40,15 +42,15 @@ func tagPortal(t *testing.T, counts map[string]int) map[string]http.HandlerFunc 
 }
 
 func TestListTagsNames(t *testing.T) {
-	srv := newCKANServer(t, tagPortal(t, nil))
-	res, env := call(t, srv.registry(t), "listTags", `{}`)
+	srv := tooltest.NewCKANServer(t, tagPortal(t, nil))
+	res, env := call(t, serverRegistry(t, srv), "listTags", `{}`)
 	var out ListTagsOutput
 	mustOK(t, res, &out)
 	if out.Count != 10 || *out.Total != 10 || out.Names[0] != "Accademia" || out.Tags != nil {
 		t.Errorf("output = %+v", out)
 	}
-	if want := srv.URL + "/api/3/action/tag_list"; out.APIURL != want || len(srv.calls()) != 1 {
-		t.Errorf("apiUrl %s after %d calls", out.APIURL, len(srv.calls()))
+	if want := srv.URL + "/api/3/action/tag_list"; out.APIURL != want || len(srv.Requests()) != 1 {
+		t.Errorf("apiUrl %s after %d calls", out.APIURL, len(srv.Requests()))
 	}
 	if env["summary"] != "10 tags (of 10)" {
 		t.Errorf("summary = %v", env["summary"])
@@ -56,11 +58,11 @@ func TestListTagsNames(t *testing.T) {
 }
 
 func TestListTagsQueryAndPaging(t *testing.T) {
-	srv := newCKANServer(t, tagPortal(t, nil))
-	res, env := call(t, srv.registry(t), "listTags", `{"query":"accademia","limit":2,"offset":1}`)
+	srv := tooltest.NewCKANServer(t, tagPortal(t, nil))
+	res, env := call(t, serverRegistry(t, srv), "listTags", `{"query":"accademia","limit":2,"offset":1}`)
 	var out ListTagsOutput
 	mustOK(t, res, &out)
-	if got := srv.last(t).Query.Get("query"); got != "accademia" {
+	if got := srv.Last(t).Query.Get("query"); got != "accademia" {
 		t.Errorf("query sent = %q", got)
 	}
 	want := []string{"Accademia Nazionale di Arte Drammatica", "Accademia Nazionale di Danza"}
@@ -74,8 +76,8 @@ func TestListTagsQueryAndPaging(t *testing.T) {
 
 func TestListTagsCountsWithQuery(t *testing.T) {
 	counts := map[string]int{"Accademia": 4, "Accademie": 2, "Laureati": 7, "Iscritti": 1}
-	srv := newCKANServer(t, tagPortal(t, counts))
-	res, _ := call(t, srv.registry(t), "listTags", `{"query":"accadem","allFields":true}`)
+	srv := tooltest.NewCKANServer(t, tagPortal(t, counts))
+	res, _ := call(t, serverRegistry(t, srv), "listTags", `{"query":"accadem","allFields":true}`)
 	var out ListTagsOutput
 	mustOK(t, res, &out)
 	want := []TagCount{
@@ -84,8 +86,8 @@ func TestListTagsCountsWithQuery(t *testing.T) {
 	if !slices.Equal(out.Tags, want) {
 		t.Errorf("tags = %v\nwant %v", out.Tags, want)
 	}
-	calls := srv.calls()
-	if len(calls) != 2 || calls[0].Action != "tag_list" || calls[1].Action != "package_search" {
+	calls := srv.Requests()
+	if len(calls) != 2 || tooltest.CKANAction(calls[0]) != "tag_list" || tooltest.CKANAction(calls[1]) != "package_search" {
 		t.Fatalf("calls = %+v", calls)
 	}
 	q := calls[1].Query
@@ -103,15 +105,15 @@ func TestListTagsCountsChunked(t *testing.T) {
 	for i := range 100 {
 		names = append(names, fmt.Sprintf("tag-%03d", i))
 	}
-	srv := newCKANServer(t, map[string]http.HandlerFunc{
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{
 		"tag_list": okJSON(t, names),
 		"package_search": okJSON(t, map[string]any{"count": 1, "results": []any{},
 			"search_facets": map[string]any{"tags": map[string]any{"items": []any{map[string]any{"name": "tag-099", "count": 5}}}}}),
 	})
-	res, _ := call(t, srv.registry(t), "listTags", `{"query":"tag","allFields":true}`)
+	res, _ := call(t, serverRegistry(t, srv), "listTags", `{"query":"tag","allFields":true}`)
 	var out ListTagsOutput
 	mustOK(t, res, &out)
-	calls := srv.calls()
+	calls := srv.Requests()
 	if len(calls) != 4 { // tag_list, then counts for 40 + 40 + 20 tags
 		t.Fatalf("%d calls, want 4", len(calls))
 	}
@@ -128,16 +130,16 @@ func TestListTagsCountsChunked(t *testing.T) {
 // Without a query, allFields lists the most used tags from one facet call.
 func TestListTagsTopByCount(t *testing.T) {
 	counts := map[string]int{"Laureati": 7, "Iscritti": 7, "Accademia": 4, "Accademie": 2}
-	srv := newCKANServer(t, tagPortal(t, counts))
-	res, _ := call(t, srv.registry(t), "listTags", `{"allFields":true,"limit":2,"offset":1}`)
+	srv := tooltest.NewCKANServer(t, tagPortal(t, counts))
+	res, _ := call(t, serverRegistry(t, srv), "listTags", `{"allFields":true,"limit":2,"offset":1}`)
 	var out ListTagsOutput
 	mustOK(t, res, &out)
 	want := []TagCount{{"Laureati", 7}, {"Accademia", 4}}
 	if !slices.Equal(out.Tags, want) || out.Total != nil {
 		t.Errorf("tags = %v total %v; want %v", out.Tags, out.Total, want)
 	}
-	calls := srv.calls()
-	if len(calls) != 1 || calls[0].Action != "package_search" || calls[0].Query.Get("facet.limit") != "3" || calls[0].Query.Get("rows") != "0" {
+	calls := srv.Requests()
+	if len(calls) != 1 || tooltest.CKANAction(calls[0]) != "package_search" || calls[0].Query.Get("facet.limit") != "3" || calls[0].Query.Get("rows") != "0" {
 		t.Errorf("calls = %+v", calls)
 	}
 }

@@ -82,21 +82,30 @@ func TestConcurrentFetchesAreBounded(t *testing.T) {
 	}
 }
 
-// TestCancelWhileQueued: a call waiting for a slot returns as soon as its
-// caller goes away.
-func TestCancelWhileQueued(t *testing.T) {
+// busyRegistry returns a registry with one fetch slot, taken by a call to
+// a server that holds its answer until the test ends, and that call's
+// arguments.
+func busyRegistry(t *testing.T) (*tool.Registry, json.RawMessage) {
+	t.Helper()
 	hold := make(chan struct{})
-	defer close(hold)
 	srv := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-hold:
 		case <-r.Context().Done():
 		}
 	}))
+	t.Cleanup(func() { close(hold) }) // before the server closes (cleanups run last first)
 	reg := registry(t, webfetch.Config{MaxConcurrent: 1, QueueWait: time.Minute})
 	raw, _ := json.Marshal(map[string]any{"url": srv.URL + "/a"})
 	go reg.Call(context.Background(), webfetch.Name, raw)
 	time.Sleep(50 * time.Millisecond) // let it take the only slot
+	return reg, raw
+}
+
+// TestCancelWhileQueued: a call waiting for a slot returns as soon as its
+// caller goes away.
+func TestCancelWhileQueued(t *testing.T) {
+	reg, raw := busyRegistry(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
@@ -113,18 +122,7 @@ func TestCancelWhileQueued(t *testing.T) {
 // TestInvalidURLsSkipTheQueue: with every slot taken, a malformed URL still
 // fails at once as INVALID_URL rather than waiting to be told to retry.
 func TestInvalidURLsSkipTheQueue(t *testing.T) {
-	hold := make(chan struct{})
-	defer close(hold)
-	srv := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-hold:
-		case <-r.Context().Done():
-		}
-	}))
-	reg := registry(t, webfetch.Config{MaxConcurrent: 1, QueueWait: time.Minute})
-	raw, _ := json.Marshal(map[string]any{"url": srv.URL + "/a"})
-	go reg.Call(context.Background(), webfetch.Name, raw)
-	time.Sleep(50 * time.Millisecond)
+	reg, _ := busyRegistry(t)
 	start := time.Now()
 	res, _ := call(t, reg, map[string]any{"url": "http://example.com:65536/"})
 	if res.OK() || res.Err.Code != tool.CodeInvalidURL || time.Since(start) > time.Second {

@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
 
 func TestBraveReturnsRecordedResultsAsPlainText(t *testing.T) {
-	up := newUpstream(t, reply{status: 200, body: fixture(t, "brave", "web_search_what_is_semantic_kernel.json")})
+	up := newUpstream(t, tooltest.Reply{Status: 200, Body: fixture(t, "brave", "web_search_what_is_semantic_kernel.json")})
 	res := call(t, braveConfig(up), "web_search_brave", `{"query":"What is Semantic Kernel"}`)
 	out := output(t, res)
 	if out.Count != 10 || len(out.Results) != 10 {
@@ -49,7 +50,7 @@ func TestBraveReturnsRecordedResultsAsPlainText(t *testing.T) {
 	if _, ok := env["durationMs"]; !ok {
 		t.Error("no durationMs")
 	}
-	r := up.requests()[0]
+	r := up.Requests()[0]
 	if r.URL.Path != "/res/v1/web/search" || r.URL.RawQuery != "count=10&q=What+is+Semantic+Kernel" {
 		t.Errorf("request = %s", r.URL)
 	}
@@ -59,11 +60,11 @@ func TestBraveReturnsRecordedResultsAsPlainText(t *testing.T) {
 }
 
 func TestBraveMapsOptionalParameters(t *testing.T) {
-	up := newUpstream(t, reply{status: 200, body: []byte(`{"type":"search"}`)})
+	up := newUpstream(t, tooltest.Reply{Status: 200, Body: []byte(`{"type":"search"}`)})
 	res := call(t, braveConfig(up), "web_search_brave",
 		`{"query":"go 1.26","count":5,"freshness":"2025-01-01to2025-06-30","country":"de","search_lang":"de","safesearch":"strict"}`)
 	output(t, res)
-	q := up.requests()[0].URL.Query()
+	q := up.Requests()[0].Query
 	want := map[string]string{"q": "go 1.26", "count": "5", "freshness": "2025-01-01to2025-06-30", "country": "DE", "search_lang": "de", "safesearch": "strict"}
 	for k, v := range want {
 		if q.Get(k) != v {
@@ -93,13 +94,13 @@ func TestBraveRejectsBadInputBeforeAnyRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, reply{status: 200, body: []byte(`{}`)})
+			up := newUpstream(t, tooltest.Reply{Status: 200, Body: []byte(`{}`)})
 			res := call(t, braveConfig(up), "web_search_brave", tt.args)
 			wantFailure(t, res, tool.CodeValidation, false, false)
 			if !strings.Contains(res.Err.Message, tt.wantMsg) {
 				t.Errorf("message %q lacks %q", res.Err.Message, tt.wantMsg)
 			}
-			if n := len(up.requests()); n != 0 {
+			if n := len(up.Requests()); n != 0 {
 				t.Errorf("%d requests reached Brave", n)
 			}
 		})
@@ -124,7 +125,7 @@ func TestBraveOffsetIsSentAsAPageIndex(t *testing.T) {
 		t.Run(tt.args, func(t *testing.T) {
 			up := newUpstream(t, bravePages(urlOf, nil))
 			out := output(t, call(t, braveConfig(up), "web_search_brave", tt.args))
-			if got := up.queries("offset"); !slices.Equal(got, tt.wantPages) {
+			if got := queries(up, "offset"); !slices.Equal(got, tt.wantPages) {
 				t.Errorf("offsets sent = %q, want %q", got, tt.wantPages)
 			}
 			if out.Count != tt.wantCount || out.Results[0].URL != urlOf(tt.wantFirst) {
@@ -174,7 +175,7 @@ func TestBraveDomainFiltersFetchFurtherPages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			up := newUpstream(t, bravePages(urlOf, nil))
 			out := output(t, call(t, braveConfig(up), "web_search_brave", tt.args))
-			if got := up.queries("offset"); !slices.Equal(got, tt.wantPages) {
+			if got := queries(up, "offset"); !slices.Equal(got, tt.wantPages) {
 				t.Errorf("offsets sent = %q, want %q", got, tt.wantPages)
 			}
 			var got []int
@@ -191,7 +192,7 @@ func TestBraveDomainFiltersFetchFurtherPages(t *testing.T) {
 }
 
 func TestBraveDomainFilterOnRecordedResults(t *testing.T) {
-	up := newUpstream(t, reply{status: 200, body: fixture(t, "brave", "web_search_what_is_semantic_kernel.json")})
+	up := newUpstream(t, tooltest.Reply{Status: 200, Body: fixture(t, "brave", "web_search_what_is_semantic_kernel.json")})
 	cfg := braveConfig(up)
 	cfg.MaxExtraPages = -1
 	out := output(t, call(t, cfg, "web_search_brave", `{"query":"sk","blocked_domains":["medium.com","https://github.com/microsoft"]}`))
@@ -203,17 +204,17 @@ func TestBraveDomainFilterOnRecordedResults(t *testing.T) {
 	if out.Count != 6 { // 10 minus 2 on medium.com (one a subdomain) and 2 on github.com
 		t.Errorf("count = %d, want 6", out.Count)
 	}
-	if n := len(up.requests()); n != 1 {
+	if n := len(up.Requests()); n != 1 {
 		t.Errorf("%d requests with MaxExtraPages < 0", n)
 	}
 }
 
 func TestBraveStopsWhenNoMoreResults(t *testing.T) {
 	body := []byte(`{"type":"search","query":{"original":"x","more_results_available":false},"web":{"results":[{"title":"a","url":"https://a.example/","description":"d"}]}}`)
-	up := newUpstream(t, reply{status: 200, body: body})
+	up := newUpstream(t, tooltest.Reply{Status: 200, Body: body})
 	out := output(t, call(t, braveConfig(up), "web_search_brave", `{"query":"xx","allowed_domains":["a.example"]}`))
-	if out.Count != 1 || len(up.requests()) != 1 {
-		t.Errorf("count %d after %d requests", out.Count, len(up.requests()))
+	if out.Count != 1 || len(up.Requests()) != 1 {
+		t.Errorf("count %d after %d requests", out.Count, len(up.Requests()))
 	}
 }
 
@@ -225,8 +226,8 @@ func TestBraveHonoursThePerSecondWindowBetweenPages(t *testing.T) {
 	t.Run("a reset longer than MaxRateWait ends the paging", func(t *testing.T) {
 		up := newUpstream(t, bravePages(urlOf, spent))
 		out := output(t, call(t, braveConfig(up), "web_search_brave", args)) // MaxRateWait < 0
-		if len(up.requests()) != 1 || out.Count != 1 {
-			t.Errorf("%d requests, %d results; want 1 and the one result of page 0", len(up.requests()), out.Count)
+		if len(up.Requests()) != 1 || out.Count != 1 {
+			t.Errorf("%d requests, %d results; want 1 and the one result of page 0", len(up.Requests()), out.Count)
 		}
 	})
 	t.Run("a short reset is waited for", func(t *testing.T) {
@@ -235,97 +236,60 @@ func TestBraveHonoursThePerSecondWindowBetweenPages(t *testing.T) {
 		cfg.MaxRateWait = 0 // the default, 2 s: this subtest waits Brave's 1 s window once
 		cfg.MaxExtraPages = 1
 		out := output(t, call(t, cfg, "web_search_brave", args))
-		if len(up.requests()) != 2 || out.Count != 2 {
-			t.Errorf("%d requests, %d results; want 2 and 2", len(up.requests()), out.Count)
+		if len(up.Requests()) != 2 || out.Count != 2 {
+			t.Errorf("%d requests, %d results; want 2 and 2", len(up.Requests()), out.Count)
 		}
 	})
 }
 
 func TestBraveFurtherPageFailureKeepsResults(t *testing.T) {
 	urlOf := func(i int) string { return fmt.Sprintf("https://site%d.example/", i) }
-	up := newUpstream(t, bravePages(urlOf, nil), reply{status: 429, body: fixture(t, "brave", "error_429_rate_limited.json")})
+	up := newUpstream(t, bravePages(urlOf, nil), tooltest.Reply{Status: 429, Body: fixture(t, "brave", "error_429_rate_limited.json")})
 	out := output(t, call(t, braveConfig(up), "web_search_brave", `{"query":"go","count":5,"allowed_domains":["site1.example"]}`))
-	if out.Count != 1 || len(up.requests()) != 2 {
-		t.Errorf("%d results after %d requests", out.Count, len(up.requests()))
+	if out.Count != 1 || len(up.Requests()) != 2 {
+		t.Errorf("%d results after %d requests", out.Count, len(up.Requests()))
 	}
 }
 
 func TestBraveUpstreamErrors(t *testing.T) {
 	measured := http.Header{"X-Ratelimit-Limit": {"1, 2000"}, "X-Ratelimit-Remaining": {"0, 1977"}, "X-Ratelimit-Reset": {"1, 389223"}, "X-Ratelimit-Policy": {"1;w=1, 2000;w=2592000"}}
 	docs := http.Header{"X-Ratelimit-Limit": {"1, 15000"}, "X-Ratelimit-Remaining": {"1, 0"}, "X-Ratelimit-Reset": {"1, 1419704"}}
-	tests := []struct {
-		name      string
-		replies   []reply
-		code      tool.Code
-		retryable bool
-		retried   bool
-		message   string // exact when set
-		contains  string
-		status    int
-	}{
-		{name: "422 token invalid", replies: []reply{{status: 422, body: fixture(t, "brave", "docs_example_422_subscription_token_invalid.json")}},
+	tests := []upstreamCase{
+		{name: "422 token invalid", replies: []tooltest.Reply{{Status: 422, Body: fixture(t, "brave", "docs_example_422_subscription_token_invalid.json")}},
 			code: tool.CodeAuthInvalid, contains: "SUBSCRIPTION_TOKEN_INVALID", status: 422},
-		{name: "422 validation", replies: []reply{{status: 422, body: fixture(t, "brave", "error_422_validation.json")}},
+		{name: "422 validation", replies: []tooltest.Reply{{Status: 422, Body: fixture(t, "brave", "error_422_validation.json")}},
 			code: tool.CodeAPI, contains: "Unable to validate request parameter(s)", status: 422},
-		{name: "404 no subscription", replies: []reply{{status: 404, body: fixture(t, "brave", "docs_example_404_subscription_not_found.json")}},
+		{name: "404 no subscription", replies: []tooltest.Reply{{Status: 404, Body: fixture(t, "brave", "docs_example_404_subscription_not_found.json")}},
 			code: tool.CodeAuthInvalid, contains: "SUBSCRIPTION_NOT_FOUND", status: 404},
-		{name: "401 plain", replies: []reply{{status: 401, body: []byte("Unauthorized"), header: http.Header{"Content-Type": {"text/plain"}}}},
+		{name: "401 plain", replies: []tooltest.Reply{{Status: 401, Body: []byte("Unauthorized"), Header: http.Header{"Content-Type": {"text/plain"}}}},
 			code: tool.CodeAuthInvalid, status: 401},
-		{name: "429 quota, free plan", replies: []reply{{status: 429, body: fixture(t, "brave", "docs_example_429_quota_limited.json")}},
+		{name: "429 quota, free plan", replies: []tooltest.Reply{{Status: 429, Body: fixture(t, "brave", "docs_example_429_quota_limited.json")}},
 			code: tool.CodeRateLimit, message: "Rate limit exceeded. You've used your free search quota (2,000/month).", status: 429},
-		{name: "429 quota, headers say 15000", replies: []reply{{status: 429, header: docs, body: fixture(t, "brave", "docs_example_429_quota_limited.json")}},
+		{name: "429 quota, headers say 15000", replies: []tooltest.Reply{{Status: 429, Header: docs, Body: fixture(t, "brave", "docs_example_429_quota_limited.json")}},
 			code: tool.CodeRateLimit, message: "Rate limit exceeded. You've used your search quota (15,000/month).", status: 429},
-		{name: "429 per-second without Retry-After", replies: []reply{
-			{status: 429, body: fixture(t, "brave", "docs_example_429_rate_limited.json")},
-			{status: 429, body: fixture(t, "brave", "docs_example_429_rate_limited.json")}},
+		{name: "429 per-second without Retry-After", replies: []tooltest.Reply{
+			{Status: 429, Body: fixture(t, "brave", "docs_example_429_rate_limited.json")},
+			{Status: 429, Body: fixture(t, "brave", "docs_example_429_rate_limited.json")}},
 			code: tool.CodeRateLimit, retryable: true, retried: true, contains: "1 request(s) per second", status: 429},
-		{name: "429 then success, Retry-After from the per-second reset", replies: []reply{
-			{status: 429, header: measured, body: fixture(t, "brave", "error_429_rate_limited.json")},
-			{status: 200, body: fixture(t, "brave", "web_search_what_is_semantic_kernel.json")}}},
-		{name: "429 with a long Retry-After is not waited for", replies: []reply{
-			{status: 429, header: http.Header{"Retry-After": {"3600"}}, body: fixture(t, "brave", "docs_example_429_rate_limited.json")}},
+		{name: "429 then success, Retry-After from the per-second reset", replies: []tooltest.Reply{
+			{Status: 429, Header: measured, Body: fixture(t, "brave", "error_429_rate_limited.json")},
+			{Status: 200, Body: fixture(t, "brave", "web_search_what_is_semantic_kernel.json")}}},
+		{name: "429 with a long Retry-After is not waited for", replies: []tooltest.Reply{
+			{Status: 429, Header: http.Header{"Retry-After": {"3600"}}, Body: fixture(t, "brave", "docs_example_429_rate_limited.json")}},
 			code: tool.CodeRateLimit, retryable: true, retried: false, status: 429},
-		{name: "503 then success", replies: []reply{{status: 503, body: []byte("upstream busy")}, {status: 200, body: fixture(t, "brave", "web_search_what_is_semantic_kernel.json")}}},
-		{name: "502 twice", replies: []reply{{status: 502, body: nil}},
+		{name: "503 then success", replies: []tooltest.Reply{{Status: 503, Body: []byte("upstream busy")}, {Status: 200, Body: fixture(t, "brave", "web_search_what_is_semantic_kernel.json")}}},
+		{name: "502 twice", replies: []tooltest.Reply{{Status: 502, Body: nil}},
 			code: tool.CodeHTTP, retryable: true, retried: true, contains: "HTTP 502", status: 502},
-		{name: "500 is not retried", replies: []reply{{status: 500, body: []byte(`{"type":"ErrorResponse","error":{"code":"INTERNAL","detail":"oops"}}`)}},
+		{name: "500 is not retried", replies: []tooltest.Reply{{Status: 500, Body: []byte(`{"type":"ErrorResponse","error":{"code":"INTERNAL","detail":"oops"}}`)}},
 			code: tool.CodeHTTP, contains: "INTERNAL: oops", status: 500},
-		{name: "malformed JSON", replies: []reply{{status: 200, body: []byte(`{"type":"search","web":{"results":[{"title":`)}},
+		{name: "malformed JSON", replies: []tooltest.Reply{{Status: 200, Body: []byte(`{"type":"search","web":{"results":[{"title":`)}},
 			code: tool.CodeParse, message: "Brave Search sent a response that is not valid JSON"},
-		{name: "HTML page", replies: []reply{{status: 200, header: http.Header{"Content-Type": {"text/html; charset=utf-8"}}, body: []byte("<html>Just a moment...</html>")}},
+		{name: "HTML page", replies: []tooltest.Reply{{Status: 200, Header: http.Header{"Content-Type": {"text/html; charset=utf-8"}}, Body: []byte("<html>Just a moment...</html>")}},
 			code: tool.CodeParse, message: "Brave Search sent text/html; charset=utf-8 instead of JSON"},
-		{name: "huge body", replies: []reply{{status: 200, body: bytes.Repeat([]byte("["), 5<<20+1)}},
+		{name: "huge body", replies: []tooltest.Reply{{Status: 200, Body: bytes.Repeat([]byte("["), 5<<20+1)}},
 			code: tool.CodeParse, contains: "larger than the size limit"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, tt.replies...)
-			res := call(t, braveConfig(up), "web_search_brave", `{"query":"semantic kernel"}`)
-			wantRequests := 1
-			if res.Retried {
-				wantRequests = 2
-			}
-			if n := len(up.requests()); n != wantRequests {
-				t.Errorf("%d requests, want %d", n, wantRequests)
-			}
-			if tt.code == "" {
-				if out := output(t, res); out.Count != 10 || !res.Retried {
-					t.Errorf("count %d, retried %v", out.Count, res.Retried)
-				}
-				return
-			}
-			wantFailure(t, res, tt.code, tt.retryable, tt.retried)
-			if tt.message != "" && res.Err.Message != tt.message {
-				t.Errorf("message = %q, want %q", res.Err.Message, tt.message)
-			}
-			if !strings.Contains(res.Err.Message, tt.contains) {
-				t.Errorf("message %q lacks %q", res.Err.Message, tt.contains)
-			}
-			if res.Err.Status != tt.status {
-				t.Errorf("status = %d, want %d", res.Err.Status, tt.status)
-			}
-		})
-	}
+	runUpstreamCases(t, tests, braveConfig, "web_search_brave", 10, true)
 }
 
 func TestBraveEmptyAnswers(t *testing.T) {
@@ -334,7 +298,7 @@ func TestBraveEmptyAnswers(t *testing.T) {
 		"BOM":        append([]byte("\xef\xbb\xbf"), `{"type":"search","web":{"type":"search","results":[]}}`...),
 	} {
 		t.Run(name, func(t *testing.T) {
-			up := newUpstream(t, reply{status: 200, body: body})
+			up := newUpstream(t, tooltest.Reply{Status: 200, Body: body})
 			res := call(t, braveConfig(up), "web_search_brave", `{"query":"zzqx"}`)
 			if out := output(t, res); out.Count != 0 || out.Results == nil {
 				t.Errorf("output = %+v", out)
@@ -356,7 +320,7 @@ func TestBraveTimeouts(t *testing.T) {
 	}
 	for name, h := range map[string]func(http.ResponseWriter, *http.Request){"no answer": hang, "slow body": slowBody} {
 		t.Run(name, func(t *testing.T) {
-			up := newUpstream(t, reply{handle: h})
+			up := newUpstream(t, tooltest.Reply{Handle: h})
 			cfg := braveConfig(up)
 			cfg.Timeout = 50 * time.Millisecond
 			res := call(t, cfg, "web_search_brave", `{"query":"go"}`)
@@ -369,7 +333,7 @@ func TestBraveTimeouts(t *testing.T) {
 }
 
 func TestBraveCallerCancels(t *testing.T) {
-	up := newUpstream(t, reply{handle: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }})
+	up := newUpstream(t, tooltest.Reply{Handle: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }})
 	reg := tool.NewRegistry(tool.WithRetryDelay(0))
 	reg.Register(Tools(braveConfig(up))...)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -164,8 +165,8 @@ func TestMissingCredentials(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, reply{status: 200, body: []byte(`{}`)})
-			tt.cfg.BraveBaseURL, tt.cfg.GoogleBaseURL = up.srv.URL, up.srv.URL
+			up := newUpstream(t, tooltest.Reply{Status: 200, Body: []byte(`{}`)})
+			tt.cfg.BraveBaseURL, tt.cfg.GoogleBaseURL = up.URL, up.URL
 			res := call(t, tt.cfg, tt.tool, `{"query":"semantic kernel"}`)
 			wantFailure(t, res, tool.CodeAuthMissing, false, false)
 			// The spec's text comes first, verbatim; then where Toolport
@@ -191,7 +192,7 @@ func TestMissingCredentials(t *testing.T) {
 			if !json.Valid([]byte(res.Err.Event.DataJSON)) {
 				t.Error("data_json is not JSON")
 			}
-			if len(up.requests()) != 0 {
+			if len(up.Requests()) != 0 {
 				t.Error("a request was made without credentials")
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -16,7 +17,7 @@ func TestGoogleReturnsRecordedResults(t *testing.T) {
 		"with a BOM":  append([]byte("\xef\xbb\xbf"), fixture(t, "google", "cse_what_is_semantic_kernel.json")...),
 	} {
 		t.Run(name, func(t *testing.T) {
-			up := newUpstream(t, reply{status: 200, body: body})
+			up := newUpstream(t, tooltest.Reply{Status: 200, Body: body})
 			res := call(t, googleConfig(up), "web_search_google", `{"query":"What is the Semantic Kernel?"}`)
 			out := output(t, res)
 			if out.Count != 4 {
@@ -33,10 +34,10 @@ func TestGoogleReturnsRecordedResults(t *testing.T) {
 			if res.Summary != `4 results for "What is the Semantic Kernel?"` {
 				t.Errorf("summary = %q", res.Summary)
 			}
-			q := up.requests()[0].URL.Query()
-			if up.requests()[0].URL.Path != "/customsearch/v1" || q.Get("key") != googleKey || q.Get("cx") != engineID ||
+			q := up.Requests()[0].Query
+			if up.Requests()[0].URL.Path != "/customsearch/v1" || q.Get("key") != googleKey || q.Get("cx") != engineID ||
 				q.Get("q") != "What is the Semantic Kernel?" || q.Get("num") != "10" || q.Get("start") != "1" || q.Has("siteSearch") {
-				t.Errorf("request = %s", up.requests()[0].URL)
+				t.Errorf("request = %s", up.Requests()[0].URL)
 			}
 		})
 	}
@@ -60,9 +61,9 @@ func TestGoogleDomainMapping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, reply{status: 200, body: fixture(t, "google", "cse_what_is_semantic_kernel.json")})
+			up := newUpstream(t, tooltest.Reply{Status: 200, Body: fixture(t, "google", "cse_what_is_semantic_kernel.json")})
 			out := output(t, call(t, googleConfig(up), "web_search_google", tt.args))
-			q := up.requests()[0].URL.Query()
+			q := up.Requests()[0].Query
 			if q.Get("siteSearch") != tt.siteSearch || q.Get("siteSearchFilter") != tt.filter {
 				t.Errorf("siteSearch=%q siteSearchFilter=%q, want %q %q", q.Get("siteSearch"), q.Get("siteSearchFilter"), tt.siteSearch, tt.filter)
 			}
@@ -78,11 +79,11 @@ func TestGoogleDomainMapping(t *testing.T) {
 }
 
 func TestGooglePagingParameters(t *testing.T) {
-	up := newUpstream(t, reply{status: 200, body: []byte(`{"kind":"customsearch#search"}`)})
+	up := newUpstream(t, tooltest.Reply{Status: 200, Body: []byte(`{"kind":"customsearch#search"}`)})
 	out := output(t, call(t, googleConfig(up), "web_search_google", `{"query":"go","num":9,"start":91}`))
-	q := up.requests()[0].URL.Query()
+	q := up.Requests()[0].Query
 	if q.Get("num") != "9" || q.Get("start") != "91" || out.Count != 0 {
-		t.Errorf("request = %s, count %d", up.requests()[0].URL, out.Count)
+		t.Errorf("request = %s, count %d", up.Requests()[0].URL, out.Count)
 	}
 }
 
@@ -98,13 +99,13 @@ func TestGoogleRejectsBadInputBeforeAnyRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, reply{status: 200, body: []byte(`{}`)})
+			up := newUpstream(t, tooltest.Reply{Status: 200, Body: []byte(`{}`)})
 			res := call(t, googleConfig(up), "web_search_google", tt.args)
 			wantFailure(t, res, tool.CodeValidation, false, false)
 			if !strings.Contains(res.Err.Message, tt.wantMsg) {
 				t.Errorf("message %q lacks %q", res.Err.Message, tt.wantMsg)
 			}
-			if len(up.requests()) != 0 {
+			if len(up.Requests()) != 0 {
 				t.Error("a request reached Google")
 			}
 		})
@@ -114,75 +115,42 @@ func TestGoogleRejectsBadInputBeforeAnyRequest(t *testing.T) {
 func TestGoogleUpstreamErrors(t *testing.T) {
 	quota := "Rate limit exceeded. You've used your free search quota (100/day)."
 	keyInvalid := []byte(`{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"}]}}`)
-	tests := []struct {
-		name      string
-		replies   []reply
-		code      tool.Code
-		retryable bool
-		retried   bool
-		message   string
-		contains  string
-	}{
-		{name: "legacy 403 dailyLimitExceeded", replies: []reply{{status: 403, body: fixture(t, "google", "error_403_dailyLimitExceeded_legacy.json")}},
+	tests := []upstreamCase{
+		{name: "legacy 403 dailyLimitExceeded", replies: []tooltest.Reply{{Status: 403, Body: fixture(t, "google", "error_403_dailyLimitExceeded_legacy.json")}},
 			code: tool.CodeRateLimit, message: quota},
-		{name: "429 RESOURCE_EXHAUSTED", replies: []reply{{status: 429, body: fixture(t, "google", "error_429_quota_exceeded_resource_exhausted.json")}},
+		{name: "429 RESOURCE_EXHAUSTED", replies: []tooltest.Reply{{Status: 429, Body: fixture(t, "google", "error_429_quota_exceeded_resource_exhausted.json")}},
 			code: tool.CodeRateLimit, message: quota},
-		{name: "429 with a short Retry-After, then success", replies: []reply{
-			{status: 429, header: http.Header{"Retry-After": {"1"}}, body: fixture(t, "google", "error_429_quota_exceeded_resource_exhausted.json")},
-			{status: 200, body: fixture(t, "google", "cse_what_is_semantic_kernel.json")}}},
-		{name: "429 per minute without Retry-After", replies: []reply{
-			{status: 429, body: []byte(`{"error":{"code":429,"message":"Quota exceeded for quota metric 'Queries' and limit 'Queries per minute'","status":"RESOURCE_EXHAUSTED"}}`)}},
+		{name: "429 with a short Retry-After, then success", replies: []tooltest.Reply{
+			{Status: 429, Header: http.Header{"Retry-After": {"1"}}, Body: fixture(t, "google", "error_429_quota_exceeded_resource_exhausted.json")},
+			{Status: 200, Body: fixture(t, "google", "cse_what_is_semantic_kernel.json")}}},
+		{name: "429 per minute without Retry-After", replies: []tooltest.Reply{
+			{Status: 429, Body: []byte(`{"error":{"code":429,"message":"Quota exceeded for quota metric 'Queries' and limit 'Queries per minute'","status":"RESOURCE_EXHAUSTED"}}`)}},
 			code: tool.CodeRateLimit, retryable: true, retried: true, contains: "per minute"},
-		{name: "bad key", replies: []reply{{status: 400, body: keyInvalid}}, code: tool.CodeAuthInvalid, contains: "API key not valid"},
-		{name: "403 permission denied", replies: []reply{{status: 403, body: []byte(`{"error":{"code":403,"message":"This project does not have the access to Custom Search JSON API.","status":"PERMISSION_DENIED"}}`)}},
+		{name: "bad key", replies: []tooltest.Reply{{Status: 400, Body: keyInvalid}}, code: tool.CodeAuthInvalid, contains: "API key not valid"},
+		{name: "403 permission denied", replies: []tooltest.Reply{{Status: 403, Body: []byte(`{"error":{"code":403,"message":"This project does not have the access to Custom Search JSON API.","status":"PERMISSION_DENIED"}}`)}},
 			code: tool.CodeAuthInvalid, contains: "closed to new customers"},
-		{name: "400 bad request", replies: []reply{{status: 400, body: []byte(`{"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}`)}},
+		{name: "400 bad request", replies: []tooltest.Reply{{Status: 400, Body: []byte(`{"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}`)}},
 			code: tool.CodeAPI, contains: "Request contains an invalid argument."},
-		{name: "404 gone", replies: []reply{{status: 404, body: []byte(`Not Found`)}}, code: tool.CodeUpstreamGone, contains: "2027-01-01"},
-		{name: "503 then success", replies: []reply{{status: 503, body: nil}, {status: 200, body: fixture(t, "google", "cse_what_is_semantic_kernel.json")}}},
-		{name: "malformed JSON", replies: []reply{{status: 200, body: []byte(`{"items":[{"link":`)}}, code: tool.CodeParse, message: "Google Custom Search sent a response that is not valid JSON"},
-		{name: "wrong content type", replies: []reply{{status: 200, header: http.Header{"Content-Type": {"text/html"}}, body: []byte(`<html>`)}},
+		{name: "404 gone", replies: []tooltest.Reply{{Status: 404, Body: []byte(`Not Found`)}}, code: tool.CodeUpstreamGone, contains: "2027-01-01"},
+		{name: "503 then success", replies: []tooltest.Reply{{Status: 503, Body: nil}, {Status: 200, Body: fixture(t, "google", "cse_what_is_semantic_kernel.json")}}},
+		{name: "malformed JSON", replies: []tooltest.Reply{{Status: 200, Body: []byte(`{"items":[{"link":`)}}, code: tool.CodeParse, message: "Google Custom Search sent a response that is not valid JSON"},
+		{name: "wrong content type", replies: []tooltest.Reply{{Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte(`<html>`)}},
 			code: tool.CodeParse, message: "Google Custom Search sent text/html instead of JSON"},
-		{name: "huge body", replies: []reply{{status: 200, body: make([]byte, 5<<20+1)}}, code: tool.CodeParse, contains: "size limit"},
+		{name: "huge body", replies: []tooltest.Reply{{Status: 200, Body: make([]byte, 5<<20+1)}}, code: tool.CodeParse, contains: "size limit"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, tt.replies...)
-			res := call(t, googleConfig(up), "web_search_google", `{"query":"semantic kernel"}`)
-			wantRequests := 1
-			if res.Retried {
-				wantRequests = 2
-			}
-			if n := len(up.requests()); n != wantRequests {
-				t.Errorf("%d requests, want %d", n, wantRequests)
-			}
-			if tt.code == "" {
-				if out := output(t, res); out.Count != 4 || !res.Retried {
-					t.Errorf("count %d, retried %v", out.Count, res.Retried)
-				}
-				return
-			}
-			wantFailure(t, res, tt.code, tt.retryable, tt.retried)
-			if tt.message != "" && res.Err.Message != tt.message {
-				t.Errorf("message = %q, want %q", res.Err.Message, tt.message)
-			}
-			if !strings.Contains(res.Err.Message, tt.contains) {
-				t.Errorf("message %q lacks %q", res.Err.Message, tt.contains)
-			}
-		})
-	}
+	runUpstreamCases(t, tests, googleConfig, "web_search_google", 4, false)
 }
 
 func TestGoogleTimeoutsAndNetworkErrors(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
-		up := newUpstream(t, reply{handle: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }})
+		up := newUpstream(t, tooltest.Reply{Handle: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }})
 		cfg := googleConfig(up)
 		cfg.Timeout = 50 * time.Millisecond
 		res := call(t, cfg, "web_search_google", `{"query":"go"}`)
 		wantFailure(t, res, tool.CodeTimeout, true, true)
 	})
 	t.Run("slow body", func(t *testing.T) {
-		up := newUpstream(t, reply{handle: func(w http.ResponseWriter, r *http.Request) {
+		up := newUpstream(t, tooltest.Reply{Handle: func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte(`{"items":[`))
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
@@ -194,7 +162,7 @@ func TestGoogleTimeoutsAndNetworkErrors(t *testing.T) {
 	t.Run("client timeout", func(t *testing.T) {
 		// The host's own http.Client timeout: its *url.Error text would print
 		// the URL, key included.
-		up := newUpstream(t, reply{handle: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }})
+		up := newUpstream(t, tooltest.Reply{Handle: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }})
 		cfg := googleConfig(up)
 		cfg.HTTPClient = &http.Client{Timeout: 50 * time.Millisecond}
 		wantFailure(t, call(t, cfg, "web_search_google", `{"query":"go"}`), tool.CodeTimeout, true, true)

@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -23,81 +20,45 @@ const (
 	engineID  = "engine-cx-77"
 )
 
+// fixture reads a recording of the brave or google package.
 func fixture(t testing.TB, provider, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", provider, "testdata", name))
-	if err != nil {
-		t.Fatal(err)
+	return tooltest.Fixture(t, provider, name)
+}
+
+// newUpstream starts a local stand-in for Brave or Google: it records each
+// request and answers with the next reply (the last one repeats). A canned
+// reply without a Content-Type is sent as JSON, as both APIs do.
+func newUpstream(t *testing.T, replies ...tooltest.Reply) *tooltest.Server {
+	t.Helper()
+	for i, rep := range replies {
+		if rep.Handle == nil && rep.Header.Get("Content-Type") == "" {
+			h := rep.Header.Clone()
+			if h == nil {
+				h = http.Header{}
+			}
+			h.Set("Content-Type", "application/json")
+			replies[i].Header = h
+		}
 	}
-	return b
-}
-
-// upstream is a local stand-in for Brave or Google: it records each request
-// and answers with the next reply (the last one repeats).
-type upstream struct {
-	t   *testing.T
-	srv *httptest.Server
-
-	mu      sync.Mutex
-	reqs    []*http.Request
-	replies []reply
-}
-
-type reply struct {
-	status int
-	header http.Header
-	body   []byte
-	// handle, when set, answers instead (for slow and synthetic servers).
-	handle func(w http.ResponseWriter, r *http.Request)
-}
-
-func newUpstream(t *testing.T, replies ...reply) *upstream {
-	u := &upstream{t: t, replies: replies}
-	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
-	t.Cleanup(u.srv.Close)
-	return u
-}
-
-func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
-	u.mu.Lock()
-	u.reqs = append(u.reqs, r.Clone(context.Background()))
-	rep := u.replies[min(len(u.reqs), len(u.replies))-1]
-	u.mu.Unlock()
-	if rep.handle != nil {
-		rep.handle(w, r)
-		return
-	}
-	for k, vs := range rep.header {
-		w.Header()[k] = vs
-	}
-	if w.Header().Get("Content-Type") == "" {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	w.WriteHeader(rep.status)
-	w.Write(rep.body)
-}
-
-func (u *upstream) requests() []*http.Request {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]*http.Request(nil), u.reqs...)
+	return tooltest.NewServer(t, tooltest.Sequence(replies...))
 }
 
 // queries lists one query parameter over all requests.
-func (u *upstream) queries(param string) []string {
+func queries(u *tooltest.Server, param string) []string {
 	var out []string
-	for _, r := range u.requests() {
-		out = append(out, r.URL.Query().Get(param))
+	for _, r := range u.Requests() {
+		out = append(out, r.Query.Get(param))
 	}
 	return out
 }
 
-func braveConfig(u *upstream) Config {
-	return Config{BraveAPIKey: braveKey, BraveBaseURL: u.srv.URL, Timeout: 5 * time.Second, MaxRateWait: -1}
+func braveConfig(u *tooltest.Server) Config {
+	return Config{BraveAPIKey: braveKey, BraveBaseURL: u.URL, Timeout: 5 * time.Second, MaxRateWait: -1}
 }
 
-func googleConfig(u *upstream) Config {
-	return Config{GoogleAPIKey: googleKey, GoogleEngineID: engineID, GoogleBaseURL: u.srv.URL, Timeout: 5 * time.Second}
+func googleConfig(u *tooltest.Server) Config {
+	return Config{GoogleAPIKey: googleKey, GoogleEngineID: engineID, GoogleBaseURL: u.URL, Timeout: 5 * time.Second}
 }
 
 // call runs one tool call through a registry that retries at once.
@@ -156,10 +117,59 @@ func output(t *testing.T, res *tool.Result) Output {
 	return res.Value.(Output)
 }
 
+// upstreamCase is one upstream answer sequence and the failure it must
+// become; a case without a code must succeed after one retry.
+type upstreamCase struct {
+	name      string
+	replies   []tooltest.Reply
+	code      tool.Code
+	retryable bool
+	retried   bool
+	message   string // exact when set
+	contains  string
+	status    int // the upstream status the error reports
+}
+
+// runUpstreamCases calls toolName once per case against an upstream that
+// plays the case's replies. A successful case must return wantCount
+// results; checkStatus also compares the error's upstream status.
+func runUpstreamCases(t *testing.T, tests []upstreamCase, config func(*tooltest.Server) Config, toolName string, wantCount int, checkStatus bool) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := newUpstream(t, tt.replies...)
+			res := call(t, config(up), toolName, `{"query":"semantic kernel"}`)
+			wantRequests := 1
+			if res.Retried {
+				wantRequests = 2
+			}
+			if n := len(up.Requests()); n != wantRequests {
+				t.Errorf("%d requests, want %d", n, wantRequests)
+			}
+			if tt.code == "" {
+				if out := output(t, res); out.Count != wantCount || !res.Retried {
+					t.Errorf("count %d, retried %v", out.Count, res.Retried)
+				}
+				return
+			}
+			wantFailure(t, res, tt.code, tt.retryable, tt.retried)
+			if tt.message != "" && res.Err.Message != tt.message {
+				t.Errorf("message = %q, want %q", res.Err.Message, tt.message)
+			}
+			if !strings.Contains(res.Err.Message, tt.contains) {
+				t.Errorf("message %q lacks %q", res.Err.Message, tt.contains)
+			}
+			if checkStatus && res.Err.Status != tt.status {
+				t.Errorf("status = %d, want %d", res.Err.Status, tt.status)
+			}
+		})
+	}
+}
+
 // bravePages answers like Brave with synthetic pages: result i of the whole
 // ranking has URL urlOf(i), and Brave's offset is honoured as a page index.
-func bravePages(urlOf func(i int) string, header http.Header) reply {
-	return reply{handle: func(w http.ResponseWriter, r *http.Request) {
+func bravePages(urlOf func(i int) string, header http.Header) tooltest.Reply {
+	return tooltest.Reply{Handle: func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		count := atoiDefault(q.Get("count"), 20)
 		page := atoiDefault(q.Get("offset"), 0)

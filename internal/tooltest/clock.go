@@ -1,0 +1,30 @@
+package tooltest
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock is a clock the test moves by hand, for token expiry, rate-limit
+// buckets and refresh schedules. It is safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock standing at now.
+func NewClock(now time.Time) *Clock { return &Clock{now: now} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
