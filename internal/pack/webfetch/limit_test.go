@@ -34,7 +34,16 @@ func TestLimiterSlots(t *testing.T) {
 		t.Errorf("gave up after %v, want the 50ms wait", waited)
 	}
 
-	// A slot freed while a caller waits goes to it.
+	r1()
+	r2()
+
+	// A slot freed while a caller waits goes to it. The wait is long here so
+	// that a loaded machine cannot turn this into a timeout.
+	l = newLimiter(1, 1<<20, time.Minute)
+	r1, err = l.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := make(chan error, 1)
 	go func() {
 		r, err := l.acquire(context.Background())
@@ -48,7 +57,6 @@ func TestLimiterSlots(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Errorf("waiter not admitted when a slot freed: %v", err)
 	}
-	r2()
 }
 
 func TestLimiterBytes(t *testing.T) {
