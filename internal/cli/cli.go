@@ -3,7 +3,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +16,8 @@ import (
 	"sync"
 
 	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/llm"
+	buildversion "github.com/toolport/toolport/internal/version" // mcp.go declares a var named version
 	"github.com/toolport/toolport/tool"
 )
 
@@ -43,17 +47,22 @@ type Env struct {
 type command struct {
 	name, usage, short string
 	run                func(ctx context.Context, env *Env, args []string) int
+	// noCredentials marks commands that work without the credentials file:
+	// an unusable file is only a warning for them, and fatal for the others,
+	// which would otherwise run without the keys it holds.
+	noCredentials bool
 }
 
 func commands() []command {
 	return []command{
-		{"list", "toolport list [--pack NAME] [--json]", "list the tools", runList},
-		{"schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp]", "print tool definitions", runSchema},
-		{"call", "toolport call NAME ['{json}'] [--pretty]", "call a tool with JSON arguments (or JSON on stdin)", runCall},
-		{"mcp", "toolport mcp [--packs LIST] [--tools LIST]", "serve the tools over MCP on stdin/stdout", runMCP},
-		{"serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5]", "run the chat server: web page, REST+SSE API, MCP over HTTP", runServe},
-		{"library", "toolport library add|remove|list|import ...", "manage your music library", runLibrary},
-		{"index", "toolport index add FILE.jsonl | status", "build and inspect the semantic track index", runIndex},
+		{"list", "toolport list [--pack NAME] [--json]", "list the tools", runList, true},
+		{"schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp]", "print tool definitions", runSchema, true},
+		{"call", "toolport call NAME ['{json}'] [--pretty]", "call a tool with JSON arguments (or JSON on stdin)", runCall, false},
+		{"mcp", "toolport mcp [--packs LIST] [--tools LIST]", "serve the tools over MCP on stdin/stdout", runMCP, false},
+		{"serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5]", "run the chat server: web page, REST+SSE API, MCP over HTTP", runServe, false},
+		{"library", "toolport library add|remove|list|import ...", "manage your music library", runLibrary, false},
+		{"index", "toolport index add FILE.jsonl | status", "build and inspect the semantic track index", runIndex, false},
+		{"version", "toolport version", "print the version, VCS revision and Go version (also --version)", runVersion, true},
 	}
 }
 
@@ -68,13 +77,23 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		usage(env.Stdout, cmds)
 		return ExitOK
 	}
-	for _, w := range env.Config.Warnings {
-		fmt.Fprintln(env.Stderr, "warning:", w)
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range cmds {
-		if c.name == args[0] {
-			return c.run(ctx, env, args[1:])
+		if c.name != args[0] {
+			continue
 		}
+		if !c.noCredentials {
+			if err := env.Config.CheckCredentials(); err != nil {
+				fmt.Fprintf(env.Stderr, "toolport %s: %v\n", c.name, err)
+				return ExitFailure
+			}
+		}
+		for _, w := range env.Config.Warnings {
+			fmt.Fprintln(env.Stderr, "warning:", w)
+		}
+		return c.run(ctx, env, args[1:])
 	}
 	fmt.Fprintf(env.Stderr, "toolport: unknown command %q\n\n", args[0])
 	usage(env.Stderr, cmds)
@@ -176,14 +195,41 @@ func runList(ctx context.Context, env *Env, args []string) int {
 	return ExitOK
 }
 
+// firstSentence returns the description's first sentence, or the whole
+// description when it has no sentence end: a cut anywhere else (inside
+// "(e.g. …)", mid-word) reads as a broken line.
 func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i >= 0 {
-		s = s[:i+1]
-	}
-	if r := []rune(s); len(r) > 100 {
-		s = string(r[:99]) + "…"
+	s = strings.Join(strings.Fields(s), " ")
+	depth := 0 // parentheses and brackets: "(e.g. x. y)" does not end a sentence
+	r := []rune(s)
+	for i, c := range r {
+		switch c {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth = max(depth-1, 0)
+		case '.', '!', '?':
+			if depth > 0 || i+1 >= len(r) || r[i+1] != ' ' || abbreviation(r[:i]) {
+				continue
+			}
+			return string(r[:i+1])
+		}
 	}
 	return s
+}
+
+// abbreviation says whether the word ending just before a period is a common
+// abbreviation (e.g., i.e., etc., vs.), whose period ends no sentence.
+func abbreviation(before []rune) bool {
+	start := len(before)
+	for start > 0 && before[start-1] != ' ' && before[start-1] != '(' {
+		start--
+	}
+	switch strings.ToLower(string(before[start:])) {
+	case "e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "no":
+		return true
+	}
+	return false
 }
 
 func runSchema(ctx context.Context, env *Env, args []string) int {
@@ -273,6 +319,15 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 			return ExitUsage
 		}
 	}
+	// Arguments that are not JSON at all are a mistake on the command line
+	// (exit 2); JSON that breaks the tool's schema is the tool's failure (exit 1,
+	// with the structured error on stdout).
+	// (No input at all means no arguments, as for the tool itself.)
+	if trimmed := bytes.TrimSpace(input); len(trimmed) > 0 && !json.Valid(trimmed) {
+		fmt.Fprintf(env.Stderr, "toolport call: the arguments are not valid JSON: %s\n"+
+			"  give one JSON object, quoted for the shell: toolport call %s '{\"name\":\"value\"}'\n", jsonProblem(input), pos[0])
+		return ExitUsage
+	}
 	reg, closeFn, code := openRegistry(ctx, env)
 	if reg == nil {
 		return code
@@ -311,6 +366,48 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// jsonProblem says where invalid JSON goes wrong.
+func jsonProblem(input []byte) string {
+	var v any
+	err := json.Unmarshal(input, &v)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return fmt.Sprintf("%v (at byte %d)", err, syntax.Offset)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "unknown error"
+}
+
+func runVersion(_ context.Context, env *Env, args []string) int {
+	fs := newFlags(env, "version", "toolport version", "Prints the module version, the VCS revision it was built from and the Go version.")
+	if pos, code, ok := parse(fs, args); !ok {
+		return code
+	} else if len(pos) > 0 {
+		fs.Usage()
+		return ExitUsage
+	}
+	fmt.Fprintln(env.Stdout, buildversion.Get())
+	return ExitOK
+}
+
+// modelStatus is how `toolport serve` names its model on start-up: the model,
+// or why there is none and what to set. When TOOLPORT_MODEL is set, the
+// problem is elsewhere (usually the provider's key), and saying "set
+// TOOLPORT_MODEL" would send the user the wrong way.
+func modelStatus(env *Env, modelName string, noModel error) string {
+	if modelName != "" {
+		return modelName
+	}
+	spec, err := llm.ParseModel(env.Config.Env("TOOLPORT_MODEL"))
+	var le *llm.Error
+	if err != nil || !errors.As(noModel, &le) {
+		return "none (set TOOLPORT_MODEL)"
+	}
+	return fmt.Sprintf("none (%s:%s: %s)", spec.Provider, spec.Model, le.Message)
 }
 
 // Main is the body of cmd/toolport: it wires the process's streams and

@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolport/toolport/internal/cli"
 	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/testexec"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -81,6 +87,13 @@ func TestCommands(t *testing.T) {
 		{name: "call failure shows event", args: []string{"call", "echo", `{"text":"x","fail":true}`}, code: 1, stdout: `"error_code":"AUTH_MISSING"`, stderr: "Set ECHO_KEY."},
 		{name: "call unknown tool", args: []string{"call", "nope", `{}`}, code: 2, stderr: `no tool named "nope"`},
 		{name: "call without name", args: []string{"call"}, code: 2, stderr: "Usage: toolport call"},
+		{name: "call with invalid JSON is bad usage", args: []string{"call", "echo", `{"text":"hi"`}, code: 2, stderr: "arguments are not valid JSON: unexpected end of JSON input"},
+		{name: "call with invalid JSON on stdin is bad usage", stdin: "query=hi", args: []string{"call", "echo"}, code: 2, stderr: "arguments are not valid JSON: invalid character 'q'"},
+		{name: "call with JSON that is not an object fails the tool", args: []string{"call", "echo", `[1]`}, code: 1, stdout: "must be a JSON object"},
+		{name: "call with empty stdin means no arguments", stdin: " \n", args: []string{"call", "echo"}, code: 1, stdout: "text"},
+		{name: "--version", args: []string{"--version"}, code: 0, stdout: "toolport "},
+		{name: "version names the Go toolchain", args: []string{"version"}, code: 0, stdout: runtime.Version()},
+		{name: "version takes no arguments", args: []string{"version", "x"}, code: 2, stderr: "Usage: toolport version"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,4 +124,198 @@ func TestSchemaOutputIsValidJSON(t *testing.T) {
 		t.Errorf("result JSON escapes HTML: %s", stdout)
 	}
 
+}
+
+// TestListCutsDescriptionsAtASentenceEnd checks that `toolport list` shows a
+// description's first sentence, whole: never cut inside parentheses or after
+// an abbreviation, and never mid-sentence however long it is.
+func TestListCutsDescriptionsAtASentenceEnd(t *testing.T) {
+	long := "Search the indexed track collection by mood, theme, sound or lyrics description, with filters on audio features, tempo, key and library membership, and a relevance score per track."
+	tests := []struct{ description, want string }{
+		{"Echoes text. Nothing more.", "Echoes text."},
+		{"Search by mood (e.g. 'melancholic piano'). Returns tracks.", "Search by mood (e.g. 'melancholic piano')."},
+		{"Search by mood, e.g. 'sad songs', and more. Returns tracks.", "Search by mood, e.g. 'sad songs', and more."},
+		{"Reads rows (CSV. XLSX. JSON) of a table. Pages.", "Reads rows (CSV. XLSX. JSON) of a table."},
+		{"Version 1.2 of the API is used! Nothing else.", "Version 1.2 of the API is used!"},
+		{long + " Second sentence.", long},
+		{"No sentence end at all, (e.g. a fragment", "No sentence end at all, (e.g. a fragment"},
+		{"Spread\nover   lines. Second.", "Spread over lines."},
+	}
+	for _, tt := range tests {
+		reg := func(context.Context, *cli.Env) (*tool.Registry, func(), error) {
+			r := tool.NewRegistry()
+			err := r.Register(tool.Must(tool.New(tool.Spec{Name: "t", Description: tt.description, Pack: "p"},
+				func(context.Context, echoIn) (echoOut, error) { return echoOut{}, nil })))
+			return r, nil, err
+		}
+		cfg, _ := config.New(func(string) string { return "" }, t.TempDir())
+		var out, errb bytes.Buffer
+		env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Config: cfg, Registry: reg}
+		if code := cli.Run(context.Background(), env, []string{"list"}); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if got := strings.TrimSpace(strings.TrimPrefix(lines[len(lines)-1], "t     p  ")); got != tt.want {
+			t.Errorf("description %q\nlisted as %q\nwant      %q", tt.description, got, tt.want)
+		}
+	}
+}
+
+// TestMalformedCredentialsFile checks that a broken credentials file does not
+// stop the commands that need no credentials (one warning, then the output),
+// and stops those that do with an error naming the file.
+func TestMalformedCredentialsFile(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, ".config", "toolport", "credentials.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"llm": {"anthropic": {"api_key": "sk-ant-secret"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.New(func(string) string { return "" }, home)
+	if err != nil {
+		t.Fatalf("config.New: %v", err)
+	}
+	tests := []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{args: []string{"list"}, code: 0, stdout: "echo"},
+		{args: []string{"schema", "echo"}, code: 0, stdout: `"parameters"`},
+		{args: []string{"version"}, code: 0, stdout: "toolport"},
+		{args: []string{"call", "other", `{"text":"x"}`}, code: 1},
+		{args: []string{"mcp"}, code: 1},
+		{args: []string{"serve", "--addr", "127.0.0.1:0"}, code: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args[0], func(t *testing.T) {
+			var out, errb bytes.Buffer
+			env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Config: cfg, Registry: testRegistry}
+			// Bounded, in case a command that should refuse to start serves instead.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			code := cli.Run(ctx, env, tt.args)
+			if code != tt.code || !strings.Contains(out.String(), tt.stdout) {
+				t.Errorf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, tt.code, out.String(), errb.String())
+			}
+			stderr := errb.String()
+			if !strings.Contains(stderr, path) || !strings.Contains(stderr, "not valid JSON (error at line 1") {
+				t.Errorf("stderr does not say what is wrong with the file:\n%s", stderr)
+			}
+			if n := strings.Count(stderr, path); n != 1 {
+				t.Errorf("the file is named %d times, want once:\n%s", n, stderr)
+			}
+			if tt.code == 0 && !strings.Contains(stderr, "warning:") {
+				t.Errorf("no warning:\n%s", stderr)
+			}
+			if tt.code != 0 && !strings.Contains(stderr, "TOOLPORT_CREDENTIALS") {
+				t.Errorf("the error does not say how to fix it:\n%s", stderr)
+			}
+			if strings.Contains(stderr, "sk-ant-secret") {
+				t.Errorf("stderr shows the file's content:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestVersionOfABuiltBinary builds toolport with VCS stamping and checks that
+// --version reports what the toolchain stamped into that binary (as `go
+// version -m` reads it) and, in a git clone, the commit checked out. (The go
+// command does not stamp builds inside a `git worktree`; there the binary
+// says its revision is unknown, and the test checks that instead.)
+func TestVersionOfABuiltBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "toolport")
+	// -buildvcs=true overrides a GOFLAGS=-buildvcs=false in the environment.
+	if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "../../cmd/toolport").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamped := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "mod":
+			stamped["version"] = f[2]
+		case len(f) == 2 && f[0] == "build":
+			if k, v, ok := strings.Cut(f[1], "="); ok {
+				stamped[k] = v
+			}
+		}
+	}
+	want := []string{"toolport " + stamped["version"] + "\n", runtime.Version()}
+	if rev := stamped["vcs.revision"]; rev != "" {
+		want = append(want, "revision "+rev)
+		if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil && strings.TrimSpace(string(head)) != rev {
+			t.Errorf("stamped revision %s, HEAD is %s", rev, head)
+		}
+	} else {
+		t.Logf("the toolchain stamped no revision (not a git clone?)")
+		want = append(want, "revision unknown")
+	}
+	for _, arg := range []string{"--version", "version"} {
+		r := testexec.Run(t, bin, nil, "", arg)
+		if r.Code != 0 {
+			t.Fatalf("%s: exit %d\n%s", arg, r.Code, r.Stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(r.Stdout, w) {
+				t.Errorf("%s lacks %q:\n%s", arg, w, r.Stdout)
+			}
+		}
+	}
+}
+
+// TestServeNamesTheMissingKey checks what `toolport serve` says on start-up
+// when TOOLPORT_MODEL is set but the provider's key is not: the key to set,
+// not "set TOOLPORT_MODEL".
+func TestServeNamesTheMissingKey(t *testing.T) {
+	tests := []struct{ model, want string }{
+		{"anthropic:claude-sonnet-4-5", "model none (anthropic:claude-sonnet-4-5: no API key: set ANTHROPIC_API_KEY or llm.anthropic.api_key"},
+		{"openai:gpt-4.1", "model none (openai:gpt-4.1: no API key: set OPENAI_API_KEY or llm.openai.api_key"},
+		{"", "model none (set TOOLPORT_MODEL)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			dir := t.TempDir()
+			vars := map[string]string{"TOOLPORT_MODEL": tt.model, "TOOLPORT_DATABASE_URL": filepath.Join(dir, "toolport.db")}
+			cfg, err := config.New(func(k string) string { return vars[k] }, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The server starts, reports, and is stopped once it serves.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out, errb syncBuffer
+			env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Config: cfg, Registry: cli.BuildRegistry}
+			done := make(chan int, 1)
+			go func() { done <- cli.Run(ctx, env, []string{"serve", "--addr", "127.0.0.1:0"}) }()
+			deadline := time.After(time.Minute)
+		wait:
+			for !strings.Contains(out.String(), "serving on") {
+				select {
+				case code := <-done:
+					t.Fatalf("serve exited %d before serving\n%s", code, errb.String())
+				case <-deadline:
+					t.Fatalf("serve did not start\n%s", errb.String())
+				case <-time.After(20 * time.Millisecond):
+					continue wait
+				}
+			}
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("exit %d\n%s", code, errb.String())
+			}
+			if !strings.Contains(errb.String(), tt.want) {
+				t.Errorf("stderr lacks %q:\n%s", tt.want, errb.String())
+			}
+			if tt.model != "" && strings.Contains(errb.String(), "set TOOLPORT_MODEL") {
+				t.Errorf("tells the user to set TOOLPORT_MODEL, which is set:\n%s", errb.String())
+			}
+		})
+	}
 }

@@ -170,10 +170,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitFailure
 	}
-	model := modelName
-	if model == "" {
-		model = "none (set TOOLPORT_MODEL)"
-	}
+	model := modelStatus(env, modelName, noModel)
 	fmt.Fprintf(env.Stderr, "toolport serve: %d tools, model %s, %s database\n", len(reg.Tools()), model, db.Engine())
 	fmt.Fprintf(env.Stdout, "toolport: serving on http://%s/\n", ln.Addr())
 	if metricsLn != nil {

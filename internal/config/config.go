@@ -32,6 +32,11 @@ type Config struct {
 	creds  map[string]any
 	// CredentialsPath is the credentials file in use, or "" if none was found.
 	CredentialsPath string
+	// CredentialsErr says why a credentials file was found but not used
+	// (unreadable, too large, not a JSON object), or is nil. Such a file is
+	// ignored rather than fatal, so that commands which need no credentials
+	// still run; commands that need them report it with [Config.CheckCredentials].
+	CredentialsErr error
 	// Warnings are problems worth telling the user about, such as a credentials
 	// file that other users can read. They never contain secret values.
 	Warnings []string
@@ -45,7 +50,10 @@ func Load() (*Config, error) {
 }
 
 // New resolves configuration from getenv and a home directory (for the
-// default credentials locations); tests pass their own.
+// default credentials locations); tests pass their own. A credentials file that
+// cannot be used does not make New fail: it is recorded in CredentialsErr and
+// Warnings, and the environment alone applies. The error result is reserved
+// for problems that leave no usable configuration; there are none today.
 func New(getenv func(string) string, home string) (*Config, error) {
 	c := &Config{getenv: getenv, creds: map[string]any{}}
 	var candidates []string
@@ -62,15 +70,28 @@ func New(getenv func(string) string, home string) (*Config, error) {
 		if errors.Is(err, fs.ErrNotExist) && !(i == 0 && getenv("TOOLPORT_CREDENTIALS") != "") {
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("credentials file: %w", err)
+		if err == nil {
+			err = c.readCredentials(p, info)
+		} else {
+			err = fmt.Errorf("credentials file %s: %w", p, err)
 		}
-		if err := c.readCredentials(p, info); err != nil {
-			return nil, err
+		if err != nil {
+			c.creds = map[string]any{}
+			c.CredentialsErr = err
+			c.Warnings = append(c.Warnings, err.Error()+"; ignoring it (settings from the environment still apply)")
 		}
 		break
 	}
 	return c, nil
+}
+
+// CheckCredentials returns CredentialsErr, with a hint on fixing it, for
+// commands that need credentials and must not run without the file.
+func (c *Config) CheckCredentials() error {
+	if c.CredentialsErr == nil {
+		return nil
+	}
+	return fmt.Errorf("%w (fix the file, or set TOOLPORT_CREDENTIALS to another one)", c.CredentialsErr)
 }
 
 func (c *Config) readCredentials(path string, info fs.FileInfo) error {
@@ -82,8 +103,7 @@ func (c *Config) readCredentials(path string, info fs.FileInfo) error {
 		return fmt.Errorf("credentials file: %w", err)
 	}
 	if err := json.Unmarshal(raw, &c.creds); err != nil {
-		// The decoder's message names a position, never the file's content.
-		return fmt.Errorf("credentials file %s: not valid JSON: %w", path, err)
+		return fmt.Errorf("credentials file %s: %s", path, describeJSONError(raw, err))
 	}
 	c.CredentialsPath = path
 	if info.Mode().Perm()&0o077 != 0 {
@@ -149,4 +169,38 @@ func (c *Config) Bool(env string) bool {
 		return true
 	}
 	return false
+}
+
+// describeJSONError says what is wrong with a credentials file by position
+// only: the decoder's own messages quote characters of the input, and the
+// input holds secrets.
+func describeJSONError(raw []byte, err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		// Offset is just past the byte that went wrong.
+		line, col := position(raw, syntax.Offset-1)
+		return fmt.Sprintf("not valid JSON (error at line %d, column %d)", line, col)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return "not a JSON object"
+		}
+		return fmt.Sprintf("not valid: %s is a JSON %s", typ.Field, typ.Value)
+	}
+	return "not valid JSON"
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(raw []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(raw)))
+	line, col = 1, 1
+	for _, b := range raw[:offset] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
 }

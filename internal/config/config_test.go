@@ -81,21 +81,70 @@ func TestExplicitCredentialsFile(t *testing.T) {
 		t.Errorf("path through a string = %q", got)
 	}
 
-	// A named file that does not exist is an error, not a silent fallback.
-	if _, err := config.New(envOf(map[string]string{"TOOLPORT_CREDENTIALS": filepath.Join(dir, "nope.json")}), t.TempDir()); err == nil {
-		t.Error("missing TOOLPORT_CREDENTIALS file accepted")
+	// A named file that does not exist is reported, not a silent fallback.
+	c, err = config.New(envOf(map[string]string{"TOOLPORT_CREDENTIALS": filepath.Join(dir, "nope.json")}), t.TempDir())
+	if err != nil || c.CredentialsErr == nil || !strings.Contains(c.CredentialsErr.Error(), "nope.json") {
+		t.Errorf("missing TOOLPORT_CREDENTIALS file: err=%v CredentialsErr=%v", err, c.CredentialsErr)
 	}
 }
 
-func TestMalformedFileNamesThePathNotTheContent(t *testing.T) {
-	home := t.TempDir()
-	writeFile(t, filepath.Join(home, ".config/toolport/credentials.json"), `{"web_search": {"brave": {"api_key": "sk-secret-value"`, 0o600)
-	_, err := config.New(envOf(nil), home)
-	if err == nil {
-		t.Fatal("malformed file accepted")
+// An unusable credentials file is ignored with one warning, so that commands
+// needing no credentials still run; CheckCredentials reports it to those that
+// do. Neither names the file's content.
+func TestUnusableFileIsIgnoredWithAWarning(t *testing.T) {
+	const secret = "sk-secret-value"
+	tests := []struct {
+		name, body string
+		mode       os.FileMode
+		want       string
+	}{
+		{name: "truncated", body: `{"web_search": {"brave": {"api_key": "` + secret + `"`, mode: 0o600, want: "not valid JSON (error at line 1, column 54)"},
+		{name: "stray character on line 2", body: "{\"llm\": {}\n  s" + secret + "}", mode: 0o600, want: "not valid JSON (error at line 2, column 3)"},
+		{name: "an array", body: `["` + secret + `"]`, mode: 0o600, want: "not a JSON object"},
+		{name: "unreadable", body: `{}`, mode: 0o000, want: "permission denied"},
 	}
-	if !strings.Contains(err.Error(), "credentials.json") || strings.Contains(err.Error(), "sk-secret-value") {
-		t.Errorf("error = %v", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.mode == 0 && os.Geteuid() == 0 {
+				t.Skip("root reads files whatever their mode")
+			}
+			home := t.TempDir()
+			path := filepath.Join(home, ".config/toolport/credentials.json")
+			writeFile(t, path, tt.body, tt.mode)
+			c, err := config.New(envOf(map[string]string{"BRAVE_API_KEY": "env-key"}), home)
+			if err != nil {
+				t.Fatalf("New failed on an unusable credentials file: %v", err)
+			}
+			if c.CredentialsErr == nil || !strings.Contains(c.CredentialsErr.Error(), tt.want) || !strings.Contains(c.CredentialsErr.Error(), path) {
+				t.Errorf("CredentialsErr = %v, want the path and %q", c.CredentialsErr, tt.want)
+			}
+			if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "ignoring it") {
+				t.Errorf("Warnings = %q, want one saying the file is ignored", c.Warnings)
+			}
+			if err := c.CheckCredentials(); err == nil || !strings.Contains(err.Error(), "TOOLPORT_CREDENTIALS") {
+				t.Errorf("CheckCredentials() = %v", err)
+			}
+			for _, s := range append(c.Warnings, c.CredentialsErr.Error(), c.CheckCredentials().Error()) {
+				if strings.Contains(s, secret) || strings.Contains(s, "'s'") {
+					t.Errorf("message quotes the file: %s", s)
+				}
+			}
+			if c.CredentialsPath != "" {
+				t.Errorf("CredentialsPath = %q for an ignored file", c.CredentialsPath)
+			}
+			if got := c.Secret("BRAVE_API_KEY", "web_search.brave.api_key"); got != "env-key" {
+				t.Errorf("the environment no longer applies: %q", got)
+			}
+		})
+	}
+}
+
+func TestCheckCredentialsWithAGoodFile(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, ".config/toolport/credentials.json"), braveFile, 0o600)
+	c, err := config.New(envOf(nil), home)
+	if err != nil || c.CheckCredentials() != nil || c.CredentialsErr != nil {
+		t.Errorf("err=%v CheckCredentials=%v", err, c.CheckCredentials())
 	}
 }
 

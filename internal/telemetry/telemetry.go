@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
@@ -86,14 +85,7 @@ func Setup(ctx context.Context, cfg Config) (trace.TracerProvider, func(context.
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, nil, fmt.Errorf("telemetry: %s endpoint must be an http(s) URL", cfg.Target)
 	}
-	exp, err := otlptracehttp.New(ctx,
-		otlptracehttp.WithEndpointURL(cfg.Endpoint+"/v1/traces"),
-		otlptracehttp.WithHeaders(cfg.Headers),
-		otlptracehttp.WithTimeout(10*time.Second),
-	)
-	if err != nil {
-		return nil, nil, fmt.Errorf("telemetry: %s exporter: %w", cfg.Target, err)
-	}
+	exp := newExporter(cfg.Endpoint+"/v1/traces", cfg.Headers, 10*time.Second)
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(cfg.ServiceName)))
 	if err != nil {
 		res = resource.Default()

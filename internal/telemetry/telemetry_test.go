@@ -3,14 +3,19 @@ package telemetry_test
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/toolport/toolport/internal/config"
@@ -23,11 +28,15 @@ type receiver struct {
 	spans map[string]map[string]string // span name -> attributes
 	auth  []string
 	paths []string
+	ctype []string
+	last  *tracepb.TracesData
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	var req coltrace.ExportTraceServiceRequest
+	// TracesData has the wire form of ExportTraceServiceRequest; the
+	// collector package that declares the latter pulls in gRPC.
+	var req tracepb.TracesData
 	if err := proto.Unmarshal(body, &req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -47,9 +56,10 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	rc.ctype = append(rc.ctype, r.Header.Get("Content-Type"))
+	rc.last = &req
 	w.Header().Set("Content-Type", "application/x-protobuf")
-	out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
-	w.Write(out)
+	// An empty ExportTraceServiceResponse encodes as no bytes.
 }
 
 func TestExportsToLangfuseOTLPEndpoint(t *testing.T) {
@@ -117,5 +127,107 @@ func TestConfigPrecedenceAndOff(t *testing.T) {
 	}
 	if _, _, err := telemetry.Setup(context.Background(), telemetry.Config{Endpoint: "ftp://x", Target: "otlp"}); err == nil {
 		t.Error("non-http endpoint accepted")
+	}
+}
+
+// TestExportedSpanFields checks the OTLP encoding of what the agent's spans
+// carry: kind, parent, status (numbered differently in otel-go and OTLP),
+// typed and array attributes, events, the resource and the scope.
+func TestExportedSpanFields(t *testing.T) {
+	rc := &receiver{spans: map[string]map[string]string{}}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	tp, shutdown, err := telemetry.Setup(context.Background(), telemetry.Config{Endpoint: srv.URL, Target: "otlp", ServiceName: "toolport-test", Headers: map[string]string{"X-Key": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, parent := tp.Tracer("toolport/agent").Start(context.Background(), "chat", trace.WithSpanKind(trace.SpanKindServer))
+	_, child := tp.Tracer("toolport/agent").Start(ctx, "tool-web_fetch", trace.WithSpanKind(trace.SpanKindClient))
+	child.SetAttributes(attribute.Int("n", 7), attribute.Bool("ok", true), attribute.Float64("f", 0.5), attribute.StringSlice("tags", []string{"a", "b"}))
+	child.AddEvent("retry", trace.WithAttributes(attribute.String("why", "503")))
+	child.SetStatus(codes.Error, "upstream said no")
+	child.End()
+	parent.SetStatus(codes.Ok, "")
+	parent.End()
+	if err := shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.ctype) == 0 || rc.ctype[0] != "application/x-protobuf" || rc.paths[0] != "/v1/traces" {
+		t.Fatalf("requests: content types %v, paths %v", rc.ctype, rc.paths)
+	}
+	rs := rc.last.ResourceSpans
+	if len(rs) != 1 || len(rs[0].ScopeSpans) != 1 || rs[0].ScopeSpans[0].Scope.Name != "toolport/agent" {
+		t.Fatalf("grouping: %v", rc.last)
+	}
+	var service string
+	for _, kv := range rs[0].Resource.Attributes {
+		if kv.Key == "service.name" {
+			service = kv.Value.GetStringValue()
+		}
+	}
+	if service != "toolport-test" {
+		t.Errorf("service.name = %q", service)
+	}
+	byName := map[string]*tracepb.Span{}
+	for _, s := range rs[0].ScopeSpans[0].Spans {
+		byName[s.Name] = s
+	}
+	chat, tool := byName["chat"], byName["tool-web_fetch"]
+	if chat == nil || tool == nil {
+		t.Fatalf("spans: %v", byName)
+	}
+	if chat.Kind != tracepb.Span_SPAN_KIND_SERVER || tool.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("kinds %v %v", chat.Kind, tool.Kind)
+	}
+	if string(tool.ParentSpanId) != string(chat.SpanId) || string(tool.TraceId) != string(chat.TraceId) || len(chat.ParentSpanId) != 0 {
+		t.Errorf("parentage: chat %x/%x, tool %x parent %x", chat.TraceId, chat.SpanId, tool.SpanId, tool.ParentSpanId)
+	}
+	if tool.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || tool.Status.GetMessage() != "upstream said no" || chat.Status.GetCode() != tracepb.Status_STATUS_CODE_OK {
+		t.Errorf("status: tool %v, chat %v", tool.Status, chat.Status)
+	}
+	if tool.StartTimeUnixNano == 0 || tool.EndTimeUnixNano < tool.StartTimeUnixNano {
+		t.Errorf("times %d %d", tool.StartTimeUnixNano, tool.EndTimeUnixNano)
+	}
+	attrs := map[string]string{}
+	for _, kv := range tool.Attributes {
+		attrs[kv.Key] = kv.Value.String()
+	}
+	for k, want := range map[string]string{"n": "int_value:7", "ok": "bool_value:true", "f": "double_value:0.5", "tags": `array_value:{values:{string_value:"a"} values:{string_value:"b"}}`} {
+		if got := strings.Join(strings.Fields(attrs[k]), " "); got != want {
+			t.Errorf("attribute %s = %s, want %s", k, got, want)
+		}
+	}
+	if len(tool.Events) != 1 || tool.Events[0].Name != "retry" || tool.Events[0].Attributes[0].Value.GetStringValue() != "503" {
+		t.Errorf("events %v", tool.Events)
+	}
+}
+
+// TestRefusedExportIsAnError checks that a collector's refusal reaches the
+// batcher (which drops the batch) rather than passing silently, and that the
+// error does not carry the credentials headers.
+func TestRefusedExportIsAnError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "bad auth", http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	var got []error
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { got = append(got, err) }))
+	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+	tp, shutdown, err := telemetry.Setup(context.Background(), telemetry.Config{Endpoint: srv.URL, Target: "otlp", Headers: map[string]string{"Authorization": "Basic c2VjcmV0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s := tp.Tracer("t").Start(context.Background(), "x")
+	s.End()
+	err = shutdown(context.Background())
+	if err == nil && len(got) == 0 {
+		t.Fatal("a refused export went unreported")
+	}
+	msg := fmt.Sprint(err, got)
+	if !strings.Contains(msg, "401") || strings.Contains(msg, "c2VjcmV0") {
+		t.Errorf("error = %s", msg)
 	}
 }
