@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/store/sqlstore"
+	"github.com/toolport/toolport/internal/version"
 )
 
 // syncBuffer is a bytes.Buffer a running command writes to while the test
@@ -121,6 +123,17 @@ func TestCommandsUseTheCredentialsFileDatabase(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		t.Fatalf("POST /api/conversations: %s", resp.Status)
+	}
+	// The page's footer shows the build /api/info reports.
+	resp, err = http.Get(strings.TrimSuffix(base, "/") + "/api/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct{ Version string }
+	err = json.NewDecoder(resp.Body).Decode(&info)
+	resp.Body.Close()
+	if want := version.Get().Short(); err != nil || info.Version != want || want == "" {
+		t.Errorf("/api/info version = %q (%v), want %q", info.Version, err, want)
 	}
 	cancel()
 	if code := <-done; code != cli.ExitOK {

@@ -7,10 +7,8 @@ import (
 	"strings"
 
 	"github.com/toolport/toolport/internal/mcpserver"
+	"github.com/toolport/toolport/internal/version"
 )
-
-// version is what servers report about themselves.
-var version = "dev"
 
 func runMCP(ctx context.Context, env *Env, args []string) int {
 	fs := newFlags(env, "mcp", "toolport mcp [--packs web,ckan,music] [--tools a,b]",
@@ -35,7 +33,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	defer closeFn()
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	server, err := mcpserver.New(reg, mcpserver.Options{
-		Packs: splitList(*packs), Tools: splitList(*tools), Version: version, Logger: logger,
+		Packs: splitList(*packs), Tools: splitList(*tools), Version: version.Get().Short(), Logger: logger,
 	})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)

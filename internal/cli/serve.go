@@ -13,6 +13,7 @@ import (
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/telemetry"
+	"github.com/toolport/toolport/internal/version"
 	"github.com/toolport/toolport/internal/webui"
 	"github.com/toolport/toolport/tool"
 )
@@ -158,7 +159,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		defer metricsLn.Close()
 	}
 	srv, err := server.New(server.Config{
-		Store: db, Registry: reg, Token: token, Version: version, Web: webui.Handler(), Logger: logger,
+		Store: db, Registry: reg, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
 		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
 		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout,
 		Agent: agent.Config{
