@@ -85,11 +85,11 @@ func FromConfig(c *config.Config) (Provider, error) {
 	}
 	firstByte, err := ParseTimeout("TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT", c.Env("TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("llm: %w", err)
 	}
 	idle, err := ParseTimeout("TOOLPORT_MODEL_IDLE_TIMEOUT", c.Env("TOOLPORT_MODEL_IDLE_TIMEOUT"))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("llm: %w", err)
 	}
 	switch spec.Provider {
 	case ProviderAnthropic:
@@ -148,7 +148,7 @@ func ParseTimeout(name, value string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(value)
 	if err != nil || d <= 0 || d > maxTimeout {
-		return 0, fmt.Errorf("llm: %s=%q: want a duration such as 30s or 10m (at most 24h), or off", name, value)
+		return 0, fmt.Errorf("%s=%q: want a duration such as 30s or 10m (at most 24h), or off", name, value)
 	}
 	return d, nil
 }
