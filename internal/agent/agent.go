@@ -71,6 +71,7 @@ const (
 	// message, so that no number of large results can make the answer
 	// unsavable.
 	DefaultMaxTurnToolBytes = 8 << 20
+	DefaultTurnTimeout      = 10 * time.Minute
 )
 
 // MaxTitleRunes bounds the title a conversation gets from its first message.
@@ -140,6 +141,12 @@ type Config struct {
 	// the turn's context is canceled. 0 means DefaultSaveTimeout.
 	SaveTimeout time.Duration
 
+	// TurnTimeout bounds a whole turn, model calls, retries and tools
+	// included; a turn that runs out ends with a MODEL_TIMEOUT error event
+	// (what it produced so far is kept). 0 means DefaultTurnTimeout;
+	// negative means no bound.
+	TurnTimeout time.Duration
+
 	// TracerProvider traces turns; nil disables tracing. Wrap it with
 	// [TracerProvider] (and give the same to the registry) for session ids.
 	TracerProvider trace.TracerProvider
@@ -189,6 +196,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.SaveTimeout <= 0 {
 		cfg.SaveTimeout = DefaultSaveTimeout
+	}
+	if cfg.TurnTimeout == 0 {
+		cfg.TurnTimeout = DefaultTurnTimeout
 	}
 	if cfg.NoModel == nil {
 		cfg.NoModel = llm.ErrNoModel
@@ -241,6 +251,11 @@ func (a *Agent) ModelHelp() string { return errorMessage(a.cfg.NoModel) }
 func (a *Agent) Turn(ctx context.Context, convID, text string, emit func(Event)) error {
 	if strings.TrimSpace(text) == "" {
 		return ErrEmptyMessage
+	}
+	if d := a.cfg.TurnTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, &turnTimeout{d})
+		defer cancel()
 	}
 	conv, err := a.cfg.Store.GetConversation(ctx, convID)
 	if err != nil {
@@ -416,8 +431,24 @@ func assistantText(blocks []llm.Block) string {
 	return b.String()
 }
 
-// fail ends a turn that cannot go on: canceled, or the model failed.
+// turnTimeout is the cause of a turn's context canceled by
+// [Config.TurnTimeout].
+type turnTimeout struct{ after time.Duration }
+
+func (e *turnTimeout) Error() string {
+	return fmt.Sprintf("the turn took longer than %s (TOOLPORT_TURN_TIMEOUT) and was stopped", e.after)
+}
+
+// fail ends a turn that cannot go on: canceled, out of time, or the model failed.
 func (t *turn) fail(ctx context.Context, err error) {
+	var tt *turnTimeout
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &tt) {
+		t.span.SetStatus(codes.Error, "turn timeout")
+		t.save(ctx, true)
+		t.emit(ErrorEvent{Code: CodeModelTimeout, Message: tt.Error(), Retryable: true})
+		t.end(StopError)
+		return
+	}
 	if ctx.Err() != nil {
 		t.span.SetStatus(codes.Error, "canceled")
 		t.save(ctx, true)
@@ -558,7 +589,7 @@ func (t *turn) generate(ctx context.Context, req llm.Request, step int) (context
 		if err == nil || produced || attempt > 0 {
 			break
 		}
-		wait, ok := a.retryWait(err)
+		wait, ok := a.retryWait(ctx, err)
 		if !ok || ctx.Err() != nil {
 			break
 		}
@@ -591,18 +622,26 @@ func (t *turn) generate(ctx context.Context, req llm.Request, step int) (context
 }
 
 // retryWait says whether a failed model call is retried, and after how long.
-func (a *Agent) retryWait(err error) (time.Duration, bool) {
+// A timeout is not retried: the attempt has already waited as long as the
+// provider allows, and a second one would double the user's wait for an
+// error; the error is retryable, so the user may try again. Nor is a call
+// retried when the wait would reach the turn's deadline.
+func (a *Agent) retryWait(ctx context.Context, err error) (time.Duration, bool) {
 	var le *llm.Error
-	if !errors.As(err, &le) || !le.Retryable {
+	if !errors.As(err, &le) || !le.Retryable || le.Code == llm.CodeTimeout {
 		return 0, false
 	}
+	wait := max(a.cfg.ModelRetryDelay, 0)
 	if le.RetryAfter > 0 {
 		if le.RetryAfter > a.cfg.MaxModelRetryAfter {
 			return 0, false
 		}
-		return le.RetryAfter, true
+		wait = le.RetryAfter
 	}
-	return max(a.cfg.ModelRetryDelay, 0), true
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= wait {
+		return 0, false
+	}
+	return wait, true
 }
 
 // stream reads one model response, emitting its text as it arrives. produced

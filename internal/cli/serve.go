@@ -27,6 +27,8 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 			"                         openai:qwen2.5@http://127.0.0.1:11434/v1 (without one the server still\n"+
 			"                         runs, and chats answer with how to configure a model)\n"+
 			"  ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL\n"+
+			"  TOOLPORT_TURN_TIMEOUT  bound on a chat turn (default 10m); TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT\n"+
+			"                         (30s) and TOOLPORT_MODEL_IDLE_TIMEOUT (2m) bound the model's silences\n"+
 			"  TOOLPORT_DATABASE_URL  postgres://… or a SQLite file (or database.url; default: the user's data dir)\n"+
 			"  TOOLPORT_API_TOKEN     bearer token required on /api, /mcp and /metrics (required off loopback)\n"+
 			"  TOOLPORT_ALLOWED_HOSTS, TOOLPORT_ALLOWED_ORIGINS, TOOLPORT_METRICS_ADDR: defaults of the flags\n"+
@@ -49,6 +51,11 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	}
 	if *maxSteps < 1 {
 		fmt.Fprintln(env.Stderr, "toolport serve: --max-steps must be at least 1")
+		return ExitUsage
+	}
+	turnTimeout, err := llm.ParseTimeout("TOOLPORT_TURN_TIMEOUT", env.Config.Env("TOOLPORT_TURN_TIMEOUT"))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitUsage
 	}
 	token := env.Config.Secret("TOOLPORT_API_TOKEN", "server.api_token")
@@ -164,7 +171,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout,
 		Agent: agent.Config{
 			Provider: provider, NoModel: noModel, ModelName: modelName, MaxSteps: *maxSteps,
-			TracerProvider: traced, Logger: logger,
+			TurnTimeout: turnTimeout, TracerProvider: traced, Logger: logger,
 		},
 	})
 	if err != nil {

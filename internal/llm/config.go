@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/toolport/toolport/internal/config"
 )
@@ -73,15 +74,27 @@ func checkBaseURL(base string) error {
 // ANTHROPIC_API_KEY / llm.anthropic.api_key and OPENAI_API_KEY /
 // llm.openai.api_key (environment first, then the credentials file); base
 // URLs from ANTHROPIC_BASE_URL and OPENAI_BASE_URL, except that a base URL in
-// the model spec wins. With no model configured it returns [ErrNoModel].
+// the model spec wins. TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT and
+// TOOLPORT_MODEL_IDLE_TIMEOUT (Go durations, "30s", "2m"; "off" for none) set
+// [Options.FirstByteTimeout] and [Options.IdleTimeout]. With no model
+// configured it returns [ErrNoModel].
 func FromConfig(c *config.Config) (Provider, error) {
 	spec, err := ParseModel(c.Env("TOOLPORT_MODEL"))
 	if err != nil {
 		return nil, err
 	}
+	firstByte, err := ParseTimeout("TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT", c.Env("TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT"))
+	if err != nil {
+		return nil, fmt.Errorf("llm: %w", err)
+	}
+	idle, err := ParseTimeout("TOOLPORT_MODEL_IDLE_TIMEOUT", c.Env("TOOLPORT_MODEL_IDLE_TIMEOUT"))
+	if err != nil {
+		return nil, fmt.Errorf("llm: %w", err)
+	}
 	switch spec.Provider {
 	case ProviderAnthropic:
 		o := Options{
+			FirstByteTimeout: firstByte, IdleTimeout: idle,
 			APIKey:  c.Secret("ANTHROPIC_API_KEY", "llm.anthropic.api_key"),
 			BaseURL: c.Default("ANTHROPIC_BASE_URL", ""),
 		}
@@ -94,6 +107,7 @@ func FromConfig(c *config.Config) (Provider, error) {
 		return NewAnthropic(spec.Model, o)
 	default:
 		o := Options{
+			FirstByteTimeout: firstByte, IdleTimeout: idle,
 			APIKey:  c.Secret("OPENAI_API_KEY", "llm.openai.api_key"),
 			BaseURL: c.Default("OPENAI_BASE_URL", ""),
 		}
@@ -115,4 +129,26 @@ func checkOptionalBaseURL(env, base string) error {
 		return fmt.Errorf("llm: %s: %w", env, err)
 	}
 	return nil
+}
+
+// maxTimeout bounds a configured timeout: a day is more than any turn needs,
+// and keeps a typo ("30000h") from meaning forever.
+const maxTimeout = 24 * time.Hour
+
+// ParseTimeout parses the value of the timeout setting name: "" is 0 (the
+// default), "off" is -1 (none), anything else a positive Go duration ("30s",
+// "10m") of at most a day.
+func ParseTimeout(name, value string) (time.Duration, error) {
+	value = strings.TrimSpace(value)
+	switch strings.ToLower(value) {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	d, err := time.ParseDuration(value)
+	if err != nil || d <= 0 || d > maxTimeout {
+		return 0, fmt.Errorf("%s=%q: want a duration such as 30s or 10m (at most 24h), or off", name, value)
+	}
+	return d, nil
 }

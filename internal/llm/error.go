@@ -66,8 +66,20 @@ var ErrNoModel = &Error{
 // maxMessage bounds the part of an upstream error message that is kept.
 const maxMessage = 300
 
-// errIdle is the cause of a context canceled by the idle watchdog.
-var errIdle = errors.New("llm: no data from the model server within the idle timeout")
+// timeoutCause is the cause of a request's context canceled by the
+// provider's watchdog: the response headers (firstByte) or more of the
+// response did not come within after.
+type timeoutCause struct {
+	firstByte bool
+	after     time.Duration
+}
+
+func (e *timeoutCause) Error() string {
+	if e.firstByte {
+		return fmt.Sprintf("llm: no response headers from the model server within %s", e.after)
+	}
+	return fmt.Sprintf("llm: no data from the model server for %s", e.after)
+}
 
 // classifyStatus turns an HTTP error answer into an *Error. upstream is the
 // provider's own error message (may be empty), errType its error type.
@@ -195,10 +207,15 @@ func classifyTransport(ctx context.Context, provider string, err error) *Error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	var ne net.Error
+	var te *timeoutCause
 	switch {
-	case ctx != nil && errors.Is(context.Cause(ctx), errIdle):
+	case ctx != nil && errors.As(context.Cause(ctx), &te):
 		e.Code, e.Retryable = CodeTimeout, true
-		e.Message = "the model server stopped sending data (idle timeout)"
+		if te.firstByte {
+			e.Message = fmt.Sprintf("the model server did not answer within %s (first-byte timeout, TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT)", te.after)
+		} else {
+			e.Message = fmt.Sprintf("the model server stopped sending data for %s (idle timeout, TOOLPORT_MODEL_IDLE_TIMEOUT)", te.after)
+		}
 	case ctx != nil && ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 		e.Code, e.Retryable = CodeTimeout, true
 		e.Message = "the model call ran out of time"

@@ -73,7 +73,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := newWatchdog(ctx, p.opts.idleTimeout())
+	w := newWatchdog(ctx, p.opts.firstByteTimeout(), p.opts.idleTimeout())
 	s := p.client.NewStreaming(w.ctx, params, option.WithMiddleware(w.middleware))
 	if err := s.Err(); err != nil {
 		s.Close()

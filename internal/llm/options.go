@@ -27,8 +27,14 @@ type Options struct {
 	// failed before its response started. The default 0 leaves retrying to
 	// the caller; see the package documentation.
 	MaxRetries int
+	// FirstByteTimeout is the longest the provider waits, from sending a
+	// request, for the response headers (connecting included), after which
+	// the call fails with CodeTimeout. A server that accepts the connection
+	// but never answers is caught by it, not by IdleTimeout. 0 means
+	// DefaultFirstByteTimeout; negative leaves the wait to IdleTimeout.
+	FirstByteTimeout time.Duration
 	// IdleTimeout is the longest the provider waits for the next bytes of a
-	// response (including the first), after which the call fails with
+	// response once its headers have arrived, after which the call fails with
 	// CodeTimeout. 0 means DefaultIdleTimeout; negative disables it.
 	IdleTimeout time.Duration
 }
@@ -37,6 +43,12 @@ type Options struct {
 // before its first token, and short enough that a stalled connection does not
 // leave a chat hanging.
 const DefaultIdleTimeout = 2 * time.Minute
+
+// DefaultFirstByteTimeout bounds the wait for response headers. Streaming APIs
+// send their headers as soon as they accept the request, before the model has
+// read the prompt; a local server that answers only with its first token may
+// need more (TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT).
+const DefaultFirstByteTimeout = 30 * time.Second
 
 // Bounds on what a provider accepts from a server.
 const (
@@ -51,6 +63,18 @@ func (o Options) idleTimeout() time.Duration {
 	return o.IdleTimeout
 }
 
+// firstByteTimeout is the bound on the wait for headers: FirstByteTimeout,
+// or IdleTimeout when that is negative; 0 means none.
+func (o Options) firstByteTimeout() time.Duration {
+	switch {
+	case o.FirstByteTimeout == 0:
+		return DefaultFirstByteTimeout
+	case o.FirstByteTimeout > 0:
+		return o.FirstByteTimeout
+	}
+	return max(o.idleTimeout(), 0)
+}
+
 func (o Options) httpClient() *http.Client {
 	if o.HTTPClient != nil {
 		return o.HTTPClient
@@ -58,41 +82,57 @@ func (o Options) httpClient() *http.Client {
 	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 }
 
-// watchdog cancels a request's context when no bytes arrive for d.
+// watchdog cancels a request's context when its response headers do not
+// arrive within firstByte, or when, after them, no bytes arrive for idle.
 type watchdog struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	d      time.Duration
-	mu     sync.Mutex
-	timer  *time.Timer
+	idle   time.Duration
+
+	mu    sync.Mutex
+	timer *time.Timer // the running countdown, nil when none
 }
 
-func newWatchdog(ctx context.Context, d time.Duration) *watchdog {
-	w := &watchdog{d: d}
+func newWatchdog(ctx context.Context, firstByte, idle time.Duration) *watchdog {
+	w := &watchdog{idle: idle}
 	w.ctx, w.cancel = context.WithCancelCause(ctx)
-	if d > 0 {
-		w.timer = time.AfterFunc(d, func() { w.cancel(errIdle) })
+	if firstByte > 0 {
+		cause := &timeoutCause{firstByte: true, after: firstByte}
+		w.timer = time.AfterFunc(firstByte, func() { w.cancel(cause) })
 	}
 	return w
 }
 
-// kick restarts the countdown.
-func (w *watchdog) kick() {
-	if w.timer == nil {
-		return
-	}
+// headers ends the first-byte countdown and starts the idle one.
+func (w *watchdog) headers() {
 	w.mu.Lock()
-	w.timer.Reset(w.d)
+	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
+	if w.idle > 0 && w.ctx.Err() == nil {
+		cause := &timeoutCause{after: w.idle}
+		w.timer = time.AfterFunc(w.idle, func() { w.cancel(cause) })
+	}
+}
+
+// kick restarts the idle countdown.
+func (w *watchdog) kick() {
+	w.mu.Lock()
+	if w.timer != nil {
+		w.timer.Reset(w.idle)
+	}
 	w.mu.Unlock()
 }
 
 // stop ends the watch and releases the context.
 func (w *watchdog) stop() {
+	w.mu.Lock()
 	if w.timer != nil {
-		w.mu.Lock()
 		w.timer.Stop()
-		w.mu.Unlock()
 	}
+	w.mu.Unlock()
 	w.cancel(context.Canceled)
 }
 
@@ -101,7 +141,7 @@ func (w *watchdog) stop() {
 func (w *watchdog) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	res, err := next(req)
 	if res != nil && res.Body != nil {
-		w.kick()
+		w.headers()
 		res.Body = &kickBody{ReadCloser: res.Body, kick: w.kick}
 	}
 	return res, err

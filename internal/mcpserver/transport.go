@@ -17,17 +17,14 @@ import (
 // RunStdio serves one client on stdin and stdout (newline-delimited JSON-RPC)
 // until the client closes stdin or ctx is canceled; both end it cleanly with a
 // nil error. stdout carries nothing but protocol messages: the server's
-// diagnostics go to [Options.Logger], which must write elsewhere (stderr).
+// diagnostics go to [Options.Logger], which must write elsewhere (stderr). A
+// malformed line is answered with a JSON-RPC error and the session goes on
+// (see [StdioTransport]).
 //
 // If stdin is an io.Closer (os.Stdin is), it is closed on return so that a
 // pending read ends.
 func RunStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout io.Writer) error {
-	r, ok := stdin.(io.ReadCloser)
-	if !ok {
-		r = io.NopCloser(stdin)
-	}
-	t := &mcp.IOTransport{Reader: r, Writer: nopWriteCloser{stdout}}
-	err := server.Run(ctx, t)
+	err := server.Run(ctx, &StdioTransport{Reader: stdin, Writer: stdout})
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil
 	}
@@ -36,11 +33,6 @@ func RunStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout i
 	}
 	return err
 }
-
-// nopWriteCloser keeps the SDK from closing stdout, which the process owns.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // HTTPOptions configures [NewHTTPHandler].
 type HTTPOptions struct {
