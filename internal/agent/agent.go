@@ -720,8 +720,6 @@ func providerName(p llm.Provider) string {
 		return "anthropic"
 	case *llm.OpenAI:
 		return "openai"
-	case *llm.Scripted:
-		return "scripted"
 	}
 	return "unknown"
 }

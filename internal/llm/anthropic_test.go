@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/llm/llmtest"
 )
 
 const testKey = "sk-ant-test-0123456789secret"
@@ -52,11 +53,11 @@ func TestAnthropicReplaysRecordedStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := events(t, s)
+	evs, err := llmtest.Events(t, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkOrder(t, evs)
+	llmtest.CheckOrder(t, evs)
 
 	var text string
 	var starts []llm.ToolCall
@@ -201,7 +202,7 @@ func TestAnthropicRequestOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := events(t, s); err != nil {
+			if _, err := llmtest.Events(t, s); err != nil {
 				t.Fatal(err)
 			}
 			tt.check(t, got.json(t))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/llm/llmtest"
 )
 
 func TestParseModel(t *testing.T) {
@@ -138,7 +139,7 @@ func TestFromConfigWiring(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := events(t, s); err != nil {
+			if _, err := llmtest.Events(t, s); err != nil {
 				t.Fatal(err)
 			}
 			if v := got.header.Get(tt.wantHeader); v != tt.wantValue {

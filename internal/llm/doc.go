@@ -10,8 +10,8 @@
 // whole when their input is complete), token usage, and a final Done with the
 // stop reason. Providers exist for the Anthropic Messages API ([NewAnthropic])
 // and for OpenAI-compatible Chat Completions servers ([NewOpenAI]: OpenAI,
-// Ollama, vLLM, llama.cpp, LM Studio), both built on the official SDKs, and a
-// deterministic [Scripted] provider for tests and demos.
+// Ollama, vLLM, llama.cpp, LM Studio), both built on the official SDKs;
+// package llmtest has a deterministic scripted provider for tests.
 //
 // Every failure a provider reports is an [*Error] with a [Code], a Retryable
 // flag and a message that is safe to show to users (it never contains keys).

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/llm/llmtest"
 )
 
 const openaiKey = "sk-proj-test-0123456789secret"
@@ -92,7 +93,7 @@ func TestOpenAIReplaysStreams(t *testing.T) {
 			if err := s.Err(); err != nil {
 				t.Fatal(err)
 			}
-			checkOrder(t, evs)
+			llmtest.CheckOrder(t, evs)
 			s2 := llm.NewStream(func() func() (llm.Event, error) {
 				i := 0
 				return func() (llm.Event, error) {
@@ -135,7 +136,7 @@ func TestOpenAIRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := events(t, s); err != nil {
+	if _, err := llmtest.Events(t, s); err != nil {
 		t.Fatal(err)
 	}
 	if got.path != "/v1/chat/completions" {
@@ -224,7 +225,7 @@ func TestOpenAIOfficialAPIUsesMaxCompletionTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := events(t, s); err != nil {
+	if _, err := llmtest.Events(t, s); err != nil {
 		t.Fatal(err)
 	}
 	body := got.json(t)
@@ -243,7 +244,7 @@ func TestOpenAILocalServerWithoutKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := events(t, s); err != nil {
+	if _, err := llmtest.Events(t, s); err != nil {
 		t.Fatal(err)
 	}
 	if a := got.header.Get("Authorization"); a != "" {

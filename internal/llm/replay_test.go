@@ -96,41 +96,6 @@ func replayServer(t *testing.T, status int, header http.Header, body []byte) (*h
 // sseHeader is the content type of a stream.
 var sseHeader = http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}}
 
-// events reads a whole stream.
-func events(t *testing.T, s *llm.Stream) ([]llm.Event, error) {
-	t.Helper()
-	defer s.Close()
-	var evs []llm.Event
-	for s.Next() {
-		evs = append(evs, s.Event())
-	}
-	return evs, s.Err()
-}
-
-// checkOrder asserts the stream contract: each call's start precedes its
-// completion, Done is last and unique.
-func checkOrder(t *testing.T, evs []llm.Event) {
-	t.Helper()
-	started := map[string]bool{}
-	for i, ev := range evs {
-		switch ev.Type {
-		case llm.EventToolCallStart:
-			started[ev.ToolCall.ID] = true
-		case llm.EventToolCall:
-			if !started[ev.ToolCall.ID] {
-				t.Errorf("event %d: tool call %s completed before it started", i, ev.ToolCall.ID)
-			}
-		case llm.EventDone:
-			if i != len(evs)-1 {
-				t.Errorf("event %d: Done is not last (%d events)", i, len(evs))
-			}
-		}
-	}
-	if len(evs) == 0 || evs[len(evs)-1].Type != llm.EventDone {
-		t.Errorf("stream did not end with Done")
-	}
-}
-
 type call struct{ Name, Input string }
 
 func calls(r *llm.Response) []call {

@@ -1,17 +1,22 @@
-package llm
+// Package llmtest provides a deterministic model provider for tests.
+package llmtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolport/toolport/internal/llm"
 )
 
-// Scripted is a deterministic [Provider] for tests and demos: it plays
+// Scripted is a deterministic [llm.Provider] for tests and demos: it plays
 // scripted turns instead of calling a model, with the same event order,
 // cancellation and error behaviour as the real providers.
 //
@@ -21,13 +26,13 @@ import (
 // user text, that is, the number of model calls this chat turn has already
 // made; such turns can be played any number of times, concurrently. Otherwise
 // the next turn without a Match plays, each once, in order. With no turn to
-// play, Stream fails with CodeInvalidRequest.
+// play, Stream fails with llm.CodeInvalidRequest.
 type Scripted struct {
 	mu       sync.Mutex
 	matched  []ScriptedTurn
 	ordered  []ScriptedTurn
 	next     int
-	requests []Request
+	requests []llm.Request
 	ids      atomic.Int64 // numbers tool calls that have no scripted ID
 }
 
@@ -41,10 +46,10 @@ type ScriptedTurn struct {
 	// Events are played in order.
 	Events []ScriptedEvent
 	// Usage is reported before Done.
-	Usage Usage
+	Usage llm.Usage
 	// StopReason overrides the default: tool_use when the turn calls a
 	// tool, end_turn otherwise.
-	StopReason StopReason
+	StopReason llm.StopReason
 }
 
 // ScriptedEvent is one step of a scripted turn: after Delay, it delivers Text
@@ -88,16 +93,16 @@ func NewScripted(turns ...ScriptedTurn) *Scripted {
 func (s *Scripted) Model() string { return "scripted" }
 
 // Requests returns the requests received so far, for assertions.
-func (s *Scripted) Requests() []Request {
+func (s *Scripted) Requests() []llm.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
+	return append([]llm.Request(nil), s.requests...)
 }
 
-// Stream implements [Provider].
-func (s *Scripted) Stream(ctx context.Context, req Request) (*Stream, error) {
+// Stream implements [llm.Provider].
+func (s *Scripted) Stream(ctx context.Context, req llm.Request) (*llm.Stream, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, classifyTransport(ctx, "scripted", err)
+		return nil, canceled(ctx)
 	}
 	turn, err := s.pick(req)
 	if err != nil {
@@ -108,16 +113,16 @@ func (s *Scripted) Stream(ctx context.Context, req Request) (*Stream, error) {
 	}
 	for _, ev := range turn.Events {
 		if ev.Name != "" {
-			if _, err := validInput("scripted", ev.Name, string(ev.Input)); err != nil {
+			if !jsonObject(ev.Input) {
 				return nil, fmt.Errorf("llm: scripted tool call %s: input is not a JSON object", ev.Name)
 			}
 		}
 	}
 	p := &scriptedStream{ctx: ctx, turn: turn, ids: &s.ids}
-	return NewStream(p.next, nil), nil
+	return llm.NewStream(p.next, nil), nil
 }
 
-func (s *Scripted) pick(req Request) (ScriptedTurn, error) {
+func (s *Scripted) pick(req llm.Request) (ScriptedTurn, error) {
 	text, step := lastUserText(req.Messages)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -132,17 +137,17 @@ func (s *Scripted) pick(req Request) (ScriptedTurn, error) {
 		s.next++
 		return s.ordered[s.next-1], nil
 	}
-	return ScriptedTurn{}, &Error{Provider: "scripted", Code: CodeInvalidRequest,
+	return ScriptedTurn{}, &llm.Error{Provider: "scripted", Code: llm.CodeInvalidRequest,
 		Message: fmt.Sprintf("no scripted turn for %q (step %d)", text, step)}
 }
 
 // lastUserText returns the text of the last user message that has text, and
 // how many assistant messages follow it.
-func lastUserText(msgs []Message) (string, int) {
+func lastUserText(msgs []llm.Message) (string, int) {
 	step := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		if m.Role == RoleAssistant {
+		if m.Role == llm.RoleAssistant {
 			step++
 			continue
 		}
@@ -159,31 +164,33 @@ type scriptedStream struct {
 	turn  ScriptedTurn
 	i     int
 	calls int
-	queue pending
+	queue []llm.Event
 	ended bool
 }
 
-func (p *scriptedStream) next() (Event, error) {
+func (p *scriptedStream) next() (llm.Event, error) {
 	for {
-		if ev, ok := p.queue.pop(); ok {
+		if len(p.queue) > 0 {
+			ev := p.queue[0]
+			p.queue = p.queue[1:]
 			return ev, nil
 		}
 		if p.ended {
-			return Event{}, io.EOF
+			return llm.Event{}, io.EOF
 		}
 		if err := p.ctx.Err(); err != nil {
-			return Event{}, classifyTransport(p.ctx, "scripted", err)
+			return llm.Event{}, canceled(p.ctx)
 		}
 		if p.i == len(p.turn.Events) {
 			p.ended = true
 			stop := p.turn.StopReason
 			if stop == "" {
-				stop = StopEndTurn
+				stop = llm.StopEndTurn
 				if p.calls > 0 {
-					stop = StopToolUse
+					stop = llm.StopToolUse
 				}
 			}
-			p.queue.push(Event{Type: EventUsage, Usage: p.turn.Usage}, Event{Type: EventDone, StopReason: stop})
+			p.queue = append(p.queue, llm.Event{Type: llm.EventUsage, Usage: p.turn.Usage}, llm.Event{Type: llm.EventDone, StopReason: stop})
 			continue
 		}
 		ev := p.turn.Events[p.i]
@@ -193,25 +200,48 @@ func (p *scriptedStream) next() (Event, error) {
 			select {
 			case <-p.ctx.Done():
 				t.Stop()
-				return Event{}, classifyTransport(p.ctx, "scripted", p.ctx.Err())
+				return llm.Event{}, canceled(p.ctx)
 			case <-t.C:
 			}
 		}
 		switch {
 		case ev.Err != nil:
 			p.ended = true
-			return Event{}, ev.Err
+			return llm.Event{}, ev.Err
 		case ev.Name != "":
-			call := ToolCall{Index: p.calls, ID: ev.ID, Name: ev.Name}
+			call := llm.ToolCall{Index: p.calls, ID: ev.ID, Name: ev.Name}
 			if call.ID == "" {
 				call.ID = fmt.Sprintf("toolu_scripted_%d", p.ids.Add(1))
 			}
 			p.calls++
-			p.queue.push(Event{Type: EventToolCallStart, ToolCall: call})
+			p.queue = append(p.queue, llm.Event{Type: llm.EventToolCallStart, ToolCall: call})
 			call.Input = inputOrEmpty(ev.Input)
-			p.queue.push(Event{Type: EventToolCall, ToolCall: call})
+			p.queue = append(p.queue, llm.Event{Type: llm.EventToolCall, ToolCall: call})
 		case ev.Text != "":
-			p.queue.push(Event{Type: EventTextDelta, Text: ev.Text})
+			p.queue = append(p.queue, llm.Event{Type: llm.EventTextDelta, Text: ev.Text})
 		}
 	}
+}
+
+// canceled is the error a real provider gives for a call whose context
+// ended: a timeout when its deadline passed, a cancellation otherwise.
+func canceled(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &llm.Error{Provider: "scripted", Code: llm.CodeTimeout, Retryable: true, Message: "the model call ran out of time", Err: ctx.Err()}
+	}
+	return &llm.Error{Provider: "scripted", Code: llm.CodeCanceled, Message: "the model call was canceled", Err: ctx.Err()}
+}
+
+// inputOrEmpty is a tool call's input, {} when the script gives none.
+func inputOrEmpty(in json.RawMessage) json.RawMessage {
+	if t := bytes.TrimSpace(in); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return json.RawMessage("{}")
+	}
+	return in
+}
+
+// jsonObject reports whether a scripted input is a JSON object (or empty).
+func jsonObject(in json.RawMessage) bool {
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(inputOrEmpty(in), &obj) == nil && obj != nil
 }

@@ -1,4 +1,4 @@
-package llm_test
+package llmtest_test
 
 import (
 	"context"
@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/llm/llmtest"
 )
 
 func TestScriptedPlaysTurnsInOrder(t *testing.T) {
-	p := llm.NewScripted(
-		llm.ScriptedTurn{Events: []llm.ScriptedEvent{
-			llm.ScriptText("Searching."),
-			llm.ScriptToolCall("toolu_a", "tidalSearch", `{"query":"jazz"}`),
-			llm.ScriptToolCall("", "semanticSearch", ""),
+	p := llmtest.NewScripted(
+		llmtest.ScriptedTurn{Events: []llmtest.ScriptedEvent{
+			llmtest.ScriptText("Searching."),
+			llmtest.ScriptToolCall("toolu_a", "tidalSearch", `{"query":"jazz"}`),
+			llmtest.ScriptToolCall("", "semanticSearch", ""),
 		}, Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}},
-		llm.ScriptedTurn{Events: []llm.ScriptedEvent{llm.ScriptText("Found "), llm.ScriptText("3.")}},
+		llmtest.ScriptedTurn{Events: []llmtest.ScriptedEvent{llmtest.ScriptText("Found "), llmtest.ScriptText("3.")}},
 	)
 	req := llm.Request{Messages: []llm.Message{llm.UserText("jazz please")}}
 
@@ -26,11 +27,11 @@ func TestScriptedPlaysTurnsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := events(t, s)
+	evs, err := llmtest.Events(t, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkOrder(t, evs)
+	llmtest.CheckOrder(t, evs)
 	var types []llm.EventType
 	for _, ev := range evs {
 		types = append(types, ev.Type)
@@ -64,10 +65,10 @@ func TestScriptedPlaysTurnsInOrder(t *testing.T) {
 }
 
 func TestScriptedMatchesByUserTextAndStep(t *testing.T) {
-	p := llm.NewScripted(
-		llm.ScriptedTurn{Match: "jazz", Step: 0, Events: []llm.ScriptedEvent{llm.ScriptToolCall("t1", "tidalSearch", `{"query":"jazz"}`)}},
-		llm.ScriptedTurn{Match: "jazz", Step: 1, Events: []llm.ScriptedEvent{llm.ScriptText("Here is jazz.")}},
-		llm.ScriptedTurn{Events: []llm.ScriptedEvent{llm.ScriptText("fallback")}},
+	p := llmtest.NewScripted(
+		llmtest.ScriptedTurn{Match: "jazz", Step: 0, Events: []llmtest.ScriptedEvent{llmtest.ScriptToolCall("t1", "tidalSearch", `{"query":"jazz"}`)}},
+		llmtest.ScriptedTurn{Match: "jazz", Step: 1, Events: []llmtest.ScriptedEvent{llmtest.ScriptText("Here is jazz.")}},
+		llmtest.ScriptedTurn{Events: []llmtest.ScriptedEvent{llmtest.ScriptText("fallback")}},
 	)
 	step0 := []llm.Message{llm.UserText("Some JAZZ, please")}
 	step1 := append(step0,
@@ -103,10 +104,10 @@ func collect(t *testing.T, p llm.Provider, msgs []llm.Message) *llm.Response {
 
 func TestScriptedErrorsAndCancellation(t *testing.T) {
 	rateLimited := &llm.Error{Code: llm.CodeRateLimit, Retryable: true, Message: "rate limit exceeded"}
-	p := llm.NewScripted(
-		llm.ScriptedTurn{Err: rateLimited},
-		llm.ScriptedTurn{Events: []llm.ScriptedEvent{llm.ScriptText("partial"), llm.ScriptError(&llm.Error{Code: llm.CodeNetwork, Retryable: true, Message: "dropped"})}},
-		llm.ScriptedTurn{Events: []llm.ScriptedEvent{llm.ScriptText("a"), {Delay: time.Hour, Text: "never"}}},
+	p := llmtest.NewScripted(
+		llmtest.ScriptedTurn{Err: rateLimited},
+		llmtest.ScriptedTurn{Events: []llmtest.ScriptedEvent{llmtest.ScriptText("partial"), llmtest.ScriptError(&llm.Error{Code: llm.CodeNetwork, Retryable: true, Message: "dropped"})}},
+		llmtest.ScriptedTurn{Events: []llmtest.ScriptedEvent{llmtest.ScriptText("a"), {Delay: time.Hour, Text: "never"}}},
 	)
 	req := llm.Request{Messages: []llm.Message{llm.UserText("hi")}}
 	if _, err := p.Stream(t.Context(), req); !errors.Is(err, rateLimited) {
@@ -134,7 +135,7 @@ func TestScriptedErrorsAndCancellation(t *testing.T) {
 }
 
 func TestScriptedRejectsBadToolInput(t *testing.T) {
-	p := llm.NewScripted(llm.ScriptedTurn{Events: []llm.ScriptedEvent{llm.ScriptToolCall("t", "f", `[1]`)}})
+	p := llmtest.NewScripted(llmtest.ScriptedTurn{Events: []llmtest.ScriptedEvent{llmtest.ScriptToolCall("t", "f", `[1]`)}})
 	if _, err := p.Stream(t.Context(), llm.Request{}); err == nil {
 		t.Fatal("a scripted tool call with a non-object input was accepted")
 	}
