@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -80,11 +79,10 @@ type tools struct {
 
 	// barrier, when set, makes "lookup" wait until that many lookups run at
 	// once (a deadlock, and a test timeout, if calls are serialized).
-	mu       sync.Mutex
-	barrier  *sync.WaitGroup
-	flakyN   int
-	started  chan string // receives the name of each slow call as it starts
-	lookupCh chan struct{}
+	mu      sync.Mutex
+	barrier *sync.WaitGroup
+	flakyN  int
+	started chan string // receives the name of each slow call as it starts
 }
 
 func newTools(t testing.TB, opts ...tool.Option) *tools {
@@ -274,5 +272,3 @@ func newAgent(t testing.TB, cfg agent.Config) *agent.Agent {
 	}
 	return a
 }
-
-var errNever = errors.New("never")

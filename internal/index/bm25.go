@@ -141,12 +141,6 @@ func (x *BM25) remove(id string) bool {
 	return true
 }
 
-// docFreq returns the number of documents holding term.
-func (x *BM25) docFreq(term string) int {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return len(x.postings[term])
-}
 
 // Scores returns the BM25 score of every document that matches at least one
 // query term, keyed by id. weights gives each query term's weight (1 for a

@@ -37,6 +37,7 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 			if init.Capabilities == nil || init.Capabilities.Tools == nil {
 				t.Errorf("server capabilities %+v do not announce tools", init.Capabilities)
 			}
+			//lint:ignore SA1019 checks that the deprecated capability is not announced
 			if init.Capabilities != nil && init.Capabilities.Logging != nil {
 				t.Errorf("server announces the logging capability; it never logs through the protocol")
 			}

@@ -200,9 +200,7 @@ func parseDSN(dsn string) (kind, target string, err error) {
 		return store.EnginePostgres, dsn, nil
 	case strings.HasPrefix(lower, "sqlite:"):
 		p := dsn[len("sqlite:"):]
-		if strings.HasPrefix(p, "//") {
-			p = p[2:] // sqlite:///abs/path → /abs/path; sqlite://rel.db → rel.db
-		}
+		p = strings.TrimPrefix(p, "//") // sqlite:///abs/path → /abs/path; sqlite://rel.db → rel.db
 		if strings.ContainsAny(p, "?#") {
 			return "", "", fmt.Errorf("%w: sqlite URL parameters are not supported", store.ErrInvalid)
 		}
