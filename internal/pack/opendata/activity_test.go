@@ -77,6 +77,9 @@ func TestActivityNotSupported(t *testing.T) {
 		{"400 Action name not known", "getDatasetActivity", map[string]http.HandlerFunc{
 			"package_activity_list": tooltest.Respond(400, "application/json", []byte(`"Bad request - Action name not known: package_activity_list"`)),
 		}, tool.CodeUnsupported, []string{"package_activity_list"}},
+		{"404 HTML: no such path on the portal", "getOrganizationActivity", map[string]http.HandlerFunc{
+			"organization_activity_list": tooltest.Respond(404, "text/html", []byte("<h1>Not Found</h1>")),
+		}, tool.CodeUnsupported, []string{"organization_activity_list"}},
 		{"Not Found Error for a dataset that exists", "getDatasetActivity", map[string]http.HandlerFunc{"package_show": dataset},
 			tool.CodeUnsupported, []string{"package_activity_list", "package_show"}},
 		{"Not Found Error for an organization that exists", "getOrganizationActivity", map[string]http.HandlerFunc{"organization_show": org},
