@@ -259,8 +259,14 @@ func decodeResponse(action string, status int, header http.Header, body []byte, 
 
 	if status < 200 || status > 299 {
 		e := &Error{Action: action, StatusCode: status, RetryAfter: header.Get("Retry-After")}
-		if isEnvelope && !*env.Success {
+		var bare string
+		switch {
+		case isEnvelope && !*env.Success:
 			e.parseErrorObject(env.Error)
+		case json.Unmarshal(body, &bare) == nil:
+			// CKAN answers some bad requests with a bare JSON string, e.g.
+			// 400 "Bad request - Action name not known: resource_search".
+			e.Message = httpclient.ClipRunes(bare, 300)
 		}
 		return e
 	}

@@ -3,6 +3,7 @@ package ckan
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -162,3 +163,20 @@ type NetworkError struct {
 
 func (e *NetworkError) Error() string { return "ckan: " + e.Action + ": " + e.Err.Error() }
 func (e *NetworkError) Unwrap() error { return e.Err }
+
+// IsUnknownAction reports whether err says that the portal does not serve
+// the action at all, rather than that the call failed: CKAN answers an
+// unknown action with 400 "Bad request - Action name not known: …", and a
+// portal or proxy that routes no such path answers 404 without a CKAN
+// error object. A "Not Found Error" is ambiguous (a missing dataset looks
+// the same) and is left to the caller.
+func IsUnknownAction(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	if strings.Contains(e.Message, "Action name not known") {
+		return true
+	}
+	return e.StatusCode == http.StatusNotFound && e.Type == ""
+}

@@ -65,6 +65,7 @@ type GroupRef struct {
 // ResourceInfo is a downloadable file or API of a dataset.
 type ResourceInfo struct {
 	ID              string `json:"id" jsonschema:"The resource id; pass it to queryDatastore when datastore_active is true"`
+	PackageID       string `json:"package_id,omitempty" jsonschema:"The id of the dataset it belongs to"`
 	Name            string `json:"name"`
 	Description     string `json:"description"`
 	URL             string `json:"url"`

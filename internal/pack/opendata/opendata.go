@@ -1,6 +1,6 @@
-// Package opendata is Toolport's "ckan" tool pack: searchDatasets,
-// getDatasetDetails, listGroups, listTags, listOrganizations and
-// queryDatastore, built on the CKAN client in package ckan. It holds what is
+// Package opendata is Toolport's "ckan" tool pack (searchDatasets,
+// getDatasetDetails, queryDatastore and the other CKAN tools that Tools
+// lists), built on the CKAN client in package ckan. It holds what is
 // Toolport's rather than CKAN's: the tools' inputs and outputs, settings from
 // the environment, the policy for portals an agent names per call, and the
 // mapping of the client's typed errors to tool errors.
@@ -134,7 +134,10 @@ type pack struct {
 }
 
 // Tools returns the pack's tools: searchDatasets, getDatasetDetails,
-// listGroups, listTags, listOrganizations and queryDatastore.
+// listGroups, listTags, listOrganizations, queryDatastore,
+// getResourceDetails, searchResources, getOrganizationDetails,
+// getDatasetActivity, getOrganizationActivity, getDatasetSchema,
+// listAllDatasets, listLicenses and getStatus.
 func Tools(cfg Config) []*tool.Tool {
 	p := &pack{cfg: cfg, allowed: cfg.AllowPortal}
 	if p.allowed == nil {
@@ -150,6 +153,15 @@ func Tools(cfg Config) []*tool.Tool {
 		listTagsTool(p),
 		listOrganizationsTool(p),
 		queryDatastoreTool(p),
+		getResourceDetailsTool(p),
+		searchResourcesTool(p),
+		getOrganizationDetailsTool(p),
+		getDatasetActivityTool(p),
+		getOrganizationActivityTool(p),
+		getDatasetSchemaTool(p),
+		listAllDatasetsTool(p),
+		listLicensesTool(p),
+		getStatusTool(p),
 	}
 }
 
