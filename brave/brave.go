@@ -1,5 +1,7 @@
-// Package brave is a client for the Brave Web Search API
-// (https://api.search.brave.com/res/v1/web/search).
+// Package brave is a client for the Brave Search API: web search
+// (https://api.search.brave.com/res/v1/web/search) and the news, image and
+// video searches beside it (/res/v1/news/search, /res/v1/images/search,
+// /res/v1/videos/search).
 //
 // It follows the shape of google/go-github: a [Client] built once over an
 // *http.Client, typed request and response structs, and a typed [*Error] for
@@ -58,7 +60,7 @@ type Option func(*Client) error
 
 // WithBaseURL points the client at another server: scheme and host (and an
 // optional path prefix), e.g. "http://127.0.0.1:8081". The client appends
-// /res/v1/web/search.
+// each endpoint's path, e.g. /res/v1/web/search.
 func WithBaseURL(raw string) Option {
 	return func(c *Client) error {
 		u, err := parseBaseURL(raw)
@@ -236,8 +238,10 @@ func (r *SearchResponse) MoreResultsAvailable() bool {
 // Query describes how Brave understood the query.
 type Query struct {
 	Original             string `json:"original"`
-	Altered              string `json:"altered,omitempty"`
+	Altered              string `json:"altered,omitempty"` // the spellchecked query, when Brave changed it
 	MoreResultsAvailable bool   `json:"more_results_available"`
+	SpellcheckOff        bool   `json:"spellcheck_off,omitempty"`
+	ShowStrictWarning    bool   `json:"show_strict_warning,omitempty"` // strict safesearch hid results`
 }
 
 // WebResults is the "web" block.
@@ -266,30 +270,8 @@ func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, 
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("brave: %w", err)
 	}
-	u := httpclient.WithPath(c.base, searchPath)
-	u.RawQuery = p.values().Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	body, resp, err := c.get(ctx, searchPath, p.values())
 	if err != nil {
-		return nil, fmt.Errorf("brave: building request: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	req.Header.Set("X-Subscription-Token", c.apiKey)
-
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err // *url.Error: its URL holds no secret (the token is a header)
-	}
-	defer resp.Body.Close()
-	body, err := readBody(resp.Body, c.maxBody)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckResponse(resp, body, c.now()); err != nil {
-		var e *Error
-		if errors.As(err, &e) && c.apiKey != "" {
-			e.Detail = strings.ReplaceAll(e.Detail, c.apiKey, "[REDACTED]")
-		}
 		return nil, err
 	}
 	sr, err := DecodeSearchResponse(body, resp.Header.Get("Content-Type"))
@@ -298,6 +280,38 @@ func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, 
 	}
 	sr.RateLimit = ParseRateLimit(resp.Header)
 	return sr, nil
+}
+
+// get sends one GET to path with query and returns the body of a 2xx answer;
+// any other status is an [*Error]. The response's body is already closed.
+func (c *Client) get(ctx context.Context, path string, query url.Values) ([]byte, *http.Response, error) {
+	u := httpclient.WithPath(c.base, path)
+	u.RawQuery = query.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("brave: building request: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("X-Subscription-Token", c.apiKey)
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, nil, err // *url.Error: its URL holds no secret (the token is a header)
+	}
+	defer resp.Body.Close()
+	body, err := readBody(resp.Body, c.maxBody)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := CheckResponse(resp, body, c.now()); err != nil {
+		var e *Error
+		if errors.As(err, &e) && c.apiKey != "" {
+			e.Detail = strings.ReplaceAll(e.Detail, c.apiKey, "[REDACTED]")
+		}
+		return nil, nil, err
+	}
+	return body, resp, nil
 }
 
 // readBody reads at most limit bytes, failing rather than truncating.

@@ -19,6 +19,7 @@ const (
 	CodeRateLimited          = "RATE_LIMITED"  // the per-second limit
 	CodeQuotaLimited         = "QUOTA_LIMITED" // the monthly quota
 	CodeValidation           = "VALIDATION"
+	CodeOptionNotInPlan      = "OPTION_NOT_IN_PLAN" // the key's plan lacks the endpoint or option (HTTP 400)
 )
 
 // maxDetail bounds the upstream text kept in an Error.

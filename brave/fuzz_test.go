@@ -75,3 +75,30 @@ func FuzzPlainText(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeMediaResponses: any body yields a news, image or video response
+// or a typed error, never a panic.
+func FuzzDecodeMediaResponses(f *testing.F) {
+	addFixtures(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		check := func(err error) {
+			var pe *ParseError
+			var e *Error
+			if err != nil && !errors.As(err, &pe) && !errors.As(err, &e) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+		}
+		if r, err := DecodeNewsResponse(body, "application/json"); err == nil {
+			for _, x := range r.Results {
+				PlainText(x.Title)
+				PlainText(x.Description)
+			}
+		} else {
+			check(err)
+		}
+		_, err := DecodeImageResponse(body, "application/json")
+		check(err)
+		_, err = DecodeVideoResponse(body, "application/json")
+		check(err)
+	})
+}

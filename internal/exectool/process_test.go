@@ -39,6 +39,7 @@ func runTool(t *testing.T, name string, env map[string]string, stdin string, arg
 func TestExecutablesPrintAValidSchema(t *testing.T) {
 	for name, toolName := range map[string]string{
 		"web-fetch-tool": "web_fetch", "web-search-brave-tool": "web_search_brave", "web-search-google-tool": "web_search_google",
+		"news-search-brave-tool": "news_search_brave", "image-search-brave-tool": "image_search_brave", "video-search-brave-tool": "video_search_brave",
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := runTool(t, name, nil, "", "--schema")
@@ -114,6 +115,57 @@ func TestBraveExecutable(t *testing.T) {
 	zero := runTool(t, "web-search-brave-tool", nil, `{"query":"semantic kernel"}`, "--exit-zero")
 	if zero.Code != 0 || zero.Stderr != "" || !strings.Contains(zero.Stdout, `"_event":{"kind":"config_required"`) {
 		t.Errorf("--exit-zero: exit %d\n%s\n%s", zero.Code, zero.Stdout, zero.Stderr)
+	}
+}
+
+// TestNewsExecutable runs news-search-brave-tool; the image and video
+// executables are the same main over another declaration.
+func TestNewsExecutable(t *testing.T) {
+	body := tooltest.Fixture(t, "brave", "docs_example_news_search.json")
+	tokenInvalid := tooltest.Fixture(t, "brave", "docs_example_422_subscription_token_invalid.json")
+	var gotQuery string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/res/v1/news/search" || r.Header.Get("X-Subscription-Token") != "test-key" {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			w.Write(tokenInvalid)
+			return
+		}
+		gotQuery = r.URL.RawQuery
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer srv.Close()
+
+	// TOOLPORT_BRAVE_TOOLS selects what the registry offers; the executable
+	// is an explicit choice and runs whatever it says.
+	env := map[string]string{"BRAVE_API_KEY": "test-key", "BRAVE_API_BASE_URL": srv.URL, "TOOLPORT_BRAVE_TOOLS": "web"}
+	ok := runTool(t, "news-search-brave-tool", env, `{"query":"space exploration","count":20,"freshness":"pd"}`)
+	if ok.Code != 0 || !strings.Contains(ok.Stdout, `"success":true`) || !strings.Contains(ok.Stdout, `"source":"news.example.com"`) ||
+		!strings.Contains(ok.Stdout, `"summary":"1 news result for \"space exploration\""`) {
+		t.Errorf("success run: exit %d\n%s\n%s", ok.Code, ok.Stdout, ok.Stderr)
+	}
+	if gotQuery != "count=20&freshness=pd&q=space+exploration" {
+		t.Errorf("query = %q", gotQuery)
+	}
+
+	bad := runTool(t, "news-search-brave-tool", map[string]string{"BRAVE_API_KEY": "wrong-key", "BRAVE_API_BASE_URL": srv.URL}, `{"query":"space exploration"}`)
+	if bad.Code != 1 || !strings.Contains(bad.Stdout, `"error_code":"AUTH_INVALID"`) || strings.Contains(bad.Stdout+bad.Stderr, "wrong-key") {
+		t.Errorf("bad key run: exit %d\n%s\n%s", bad.Code, bad.Stdout, bad.Stderr)
+	}
+
+	invalid := runTool(t, "news-search-brave-tool", env, `{"query":"space exploration","count":51}`)
+	if invalid.Code != 1 || !strings.Contains(invalid.Stdout, `"error_code":"VALIDATION"`) {
+		t.Errorf("count 51: exit %d\n%s", invalid.Code, invalid.Stdout)
+	}
+
+	missing := runTool(t, "news-search-brave-tool", nil, `{"query":"space exploration"}`)
+	var ev struct {
+		Kind     string `json:"kind"`
+		DataJSON string `json:"data_json"`
+	}
+	if missing.Code != 1 || json.Unmarshal([]byte(missing.Stderr), &ev) != nil || ev.Kind != "config_required" ||
+		!strings.Contains(ev.DataJSON, `"tool": "news_search_brave"`) {
+		t.Errorf("missing key: exit %d\n%s\n%s", missing.Code, missing.Stdout, missing.Stderr)
 	}
 }
 

@@ -56,11 +56,8 @@ type braveSearch struct {
 }
 
 func (b *braveSearch) search(ctx context.Context, in BraveInput) (Output, error) {
-	if b.cfg.BraveAPIKey == "" {
-		return Output{}, braveMissing()
-	}
-	if b.clientErr != nil {
-		return Output{}, &tool.Error{Code: tool.CodeConfig, Message: "BRAVE_API_BASE_URL is not a valid base URL (want e.g. https://api.search.brave.com)", Err: b.clientErr}
+	if err := b.cfg.braveReady("web_search_brave", b.clientErr); err != nil {
+		return Output{}, err
 	}
 	filter, err := newDomainFilter(in.AllowedDomains, in.BlockedDomains)
 	if err != nil {

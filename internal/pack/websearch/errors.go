@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,9 +40,15 @@ const (
 		"or add them to ~/.config/toolport/credentials.json as 'web_search.google.api_key' and 'web_search.google.engine_id'."
 )
 
-func braveMissing() *tool.Error {
+// braveMissing is the spec's AUTH_MISSING error; the event's data names the
+// tool that was called (the spec's text is web_search_brave's).
+func braveMissing(toolName string) *tool.Error {
+	data := braveConfigData
+	if toolName != "web_search_brave" {
+		data = strings.Replace(data, `"web_search_brave"`, strconv.Quote(toolName), 1)
+	}
 	return &tool.Error{Code: tool.CodeAuthMissing, Message: braveAuthMissing + braveToolportHint,
-		Event: &tool.Event{Kind: "config_required", Content: braveConfigEvent + "\n" + braveToolportHint, DataJSON: braveConfigData}}
+		Event: &tool.Event{Kind: "config_required", Content: braveConfigEvent + "\n" + braveToolportHint, DataJSON: data}}
 }
 
 func googleMissing() *tool.Error {

@@ -147,8 +147,12 @@ func runUpstreamCases(t *testing.T, tests []upstreamCase, config func(*tooltest.
 				t.Errorf("%d requests, want %d", n, wantRequests)
 			}
 			if tt.code == "" {
-				if out := output(t, res); out.Count != wantCount || !res.Retried {
-					t.Errorf("count %d, retried %v", out.Count, res.Retried)
+				if res.Err != nil {
+					t.Fatalf("call failed: %s", res.JSON)
+				}
+				var out struct{ Count int }
+				if err := json.Unmarshal(res.JSON, &out); err != nil || out.Count != wantCount || !res.Retried {
+					t.Errorf("count %d, retried %v (%v)", out.Count, res.Retried, err)
 				}
 				return
 			}

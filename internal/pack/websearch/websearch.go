@@ -1,6 +1,10 @@
 // Package websearch declares the web search tools web_search_brave and
 // web_search_google on the tool contract. Both return the same result shape,
-// {results:[{title,url,snippet}], count}, so an agent can use either.
+// {results:[{title,url,snippet}], count}, so an agent can use either. Beside
+// them it declares Brave's other searches, news_search_brave,
+// image_search_brave and video_search_brave, each with the fields its kind of
+// result needs; which Brave searches are declared is configurable
+// (TOOLPORT_BRAVE_TOOLS), since not every Brave plan includes them all.
 //
 // The upstream clients live in packages brave and google; this package maps
 // tool inputs to requests, filters results by domain, and turns upstream
@@ -33,6 +37,14 @@ type Config struct {
 	GoogleAPIKey   string // GOOGLE_SEARCH_API_KEY or web_search.google.api_key
 	GoogleEngineID string // GOOGLE_SEARCH_ENGINE_ID or web_search.google.engine_id
 
+	// BraveTools lists the Brave searches to declare: "web", "news",
+	// "images", "videos" (TOOLPORT_BRAVE_TOOLS or web_search.brave.tools,
+	// e.g. "web,news", "all" or "none"). nil means DefaultBraveTools.
+	BraveTools []string
+	// braveToolsErr is why TOOLPORT_BRAVE_TOOLS could not be read; the
+	// default set is declared and its calls report CONFIG_ERROR.
+	braveToolsErr error
+
 	// Base URLs are scheme and host; "" means the real API.
 	BraveBaseURL  string // BRAVE_API_BASE_URL
 	GoogleBaseURL string // GOOGLE_SEARCH_BASE_URL
@@ -59,18 +71,29 @@ type Config struct {
 // credentials file. The API keys are read with [config.Config.Secret], so they
 // are listed by c.Secrets() for redaction.
 func ConfigFromEnv(c *config.Config) Config {
-	return Config{
+	cfg := Config{
 		BraveAPIKey:    c.Secret("BRAVE_API_KEY", "web_search.brave.api_key"),
 		GoogleAPIKey:   c.Secret("GOOGLE_SEARCH_API_KEY", "web_search.google.api_key"),
 		GoogleEngineID: c.Lookup("GOOGLE_SEARCH_ENGINE_ID", "web_search.google.engine_id"),
 		BraveBaseURL:   c.Default("BRAVE_API_BASE_URL", brave.DefaultBaseURL),
 		GoogleBaseURL:  c.Default("GOOGLE_SEARCH_BASE_URL", google.DefaultBaseURL),
 	}
+	if v := c.Lookup("TOOLPORT_BRAVE_TOOLS", "web_search.brave.tools"); v != "" {
+		cfg.BraveTools, cfg.braveToolsErr = ParseBraveTools(v)
+	}
+	return cfg
 }
 
 // Validate reports settings that would make every call fail: a malformed base
-// URL. Missing keys are not an error here; calls report them (AUTH_MISSING).
+// URL or TOOLPORT_BRAVE_TOOLS. Missing keys are not an error here; calls
+// report them (AUTH_MISSING).
 func (c Config) Validate() error {
+	if c.braveToolsErr != nil {
+		return fmt.Errorf("TOOLPORT_BRAVE_TOOLS: %w", c.braveToolsErr)
+	}
+	if err := checkBraveTools(c.BraveTools); err != nil {
+		return fmt.Errorf("TOOLPORT_BRAVE_TOOLS: %w", err)
+	}
 	if _, err := c.braveClient(); err != nil {
 		return fmt.Errorf("BRAVE_API_BASE_URL: %w", err)
 	}
@@ -80,11 +103,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Tools declares web_search_brave and web_search_google. It never fails: a bad
-// setting surfaces as CONFIG_ERROR when a tool is called (see [Config.Validate]
-// to check at start-up).
+// Tools declares the Brave searches cfg.BraveTools selects, then
+// web_search_google. It never fails: a bad setting surfaces as CONFIG_ERROR
+// when a tool is called (see [Config.Validate] to check at start-up).
 func Tools(cfg Config) []*tool.Tool {
-	return []*tool.Tool{Brave(cfg), Google(cfg)}
+	var tools []*tool.Tool
+	for _, name := range cfg.braveTools() {
+		tools = append(tools, braveDeclarations[name](cfg))
+	}
+	return append(tools, Google(cfg))
 }
 
 func (c Config) timeout() time.Duration {

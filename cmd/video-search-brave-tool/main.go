@@ -1,0 +1,22 @@
+// Command video-search-brave-tool is the video_search_brave tool as an ikigai external tool:
+// --schema prints its definition; JSON arguments on stdin give the result on
+// stdout.
+package main
+
+import (
+	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/exectool"
+	"github.com/toolport/toolport/internal/pack/websearch"
+	"github.com/toolport/toolport/tool"
+)
+
+const help = `Configuration: BRAVE_API_KEY, or "web_search.brave.api_key" in the credentials file
+($TOOLPORT_CREDENTIALS, ~/.config/toolport/credentials.json or ~/.config/ikigai/credentials.json).
+BRAVE_API_BASE_URL overrides the API's scheme and host. Get a key: https://brave.com/search/api/
+Brave's video search is part of its Search plan; a key whose plan lacks it gets AUTH_INVALID.`
+
+func main() {
+	exectool.Main("video-search-brave-tool", help, func(c *config.Config) (*tool.Tool, error) {
+		return websearch.Videos(websearch.ConfigFromEnv(c)), nil
+	})
+}
