@@ -87,7 +87,7 @@ func TestFixedRules(t *testing.T) {
 func TestProductToken(t *testing.T) {
 	tests := map[string]string{
 		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Toolport/1.0": "Toolport",
-		"MyBot/2.0 (+https://example.com/bot)": "MyBot",
+		"MyBot/2.0 (+https://example.com/bot)":    "MyBot",
 		"Mozilla/5.0 (compatible; Googlebot/2.1)": "Mozilla",
 		"curl":          "curl",
 		"":              "",
