@@ -215,14 +215,16 @@ func (c *Checker) fetch(ctx context.Context, origin string) (*entry, error) {
 	switch s := resp.StatusCode; {
 	case s >= 200 && s < 300:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxSize))
-		if err != nil && len(body) == 0 {
+		if err != nil {
+			// A body cut short may have lost the rules that matter: treat
+			// it as unreachable rather than parse a part of it.
 			if ctx.Err() != nil {
 				return unreachable(fmt.Sprintf("robots.txt did not answer within %s, which disallows everything (RFC 9309)", c.opts.Timeout)), nil
 			}
 			return unreachable("robots.txt could not be read, which disallows everything (RFC 9309)"), nil
 		}
-		// A body cut short by a timeout or the size cap is parsed as far
-		// as it goes (§2.5 asks for at least 500 KiB).
+		// Beyond the size cap the file is ignored (§2.5 asks for at least
+		// 500 KiB to be parsed).
 		return &entry{origin: origin, rules: Parse(body, c.token), expires: now.Add(c.opts.TTL)}, nil
 	case s == http.StatusTooManyRequests || s >= 500:
 		// 429 is a 4xx, but a site asking us to slow down is not saying it

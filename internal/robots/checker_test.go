@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -164,6 +165,37 @@ func TestTimeoutIsDisallowedQuickly(t *testing.T) {
 	}
 	if elapsed > timeout+2*time.Second {
 		t.Errorf("Check took %s with a %s robots timeout", elapsed, timeout)
+	}
+}
+
+func TestBodyCutShortIsDisallowed(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		// The allowing rule arrives; the rest never does.
+		w.Write([]byte("User-agent: *\nAllow: /\n"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	err := checker(robots.Options{Timeout: 300 * time.Millisecond}).Check(context.Background(), mustURL(t, s.URL+"/page"))
+	var de *robots.DisallowedError
+	if !errors.As(err, &de) {
+		t.Fatalf("Check = %v, want a *DisallowedError", err)
+	}
+}
+
+func TestOversizedFileIsReadToTheCap(t *testing.T) {
+	filler := "# " + strings.Repeat("x", 1000) + "\n"
+	s := newSite(t, body("User-agent: *\nDisallow: /early\n"+strings.Repeat(filler, 2*robots.MaxSize/len(filler))+"Disallow: /late\n"))
+	c := checker(robots.Options{})
+	if err := c.Check(context.Background(), mustURL(t, s.URL+"/early")); err == nil {
+		t.Error("/early allowed")
+	}
+	if err := c.Check(context.Background(), mustURL(t, s.URL+"/late")); err != nil {
+		t.Errorf("/late, beyond the cap: %v, want allowed", err)
 	}
 }
 
