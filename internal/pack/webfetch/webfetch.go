@@ -49,7 +49,8 @@ type Config struct {
 	Timeout time.Duration
 	// ConnectTimeout bounds DNS and connect (default 10 s).
 	ConnectTimeout time.Duration
-	// UserAgent replaces safehttp's browser-like default.
+	// UserAgent replaces safehttp's browser-like default. Its last product
+	// token ("Toolport" in the default) names web_fetch in robots.txt.
 	UserAgent string
 	// MaxConcurrent bounds the fetches in progress at once, across every
 	// caller of one tool instance (default 8, TOOLPORT_FETCH_MAX_CONCURRENT).
