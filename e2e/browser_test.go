@@ -405,6 +405,10 @@ type flakyServer struct {
 func newFlakyServer(t *testing.T) *flakyServer {
 	f := &flakyServer{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" { // none (404): web_fetch may fetch, and meets the 503
+			http.NotFound(w, r)
+			return
+		}
 		f.hits.Add(1)
 		http.Error(w, "temporarily down for maintenance", http.StatusServiceUnavailable)
 	}))

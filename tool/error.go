@@ -34,6 +34,9 @@ const (
 	CodeUnknownTool  Code = "UNKNOWN_TOOL"  // no tool by that name
 	CodeConfig       Code = "CONFIG_ERROR"  // Toolport itself is misconfigured
 	CodeUpstreamGone Code = "UPSTREAM_GONE" // the upstream API has been shut down
+	// CodeRobotsDisallowed: the site's robots.txt forbids the fetch, or could
+	// not be read (RFC 9309 then forbids everything). Not retryable.
+	CodeRobotsDisallowed Code = "ROBOTS_DISALLOWED"
 )
 
 // Error is a tool failure. It is what a tool handler returns (directly or wrapped)

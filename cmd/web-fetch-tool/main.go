@@ -15,7 +15,8 @@ const help = `Configuration (environment):
   TOOLPORT_FETCH_TIMEOUT           whole-fetch timeout, e.g. 20s (default 30s)
   TOOLPORT_FETCH_MAX_CONCURRENT    fetches in progress at once (default 8)
   TOOLPORT_FETCH_MAX_INFLIGHT_BYTES  page bytes in extraction at once (default 24 MiB)
-  TOOLPORT_FETCH_QUEUE_WAIT        wait for a free slot before RATE_LIMIT, e.g. 5s (default 5s)`
+  TOOLPORT_FETCH_QUEUE_WAIT        wait for a free slot before RATE_LIMIT, e.g. 5s (default 5s)
+  TOOLPORT_FETCH_IGNORE_ROBOTS=1   skip robots.txt (respected by default: ROBOTS_DISALLOWED)`
 
 func main() {
 	exectool.Main("web-fetch-tool", help, func(c *config.Config) (*tool.Tool, error) {

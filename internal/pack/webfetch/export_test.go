@@ -2,3 +2,6 @@ package webfetch
 
 // Page exposes page to the tests.
 var Page = page
+
+// PageChars exposes pageChars to the tests.
+var PageChars = pageChars

@@ -1,11 +1,13 @@
 // Package webfetch declares the web_fetch tool: fetch a URL and return the
-// Markdown of its main content, paged by lines.
+// Markdown of its main content (or, with raw, the decoded document), paged
+// by lines or by characters.
 //
 // Fetching goes through safehttp (address policy checked at connect time on
 // every hop, body and time bounds); extraction through extract (charset
 // detection, main-content extraction, HTML to Markdown). This package decides
 // what a response means: which statuses and content types are errors, and
-// when a page is an anti-bot wall rather than content.
+// when a page is an anti-bot wall rather than content. Before a page is
+// fetched, its origin's robots.txt is consulted (see internal/robots).
 package webfetch
 
 import (
@@ -16,12 +18,17 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
 
 	"github.com/toolport/toolport/extract"
 	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/robots"
 	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
 )
@@ -42,7 +49,8 @@ type Config struct {
 	Timeout time.Duration
 	// ConnectTimeout bounds DNS and connect (default 10 s).
 	ConnectTimeout time.Duration
-	// UserAgent replaces safehttp's browser-like default.
+	// UserAgent replaces safehttp's browser-like default. Its last product
+	// token ("Toolport" in the default) names web_fetch in robots.txt.
 	UserAgent string
 	// MaxConcurrent bounds the fetches in progress at once, across every
 	// caller of one tool instance (default 8, TOOLPORT_FETCH_MAX_CONCURRENT).
@@ -55,6 +63,13 @@ type Config struct {
 	// it fails with a retryable RATE_LIMIT error (default 5 s,
 	// TOOLPORT_FETCH_QUEUE_WAIT).
 	QueueWait time.Duration
+	// IgnoreRobots skips robots.txt (TOOLPORT_FETCH_IGNORE_ROBOTS=1), for
+	// deployments where every fetch is one a person asked for. By default
+	// a page is fetched only when its origin's robots.txt allows it.
+	IgnoreRobots bool
+	// RobotsTimeout bounds one robots.txt fetch (default 5 s); a robots.txt
+	// that does not answer in time disallows the fetch, as RFC 9309 says.
+	RobotsTimeout time.Duration
 	// HTTP, when set, is used instead of a client built from the fields
 	// above (tests inject resolvers and TLS roots this way).
 	HTTP *safehttp.Client
@@ -62,10 +77,13 @@ type Config struct {
 
 // ConfigFromEnv reads TOOLPORT_FETCH_ALLOW_PRIVATE, TOOLPORT_FETCH_MAX_BYTES,
 // TOOLPORT_FETCH_TIMEOUT (a Go duration such as 20s), TOOLPORT_FETCH_USER_AGENT,
-// TOOLPORT_FETCH_MAX_CONCURRENT, TOOLPORT_FETCH_MAX_INFLIGHT_BYTES and
-// TOOLPORT_FETCH_QUEUE_WAIT (a duration).
+// TOOLPORT_FETCH_MAX_CONCURRENT, TOOLPORT_FETCH_MAX_INFLIGHT_BYTES,
+// TOOLPORT_FETCH_QUEUE_WAIT (a duration) and TOOLPORT_FETCH_IGNORE_ROBOTS.
 func ConfigFromEnv(c *config.Config) (Config, error) {
-	cfg := Config{AllowPrivate: c.Bool("TOOLPORT_FETCH_ALLOW_PRIVATE"), UserAgent: c.Env("TOOLPORT_FETCH_USER_AGENT")}
+	cfg := Config{
+		AllowPrivate: c.Bool("TOOLPORT_FETCH_ALLOW_PRIVATE"), UserAgent: c.Env("TOOLPORT_FETCH_USER_AGENT"),
+		IgnoreRobots: c.Bool("TOOLPORT_FETCH_IGNORE_ROBOTS"),
+	}
 	var err error
 	if cfg.MaxBodyBytes, err = envPositive(c, "TOOLPORT_FETCH_MAX_BYTES", "bytes"); err != nil {
 		return cfg, err
@@ -116,14 +134,28 @@ func envDuration(c *config.Config, name string) (time.Duration, error) {
 	return d, nil
 }
 
-// Input is web_fetch's arguments, as the spec defines them.
+// Character paging bounds: max_length defaults to DefaultMaxLength and may
+// be at most MaxMaxLength, as in the reference MCP fetch server.
+const (
+	DefaultMaxLength = 5000
+	MaxMaxLength     = 1_000_000
+)
+
+// Input is web_fetch's arguments: the spec's url, offset and limit, plus
+// optional raw mode and character paging (start_index, max_length), which
+// cannot be combined with offset and limit.
 type Input struct {
 	URL    string `json:"url" jsonschema:"The URL to fetch content from" schema:"format=uri,minLength=1,maxLength=8192"`
 	Offset int    `json:"offset,omitempty" jsonschema:"Line number to start reading from (1-based)" schema:"minimum=1"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"Maximum number of lines to return" schema:"minimum=1"`
+	// Pointers: 0 is a valid start_index, so absent must be told apart.
+	StartIndex *int `json:"start_index,omitempty" jsonschema:"Character to start reading from (0-based); instead of offset/limit" schema:"minimum=0"`
+	MaxLength  *int `json:"max_length,omitempty" jsonschema:"Maximum number of characters to return (default 5000); instead of offset/limit" schema:"minimum=1,maximum=1000000"`
+	Raw        bool `json:"raw,omitempty" jsonschema:"Return the whole decoded document (e.g. HTML source) instead of its main content as markdown"`
 }
 
-// Output is a fetched page. Content holds the requested lines of the Markdown.
+// Output is a fetched page. Content holds the requested part of the
+// Markdown (or of the raw document).
 type Output struct {
 	URL        string `json:"url" jsonschema:"The fetched URL, after redirects"`
 	Title      string `json:"title" jsonschema:"The page title"`
@@ -131,9 +163,18 @@ type Output struct {
 	TotalLines int    `json:"totalLines" jsonschema:"Lines in the whole Markdown, for paging with offset and limit"`
 	Offset     int    `json:"offset" jsonschema:"The first line returned (1-based)"`
 	Lines      int    `json:"lines" jsonschema:"How many lines were returned"`
-	HasMore    bool   `json:"hasMore" jsonschema:"Whether lines follow the returned ones"`
+	HasMore    bool   `json:"hasMore" jsonschema:"Whether content follows the returned part"`
+	// NextOffset is the offset of the next page, when there is one (line paging).
+	NextOffset int `json:"nextOffset,omitempty" jsonschema:"The offset to pass for the next page, when hasMore"`
+	// TotalChars counts the characters (Unicode code points) of the whole document.
+	TotalChars int `json:"totalChars" jsonschema:"Characters in the whole Markdown, for paging with start_index and max_length"`
+	// StartIndex and NextStartIndex are set in character paging only.
+	StartIndex     *int `json:"startIndex,omitempty" jsonschema:"The first character returned (0-based), in character paging"`
+	NextStartIndex *int `json:"nextStartIndex,omitempty" jsonschema:"The start_index to pass for the next page, when hasMore"`
 	// ContentType is the media type of the response (text/html, text/plain, …).
 	ContentType string `json:"contentType"`
+	// Raw says that Content is the decoded document, not extracted Markdown.
+	Raw bool `json:"raw,omitempty"`
 }
 
 // Summary says what was fetched.
@@ -141,6 +182,9 @@ func (o Output) Summary() string {
 	title := o.Title
 	if title == "" {
 		title = o.URL
+	}
+	if o.StartIndex != nil {
+		return fmt.Sprintf("Fetched %q: characters %d–%d of %d", title, *o.StartIndex, *o.StartIndex+utf8.RuneCountInString(o.Content), o.TotalChars)
 	}
 	if o.HasMore || o.Offset > 1 {
 		return fmt.Sprintf("Fetched %q: lines %d–%d of %d", title, o.Offset, o.Offset+max(o.Lines, 1)-1, o.TotalLines)
@@ -150,9 +194,13 @@ func (o Output) Summary() string {
 
 const description = "Fetches content from a specified URL and returns it as markdown: the page's main content " +
 	"(navigation, ads, footers and cookie banners dropped; headings, links, lists, tables and code kept). " +
-	"Supports pagination via offset and limit parameters similar to file_read: totalLines says how many lines there are. " +
+	"Supports pagination via offset and limit parameters similar to file_read: totalLines says how many lines there are, " +
+	"nextOffset what to pass next (e.g. offset 1, limit 100, then offset 101). " +
+	"Or page by characters with start_index and max_length (default 5000), not combined with offset/limit: " +
+	"pass the returned nextStartIndex as start_index (e.g. 0, then 5000). " +
+	"raw: true returns the decoded document (e.g. HTML source) instead of extracted markdown. " +
 	"Plain text and JSON are returned as they are; PDFs and images are not supported. " +
-	"Private and local network addresses are refused."
+	"Private and local network addresses are refused, and so are pages the site's robots.txt disallows."
 
 // Tool declares web_fetch.
 func Tool(cfg Config) *tool.Tool {
@@ -176,6 +224,9 @@ func Tool(cfg Config) *tool.Tool {
 		cfg.QueueWait = DefaultQueueWait
 	}
 	f := &fetcher{http: hc, limit: newLimiter(cfg.MaxConcurrent, cfg.MaxInFlightBytes, cfg.QueueWait)}
+	if !cfg.IgnoreRobots {
+		f.robots = robots.NewChecker(robots.Options{HTTP: hc, UserAgent: cfg.UserAgent, Timeout: cfg.RobotsTimeout})
+	}
 	return tool.Must(tool.New(tool.Spec{
 		Name: Name, Title: "Web fetch", Pack: "web", Description: description,
 		Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true, Idempotent: true},
@@ -183,16 +234,23 @@ func Tool(cfg Config) *tool.Tool {
 }
 
 type fetcher struct {
-	http  *safehttp.Client
-	limit *limiter // shared by every call of this tool instance
+	http   *safehttp.Client
+	limit  *limiter        // shared by every call of this tool instance
+	robots *robots.Checker // nil when robots.txt is ignored
 }
 
 func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 	// A malformed URL costs no slot: under load it must still fail as
 	// INVALID_URL, not as a retryable RATE_LIMIT. (Addresses are checked
 	// by the real client below.)
-	if _, err := (safehttp.Policy{AllowPrivate: true}).CheckURL(in.URL); err != nil {
+	target, err := (safehttp.Policy{AllowPrivate: true}).CheckURL(in.URL)
+	if err != nil {
 		return Output{}, fetchError(err)
+	}
+	charPaging := in.StartIndex != nil || in.MaxLength != nil
+	if charPaging && (in.Offset != 0 || in.Limit != 0) {
+		return Output{}, &tool.Error{Code: tool.CodeValidation,
+			Message: "Page either by lines (offset, limit) or by characters (start_index, max_length), not both"}
 	}
 	release, err := f.limit.acquire(ctx)
 	if err != nil {
@@ -201,9 +259,19 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 	defer release()
 
 	tool.ReportProgress(ctx, tool.Progress{Done: 0, Total: 2, Message: "fetching"})
+	if err := f.allowed(ctx, target); err != nil {
+		return Output{}, err
+	}
 	resp, err := f.http.Get(ctx, in.URL, nil)
 	if err != nil {
 		return Output{}, fetchError(err)
+	}
+	// Redirects are followed inside Get; the page finally read must be
+	// allowed too, or its content is not returned.
+	if resp.Redirects > 0 {
+		if err := f.allowed(ctx, resp.URL); err != nil {
+			return Output{}, err
+		}
 	}
 	if err := checkResponse(resp); err != nil {
 		return Output{}, err
@@ -216,14 +284,48 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 	}
 	defer releaseBytes()
 	tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 2, Message: "extracting"})
-	title, markdown, mediaType, err := render(ctx, resp)
+	title, markdown, mediaType, err := render(ctx, resp, in.Raw)
 	if err != nil {
 		return Output{}, err
 	}
-	out := page(markdown, in.Offset, in.Limit)
-	out.URL, out.Title, out.ContentType = resp.URL.String(), title, mediaType
+	var out Output
+	if charPaging {
+		maxLength := DefaultMaxLength
+		if in.MaxLength != nil {
+			maxLength = *in.MaxLength
+		}
+		out = pageChars(markdown, deref(in.StartIndex), maxLength)
+	} else {
+		out = page(markdown, in.Offset, in.Limit)
+	}
+	out.URL, out.Title, out.ContentType, out.Raw = resp.URL.String(), title, mediaType, in.Raw
 	tool.ReportProgress(ctx, tool.Progress{Done: 2, Total: 2, Message: "done"})
 	return out, nil
+}
+
+// allowed consults robots.txt for u, unless robots are ignored.
+func (f *fetcher) allowed(ctx context.Context, u *url.URL) error {
+	if f.robots == nil {
+		return nil
+	}
+	err := f.robots.Check(ctx, u)
+	var de *robots.DisallowedError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &de):
+		return &tool.Error{Code: tool.CodeRobotsDisallowed, Err: err, Message: fmt.Sprintf(
+			"Not fetching %s%s: %s. web_fetch respects robots.txt (the operator can set TOOLPORT_FETCH_IGNORE_ROBOTS=1)",
+			de.Origin, de.Path, de.Reason)}
+	}
+	return fetchError(err)
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // page cuts the requested lines out of the Markdown.
@@ -241,14 +343,56 @@ func page(markdown string, offset, limit int) Output {
 	if limit > 0 {
 		end = min(start+limit, total)
 	}
-	return Output{
-		Content: strings.Join(lines[start:end], "\n"), TotalLines: total,
+	out := Output{
+		Content: strings.Join(lines[start:end], "\n"), TotalLines: total, TotalChars: utf8.RuneCountInString(markdown),
 		Offset: offset, Lines: end - start, HasMore: end < total,
 	}
+	if out.HasMore {
+		out.NextOffset = end + 1
+	}
+	return out
+}
+
+// pageChars cuts max characters (code points) from start out of the
+// Markdown. Offset and Lines then say which lines the slice touches.
+func pageChars(markdown string, start, maxLength int) Output {
+	start = max(start, 0)
+	maxLength = min(max(maxLength, 1), MaxMaxLength)
+	total := utf8.RuneCountInString(markdown)
+	totalLines := 0
+	if markdown != "" {
+		totalLines = strings.Count(strings.TrimRight(markdown, "\n"), "\n") + 1
+	}
+	from := byteIndex(markdown, min(start, total))
+	to := from + byteIndex(markdown[from:], maxLength)
+	out := Output{
+		Content: markdown[from:to], TotalLines: totalLines, TotalChars: total,
+		StartIndex: &start, HasMore: to < len(markdown),
+	}
+	if out.Content != "" {
+		out.Offset = strings.Count(markdown[:from], "\n") + 1
+		out.Lines = strings.Count(strings.TrimRight(out.Content, "\n"), "\n") + 1
+	}
+	if out.HasMore {
+		next := start + utf8.RuneCountInString(out.Content)
+		out.NextStartIndex = &next
+	}
+	return out
+}
+
+// byteIndex is the byte offset of the n-th code point of s, or len(s).
+func byteIndex(s string, n int) int {
+	i := 0
+	for ; n > 0 && i < len(s); n-- {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
 }
 
 // render turns a response body into a title and Markdown according to its type.
-func render(ctx context.Context, resp *safehttp.Response) (title, markdown, mediaType string, err error) {
+// With raw, an HTML page is returned decoded but not extracted.
+func render(ctx context.Context, resp *safehttp.Response, raw bool) (title, markdown, mediaType string, err error) {
 	mediaType, _, perr := mime.ParseMediaType(resp.ContentType)
 	if perr != nil {
 		mediaType = strings.ToLower(strings.TrimSpace(strings.Split(resp.ContentType, ";")[0]))
@@ -261,6 +405,10 @@ func render(ctx context.Context, resp *safehttp.Response) (title, markdown, medi
 		}
 		if isChallenge(resp, utf8) {
 			return "", "", mediaType, blocked(resp)
+		}
+		if raw {
+			text := bytes.ToValidUTF8(utf8, []byte("\uFFFD"))
+			return htmlTitle(text), string(text), mediaType, nil
 		}
 		doc, err := extract.Extract(ctx, utf8, resp.URL, extract.Options{})
 		switch {
@@ -282,6 +430,27 @@ func render(ctx context.Context, resp *safehttp.Response) (title, markdown, medi
 	default:
 		return "", "", mediaType, &tool.Error{Code: tool.CodeUnsupported,
 			Message: fmt.Sprintf("web_fetch cannot read %s content (from %s): only HTML, plain text and JSON are supported", describeType(mediaType), hostPath(resp))}
+	}
+}
+
+// htmlTitle is the text of a document's first <title>, read up to <body>.
+func htmlTitle(doc []byte) string {
+	z := html.NewTokenizer(bytes.NewReader(doc))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return ""
+		case html.StartTagToken:
+			switch name, _ := z.TagName(); string(name) {
+			case "title":
+				if z.Next() == html.TextToken {
+					return strings.Join(strings.Fields(string(z.Text())), " ")
+				}
+				return ""
+			case "body":
+				return ""
+			}
+		}
 	}
 }
 

@@ -41,14 +41,28 @@ const article = `<!doctype html><html><head><title>Asynchronous Programming in R
 </body></html>`
 
 // server listens on 127.0.0.2, which the tests allow explicitly: the default
-// policy stays on, so the same client refuses 127.0.0.1 and the rest.
+// policy stays on, so the same client refuses 127.0.0.1 and the rest. It has
+// no robots.txt (404, which allows everything); see robotsServer.
 func server(t *testing.T, h http.Handler) *httptest.Server {
 	t.Helper()
+	return robotsServer(t, http.NotFound, h)
+}
+
+// robotsServer is server with robotsTxt answering /robots.txt.
+func robotsServer(t *testing.T, robotsTxt http.HandlerFunc, h http.Handler) *httptest.Server {
+	t.Helper()
+	site := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			robotsTxt(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 	l, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
 		t.Fatalf("cannot listen on 127.0.0.2 (Linux loopback answers on all of 127/8): %v", err)
 	}
-	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: h}}
+	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: site}}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv

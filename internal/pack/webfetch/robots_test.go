@@ -1,0 +1,166 @@
+package webfetch_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/pack/webfetch"
+	"github.com/toolport/toolport/tool"
+)
+
+// robotsSite serves robots.txt with robotsTxt and an HTML page on every
+// other path, counting both kinds of request.
+type robotsSite struct {
+	url                  string
+	robotsHits, pageHits atomic.Int32
+}
+
+func newRobotsSite(t *testing.T, robotsTxt http.HandlerFunc) *robotsSite {
+	t.Helper()
+	s := &robotsSite{}
+	srv := robotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		s.robotsHits.Add(1)
+		robotsTxt(w, r)
+	}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			http.Redirect(w, r, "/private/landing", http.StatusFound)
+			return
+		}
+		s.pageHits.Add(1)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, article)
+	}))
+	s.url = srv.URL
+	return s
+}
+
+func robotsBody(s string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(s)) }
+}
+
+func robotsStatus(code int) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) }
+}
+
+func wantRobotsRefusal(t *testing.T, res *tool.Result) {
+	t.Helper()
+	if res.OK() {
+		t.Fatalf("fetched, want ROBOTS_DISALLOWED")
+	}
+	if res.Err.Code != tool.CodeRobotsDisallowed || res.Err.Retryable || res.Retried {
+		t.Fatalf("got %s, want a non-retryable, unretried ROBOTS_DISALLOWED", res.JSON)
+	}
+}
+
+func TestRobotsPolicy(t *testing.T) {
+	tests := []struct {
+		name    string
+		robots  http.HandlerFunc
+		path    string
+		allowed bool
+	}{
+		{"disallowed path", robotsBody("User-agent: *\nDisallow: /private\n"), "/private/a", false},
+		{"allowed path", robotsBody("User-agent: *\nDisallow: /private\n"), "/public", true},
+		{"group for Toolport", robotsBody("User-agent: *\nAllow: /\n\nUser-agent: toolport\nDisallow: /\n"), "/public", false},
+		{"no robots.txt (404)", robotsStatus(404), "/anything", true},
+		{"robots.txt forbidden (403)", robotsStatus(403), "/anything", true},
+		{"robots.txt server error (503)", robotsStatus(503), "/anything", false},
+		{"redirect to a disallowed page", robotsBody("User-agent: *\nDisallow: /private\n"), "/moved", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newRobotsSite(t, tt.robots)
+			res, _ := call(t, registry(t, webfetch.Config{}), map[string]any{"url": s.url + tt.path})
+			if tt.allowed {
+				if !res.OK() {
+					t.Fatalf("refused: %s", res.JSON)
+				}
+				return
+			}
+			wantRobotsRefusal(t, res)
+			if tt.path != "/moved" && s.pageHits.Load() != 0 {
+				t.Errorf("the page was requested despite robots.txt")
+			}
+		})
+	}
+}
+
+func TestRobotsRefusalNamesNoQuery(t *testing.T) {
+	s := newRobotsSite(t, robotsBody("User-agent: *\nDisallow: /private\n"))
+	res, _ := call(t, registry(t, webfetch.Config{}), map[string]any{"url": s.url + "/private/a?token=s3cr3t"})
+	wantRobotsRefusal(t, res)
+	if strings.Contains(string(res.JSON), "s3cr3t") {
+		t.Errorf("query leaked into the refusal: %s", res.JSON)
+	}
+	if !strings.Contains(res.Err.Message, "/private/a") || !strings.Contains(res.Err.Message, "robots.txt") {
+		t.Errorf("refusal does not say what and why: %s", res.Err.Message)
+	}
+}
+
+func TestRobotsTimeoutRefusesQuickly(t *testing.T) {
+	release := make(chan struct{})
+	s := newRobotsSite(t, func(w http.ResponseWriter, r *http.Request) {
+		select { // never answers
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	const robotsTimeout = 300 * time.Millisecond
+	reg := registry(t, webfetch.Config{RobotsTimeout: robotsTimeout})
+	start := time.Now()
+	res, _ := call(t, reg, map[string]any{"url": s.url + "/page"})
+	wantRobotsRefusal(t, res)
+	if d := time.Since(start); d > robotsTimeout+2*time.Second {
+		t.Errorf("refusal took %s with a %s robots timeout", d, robotsTimeout)
+	}
+	if s.pageHits.Load() != 0 {
+		t.Errorf("the page was requested")
+	}
+}
+
+func TestRobotsFetchedOncePerOrigin(t *testing.T) {
+	s := newRobotsSite(t, robotsBody("User-agent: *\nDisallow: /private\n"))
+	reg := registry(t, webfetch.Config{})
+	const n = 8
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if res, _ := call(t, reg, map[string]any{"url": fmt.Sprintf("%s/page/%d", s.url, i)}); !res.OK() {
+				t.Errorf("fetch %d: %s", i, res.JSON)
+			}
+		})
+	}
+	wg.Wait()
+	if res, _ := call(t, reg, map[string]any{"url": s.url + "/private/x"}); res.OK() {
+		t.Error("the cached rules were not applied")
+	}
+	if got := s.robotsHits.Load(); got != 1 {
+		t.Errorf("robots.txt requested %d times for %d fetches, want 1", got, n+1)
+	}
+}
+
+func TestIgnoreRobots(t *testing.T) {
+	s := newRobotsSite(t, robotsBody("User-agent: *\nDisallow: /\n"))
+	res, _ := call(t, registry(t, webfetch.Config{IgnoreRobots: true}), map[string]any{"url": s.url + "/page"})
+	if !res.OK() {
+		t.Fatalf("IgnoreRobots: %s", res.JSON)
+	}
+	if s.robotsHits.Load() != 0 {
+		t.Errorf("robots.txt was requested although ignored")
+	}
+
+	c, err := config.New(func(k string) string { return map[string]string{"TOOLPORT_FETCH_IGNORE_ROBOTS": "1"}[k] }, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := webfetch.ConfigFromEnv(c); err != nil || !cfg.IgnoreRobots {
+		t.Errorf("TOOLPORT_FETCH_IGNORE_ROBOTS=1 gave %+v, %v", cfg, err)
+	}
+}
