@@ -12,7 +12,9 @@ import (
 // the page can group the tools by pack.
 func TestToolListNamesPacks(t *testing.T) {
 	reg := tool.NewRegistry()
-	echo := func(ctx context.Context, in queryIn) (itemsOut, error) { return itemsOut{Items: []string{in.Query}}, nil }
+	echo := func(ctx context.Context, in queryIn) (itemsOut, error) {
+		return itemsOut{Items: []string{in.Query}}, nil
+	}
 	if err := reg.Register(
 		tool.Must(tool.New(tool.Spec{Name: "songs", Title: "Songs", Description: "Finds songs.", Pack: "music"}, echo)),
 		tool.Must(tool.New(tool.Spec{Name: "pages", Description: "Finds pages.", Pack: "web"}, echo)),
