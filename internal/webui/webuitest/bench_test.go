@@ -31,8 +31,8 @@ func TestBenchForms(t *testing.T) {
 	// describe reports each control of the shown form.
 	type control struct {
 		Tag, Type, Min, Max, Value, Label string
-		Required, Checked, Described     bool
-		Options                          []string
+		Required, Checked, Described      bool
+		Options                           []string
 	}
 	describe := `Object.fromEntries([...document.querySelectorAll('.bench-form [data-field]')].map(e => [e.dataset.field, {
 		Tag: e.tagName.toLowerCase(), Type: e.type || '', Min: e.getAttribute('min') || '', Max: e.getAttribute('max') || '',
