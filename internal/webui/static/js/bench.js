@@ -338,7 +338,10 @@ export class Bench {
     const schema = obj(def.inputSchema) || {};
     const props = obj(schema.properties) || {};
     const required = new Set(arr(schema.required).filter((r) => typeof r === 'string'));
-    const fields = Object.entries(props).slice(0, MAX_FIELDS).filter(([, s]) => obj(s)).map(([k, s]) => new Field(name, k, s, required.has(k)));
+    // Required fields first, otherwise in the schema's order.
+    const entries = Object.entries(props).slice(0, MAX_FIELDS).filter(([, s]) => obj(s));
+    entries.sort(([a], [b]) => Number(required.has(b)) - Number(required.has(a)));
+    const fields = entries.map(([k, s]) => new Field(name, k, s, required.has(k)));
     const run = h('button', { type: 'submit', class: 'btn btn-primary bench-run' }, 'Run');
     const reset = h('button', { type: 'button', class: 'btn btn-ghost bench-reset' }, 'Reset');
     const result = h('div', { class: 'bench-result', 'aria-live': 'polite' });
