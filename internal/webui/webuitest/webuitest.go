@@ -771,7 +771,7 @@ func RunBenchChecks(t *testing.T, baseURL string, opts Options, run BenchRun) {
 		scheme string
 		name   string
 	}{{desktop(), "light", "desktop-light-bench"}, {desktop(), "dark", "desktop-dark-bench"}, {phone(), "light", "phone-light-bench"}, {phone(), "dark", "phone-dark-bench"}} {
-		b.Do(t, to, SetView(v.size, v.scheme), chromedp.ScrollIntoView(css(".bench-panel")), Screenshot(t, dir, v.name))
+		b.Do(t, to, SetView(v.size, v.scheme), chromedp.ScrollIntoView(css(".bench-result .tool-card")), Screenshot(t, dir, v.name))
 		if w := Eval[struct{ Scroll, Client int }](t, b, to, `({Scroll: document.getElementById('bench').scrollWidth, Client: document.getElementById('bench').clientWidth})`); w.Scroll > w.Client {
 			t.Errorf("%s: the bench is %d px wide in a %d px view", v.name, w.Scroll, w.Client)
 		}

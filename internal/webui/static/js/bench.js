@@ -447,6 +447,8 @@ export class Bench {
       h('div', { class: 'bench-raw' },
         h('h4', { class: 'bench-raw-title', id: `bench-raw-title-${seq}` }, 'Raw JSON'),
         h('pre', { class: 'raw-json bench-raw-json', tabindex: '0', 'aria-labelledby': `bench-raw-title-${seq}` }, prettyJSON(env, text))));
+    // Long forms push the result below the fold: bring it into view.
+    card.el.scrollIntoView({ block: 'nearest' });
     this.announce(done.status === 'failed' ? `${toolLabel(name)} failed.` : `${toolLabel(name)} finished.`);
   }
 }
