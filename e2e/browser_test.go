@@ -82,8 +82,14 @@ func TestDiscoverChatInBrowser(t *testing.T) {
 
 	t.Run("no-model", func(t *testing.T) {
 		dir := t.TempDir()
-		srv := startServe(t, bin, baseEnv(dir))
+		env := baseEnv(dir)
+		prepareMusic(t, bin, env, dir, art.URL)
+		srv := startServe(t, bin, env)
 		webuitest.RunNoModelChecks(t, srv.url, webuitest.Options{ArtifactsDir: filepath.Join(artifacts, "no-model")})
+		// Every tool works without a model: the bench the page offers runs
+		// semanticSearch on the prepared index and shows the track card.
+		webuitest.RunBenchChecks(t, srv.url, webuitest.Options{ArtifactsDir: filepath.Join(artifacts, "no-model"), ExtraFlags: flags},
+			webuitest.BenchRun{Tool: "semanticSearch", Fields: map[string]string{"query": "melancholic piano ballad about lost love", "limit": "3"}, Want: "Someone Like You"})
 		srv.stop(t)
 	})
 }

@@ -226,17 +226,39 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// listTools answers the MCP definitions of the tools, each with the pack it
+// belongs to, so that a client can group them (the page's tool bench does).
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
-	defs, err := s.cfg.Registry.Definitions(tool.FormatMCP)
-	if err != nil {
-		s.logger.ErrorContext(r.Context(), "tool definitions", "error", err)
-		writeError(w, http.StatusInternalServerError, "INTERNAL", "the tool definitions could not be built")
-		return
-	}
-	if defs == nil {
-		defs = []any{}
+	tools := s.cfg.Registry.Tools()
+	defs := make([]map[string]json.RawMessage, 0, len(tools))
+	for _, t := range tools {
+		d, err := toolDefinition(t)
+		if err != nil {
+			s.logger.ErrorContext(r.Context(), "tool definitions", "tool", t.Name(), "error", err)
+			writeError(w, http.StatusInternalServerError, "INTERNAL", "the tool definitions could not be built")
+			return
+		}
+		defs = append(defs, d)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": defs})
+}
+
+// toolDefinition is t's MCP definition with a "pack" member added.
+func toolDefinition(t *tool.Tool) (map[string]json.RawMessage, error) {
+	raw, err := t.DefinitionJSON(tool.FormatMCP)
+	if err != nil {
+		return nil, err
+	}
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, err
+	}
+	pack, err := json.Marshal(t.Spec().Pack)
+	if err != nil {
+		return nil, err
+	}
+	d["pack"] = pack
+	return d, nil
 }
 
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {

@@ -26,6 +26,8 @@ type fakeAPI struct {
 	seq      int
 	convs    map[string]*fakeConv
 	canceled int // turns whose request was aborted by the client
+	// toolCalls are the direct tool calls answered, in order.
+	toolCalls []toolCall
 }
 
 type fakeConv struct {
@@ -65,6 +67,8 @@ func (f *fakeAPI) server(t *testing.T) *httptest.Server {
 	mux.HandleFunc("GET /api/conversations/{id}", f.get)
 	mux.HandleFunc("DELETE /api/conversations/{id}", f.delete)
 	mux.HandleFunc("POST /api/conversations/{id}/messages", f.messages)
+	mux.HandleFunc("GET /api/tools", f.listTools)
+	mux.HandleFunc("POST /api/tools/{name}", f.callTool)
 	mux.Handle("/", webui.Handler())
 	srv := httptest.NewServer(webui.SecurityHeaders(f.auth(mux)))
 	t.Cleanup(srv.Close)

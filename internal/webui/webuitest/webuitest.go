@@ -671,8 +671,9 @@ func RunPageChecks(t *testing.T, baseURL string, opts Options) {
 	}
 }
 
-// RunNoModelChecks checks the page of a server without a model: a clear
-// banner with the server's help text, and a composer that cannot send.
+// RunNoModelChecks checks the page of a server without a model: a brief
+// banner with the server's help text (folded), and the tool bench offered in
+// place of a composer that cannot send.
 func RunNoModelChecks(t *testing.T, baseURL string, opts Options) {
 	b := NewBrowser(t, opts)
 	defer b.CheckNoProblems(t)
@@ -683,23 +684,96 @@ func RunNoModelChecks(t *testing.T, baseURL string, opts Options) {
 		start += "#token=" + opts.Token
 	}
 	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(start), waitReady(),
-		chromedp.WaitVisible(css("#no-model-banner")),
+		chromedp.WaitVisible(css("#no-model-banner")), chromedp.WaitVisible(css("#bench")),
 		Screenshot(t, dir, "desktop-light-no-model"),
 		SetView(phone(), "dark"), Screenshot(t, dir, "phone-dark-no-model"))
 	// The help names long URLs: at phone width they must wrap inside the
-	// banner, not run out of it.
+	// banner, not run out of it (opened, as a person reading it would).
+	b.Do(t, to, chromedp.Click(css("#no-model-banner summary")), chromedp.WaitVisible(css("#no-model-help")))
 	if w := Eval[struct{ Scroll, Client int }](t, b, to, `(() => { const e = document.getElementById('no-model-banner'); return {Scroll: e.scrollWidth, Client: e.clientWidth}; })()`); w.Scroll > w.Client {
 		t.Errorf("at phone width the no-model banner's text is %d px wide in a %d px banner", w.Scroll, w.Client)
 	}
-	b.Do(t, to, SetView(desktop(), "light"))
+	b.Do(t, to, chromedp.Click(css("#no-model-banner summary")), SetView(desktop(), "light"))
 	res := Eval[struct {
-		Help     string
-		Disabled bool
-	}](t, b, to, `({Help: document.getElementById('no-model-help').textContent, Disabled: document.getElementById('composer-input').disabled})`)
+		Help                     string
+		Bench, Composer, Pressed bool
+	}](t, b, to, `({Help: document.getElementById('no-model-help').textContent,
+		Bench: !document.getElementById('bench').hidden,
+		Composer: document.getElementById('composer').checkVisibility(),
+		Pressed: document.getElementById('bench-btn').getAttribute('aria-pressed') === 'true'})`)
 	if strings.TrimSpace(res.Help) == "" {
 		t.Error("the no-model banner has no help text")
 	}
-	if !res.Disabled {
-		t.Error("the composer is enabled although no model is configured")
+	if !res.Bench || !res.Pressed {
+		t.Errorf("without a model the page does not offer the tool bench (shown %v, Tools pressed %v)", res.Bench, res.Pressed)
+	}
+	if res.Composer {
+		t.Error("without a model the page shows a composer that cannot send")
+	}
+	// The chat view offers the bench instead of a disabled message box.
+	b.Do(t, to, chromedp.Click(css("#bench-btn")), chromedp.WaitVisible(css("#no-model-note")),
+		chromedp.Click(css("#open-bench")), chromedp.WaitVisible(css("#bench")),
+		WaitFor(`document.activeElement && document.activeElement.id === 'bench-title'`))
+}
+
+// BenchRun is a tool call made through the bench: the arguments typed into
+// its form, and a text the result card must show.
+type BenchRun struct {
+	Tool   string
+	Fields map[string]string // field name → text typed into it
+	Want   string            // shown in the result card and the raw JSON
+}
+
+// RunBenchChecks opens the page (the bench is expected on offer, as without
+// a model), runs run through the bench's form and checks the result card,
+// the raw JSON and the timing; screenshots of the bench with the result go
+// to the artifacts directory, at desktop and phone widths, light and dark.
+func RunBenchChecks(t *testing.T, baseURL string, opts Options, run BenchRun) {
+	b := NewBrowser(t, opts)
+	defer b.CheckNoProblems(t)
+	dir := opts.artifactsDir(t)
+	to := opts.timeout()
+	start := strings.TrimRight(baseURL, "/") + "/"
+	if opts.Token != "" {
+		start += "#token=" + opts.Token
+	}
+	tool := `.bench-tool[data-tool=` + jsString(run.Tool) + `]`
+	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(start), waitReady(),
+		chromedp.WaitVisible(css("#bench")), chromedp.WaitVisible(css(tool)), chromedp.Click(css(tool)),
+		WaitFor(`document.querySelector('.bench-form').dataset.tool === `+jsString(run.Tool)))
+	for name, v := range run.Fields {
+		q := `.bench-form [data-field=` + jsString(name) + `]`
+		b.Do(t, to, chromedp.Evaluate[chromedp.Void](`document.querySelector(`+jsString(q)+`).value = ''`),
+			chromedp.Focus(css(q)), chromedp.SendKeys(css(q), v))
+	}
+	card := `.bench-result .tool-card[data-tool=` + jsString(run.Tool) + `]`
+	b.Do(t, to, chromedp.Click(css(".bench-run")),
+		WaitFor(`!!document.querySelector(`+jsString(card+`[data-status="completed"]`)+`)`))
+	got := Eval[struct{ Content, Raw, Timing, Summary string }](t, b, to, `(() => {
+		const c = document.querySelector(`+jsString(card)+`);
+		return {Content: c.querySelector('.tool-content').textContent, Summary: c.querySelector('.tool-summary').textContent,
+			Raw: document.querySelector('.bench-raw-json').textContent, Timing: document.querySelector('.bench-timing').textContent};
+	})()`)
+	if !strings.Contains(got.Content, run.Want) {
+		t.Errorf("the result card does not show %q:\n%s", run.Want, got.Content)
+	}
+	if !strings.Contains(got.Raw, jsString(run.Want)) || !strings.Contains(got.Raw, `"success": true`) {
+		t.Errorf("the raw JSON does not hold %q and success:\n%s", run.Want, got.Raw)
+	}
+	if !strings.Contains(got.Timing, "Tool") || !strings.Contains(got.Timing, "Round trip") || !strings.Contains(got.Timing, "ms") {
+		t.Errorf("the timing line is %q, want the tool's and the round trip's durations", got.Timing)
+	}
+	if got.Summary == "" {
+		t.Error("the result card has no summary")
+	}
+	for _, v := range []struct {
+		size   Viewport
+		scheme string
+		name   string
+	}{{desktop(), "light", "desktop-light-bench"}, {desktop(), "dark", "desktop-dark-bench"}, {phone(), "light", "phone-light-bench"}, {phone(), "dark", "phone-dark-bench"}} {
+		b.Do(t, to, SetView(v.size, v.scheme), chromedp.ScrollIntoView(css(".bench-result .tool-card")), Screenshot(t, dir, v.name))
+		if w := Eval[struct{ Scroll, Client int }](t, b, to, `({Scroll: document.getElementById('bench').scrollWidth, Client: document.getElementById('bench').clientWidth})`); w.Scroll > w.Client {
+			t.Errorf("%s: the bench is %d px wide in a %d px view", v.name, w.Scroll, w.Client)
+		}
 	}
 }

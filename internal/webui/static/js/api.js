@@ -102,6 +102,22 @@ export class Client {
     return this.json('/api/conversations/' + encodeURIComponent(id), { method: 'DELETE' });
   }
 
+  /** tools lists the tool definitions (MCP form, with each tool's pack). */
+  tools() {
+    return this.json('/api/tools');
+  }
+
+  /**
+   * callTool runs a tool directly and resolves to the response's text (the
+   * result envelope as JSON), so the caller can show it raw.
+   */
+  async callTool(name, args) {
+    const res = await this.fetch('/api/tools/' + encodeURIComponent(name), {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(args),
+    });
+    return res.text();
+  }
+
   /** sendMessage posts a message and returns the event-stream response. */
   sendMessage(id, content, signal) {
     return this.fetch('/api/conversations/' + encodeURIComponent(id) + '/messages', {

@@ -6,6 +6,7 @@ import { readEvents } from './sse.js';
 import { newMessage, applyEvent, finish, fromStored } from './model.js';
 import { renderMarkdown } from './markdown.js';
 import { ToolCard, toolLabel } from './cards.js';
+import { Bench } from './bench.js';
 import { h, clear, icon, str } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
@@ -102,6 +103,8 @@ class App {
     this.uid = 0;
     this.info = null;
     this.tokenWaiters = null;
+    this.bench = null; // built the first time it is shown
+    this.title = '';
   }
 
   nextUid() {
@@ -116,6 +119,8 @@ class App {
     const opening = new URLSearchParams(location.search).get('c');
     await Promise.all([this.loadInfo(), this.loadConversations(false)]);
     if (opening) await this.open(opening, false);
+    // Without a model the page offers the tool bench: every tool works.
+    else if (this.modelMissing() || new URLSearchParams(location.search).has('tools')) await this.showBench(true, false);
     document.body.dataset.ready = 'true';
   }
 
@@ -141,6 +146,9 @@ class App {
     $('menu-btn').appendChild(icon('menu'));
     $('send-btn').appendChild(icon('send'));
     $('menu-btn').addEventListener('click', () => this.toggleSidebar());
+    $('bench-btn').appendChild(icon('wrench', 'icon icon-small'));
+    $('bench-btn').addEventListener('click', () => this.showBench($('bench').hidden, true));
+    $('open-bench').addEventListener('click', () => this.showBench(true, true));
     $('backdrop').addEventListener('click', () => this.toggleSidebar(false));
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape' && document.body.classList.contains('sidebar-open')) {
@@ -339,12 +347,36 @@ class App {
   // ---- Thread ----
 
   setTitle(title) {
+    this.title = title || '';
+    if (!$('bench').hidden) return;
     $('conv-title').textContent = title || 'Discover Chat';
     document.title = (title ? title + ' · ' : '') + 'Toolport';
   }
 
+  /**
+   * showBench switches between the tool bench and the conversation; focus
+   * moves to the bench's heading when a person asked for it.
+   */
+  async showBench(open, focus) {
+    $('bench').hidden = !open;
+    $('thread').hidden = open;
+    $('composer-wrap').hidden = open;
+    $('bench-btn').setAttribute('aria-pressed', String(open));
+    document.body.dataset.view = open ? 'bench' : 'chat';
+    if (!open) {
+      this.setTitle(this.title);
+      return;
+    }
+    $('conv-title').textContent = 'Tools';
+    document.title = 'Tools · Toolport';
+    if (!this.bench) this.bench = new Bench(this.api, $('bench'), (text) => this.announce(text));
+    if (focus) $('bench-title').focus();
+    await this.bench.load();
+  }
+
   newChat(push = true) {
     this.stop();
+    this.showBench(false);
     this.currentId = null;
     this.messages = [];
     this.renderThread();
@@ -370,6 +402,7 @@ class App {
       this.showLoadError(err);
       return;
     }
+    this.showBench(false);
     this.currentId = id;
     this.messages = fromStored(conv && conv.messages);
     this.renderThread();
@@ -414,6 +447,10 @@ class App {
     input.disabled = this.modelMissing();
     input.placeholder = this.modelMissing() ? 'Configure a model to start chatting' : 'Ask anything…';
     $('send-btn').disabled = this.modelMissing();
+    // Without a model the composer gives way to a way into the tool bench.
+    $('composer').hidden = this.modelMissing();
+    $('composer-hint').hidden = this.modelMissing();
+    $('no-model-note').hidden = !this.modelMissing();
     document.body.dataset.streaming = String(streaming);
   }
 

@@ -219,3 +219,15 @@ export function resultCount(env) {
   }
   return null;
 }
+
+/**
+ * partFromResult builds the tool part of a direct call (the tool bench's):
+ * running while env is undefined, then filled from the result envelope
+ * exactly as a chat's tool_call_end fills it, so both show the same card.
+ */
+export function partFromResult(id, name, input, env) {
+  const p = newTool(id, name, input);
+  setStatus(p, 'executing');
+  if (env !== undefined) applyResult(p, env, false);
+  return p;
+}
