@@ -141,7 +141,6 @@ func (x *BM25) remove(id string) bool {
 	return true
 }
 
-
 // Scores returns the BM25 score of every document that matches at least one
 // query term, keyed by id. weights gives each query term's weight (1 for a
 // plain query; expansion terms get less).
