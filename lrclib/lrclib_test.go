@@ -385,16 +385,25 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 	long := strings.Repeat("x", MaxFieldRunes+1)
 	ctx := context.Background()
 	calls := map[string]func() error{
-		"no track":          func() error { _, err := c.Get(ctx, &GetParams{ArtistName: "a"}); return err },
-		"no artist":         func() error { _, err := c.Get(ctx, &GetParams{TrackName: "t", ArtistName: "  "}); return err },
-		"negative duration": func() error { _, err := c.Get(ctx, &GetParams{TrackName: "t", ArtistName: "a", Duration: -time.Second}); return err },
-		"huge duration":     func() error { _, err := c.Get(ctx, &GetParams{TrackName: "t", ArtistName: "a", Duration: 25 * time.Hour}); return err },
-		"long album":        func() error { _, err := c.Get(ctx, &GetParams{TrackName: "t", ArtistName: "a", AlbumName: long}); return err },
-		"bad UTF-8":         func() error { _, err := c.Get(ctx, &GetParams{TrackName: "t\xff", ArtistName: "a"}); return err },
-		"id 0":              func() error { _, err := c.GetByID(ctx, 0); return err },
-		"empty search":      func() error { _, err := c.Search(ctx, &SearchParams{ArtistName: "a"}); return err },
-		"q and fields":      func() error { _, err := c.Search(ctx, &SearchParams{Query: "q", TrackName: "t"}); return err },
-		"long q":            func() error { _, err := c.Search(ctx, &SearchParams{Query: long}); return err },
+		"no track":  func() error { _, err := c.Get(ctx, &GetParams{ArtistName: "a"}); return err },
+		"no artist": func() error { _, err := c.Get(ctx, &GetParams{TrackName: "t", ArtistName: "  "}); return err },
+		"negative duration": func() error {
+			_, err := c.Get(ctx, &GetParams{TrackName: "t", ArtistName: "a", Duration: -time.Second})
+			return err
+		},
+		"huge duration": func() error {
+			_, err := c.Get(ctx, &GetParams{TrackName: "t", ArtistName: "a", Duration: 25 * time.Hour})
+			return err
+		},
+		"long album": func() error {
+			_, err := c.Get(ctx, &GetParams{TrackName: "t", ArtistName: "a", AlbumName: long})
+			return err
+		},
+		"bad UTF-8":    func() error { _, err := c.Get(ctx, &GetParams{TrackName: "t\xff", ArtistName: "a"}); return err },
+		"id 0":         func() error { _, err := c.GetByID(ctx, 0); return err },
+		"empty search": func() error { _, err := c.Search(ctx, &SearchParams{ArtistName: "a"}); return err },
+		"q and fields": func() error { _, err := c.Search(ctx, &SearchParams{Query: "q", TrackName: "t"}); return err },
+		"long q":       func() error { _, err := c.Search(ctx, &SearchParams{Query: long}); return err },
 	}
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, ErrInvalidInput) {
