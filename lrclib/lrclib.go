@@ -226,8 +226,10 @@ func (p *GetParams) values() url.Values {
 	if a := strings.TrimSpace(p.AlbumName); a != "" {
 		v.Set("album_name", a)
 	}
-	if p.Duration > 0 {
-		v.Set("duration", strconv.FormatInt(int64(p.Duration.Round(time.Second)/time.Second), 10))
+	// LRCLIB matches whole seconds ±2; under half a second rounds to no
+	// duration at all rather than to a duration of 0.
+	if secs := int64(p.Duration.Round(time.Second) / time.Second); secs > 0 {
+		v.Set("duration", strconv.FormatInt(secs, 10))
 	}
 	return v
 }

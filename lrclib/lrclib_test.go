@@ -461,3 +461,25 @@ func TestDocsExampleDecodes(t *testing.T) {
 		t.Error("recordings differ")
 	}
 }
+
+func TestDurationIsSentInWholeSeconds(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string // "" when no duration is sent
+	}{
+		{233 * time.Second, "233"},
+		{233*time.Second + 499*time.Millisecond, "233"},
+		{233*time.Second + 500*time.Millisecond, "234"},
+		{400 * time.Millisecond, ""},
+		{0, ""},
+	} {
+		c, srv := serve(t, tooltest.Reply{Header: jsonHeader, Body: fixture(t, "get_found_i_want_to_live.json")})
+		if _, err := c.Get(context.Background(), &GetParams{TrackName: "t", ArtistName: "a", Duration: tt.d}); err != nil {
+			t.Fatal(err)
+		}
+		q := srv.Last(t).Query
+		if got := q.Get("duration"); got != tt.want || q.Has("duration") != (tt.want != "") {
+			t.Errorf("%v: duration = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}

@@ -193,7 +193,7 @@ type AudioFeatures struct {
 	Danceability     float64 `json:"danceability"`     // 0..1
 	Energy           float64 `json:"energy"`           // 0..1
 	Instrumentalness float64 `json:"instrumentalness"` // 0..1
-	Key              int     `json:"key"`              // pitch class, 0 = C; -1 when none was detected
+	Key              int     `json:"key"`              // pitch class, 0 = C (Spotify's convention); may be the relative key
 	Liveness         float64 `json:"liveness"`         // 0..1
 	Loudness         float64 `json:"loudness"`         // dB, usually -60..0
 	Mode             int     `json:"mode"`             // 1 major, 0 minor
@@ -488,8 +488,9 @@ func DecodeAudioFeaturesList(body []byte) ([]AudioFeatures, error) {
 	return decodeContent[AudioFeatures](body)
 }
 
-// DecodeTracks parses the body of /v1/track?ids=, a {"content":[...]}
-// list of tracks like the other batch endpoints.
+// DecodeTracks parses the body of /v1/track?ids=: a {"content":[...]}
+// list of tracks, the envelope of the other batch endpoint (no answer of
+// this one has been recorded).
 func DecodeTracks(body []byte) ([]Track, error) { return decodeContent[Track](body) }
 
 // DecodeAudioFeatures parses the body of /v1/track/{id}/audio-features: one
