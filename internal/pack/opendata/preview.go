@@ -2,6 +2,7 @@ package opendata
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -267,9 +268,25 @@ func (p *pack) download(ctx context.Context, rawURL string) (body []byte, trunca
 		return nil, false, "", tool.HTTPStatusError(resp.StatusCode, 0,
 			fmt.Sprintf("download: HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode)))
 	}
-	body, err = io.ReadAll(io.LimitReader(resp.Body, int64(p.previewBytes)+1))
+	var r io.Reader = resp.Body
+	if enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc == "gzip" || enc == "x-gzip" {
+		// Sent compressed although identity was asked for. The compressed
+		// bytes read are bounded too, so that a stream that decodes to
+		// little cannot be read for ever.
+		zr, err := gzip.NewReader(io.LimitReader(resp.Body, 2*int64(p.previewBytes)+1<<20))
+		if err != nil {
+			return nil, false, "", &tool.Error{Code: tool.CodeParse, Message: "download: the gzip-encoded body cannot be decoded", Err: err}
+		}
+		r = zr
+	} else if enc != "" && enc != "identity" {
+		return nil, false, "", tool.Errorf(tool.CodeUnsupported, "download: the file was sent with Content-Encoding %.40q, which cannot be decoded", enc)
+	}
+	body, err = io.ReadAll(io.LimitReader(r, int64(p.previewBytes)+1))
 	if err != nil {
-		return nil, false, "", downloadError(err)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || len(body) == 0 {
+			return nil, false, "", downloadError(err)
+		}
+		truncated = true // the compressed bound cut the stream: keep what decoded
 	}
 	if len(body) > p.previewBytes {
 		body, truncated = body[:p.previewBytes], true

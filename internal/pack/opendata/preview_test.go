@@ -2,6 +2,7 @@ package opendata
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
 
@@ -326,4 +328,68 @@ func TestDetectDelimiterAndTypes(t *testing.T) {
 			t.Errorf("guessType(%v) = %s, want %s", tt.samples, got, tt.want)
 		}
 	}
+}
+
+// A server that compresses although asked not to is still read, within
+// the bound; an encoding that cannot be undone is reported.
+func TestPreviewResourceCompressedAnyway(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(hebrewCSV))
+	zw.Close()
+	var accept atomic.Value
+	fp := newFilePortal(t, map[string]http.HandlerFunc{
+		"gz.csv": func(w http.ResponseWriter, r *http.Request) {
+			accept.Store(r.Header.Get("Accept-Encoding"))
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(gz.Bytes())
+		},
+		"br.csv": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "br")
+			w.Write([]byte{1, 2, 3})
+		},
+	}, nil)
+	res, _ := call(t, fp.reg, "previewResource", `{"url":"`+fp.srv.URL+`/files/gz.csv"}`)
+	var out PreviewResourceOutput
+	mustOK(t, res, &out)
+	if accept.Load() != "identity" || len(out.Rows) != 2 || out.Rows[1]["שם ישוב"] != "עכו" || out.Truncated {
+		t.Errorf("Accept-Encoding %v, output %+v", accept.Load(), out)
+	}
+	res, _ = call(t, fp.reg, "previewResource", `{"url":"`+fp.srv.URL+`/files/br.csv"}`)
+	mustFail(t, res, tool.CodeUnsupported)
+}
+
+// FuzzPreviewParse: no file, however malformed, makes the parsers panic,
+// and every row has exactly the columns announced.
+func FuzzPreviewParse(f *testing.F) {
+	f.Add([]byte(hebrewCSV), false)
+	f.Add([]byte("a;b\n\"x;\"\"y\";2\n"), true)
+	f.Add([]byte(`[{"a":1},{"b":[1,{"c":null}]}, {"a":`), true)
+	f.Add([]byte(`{"result":{"records":[{"a":1}]}}`), false)
+	f.Add([]byte{0xEF, 0xBB, 0xBF, 0xE0, 0xE1, ',', '\n'}, false)
+	f.Fuzz(func(t *testing.T, body []byte, truncated bool) {
+		text, _ := decodeText(body)
+		if !utf8.ValidString(text) {
+			t.Fatalf("decodeText(%q) is not UTF-8", body)
+		}
+		check := func(tb table, err error) {
+			if err != nil {
+				return
+			}
+			for _, row := range tb.rows {
+				for k := range row {
+					found := false
+					for _, c := range tb.columns {
+						found = found || c.Name == k
+					}
+					if !found && len(tb.columns) < maxPreviewColumns {
+						t.Fatalf("row key %q is not a column of %v", k, tb.columns)
+					}
+				}
+			}
+		}
+		check(parseDelimited(text, detectDelimiter(text), 5))
+		check(parseJSONTable(text, 5, truncated))
+		_ = sniffFormat(body)
+	})
 }
