@@ -113,7 +113,7 @@ func TestBadBaseURLIsAConfigError(t *testing.T) {
 func TestToolDefinitions(t *testing.T) {
 	want := []string{"searchDatasets", "getDatasetDetails", "listGroups", "listTags", "listOrganizations", "queryDatastore",
 		"getResourceDetails", "searchResources", "getOrganizationDetails", "getDatasetActivity", "getOrganizationActivity",
-		"getDatasetSchema", "listAllDatasets", "listLicenses", "getStatus"}
+		"getDatasetSchema", "listAllDatasets", "listLicenses", "getStatus", "previewResource"}
 	tools := Tools(Config{})
 	if len(tools) != len(want) {
 		t.Fatalf("%d tools, want %d", len(tools), len(want))

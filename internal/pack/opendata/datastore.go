@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/toolport/toolport/ckan"
 	"github.com/toolport/toolport/tool"
@@ -17,26 +19,31 @@ const maxFilters = 20
 
 // QueryDatastoreInput is the input of queryDatastore.
 type QueryDatastoreInput struct {
-	ResourceID string         `json:"resourceId" jsonschema:"The resource's id, from getDatasetDetails (only resources with datastore_active true can be queried)" schema:"minLength=1,maxLength=200"`
-	Q          string         `json:"q,omitempty" jsonschema:"Full-text search across all columns, any language" schema:"maxLength=1000"`
-	Filters    map[string]any `json:"filters,omitempty" jsonschema:"Exact-match filters: column name → value, or → list of values (any of). E.g. {\"city\": \"חיפה\", \"year\": [2022, 2023]}"`
-	Fields     []string       `json:"fields,omitempty" jsonschema:"Only return these columns" schema:"maxItems=100"`
-	Sort       string         `json:"sort,omitempty" jsonschema:"Sort order, \"column asc|desc\" comma-separated; column names may contain spaces" schema:"maxLength=500"`
-	Limit      int            `json:"limit,omitempty" jsonschema:"How many rows to return (1-1000)" schema:"minimum=1,maximum=1000,default=100"`
-	Offset     int            `json:"offset,omitempty" jsonschema:"How many rows to skip, for paging" schema:"minimum=0,maximum=100000000,default=0"`
-	Portal     string         `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	ResourceID   string         `json:"resourceId,omitempty" jsonschema:"The resource's id, from getDatasetDetails (only resources with datastore_active true can be queried); required unless sql is given" schema:"maxLength=200"`
+	Q            string         `json:"q,omitempty" jsonschema:"Full-text search across all columns, any language" schema:"maxLength=1000"`
+	PartialMatch bool           `json:"partialMatch,omitempty" jsonschema:"Match each word of q as the start of a word (\"חינ\" finds \"חינוך\"); every word must match. Punctuation in q is ignored."`
+	Filters      map[string]any `json:"filters,omitempty" jsonschema:"Exact-match filters: column name → value, or → list of values (any of). E.g. {\"city\": \"חיפה\", \"year\": [2022, 2023]}"`
+	Fields       []string       `json:"fields,omitempty" jsonschema:"Only return these columns" schema:"maxItems=100"`
+	Distinct     bool           `json:"distinct,omitempty" jsonschema:"Return only distinct rows (of the chosen fields), e.g. the distinct values of one column"`
+	Sort         string         `json:"sort,omitempty" jsonschema:"Sort order, \"column asc|desc\" comma-separated; column names may contain spaces" schema:"maxLength=500"`
+	Limit        int            `json:"limit,omitempty" jsonschema:"How many rows to return (0-1000); 0 returns only the columns with their types and the total. With sql: at most this many of the query's rows are returned (put a LIMIT in the query)" schema:"minimum=0,maximum=1000,default=100"`
+	Offset       int            `json:"offset,omitempty" jsonschema:"How many rows to skip, for paging (not with sql: use OFFSET in the query)" schema:"minimum=0,maximum=100000000,default=0"`
+	SQL          string         `json:"sql,omitempty" jsonschema:"Instead of the above: one read-only PostgreSQL SELECT over datastore tables, each named by its resource id in double quotes, e.g. SELECT \"city\", count(*) FROM \"5c78e9fa-…\" GROUP BY 1 LIMIT 50. Only where the portal enables datastore_search_sql; otherwise the error is UNSUPPORTED." schema:"maxLength=8000"`
+	Portal       string         `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
 }
 
 // QueryDatastoreOutput is the output of queryDatastore.
 type QueryDatastoreOutput struct {
-	ResourceID string                `json:"resourceId"`
+	ResourceID string                `json:"resourceId,omitempty"`
+	SQL        string                `json:"sql,omitempty" jsonschema:"The SQL query run, when sql was given"`
 	Fields     []ckan.DatastoreField `json:"fields" jsonschema:"The columns with their types, in table order"`
 	Records    []map[string]any      `json:"records" jsonschema:"The rows, each a column → value object"`
-	Total      int                   `json:"total" jsonschema:"How many rows match in all; page with offset"`
+	Total      int                   `json:"total" jsonschema:"How many rows match in all; page with offset. With sql: how many rows the portal returned"`
 	Estimated  bool                  `json:"totalWasEstimated,omitempty" jsonschema:"Whether total is an estimate (very large tables)"`
+	Truncated  bool                  `json:"truncated,omitempty" jsonschema:"With sql: more rows came back than limit (or than the portal's own cap) and were left out"`
 	Limit      int                   `json:"limit"`
 	Offset     int                   `json:"offset"`
-	APIURL     string                `json:"apiUrl" jsonschema:"The datastore_search endpoint called with POST"`
+	APIURL     string                `json:"apiUrl" jsonschema:"The datastore_search (or datastore_search_sql) endpoint called with POST"`
 	APIBody    string                `json:"apiBody" jsonschema:"The JSON body posted to apiUrl"`
 }
 
@@ -58,10 +65,26 @@ func queryDatastoreTool(p *pack) *tool.Tool {
 }
 
 func (p *pack) queryDatastore(ctx context.Context, in QueryDatastoreInput) (QueryDatastoreOutput, error) {
+	if strings.TrimSpace(in.SQL) != "" {
+		return p.queryDatastoreSQL(ctx, in)
+	}
 	req := &ckan.DatastoreSearchRequest{ResourceID: strings.TrimSpace(in.ResourceID), Q: in.Q, Fields: in.Fields,
-		Limit: in.Limit, Offset: in.Offset, IncludeTotal: true}
+		Distinct: in.Distinct, Limit: in.Limit, Offset: in.Offset, IncludeTotal: true}
 	if req.ResourceID == "" {
-		return QueryDatastoreOutput{}, tool.Errorf(tool.CodeValidation, "resourceId: must not be blank")
+		return QueryDatastoreOutput{}, tool.Errorf(tool.CodeValidation, "resourceId: required (or give sql)")
+	}
+	if in.PartialMatch {
+		tsq, err := prefixTSQuery(in.Q)
+		if err != nil {
+			return QueryDatastoreOutput{}, err
+		}
+		plain := false
+		req.Q, req.Plain = tsq, &plain
+	}
+	for i, f := range in.Fields {
+		if strings.TrimSpace(f) == "" {
+			return QueryDatastoreOutput{}, tool.Errorf(tool.CodeValidation, "fields[%d]: a column name must not be blank", i)
+		}
 	}
 	if err := checkFilters(in.Filters); err != nil {
 		return QueryDatastoreOutput{}, err
@@ -84,21 +107,106 @@ func (p *pack) queryDatastore(ctx context.Context, in QueryDatastoreInput) (Quer
 	}
 	body, _ := json.Marshal(req) // it was just marshalled to be sent
 	out := QueryDatastoreOutput{
-		ResourceID: req.ResourceID, Fields: nonNil(res.Fields), Records: make([]map[string]any, 0, len(res.Records)),
-		Total: res.Total, Estimated: res.TotalWasEstimated, Limit: in.Limit, Offset: in.Offset,
-		APIURL: resp.URL, APIBody: string(body),
+		ResourceID: req.ResourceID, Fields: nonNil(res.Fields), Total: res.Total, Estimated: res.TotalWasEstimated,
+		Limit: in.Limit, Offset: in.Offset, APIURL: resp.URL, APIBody: string(body),
 	}
-	for i, raw := range res.Records {
+	if out.Records, err = decodeRecords("datastore_search", res.Records); err != nil {
+		return QueryDatastoreOutput{}, err
+	}
+	return out, nil
+}
+
+// queryDatastoreSQL runs in.SQL through datastore_search_sql once it has
+// been checked to be a single read-only SELECT.
+func (p *pack) queryDatastoreSQL(ctx context.Context, in QueryDatastoreInput) (QueryDatastoreOutput, error) {
+	switch {
+	case strings.TrimSpace(in.ResourceID) != "" || in.Q != "" || in.PartialMatch || len(in.Filters) > 0 ||
+		len(in.Fields) > 0 || in.Distinct || in.Sort != "":
+		return QueryDatastoreOutput{}, tool.Errorf(tool.CodeValidation,
+			"sql: give either sql or resourceId with q, filters, fields, distinct and sort, not both")
+	case in.Offset != 0:
+		return QueryDatastoreOutput{}, tool.Errorf(tool.CodeValidation, "offset: not with sql; put OFFSET in the query")
+	}
+	sql, err := checkSelectSQL(in.SQL)
+	if err != nil {
+		return QueryDatastoreOutput{}, tool.Errorf(tool.CodeValidation, "sql: %v", err)
+	}
+	c, err := p.client(in.Portal)
+	if err != nil {
+		return QueryDatastoreOutput{}, err
+	}
+	res, resp, err := c.DatastoreSearchSQL(ctx, sql)
+	if err != nil {
+		if sqlSearchUnavailable(err) {
+			te := toolError(err).(*tool.Error)
+			te.Code, te.Retryable = tool.CodeUnsupported, false
+			te.Message = "this portal does not allow SQL queries (" + te.Message + "); use resourceId with q, filters, fields, distinct and sort instead"
+			return QueryDatastoreOutput{}, te
+		}
+		return QueryDatastoreOutput{}, toolError(err)
+	}
+	body, _ := json.Marshal(map[string]string{"sql": sql})
+	out := QueryDatastoreOutput{SQL: sql, Fields: nonNil(res.Fields), Total: len(res.Records), Truncated: res.RecordsTruncated,
+		Limit: in.Limit, APIURL: resp.URL, APIBody: string(body)}
+	recs := res.Records
+	if len(recs) > in.Limit {
+		recs, out.Truncated = recs[:in.Limit], true
+	}
+	if out.Records, err = decodeRecords("datastore_search_sql", recs); err != nil {
+		return QueryDatastoreOutput{}, err
+	}
+	return out, nil
+}
+
+// sqlSearchUnavailable reports whether a portal refused datastore_search_sql
+// as such: unknown or routed nowhere (CKAN 2.10+ registers it only with
+// ckan.datastore.sqlsearch.enabled), closed to anonymous callers, or not found.
+func sqlSearchUnavailable(err error) bool {
+	if ckan.IsUnknownAction(err) {
+		return true
+	}
+	var ce *ckan.Error
+	return errors.As(err, &ce) && (ce.Type == ckan.TypeAuthorization || ce.Type == ckan.TypeNotFound)
+}
+
+// decodeRecords decodes datastore rows, keeping numbers exact.
+func decodeRecords(action string, raws []json.RawMessage) ([]map[string]any, error) {
+	out := make([]map[string]any, 0, len(raws))
+	for i, raw := range raws {
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		var rec map[string]any
 		if err := dec.Decode(&rec); err != nil || rec == nil {
-			return QueryDatastoreOutput{}, &tool.Error{Code: tool.CodeParse,
-				Message: fmt.Sprintf("datastore_search: record %d is not a JSON object", i), Err: err}
+			return nil, &tool.Error{Code: tool.CodeParse,
+				Message: fmt.Sprintf("%s: record %d is not a JSON object", action, i), Err: err}
 		}
-		out.Records = append(out.Records, rec)
+		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// maxPrefixTerms bounds the words of a partialMatch query.
+const maxPrefixTerms = 32
+
+// prefixTSQuery turns free text into a PostgreSQL tsquery that matches rows
+// holding every word as a prefix: "תל-אביב יפו" → "תל:* & אביב:* & יפו:*".
+// Only letters, digits and combining marks (Hebrew points) survive, so no
+// tsquery operator ( & | ! ( ) : * ' \ < > ) from the input reaches the
+// portal: a word cannot change the query's shape.
+func prefixTSQuery(q string) (string, error) {
+	words := strings.FieldsFunc(q, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
+	})
+	if len(words) == 0 {
+		return "", tool.Errorf(tool.CodeValidation, "q: partialMatch needs at least one word of letters or digits")
+	}
+	if len(words) > maxPrefixTerms {
+		return "", tool.Errorf(tool.CodeValidation, "q: partialMatch takes at most %d words, got %d", maxPrefixTerms, len(words))
+	}
+	for i, w := range words {
+		words[i] = w + ":*"
+	}
+	return strings.Join(words, " & "), nil
 }
 
 // checkFilters admits column → scalar or column → list of scalars, which

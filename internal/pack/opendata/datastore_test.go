@@ -93,3 +93,144 @@ func TestQueryDatastoreErrors(t *testing.T) {
 		})
 	}
 }
+
+// postedBody decodes the JSON body of the server's last request.
+func postedBody(t *testing.T, srv *tooltest.Server) map[string]any {
+	t.Helper()
+	var body map[string]any
+	if err := json.Unmarshal(srv.Last(t).Body, &body); err != nil {
+		t.Fatalf("body is not JSON: %v", err)
+	}
+	return body
+}
+
+func TestQueryDatastorePartialMatchDistinctAndColumnsOnly(t *testing.T) {
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"datastore_search": okJSON(t, datastoreResult())})
+	reg := serverRegistry(t, srv)
+
+	// Prefix terms are built from words only: operators in q cannot reach the tsquery.
+	res, _ := call(t, reg, "queryDatastore", `{"resourceId":"r1","q":"תל-אביב  יפו & !(x:*|'y') ב\\","partialMatch":true,"fields":["שם ישוב"],"distinct":true}`)
+	var out QueryDatastoreOutput
+	mustOK(t, res, &out)
+	body := postedBody(t, srv)
+	if body["q"] != "תל:* & אביב:* & יפו:* & x:* & y:* & ב:*" || body["plain"] != false || body["distinct"] != true ||
+		body["fields"].([]any)[0] != "שם ישוב" {
+		t.Errorf("body = %s", srv.Last(t).Body)
+	}
+	if !strings.Contains(out.APIBody, `"plain":false`) {
+		t.Errorf("apiBody = %s", out.APIBody)
+	}
+
+	// Without partialMatch q is sent as plain text, and plain is left to CKAN.
+	res, _ = call(t, reg, "queryDatastore", `{"resourceId":"r1","q":"חיפה:*"}`)
+	mustOK(t, res, &out)
+	if body := postedBody(t, srv); body["q"] != "חיפה:*" || body["plain"] != nil || body["distinct"] != nil {
+		t.Errorf("body = %s", srv.Last(t).Body)
+	}
+
+	// limit 0: the columns with their types and the total, no records.
+	srv = tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"datastore_search": okJSON(t, map[string]any{
+		"fields": []any{map[string]any{"id": "_id", "type": "int"}, map[string]any{"id": "שנה", "type": "numeric"}}, "records": []any{}, "total": 77})})
+	res, _ = call(t, serverRegistry(t, srv), "queryDatastore", `{"resourceId":"r1","limit":0}`)
+	out = QueryDatastoreOutput{}
+	mustOK(t, res, &out)
+	if body := postedBody(t, srv); body["limit"] != float64(0) {
+		t.Errorf("body = %s", srv.Last(t).Body)
+	}
+	if len(out.Fields) != 2 || out.Fields[1].Type != "numeric" || out.Records == nil || len(out.Records) != 0 || out.Total != 77 {
+		t.Errorf("output = %+v", out)
+	}
+}
+
+func TestQueryDatastoreInputErrors(t *testing.T) {
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{})
+	reg := serverRegistry(t, srv)
+	for _, tt := range []struct{ args, message string }{
+		{`{"resourceId":"r","q":"&!()","partialMatch":true}`, "q: partialMatch needs at least one word"},
+		{`{"resourceId":"r","q":"` + strings.Repeat("a ", 33) + `","partialMatch":true}`, "q: partialMatch takes at most 32 words"},
+		{`{"resourceId":"r","fields":[" "]}`, "fields[0]: a column name must not be blank"},
+		{`{"resourceId":"r","limit":-1}`, "limit"},
+		{`{"sql":"SELECT 1","resourceId":"r"}`, "sql: give either sql or resourceId"},
+		{`{"sql":"SELECT 1","offset":5}`, "offset: not with sql"},
+		{`{"sql":"SELECT 1; DROP TABLE t"}`, "sql: must be a single statement"},
+		{`{"sql":"UPDATE t SET a = 1"}`, "sql: must be a single SELECT"},
+		{`{}`, "resourceId: required"},
+	} {
+		res, _ := call(t, reg, "queryDatastore", tt.args)
+		if e := mustFail(t, res, tool.CodeValidation); !strings.HasPrefix(e.Message, tt.message) {
+			t.Errorf("%s: message = %q, want prefix %q", tt.args, e.Message, tt.message)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests reached the portal", n)
+	}
+}
+
+// CONSTRUCTED: datastore_search_sql's documented result (records, fields).
+func TestQueryDatastoreSQL(t *testing.T) {
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"datastore_search_sql": okJSON(t, map[string]any{
+		"fields": []any{map[string]any{"id": "עיר", "type": "text"}, map[string]any{"id": "n", "type": "int8"}},
+		"records": []any{
+			json.RawMessage(`{"עיר": "חיפה", "n": 12345678901234567890}`), json.RawMessage(`{"עיר": "עכו", "n": 3}`),
+			json.RawMessage(`{"עיר": "צפת", "n": 1}`),
+		},
+	})})
+	sql := `SELECT "עיר", count(*) AS n FROM "5c78e9fa" WHERE "עיר" <> 'x; y' GROUP BY 1 ORDER BY 2 DESC;`
+	args, _ := json.Marshal(map[string]any{"sql": sql, "limit": 2})
+	res, env := call(t, serverRegistry(t, srv), "queryDatastore", string(args))
+	var out QueryDatastoreOutput
+	mustOK(t, res, &out)
+	want := strings.TrimSuffix(sql, ";")
+	if req := srv.Last(t); tooltest.CKANAction(req) != "datastore_search_sql" || req.Method != http.MethodPost {
+		t.Fatalf("request = %s %s", req.Method, req.URL)
+	}
+	if body := postedBody(t, srv); len(body) != 1 || body["sql"] != want {
+		t.Errorf("body = %s", srv.Last(t).Body)
+	}
+	if out.SQL != want || len(out.Records) != 2 || !out.Truncated || out.Total != 3 || len(out.Fields) != 2 || out.Records[0]["עיר"] != "חיפה" ||
+		out.APIURL != srv.URL+"/api/3/action/datastore_search_sql" || !strings.Contains(out.APIBody, `"sql":"SELECT`) {
+		t.Errorf("output = %+v", out)
+	}
+	if !strings.Contains(string(res.JSON), `"n":12345678901234567890`) || env["summary"] != "2 of 3 rows" {
+		t.Errorf("result = %s", res.JSON)
+	}
+}
+
+// A portal that does not offer datastore_search_sql gets UNSUPPORTED with
+// its own words; a bad query is the agent's to fix.
+func TestQueryDatastoreSQLErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		code    tool.Code
+		message string
+	}{
+		{"unknown action", tooltest.Respond(400, "application/json", []byte(`"Bad request - Action name not known: datastore_search_sql"`)),
+			tool.CodeUnsupported, "this portal does not allow SQL queries (datastore_search_sql: HTTP 400 Bad Request: Bad request - Action name not known: datastore_search_sql)"},
+		{"not authorized", tooltest.Respond(403, "application/json",
+			[]byte(`{"success":false,"error":{"__type":"Authorization Error","message":"Access denied: לא מורשה"}}`)),
+			tool.CodeUnsupported, "this portal does not allow SQL queries (datastore_search_sql: Authorization Error: Access denied: לא מורשה)"},
+		{"not found", nil, tool.CodeUnsupported, "this portal does not allow SQL queries (datastore_search_sql: Not Found Error: Not found)"},
+		{"bad SQL", tooltest.Respond(409, "application/json",
+			[]byte(`{"success":false,"error":{"__type":"Validation Error","query":["column \"x\" does not exist"]}}`)),
+			tool.CodeValidation, `datastore_search_sql: Validation Error: query: column "x" does not exist`},
+		{"server error", tooltest.Respond(502, "text/html", []byte("<html>bad gateway</html>")), tool.CodeHTTP, "datastore_search_sql: HTTP 502 Bad Gateway"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			actions := map[string]http.HandlerFunc{}
+			if tt.handler != nil {
+				actions["datastore_search_sql"] = tt.handler
+			}
+			srv := tooltest.NewCKANServer(t, actions)
+			res, _ := call(t, serverRegistry(t, srv), "queryDatastore", `{"sql":"SELECT x FROM \"r\""}`)
+			e := mustFail(t, res, tt.code)
+			if !strings.HasPrefix(e.Message, tt.message) {
+				t.Errorf("message = %q, want prefix %q", e.Message, tt.message)
+			}
+			if tt.code == tool.CodeUnsupported && (e.Retryable || !strings.Contains(e.Message, "use resourceId with q, filters")) {
+				t.Errorf("error = %+v", e)
+			}
+		})
+	}
+}

@@ -42,10 +42,14 @@ type Config struct {
 	// MaxBodyBytes bounds each response; zero uses ckan.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// PortalHTTPClient sends the requests to portals named by a call's
-	// portal input (agent-supplied URLs). ConfigFromEnv sets an SSRF-checked
+	// portal input (agent-supplied URLs), and previewResource's downloads. ConfigFromEnv sets an SSRF-checked
 	// client (package safehttp) that refuses private, loopback and link-local
-	// addresses at connect time; nil uses HTTPClient.
+	// addresses at connect time; nil uses HTTPClient for portals, and for
+	// downloads an SSRF-checked client that refuses all non-public addresses.
 	PortalHTTPClient *http.Client
+	// PreviewMaxBytes bounds how much of a file previewResource downloads;
+	// zero uses DefaultPreviewBytes.
+	PreviewMaxBytes int
 	// AllowPortal decides whether a tool call may use another portal than
 	// BaseURL (the "portal" input), given the normalised API URL. Nil
 	// selects DefaultAllowPortal. Return an error to refuse; its text is
@@ -126,18 +130,22 @@ func DefaultAllowPortal(apiURL string) error {
 
 // pack holds what every tool call shares.
 type pack struct {
-	cfg     Config
-	opts    []ckan.Option
-	def     *ckan.Client
-	defErr  error // a bad BaseURL: reported on every call as CONFIG_ERROR
-	allowed func(string) error
+	cfg  Config
+	opts []ckan.Option
+	// fetch downloads the files previewResource reads: their URLs come
+	// from agents or from portal metadata, so it is always SSRF-checked.
+	fetch        *http.Client
+	previewBytes int
+	def          *ckan.Client
+	defErr       error // a bad BaseURL: reported on every call as CONFIG_ERROR
+	allowed      func(string) error
 }
 
 // Tools returns the pack's tools: searchDatasets, getDatasetDetails,
 // listGroups, listTags, listOrganizations, queryDatastore,
 // getResourceDetails, searchResources, getOrganizationDetails,
 // getDatasetActivity, getOrganizationActivity, getDatasetSchema,
-// listAllDatasets, listLicenses and getStatus.
+// listAllDatasets, listLicenses, getStatus and previewResource.
 func Tools(cfg Config) []*tool.Tool {
 	p := &pack{cfg: cfg, allowed: cfg.AllowPortal}
 	if p.allowed == nil {
@@ -146,6 +154,17 @@ func Tools(cfg Config) []*tool.Tool {
 	p.opts = []ckan.Option{ckan.WithHTTPClient(cfg.HTTPClient), ckan.WithUserAgent(cfg.UserAgent),
 		ckan.WithTimeout(cfg.Timeout), ckan.WithMaxBodyBytes(cfg.MaxBodyBytes)}
 	p.def, p.defErr = ckan.NewClient(cfg.BaseURL, p.opts...)
+	// Files are fetched like per-call portals, never through HTTPClient,
+	// which may reach private addresses; without a PortalHTTPClient a
+	// client that refuses every non-public address is used.
+	p.fetch = cfg.PortalHTTPClient
+	if p.fetch == nil {
+		p.fetch = safehttp.NewClient(safehttp.Options{}).HTTPClient()
+	}
+	p.previewBytes = cfg.PreviewMaxBytes
+	if p.previewBytes <= 0 {
+		p.previewBytes = DefaultPreviewBytes
+	}
 	return []*tool.Tool{
 		searchDatasetsTool(p),
 		getDatasetDetailsTool(p),
@@ -162,6 +181,7 @@ func Tools(cfg Config) []*tool.Tool {
 		listAllDatasetsTool(p),
 		listLicensesTool(p),
 		getStatusTool(p),
+		previewResourceTool(p),
 	}
 }
 

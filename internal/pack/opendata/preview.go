@@ -1,0 +1,656 @@
+package opendata
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+
+	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/safehttp"
+	"github.com/toolport/toolport/tool"
+)
+
+// DefaultPreviewBytes bounds how much of a file previewResource downloads.
+const DefaultPreviewBytes = 2 << 20
+
+// PreviewResourceInput is the input of previewResource.
+type PreviewResourceInput struct {
+	ResourceID string `json:"resourceId,omitempty" jsonschema:"The resource's id, from getDatasetDetails or searchResources; its download URL and format are looked up. Give this or url." schema:"maxLength=200"`
+	URL        string `json:"url,omitempty" jsonschema:"A file's http(s) URL to preview directly. Give this or resourceId." schema:"maxLength=2000"`
+	Rows       int    `json:"rows,omitempty" jsonschema:"How many rows to return (1-100)" schema:"minimum=1,maximum=100,default=20"`
+	Portal     string `json:"portal,omitempty" jsonschema:"Another CKAN portal to look resourceId up on instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+}
+
+// PreviewColumn is a column of a previewed file.
+type PreviewColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type" jsonschema:"Guessed from the previewed rows: integer, number, boolean, date, string (or json for nested JSON values)"`
+}
+
+// PreviewResourceOutput is the start of a CSV, TSV or JSON file as a table.
+type PreviewResourceOutput struct {
+	ResourceID  string           `json:"resourceId,omitempty"`
+	URL         string           `json:"url" jsonschema:"The file previewed"`
+	Format      string           `json:"format" jsonschema:"csv, tsv or json"`
+	Encoding    string           `json:"encoding" jsonschema:"The text encoding detected: utf-8, utf-8 with BOM, or windows-1255"`
+	Delimiter   string           `json:"delimiter,omitempty" jsonschema:"The field separator detected, for csv and tsv"`
+	Columns     []PreviewColumn  `json:"columns"`
+	Rows        []map[string]any `json:"rows" jsonschema:"The first rows, each a column → value object (CSV values are strings)"`
+	HasMoreRows bool             `json:"hasMoreRows,omitempty" jsonschema:"The file has more rows than returned"`
+	Truncated   bool             `json:"truncated" jsonschema:"Only the start of the file was downloaded (the preview bound); the file is longer"`
+	BytesRead   int              `json:"bytesRead"`
+	Note        string           `json:"note,omitempty"`
+	APIURL      string           `json:"apiUrl" jsonschema:"The resource_show call that gave the file's URL, or the file's URL when url was given"`
+}
+
+// Summary counts rows and columns.
+func (o PreviewResourceOutput) Summary() string {
+	s := fmt.Sprintf("%d rows × %d columns (%s, %s)", len(o.Rows), len(o.Columns), o.Format, o.Encoding)
+	if o.Truncated {
+		s += ", start of the file"
+	}
+	return s
+}
+
+func previewResourceTool(p *pack) *tool.Tool {
+	return tool.Must(tool.New(tool.Spec{
+		Name:  "previewResource",
+		Title: "Preview a resource's file (CSV/TSV/JSON)",
+		Description: "Download the start of a resource's CSV, TSV or JSON file (by resourceId or url; at most 2 MiB) and return its first rows " +
+			"as objects keyed by column, the columns with guessed types, the delimiter and the encoding (Hebrew files in Windows-1255 are " +
+			"decoded). Works for files that are not in the datastore; XLSX is not supported.",
+		Pack:        Pack,
+		Annotations: annotations(),
+	}, p.previewResource))
+}
+
+func (p *pack) previewResource(ctx context.Context, in PreviewResourceInput) (PreviewResourceOutput, error) {
+	id, rawURL := strings.TrimSpace(in.ResourceID), strings.TrimSpace(in.URL)
+	if (id == "") == (rawURL == "") {
+		return PreviewResourceOutput{}, tool.Errorf(tool.CodeValidation, "give exactly one of resourceId and url")
+	}
+	if strings.TrimSpace(in.Portal) != "" && id == "" {
+		return PreviewResourceOutput{}, tool.Errorf(tool.CodeValidation, "portal: only with resourceId")
+	}
+	out := PreviewResourceOutput{ResourceID: id, URL: rawURL, APIURL: rawURL}
+	var declared string // the format the portal declares
+	if id != "" {
+		c, err := p.client(in.Portal)
+		if err != nil {
+			return PreviewResourceOutput{}, err
+		}
+		r, resp, err := c.ResourceShow(ctx, id)
+		if err != nil {
+			return PreviewResourceOutput{}, toolError(err)
+		}
+		if strings.TrimSpace(r.URL) == "" {
+			return PreviewResourceOutput{}, tool.Errorf(tool.CodeUnsupported, "resource %s has no file URL", id)
+		}
+		out.URL, out.APIURL, declared = strings.TrimSpace(r.URL), resp.URL, r.Format
+		if bool(r.DatastoreActive) {
+			out.Note = "this resource's rows are in the datastore: queryDatastore can search, filter and page all of them"
+		}
+	}
+	format := previewFormat(declared, out.URL, "")
+	if format == "xlsx" || format == "other" {
+		return PreviewResourceOutput{}, unsupportedFormat(declared, out.URL)
+	}
+	body, truncated, contentType, err := p.download(ctx, out.URL)
+	if err != nil {
+		return PreviewResourceOutput{}, err
+	}
+	out.Truncated, out.BytesRead = truncated, len(body)
+	if format == "" {
+		format = previewFormat("", "", contentType)
+	}
+	if format == "" {
+		format = sniffFormat(body)
+	}
+	if format == "xlsx" || format == "other" {
+		return PreviewResourceOutput{}, unsupportedFormat(contentType, out.URL)
+	}
+	if truncated && format != "json" {
+		// Keep whole lines only: the bound may cut a line, or a character.
+		if i := bytes.LastIndexByte(body, '\n'); i >= 0 {
+			body = body[:i+1]
+		}
+	}
+	text, enc := decodeText(body)
+	out.Format, out.Encoding = format, enc
+	var t table
+	switch format {
+	case "json":
+		t, err = parseJSONTable(text, in.Rows, truncated)
+	default:
+		delim := '\t'
+		if format == "csv" {
+			delim = detectDelimiter(text)
+		}
+		out.Delimiter = string(delim)
+		t, err = parseDelimited(text, delim, in.Rows)
+	}
+	if err != nil {
+		return PreviewResourceOutput{}, err
+	}
+	out.Columns, out.Rows, out.HasMoreRows = t.columns, t.rows, t.more
+	return out, nil
+}
+
+func unsupportedFormat(declared, u string) error {
+	what := strings.TrimSpace(declared)
+	if what == "" {
+		what = path.Ext(urlPath(u))
+	}
+	return tool.Errorf(tool.CodeUnsupported, "cannot preview a %s file: only CSV, TSV and JSON (for a resource in the datastore, use queryDatastore)", what)
+}
+
+// previewFormat names the format from what the portal declares, the URL's
+// extension or the Content-Type: csv, tsv, json, xlsx, other (known but not
+// previewable), or "" when none of them tells.
+func previewFormat(declared, u, contentType string) string {
+	switch f := strings.ToLower(strings.TrimSpace(declared)); f {
+	case "csv", "text/csv":
+		return "csv"
+	case "tsv", "tab", "text/tab-separated-values":
+		return "tsv"
+	case "json", "geojson", "application/json":
+		return "json"
+	case "xlsx", "xls":
+		return "xlsx"
+	case "pdf", "zip", "doc", "docx", "shp", "kml", "kmz", "xml", "html", "api", "web":
+		return "other"
+	}
+	if u != "" {
+		switch strings.ToLower(path.Ext(urlPath(u))) {
+		case ".csv":
+			return "csv"
+		case ".tsv", ".tab":
+			return "tsv"
+		case ".json", ".geojson":
+			return "json"
+		case ".xlsx", ".xls":
+			return "xlsx"
+		case ".pdf", ".zip", ".doc", ".docx":
+			return "other"
+		}
+	}
+	if contentType != "" {
+		mt, _, _ := mime.ParseMediaType(contentType)
+		switch {
+		case mt == "text/csv" || mt == "application/csv":
+			return "csv"
+		case mt == "text/tab-separated-values":
+			return "tsv"
+		case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+			return "json"
+		case strings.Contains(mt, "spreadsheetml") || mt == "application/vnd.ms-excel":
+			return "xlsx"
+		case mt == "application/pdf" || mt == "application/zip" || mt == "text/html":
+			return "other"
+		}
+	}
+	return ""
+}
+
+// sniffFormat guesses from the bytes: JSON starts with [ or {, a ZIP
+// container (XLSX) with PK; anything else is read as CSV.
+func sniffFormat(body []byte) string {
+	b := bytes.TrimLeft(bytes.TrimPrefix(body, utf8BOM), " \t\r\n")
+	switch {
+	case bytes.HasPrefix(b, []byte("PK\x03\x04")):
+		return "xlsx"
+	case bytes.HasPrefix(b, []byte("%PDF")):
+		return "other"
+	case len(b) > 0 && (b[0] == '[' || b[0] == '{'):
+		return "json"
+	}
+	return "csv"
+}
+
+func urlPath(u string) string {
+	u, _, _ = strings.Cut(u, "#")
+	u, _, _ = strings.Cut(u, "?")
+	return u
+}
+
+// download GETs at most p.previewBytes of rawURL through the SSRF-checked
+// client, asking for just that range, and reports whether the file is
+// longer. The body is asked for unencoded, so that the bound counts file
+// bytes and a cut never lands inside a compressed stream.
+func (p *pack) download(ctx context.Context, rawURL string) (body []byte, truncated bool, contentType string, err error) {
+	// Only the URL's form is checked here; addresses are the fetch client's
+	// to check, at connect time, for every hop.
+	u, err := (safehttp.Policy{AllowPrivate: true}).CheckURL(rawURL)
+	if err != nil {
+		return nil, false, "", &tool.Error{Code: tool.CodeInvalidURL, Message: "url: " + strings.TrimPrefix(err.Error(), "safehttp: "), Err: err}
+	}
+	timeout := p.cfg.Timeout
+	if timeout <= 0 {
+		timeout = ckan.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, false, "", &tool.Error{Code: tool.CodeInvalidURL, Message: "url: cannot build a request", Err: err}
+	}
+	ua := p.cfg.UserAgent
+	if ua == "" {
+		ua = ckan.DefaultUserAgent
+	}
+	req.Header.Set("User-Agent", ua)
+	req.Header.Set("Accept", "text/csv, text/tab-separated-values, application/json;q=0.9, */*;q=0.5")
+	req.Header.Set("Accept-Encoding", "identity")
+	req.Header.Set("Range", fmt.Sprintf("bytes=0-%d", p.previewBytes)) // one byte more than kept: it tells whether there is more
+	resp, err := p.fetch.Do(req)
+	if err != nil {
+		return nil, false, "", downloadError(err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
+		return []byte{}, false, resp.Header.Get("Content-Type"), nil // an empty file
+	case resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent:
+		return nil, false, "", tool.HTTPStatusError(resp.StatusCode, 0,
+			fmt.Sprintf("download: HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode)))
+	}
+	var r io.Reader = resp.Body
+	if enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc == "gzip" || enc == "x-gzip" {
+		// Sent compressed although identity was asked for. The compressed
+		// bytes read are bounded too, so that a stream that decodes to
+		// little cannot be read for ever.
+		zr, err := gzip.NewReader(io.LimitReader(resp.Body, 2*int64(p.previewBytes)+1<<20))
+		if err != nil {
+			return nil, false, "", &tool.Error{Code: tool.CodeParse, Message: "download: the gzip-encoded body cannot be decoded", Err: err}
+		}
+		r = zr
+	} else if enc != "" && enc != "identity" {
+		return nil, false, "", tool.Errorf(tool.CodeUnsupported, "download: the file was sent with Content-Encoding %.40q, which cannot be decoded", enc)
+	}
+	body, err = io.ReadAll(io.LimitReader(r, int64(p.previewBytes)+1))
+	if err != nil {
+		if !errors.Is(err, io.ErrUnexpectedEOF) || len(body) == 0 {
+			return nil, false, "", downloadError(err)
+		}
+		truncated = true // the compressed bound cut the stream: keep what decoded
+	}
+	if len(body) > p.previewBytes {
+		body, truncated = body[:p.previewBytes], true
+	}
+	return body, truncated, resp.Header.Get("Content-Type"), nil
+}
+
+// downloadError words a failed download without the URL.
+func downloadError(err error) error {
+	var blocked *safehttp.BlockedError
+	switch {
+	case errors.As(err, &blocked):
+		return &tool.Error{Code: tool.CodeBlocked, Err: err, Message: fmt.Sprintf(
+			"url: %s resolves to %s, a %s address; only files on public addresses may be previewed", blocked.Host, blocked.Addr, blocked.Reason)}
+	case errors.Is(err, safehttp.ErrTooManyRedirects):
+		return &tool.Error{Code: tool.CodeNetwork, Message: "download: too many redirects", Err: err}
+	case errors.Is(err, safehttp.ErrUnsupportedScheme), errors.Is(err, safehttp.ErrUserinfo), errors.Is(err, safehttp.ErrInvalidURL):
+		return &tool.Error{Code: tool.CodeInvalidURL, Message: "download: redirected to a URL that cannot be fetched", Err: err}
+	}
+	e := tool.Classify(err)
+	if e.Code == tool.CodeInternal {
+		e = &tool.Error{Code: tool.CodeNetwork, Message: "network error", Retryable: true, Err: err}
+	}
+	e.Message = "download: " + e.Message
+	return e
+}
+
+// utf8BOM marks a UTF-8 file (Excel writes it).
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// decodeText turns a file's bytes into text. Israeli portals publish UTF-8
+// (often with the BOM Excel writes) and Windows-1255, Excel's Hebrew "ANSI"
+// code page, without saying which; the heuristic is: a UTF-8 BOM means
+// UTF-8; bytes that are valid UTF-8 are UTF-8 (Windows-1255 Hebrew letters
+// are 0xE0–0xFA, which as UTF-8 would need continuation bytes that such
+// text rarely has in the right places); anything else is Windows-1255,
+// which decodes every byte.
+func decodeText(b []byte) (string, string) {
+	if rest, ok := bytes.CutPrefix(b, utf8BOM); ok {
+		return strings.ToValidUTF8(string(rest), "\uFFFD"), "utf-8 with BOM"
+	}
+	if utf8.Valid(b) {
+		return string(b), "utf-8"
+	}
+	s, err := charmap.Windows1255.NewDecoder().Bytes(b)
+	if err != nil { // unreachable: the decoder maps every byte
+		return strings.ToValidUTF8(string(b), "\uFFFD"), "utf-8"
+	}
+	return string(s), "windows-1255"
+}
+
+// detectDelimiter picks the separator among , ; tab | that splits the first
+// lines into the same, largest number of fields, counting outside quotes.
+func detectDelimiter(text string) rune {
+	var lines []string
+	for line := range strings.Lines(text) {
+		if strings.TrimSpace(line) != "" {
+			lines = append(lines, line)
+		}
+		if len(lines) == 10 {
+			break
+		}
+	}
+	best, bestScore := ',', -1
+	for _, d := range []rune{',', ';', '\t', '|'} {
+		n := countOutsideQuotes(lines[0:min(1, len(lines))], d)
+		if n == 0 {
+			continue
+		}
+		consistent := 0
+		for _, l := range lines {
+			if countOutsideQuotes([]string{l}, d) == n {
+				consistent++
+			}
+		}
+		if score := consistent*1000 + n; score > bestScore {
+			best, bestScore = d, score
+		}
+	}
+	return best
+}
+
+func countOutsideQuotes(lines []string, d rune) int {
+	n := 0
+	for _, l := range lines {
+		quoted := false
+		for _, r := range l {
+			switch {
+			case r == '"':
+				quoted = !quoted
+			case r == d && !quoted:
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// table is a previewed table.
+type table struct {
+	columns []PreviewColumn
+	rows    []map[string]any
+	more    bool
+}
+
+// parseDelimited reads a header line and up to n rows.
+func parseDelimited(text string, delim rune, n int) (table, error) {
+	r := csv.NewReader(strings.NewReader(text))
+	r.Comma, r.LazyQuotes, r.FieldsPerRecord = delim, true, -1
+	header, err := r.Read()
+	if err == io.EOF {
+		return table{columns: []PreviewColumn{}, rows: []map[string]any{}}, nil
+	}
+	if err != nil {
+		return table{}, tool.Errorf(tool.CodeParse, "the file's header line cannot be read: %v", err)
+	}
+	names := columnNames(header)
+	t := table{rows: []map[string]any{}}
+	var values [][]string
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if len(values) > 0 {
+				break // a row cut by the preview bound, or malformed: keep what was read
+			}
+			return table{}, tool.Errorf(tool.CodeParse, "the file cannot be read as delimited text: %v", err)
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		if len(values) == n {
+			t.more = true
+			break
+		}
+		values = append(values, rec)
+	}
+	samples := make([][]any, len(names))
+	for _, rec := range values {
+		row := make(map[string]any, len(names))
+		for i, name := range names {
+			v := ""
+			if i < len(rec) {
+				v = rec[i]
+			}
+			row[name] = v
+			samples[i] = append(samples[i], v)
+		}
+		t.rows = append(t.rows, row)
+	}
+	for i, name := range names {
+		t.columns = append(t.columns, PreviewColumn{Name: name, Type: guessType(samples[i])})
+	}
+	return t, nil
+}
+
+// maxPreviewColumns bounds the columns of a preview.
+const maxPreviewColumns = 500
+
+// columnNames makes header cells usable as keys: trimmed, blank ones named
+// column_N, repeated ones suffixed _2, _3….
+func columnNames(header []string) []string {
+	header = header[:min(len(header), maxPreviewColumns)]
+	names := make([]string, len(header))
+	seen := map[string]bool{}
+	for i, h := range header {
+		name := strings.TrimSpace(h)
+		if name == "" {
+			name = "column_" + strconv.Itoa(i+1)
+		}
+		for k := 2; seen[name]; k++ {
+			name = strings.TrimSpace(h) + "_" + strconv.Itoa(k)
+		}
+		seen[name] = true
+		names[i] = name
+	}
+	return names
+}
+
+// parseJSONTable reads a JSON array of objects, or an object holding one
+// under records, data, rows, items or result.records. An array is read
+// element by element, so a file cut by the preview bound still yields its
+// first rows.
+func parseJSONTable(text string, n int, truncated bool) (table, error) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return table{}, tool.Errorf(tool.CodeParse, "the file is not JSON: %v", err)
+	}
+	var items []json.RawMessage
+	more := false
+	switch tok {
+	case json.Delim('['):
+		for dec.More() {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				if truncated && len(items) > 0 {
+					break // the element the preview bound cut
+				}
+				return table{}, tool.Errorf(tool.CodeParse, "the file is not JSON: %v", err)
+			}
+			if len(items) == n {
+				more = true
+				break
+			}
+			items = append(items, raw)
+		}
+	case json.Delim('{'):
+		if truncated {
+			return table{}, tool.Errorf(tool.CodeUnsupported, "the JSON object is larger than the preview bound; only a top-level array can be previewed in part")
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(text[strings.IndexByte(text, '{'):]), &obj); err != nil {
+			return table{}, tool.Errorf(tool.CodeParse, "the file is not JSON: %v", err)
+		}
+		raw := findRecords(obj)
+		if raw == nil {
+			return table{}, tool.Errorf(tool.CodeUnsupported, "the JSON object holds no array of rows (looked for records, data, rows, items, result.records)")
+		}
+		var all []json.RawMessage
+		if err := json.Unmarshal(raw, &all); err != nil {
+			return table{}, tool.Errorf(tool.CodeParse, "the JSON rows cannot be read: %v", err)
+		}
+		items, more = all[:min(n, len(all))], len(all) > n
+	default:
+		return table{}, tool.Errorf(tool.CodeUnsupported, "the JSON file is a single value, not rows")
+	}
+	t := table{rows: []map[string]any{}, columns: []PreviewColumn{}, more: more}
+	var names []string
+	seen := map[string]bool{}
+	for i, raw := range items {
+		keys, row, err := decodeObject(raw)
+		if err != nil {
+			return table{}, tool.Errorf(tool.CodeParse, "JSON row %d is not an object of columns", i)
+		}
+		for _, k := range keys {
+			if !seen[k] && len(names) < maxPreviewColumns {
+				seen[k] = true
+				names = append(names, k)
+			}
+		}
+		t.rows = append(t.rows, row)
+	}
+	for _, name := range names {
+		var samples []any
+		for _, row := range t.rows {
+			if v, ok := row[name]; ok {
+				samples = append(samples, v)
+			}
+		}
+		t.columns = append(t.columns, PreviewColumn{Name: name, Type: guessType(samples)})
+	}
+	return t, nil
+}
+
+// decodeObject decodes a JSON object, numbers exact, with its keys in the
+// file's order (the columns' order).
+func decodeObject(raw json.RawMessage) ([]string, map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, errors.New("not an object")
+	}
+	var keys []string
+	row := map[string]any{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		k, _ := tok.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		if _, dup := row[k]; !dup {
+			keys = append(keys, k)
+		}
+		row[k] = v
+	}
+	return keys, row, nil
+}
+
+func findRecords(obj map[string]json.RawMessage) json.RawMessage {
+	for _, k := range []string{"records", "data", "rows", "items"} {
+		if v := bytes.TrimSpace(obj[k]); len(v) > 0 && v[0] == '[' {
+			return v
+		}
+	}
+	var result map[string]json.RawMessage
+	if json.Unmarshal(obj["result"], &result) == nil {
+		if v := bytes.TrimSpace(result["records"]); len(v) > 0 && v[0] == '[' {
+			return v
+		}
+	}
+	return nil
+}
+
+// dateLayouts are the date forms guessType recognises, ISO and the
+// day-first forms Israeli files use.
+var dateLayouts = []string{"2006-01-02", "2006-01-02T15:04:05", "2006-01-02 15:04:05", time.RFC3339, "2006-01-02T15:04:05.999999",
+	"02/01/2006", "2/1/2006", "02/01/2006 15:04", "02/01/2006 15:04:05", "02.01.2006", "2.1.2006", "02-01-2006"}
+
+// guessType names the narrowest type all non-empty samples fit: integer,
+// number, boolean, date, else string; json for nested JSON values.
+func guessType(samples []any) string {
+	kinds := map[string]bool{}
+	for _, s := range samples {
+		switch v := s.(type) {
+		case nil:
+		case bool:
+			kinds["boolean"] = true
+		case json.Number:
+			if _, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+				kinds["integer"] = true
+			} else {
+				kinds["number"] = true
+			}
+		case string:
+			if k := stringKind(strings.TrimSpace(v)); k != "" {
+				kinds[k] = true
+			}
+		default:
+			kinds["json"] = true
+		}
+	}
+	switch {
+	case len(kinds) == 0:
+		return "string"
+	case len(kinds) == 1:
+		for k := range kinds {
+			return k
+		}
+	case len(kinds) == 2 && kinds["integer"] && kinds["number"]:
+		return "number"
+	}
+	if kinds["json"] {
+		return "json"
+	}
+	return "string"
+}
+
+// stringKind classifies one text value; "" for an empty one.
+func stringKind(v string) string {
+	if v == "" {
+		return ""
+	}
+	if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return "integer"
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil && !strings.ContainsAny(v, "xXpPnNiI_") {
+		return "number"
+	}
+	switch strings.ToLower(v) {
+	case "true", "false":
+		return "boolean"
+	}
+	for _, l := range dateLayouts {
+		if _, err := time.Parse(l, v); err == nil {
+			return "date"
+		}
+	}
+	return "string"
+}
