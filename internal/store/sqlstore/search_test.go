@@ -209,3 +209,51 @@ func TestRenameConversation(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchMigrationIndexesExistingData upgrades a database that has
+// conversations from before migration 0004 (its objects dropped and its row
+// removed) and checks that what was there is found.
+func TestSearchMigrationIndexesExistingData(t *testing.T) {
+	for _, b := range testBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			dsn := b.newDSN(t)
+			ctx := context.Background()
+			db, err := Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := db.CreateConversation(ctx, store.Conversation{Title: "ישן old"})
+			if err == nil {
+				_, err = db.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleUser, Content: textContent("שלום earlier words")})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			undo := `DROP TABLE message_fts; DROP TABLE conversation_title_fts;
+                DROP TRIGGER message_fts_insert; DROP TRIGGER message_fts_update; DROP TRIGGER message_fts_delete;
+                DROP TRIGGER conversation_title_fts_insert; DROP TRIGGER conversation_title_fts_update; DROP TRIGGER conversation_title_fts_delete;
+                DELETE FROM schema_migrations WHERE version = 4`
+			if db.Engine() == store.EnginePostgres {
+				undo = `DROP FUNCTION toolport_message_text CASCADE; DROP INDEX conversations_title_fts;
+                    DELETE FROM schema_migrations WHERE version = 4`
+			}
+			if _, err := db.w.ExecContext(ctx, undo); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db = openDB(t, dsn)
+			if v, err := db.SchemaVersion(ctx); err != nil || v < 4 {
+				t.Fatalf("schema version %d, %v", v, err)
+			}
+			for _, q := range []string{"שלום", "earl", "ישן", "old"} {
+				page, err := db.SearchConversations(ctx, q, store.ListOptions{})
+				if err != nil || len(page.Conversations) != 1 || page.Conversations[0].ID != c.ID {
+					t.Errorf("search %q after upgrade: %+v, %v", q, page, err)
+				}
+			}
+		})
+	}
+}
