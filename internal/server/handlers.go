@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/store"
@@ -121,7 +123,16 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "cursor is not one this server gave out")
 		return
 	}
-	page, err := s.cfg.Store.ListConversations(r.Context(), store.ListOptions{Limit: limit, Offset: offset})
+	opt := store.ListOptions{Limit: limit, Offset: offset}
+	var page store.ConversationPage
+	var err error
+	// q searches titles and message text (see store.Conversations); a
+	// blank q lists everything.
+	if query := strings.TrimSpace(q.Get("q")); query != "" {
+		page, err = s.cfg.Store.SearchConversations(r.Context(), query, opt)
+	} else {
+		page, err = s.cfg.Store.ListConversations(r.Context(), opt)
+	}
 	if err != nil {
 		s.storeError(w, r, err)
 		return
@@ -146,14 +157,110 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
-	out := struct {
-		conversationJSON
-		Messages []messageJSON `json:"messages"`
-	}{conversationJSON: conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt}, Messages: make([]messageJSON, 0, len(c.Messages))}
+	writeJSON(w, http.StatusOK, conversationOut(c))
+}
+
+// conversationWithMessages is a conversation as GET /api/conversations/{id}
+// and the JSON export answer it.
+type conversationWithMessages struct {
+	conversationJSON
+	Messages []messageJSON `json:"messages"`
+}
+
+func conversationOut(c store.Conversation) conversationWithMessages {
+	out := conversationWithMessages{conversationJSON: conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt}, Messages: make([]messageJSON, 0, len(c.Messages))}
 	for _, m := range c.Messages {
 		out.Messages = append(out.Messages, messageJSON{m.ID, m.Role, m.Content, m.CreatedAt, m.Incomplete, m.Usage, m.Error})
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
+}
+
+// renameConversation sets a conversation's title: {"title": "…"}, trimmed,
+// 1 to store.MaxTitleBytes bytes of valid UTF-8 without control characters.
+// It answers the conversation without its messages.
+func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	// json.Unmarshal would quietly turn invalid UTF-8 into U+FFFD.
+	if !utf8.Valid(body) {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "the request body is not valid UTF-8")
+		return
+	}
+	var in struct {
+		Title *string `json:"title"`
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `the request body is empty: {"title": "…"} is required`)
+		return
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "the request body is not valid JSON for this endpoint: "+jsonError(err))
+		return
+	}
+	if in.Title == nil {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"title" must be a string`)
+		return
+	}
+	title := strings.TrimSpace(*in.Title)
+	switch {
+	case title == "":
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"title" must not be empty`)
+		return
+	case len(title) > store.MaxTitleBytes:
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"title" must be at most `+strconv.Itoa(store.MaxTitleBytes)+" bytes")
+		return
+	case strings.IndexFunc(title, unicode.IsControl) >= 0:
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"title" must be one line without control characters`)
+		return
+	}
+	c, err := s.cfg.Store.RenameConversation(r.Context(), r.PathValue("id"), title)
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt})
+}
+
+// exportConversation answers the whole conversation as a download:
+// format=markdown (the default) for a person to read, format=json for the
+// stored conversation, in the shape GET /api/conversations/{id} answers.
+func (s *Server) exportConversation(w http.ResponseWriter, r *http.Request) {
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = "markdown"
+	}
+	if format != "markdown" && format != "json" {
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "format must be markdown or json")
+		return
+	}
+	c, err := s.cfg.Store.GetConversation(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.storeError(w, r, err)
+		return
+	}
+	var body []byte
+	var ctype, ext string
+	if format == "json" {
+		body, err = tool.Marshal(conversationOut(c))
+		if err != nil {
+			s.logger.ErrorContext(r.Context(), "export", "conversation", c.ID, "error", err)
+			writeError(w, http.StatusInternalServerError, "INTERNAL", "the conversation could not be encoded")
+			return
+		}
+		body = append(body, '\n')
+		ctype, ext = "application/json; charset=utf-8", "json"
+	} else {
+		body, ctype, ext = exportMarkdown(c), "text/markdown; charset=utf-8", "md"
+	}
+	h := w.Header()
+	h.Set("Content-Type", ctype)
+	h.Set("Content-Disposition", `attachment; filename="`+exportFilename(c, ext)+`"`)
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
 }
 
 func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {

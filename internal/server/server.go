@@ -53,6 +53,8 @@ type Store interface {
 	CreateConversation(ctx context.Context, c store.Conversation) (store.Conversation, error)
 	ListConversations(ctx context.Context, opt store.ListOptions) (store.ConversationPage, error)
 	DeleteConversation(ctx context.Context, id string) error
+	RenameConversation(ctx context.Context, id, title string) (store.Conversation, error)
+	SearchConversations(ctx context.Context, query string, opt store.ListOptions) (store.ConversationPage, error)
 	Ping(ctx context.Context) error
 }
 
@@ -203,7 +205,9 @@ func New(cfg Config) (*Server, error) {
 	api("POST /api/conversations", s.createConversation)
 	api("GET /api/conversations", s.listConversations)
 	api("GET /api/conversations/{id}", s.getConversation)
+	api("PATCH /api/conversations/{id}", s.renameConversation)
 	api("DELETE /api/conversations/{id}", s.deleteConversation)
+	api("GET /api/conversations/{id}/export", s.exportConversation)
 	api("POST /api/conversations/{id}/messages", s.postMessage)
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)

@@ -78,3 +78,9 @@ type ConversationPage struct {
 	Conversations []Conversation `json:"conversations"`
 	Total         int            `json:"total"`
 }
+
+// Bounds of a conversation search query ([Conversations.SearchConversations]).
+const (
+	MaxSearchQueryBytes = 256
+	MaxSearchTerms      = 8
+)

@@ -65,6 +65,16 @@ type Conversations interface {
 	UpdateMessage(ctx context.Context, m Message) error
 	// UpdateTitle renames a conversation.
 	UpdateTitle(ctx context.Context, id, title string) error
+	// RenameConversation renames a conversation and returns it, without
+	// its messages, or [ErrNotFound].
+	RenameConversation(ctx context.Context, id, title string) (Conversation, error)
+	// SearchConversations lists the conversations whose title or message
+	// text has every word of query as a word prefix (case-insensitive, no
+	// stemming), the most recently updated first, paged like
+	// ListConversations (opt.Query is ignored). Message text is the text
+	// blocks of the content: tool calls and tool results are not searched.
+	// A query with no letter or digit, or over the bounds, is [ErrInvalid].
+	SearchConversations(ctx context.Context, query string, opt ListOptions) (ConversationPage, error)
 	// DeleteConversation deletes a conversation and its messages.
 	DeleteConversation(ctx context.Context, id string) error
 }

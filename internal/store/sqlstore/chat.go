@@ -369,6 +369,27 @@ func (db *DB) UpdateTitle(ctx context.Context, id, title string) error {
 	return affectedOne(res, err, "update title", id)
 }
 
+// RenameConversation renames a conversation and returns it without its
+// messages, or [store.ErrNotFound]. Like UpdateTitle it does not move the
+// conversation up the list; the title is stored as given (callers trim).
+func (db *DB) RenameConversation(ctx context.Context, id, title string) (store.Conversation, error) {
+	if len(title) > store.MaxTitleBytes {
+		return store.Conversation{}, fmt.Errorf("%w: title longer than %d bytes", store.ErrInvalid, store.MaxTitleBytes)
+	}
+	if err := validText("title", title); err != nil {
+		return store.Conversation{}, err
+	}
+	c, err := scanConversation(db.w.QueryRowContext(ctx, `UPDATE conversations SET title = $2 WHERE id = $1
+        RETURNING id, title, created_at, updated_at`, id, title))
+	if err == sql.ErrNoRows {
+		return store.Conversation{}, fmt.Errorf("store: conversation %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Conversation{}, fmt.Errorf("store: rename conversation: %w", err)
+	}
+	return c, nil
+}
+
 // DeleteConversation deletes a conversation and its messages, or returns
 // [store.ErrNotFound].
 func (db *DB) DeleteConversation(ctx context.Context, id string) error {

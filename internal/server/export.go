@@ -1,0 +1,171 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/store"
+)
+
+// MaxExportResultBytes bounds each tool result in a Markdown export: results
+// are often whole fetched pages, and a person reading the conversation wants
+// the gist. The JSON export keeps them whole.
+const MaxExportResultBytes = 4096
+
+// exportBlock is a content block as the agent stores it (see llm.Block).
+type exportBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// exportMarkdown renders a conversation for a person to read: a heading per
+// message, its text as written, tool calls and results as fenced JSON (each
+// result clipped at MaxExportResultBytes, with a note saying so) and the
+// error that ended a failed turn.
+func exportMarkdown(c store.Conversation) []byte {
+	var b bytes.Buffer
+	title := oneLine(c.Title)
+	if title == "" {
+		title = "Untitled conversation"
+	}
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	fmt.Fprintf(&b, "Conversation `%s`, started %s.\n", oneLine(c.ID), c.CreatedAt.UTC().Format(time.RFC3339))
+	for i, m := range c.Messages {
+		role := "User"
+		if m.Role == store.RoleAssistant {
+			role = "Assistant"
+		}
+		fmt.Fprintf(&b, "\n## %d. %s · %s\n", i+1, role, m.CreatedAt.UTC().Format(time.RFC3339))
+		var blocks []json.RawMessage
+		if err := json.Unmarshal(m.Content, &blocks); err != nil {
+			fence(&b, "json", string(m.Content))
+		}
+		for _, raw := range blocks {
+			var bl exportBlock
+			if err := json.Unmarshal(raw, &bl); err != nil {
+				fence(&b, "json", prettyJSON(raw))
+				continue
+			}
+			switch bl.Type {
+			case "text":
+				if s := strings.TrimSpace(bl.Text); s != "" {
+					fmt.Fprintf(&b, "\n%s\n", s)
+				}
+			case "tool_use":
+				fmt.Fprintf(&b, "\n**Tool call** `%s` (id `%s`):\n", oneLine(bl.Name), oneLine(bl.ID))
+				input := prettyJSON(bl.Input)
+				if input == "" {
+					input = "{}"
+				}
+				fence(&b, "json", input)
+			case "tool_result":
+				label := "Tool result"
+				if bl.IsError {
+					label = "Tool error"
+				}
+				fmt.Fprintf(&b, "\n**%s** for `%s`:\n", label, oneLine(bl.ToolUseID))
+				out := prettyJSON(bl.Content)
+				shown := clipUTF8(out, MaxExportResultBytes)
+				fence(&b, "json", shown)
+				if len(shown) < len(out) {
+					fmt.Fprintf(&b, "\n*Clipped: the first %d of %d bytes are shown; the JSON export has the whole result.*\n", len(shown), len(out))
+				}
+			default:
+				fmt.Fprintf(&b, "\n*A %q block:*\n", bl.Type)
+				fence(&b, "json", prettyJSON(raw))
+			}
+		}
+		if m.Incomplete {
+			b.WriteString("\n*This message is incomplete: it was cut short.*\n")
+		}
+		if e := m.Error; e != nil {
+			fmt.Fprintf(&b, "\n> **Error** `%s`: %s\n", oneLine(e.Code), oneLine(e.Message))
+		}
+	}
+	return b.Bytes()
+}
+
+// fence writes s as a fenced code block whose fence is longer than any run
+// of backticks in s, so that s cannot close it.
+func fence(b *bytes.Buffer, lang, s string) {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", max(3, longest+1))
+	fmt.Fprintf(b, "\n%s%s\n%s\n%s\n", f, lang, strings.TrimRight(s, "\n"), f)
+}
+
+// prettyJSON indents JSON, or returns it as it is when it is not valid.
+func prettyJSON(raw json.RawMessage) string {
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return out.String()
+}
+
+// clipUTF8 returns at most n bytes of s, cut at a character boundary.
+func clipUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// oneLine keeps a value that goes into a heading or inline code on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "`", "'")), " ")
+}
+
+// exportFilename is a file name safe on every system and in a
+// Content-Disposition header: the title's ASCII letters and digits (or
+// "conversation") and the start of the id, so that exports of two
+// conversations of the same title differ.
+func exportFilename(c store.Conversation, ext string) string {
+	slug := func(s string, n int) string {
+		var b strings.Builder
+		dash := false
+		for _, r := range strings.ToLower(s) {
+			if b.Len() >= n {
+				break
+			}
+			if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+				if dash && b.Len() > 0 {
+					b.WriteByte('-')
+				}
+				b.WriteRune(r)
+				dash = false
+			} else {
+				dash = true
+			}
+		}
+		return b.String()
+	}
+	name := slug(c.Title, 48)
+	if name == "" {
+		name = "conversation"
+	}
+	if id := slug(c.ID, 8); id != "" {
+		name += "-" + id
+	}
+	return name + "." + ext
+}
