@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolport/toolport/internal/store"
 )
@@ -15,20 +18,24 @@ const maxAppendBatch = 64
 // errClosed is returned by writes queued when the store closes.
 var errClosed = errors.New("store: closed")
 
-// appender commits concurrent AppendMessage calls on SQLite together.
+// appender commits concurrent AppendMessage calls together.
 //
 // SQLite has one writer: every transaction queues for it, so under a burst of
 // chat turns each user message waits for all the commits before its own, and
-// the turn's first event waits with it. Appends that arrive while a commit is
+// the turn's first event waits with it. On PostgreSQL each commit waits for
+// its own WAL flush; batching makes one flush serve many appends, without
+// synchronous_commit=off (an acknowledged message is never lost). Appends
+// that arrive while a commit is
 // running are gathered and committed in one transaction, each in a savepoint
 // so that one failing (an unknown conversation, a duplicate id) does not fail
 // the others. A call still returns only after its message is durable.
 type appender struct {
-	db   *DB
-	reqs chan *appendReq
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
+	db      *DB
+	commits atomic.Int64 // transactions committed, for tests
+	reqs    chan *appendReq
+	quit    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 }
 
 type appendReq struct {
@@ -98,6 +105,16 @@ func (a *appender) commit(batch []*appendReq) {
 			r.err <- errs[i]
 		}
 	}
+	// Rows are locked in conversation order (a stable sort keeps each
+	// conversation's appends in arrival order), so that batches of several
+	// processes sharing a PostgreSQL database cannot deadlock on each other.
+	order := make([]int, len(batch))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		return strings.Compare(batch[x].m.ConversationID, batch[y].m.ConversationID)
+	})
 	ctx := context.Background()
 	tx, err := a.db.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -105,7 +122,8 @@ func (a *appender) commit(batch []*appendReq) {
 		return
 	}
 	defer rollback(tx)
-	for i, r := range batch {
+	for _, i := range order {
+		r := batch[i]
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = fmt.Errorf("store: append message: %w", err)
 			continue
@@ -130,6 +148,7 @@ func (a *appender) commit(batch []*appendReq) {
 		fail(fmt.Errorf("store: append message: %w", err))
 		return
 	}
+	a.commits.Add(1)
 	for i, r := range batch {
 		r.err <- errs[i]
 	}
