@@ -15,6 +15,9 @@ import (
 // maxAppendBatch bounds how many appends share one transaction.
 const maxAppendBatch = 64
 
+// postgresAppendWorkers is how many batches commit at once on PostgreSQL.
+const postgresAppendWorkers = 4
+
 // errClosed is returned by writes queued when the store closes.
 var errClosed = errors.New("store: closed")
 
@@ -44,9 +47,17 @@ type appendReq struct {
 	err chan error
 }
 
-func newAppender(db *DB) *appender {
+// newAppender starts workers loops that each commit a batch at a time. SQLite
+// needs one (it has one writer); on PostgreSQL a few run side by side, so that
+// a batch's statements (several round trips per message) do not hold up
+// appends that a parallel transaction could commit meanwhile.
+func newAppender(db *DB, workers int) *appender {
 	a := &appender{db: db, reqs: make(chan *appendReq), quit: make(chan struct{}), done: make(chan struct{})}
-	go a.loop()
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Go(a.loop)
+	}
+	go func() { wg.Wait(); close(a.done) }()
 	return a
 }
 
@@ -70,7 +81,6 @@ func (a *appender) close() {
 }
 
 func (a *appender) loop() {
-	defer close(a.done)
 	for {
 		var first *appendReq
 		select {

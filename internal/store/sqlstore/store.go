@@ -92,7 +92,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		db.Close()
 		return nil, fileError(kind, target, err)
 	}
-	db.appends = newAppender(db)
+	workers := 1 // SQLite has one writer
+	if kind == store.EnginePostgres {
+		workers = postgresAppendWorkers
+	}
+	db.appends = newAppender(db, workers)
 	return db, nil
 }
 
