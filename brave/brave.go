@@ -93,7 +93,8 @@ func WithMaxBodyBytes(n int64) Option {
 }
 
 // NewClient returns a client that authenticates with apiKey. A nil httpClient
-// means a plain &http.Client{}; deadlines come from the context of each call.
+// means a new client over its own pooled transport ([httpclient.NewTransport]);
+// deadlines come from the context of each call.
 // The client never follows redirects: the API does not send them, and following
 // one would hand the subscription token to another host.
 func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {

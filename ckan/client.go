@@ -116,14 +116,18 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
-		base:       base,
-		httpClient: http.DefaultClient,
-		userAgent:  DefaultUserAgent,
-		timeout:    DefaultTimeout,
-		maxBody:    DefaultMaxBodyBytes,
+		base:      base,
+		userAgent: DefaultUserAgent,
+		timeout:   DefaultTimeout,
+		maxBody:   DefaultMaxBodyBytes,
 	}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.httpClient == nil {
+		// After the options: a client made per call for a named portal
+		// brings its own, and needs no transport of its own.
+		c.httpClient = httpclient.NewClient(0)
 	}
 	return c, nil
 }

@@ -35,6 +35,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // Defaults used for zero Options fields.
@@ -139,10 +141,9 @@ func NewClient(opts Options) *Client {
 		TLSHandshakeTimeout:    c.opts.ConnectTimeout,
 		ResponseHeaderTimeout:  c.opts.ResponseHeaderTimeout,
 		ExpectContinueTimeout:  time.Second,
-		IdleConnTimeout:        90 * time.Second,
-		MaxIdleConns:           100,
 		MaxResponseHeaderBytes: maxHeaderBytes,
 	}
+	httpclient.SizePool(tr) // the shared pool sizes; the dialer above is the policy
 	c.hc = &http.Client{
 		Transport:     locationCheck{tr},
 		CheckRedirect: c.checkRedirect,

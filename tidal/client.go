@@ -111,7 +111,7 @@ func NewClient(cfg Config) (*Client, error) {
 		c.userAgent = DefaultUserAgent
 	}
 	if c.http == nil {
-		c.http = &http.Client{Timeout: 30 * time.Second}
+		c.http = httpclient.NewClient(30 * time.Second) // pooled for concurrent calls
 	}
 	c.http = httpclient.NoRedirects(c.http)
 	c.tokens = &tokenSource{c: c}

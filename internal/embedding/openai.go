@@ -99,7 +99,7 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 		cfg.BatchSize = DefaultBatchSize
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 60 * time.Second}
+		cfg.HTTPClient = httpclient.NewClient(60 * time.Second) // pooled for concurrent calls
 	}
 	e := &OpenAI{
 		cfg:      cfg,

@@ -1,5 +1,6 @@
 // Package httpclient holds the plumbing Toolport's clients of HTTP APIs
-// share, so that each gets it right once: checking a configured base URL and
+// share, so that each gets it right once: connection pools sized for a
+// server's concurrency ([NewTransport]), checking a configured base URL and
 // appending paths to it, reading a response body under a size cap, parsing
 // Retry-After, refusing redirects, and clipping upstream text for error
 // messages without splitting a character.
@@ -140,12 +141,15 @@ func RetryAfterHeader(h http.Header, now time.Time, limit time.Duration) time.Du
 // it, because following a redirect would hand the key to another host.
 func NoRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// NoRedirects returns a copy of hc (a new, zero client when hc is nil) that
-// does not follow redirects. hc is not changed: it may be shared.
+// NoRedirects returns a copy of hc that does not follow redirects; when hc is
+// nil, a new client over its own [NewTransport]. hc is not changed: it may be
+// shared.
 func NoRedirects(hc *http.Client) *http.Client {
 	c := &http.Client{}
 	if hc != nil {
 		*c = *hc
+	} else {
+		c.Transport = NewTransport()
 	}
 	c.CheckRedirect = NoRedirect
 	return c

@@ -10,6 +10,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 )
 
@@ -19,6 +20,7 @@ type Anthropic struct {
 	model   string
 	opts    Options
 	secrets []string
+	tools   toolCache[anthropic.ToolUnionParam]
 }
 
 // NewAnthropic returns a provider for model (e.g. "claude-sonnet-4-5"). The
@@ -73,17 +75,11 @@ func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 	if req.System != "" {
 		params.System = []anthropic.TextBlockParam{{Text: req.System}}
 	}
-	for _, t := range req.Tools {
-		schema, err := anthropicSchema(t.InputSchema)
-		if err != nil {
-			return params, fmt.Errorf("llm: tool %s: %w", t.Name, err)
-		}
-		tp := &anthropic.ToolParam{Name: t.Name, InputSchema: schema}
-		if t.Description != "" {
-			tp.Description = anthropic.String(t.Description)
-		}
-		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: tp})
+	tools, err := p.tools.get(req.Tools, anthropicTools)
+	if err != nil {
+		return params, err
 	}
+	params.Tools = tools
 	if req.ToolChoice == ToolChoiceNone && len(req.Tools) > 0 {
 		params.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
 	}
@@ -117,6 +113,31 @@ func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 		params.Messages = append(params.Messages, anthropic.MessageParam{Role: role, Content: blocks})
 	}
 	return params, nil
+}
+
+// anthropicTools converts tool definitions to the SDK's tools, each already
+// encoded: the SDK sends an overridden value's raw JSON as is.
+func anthropicTools(defs []ToolDef) ([]anthropic.ToolUnionParam, error) {
+	tools := make([]anthropic.ToolUnionParam, 0, len(defs))
+	for _, t := range defs {
+		schema, err := anthropicSchema(t.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("llm: tool %s: %w", t.Name, err)
+		}
+		tp := &anthropic.ToolParam{Name: t.Name, InputSchema: schema}
+		if t.Description != "" {
+			tp.Description = anthropic.String(t.Description)
+		}
+		tools = append(tools, anthropic.ToolUnionParam{OfTool: tp})
+	}
+	raw, err := encodeTools(defs, tools)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range raw {
+		tools[i] = param.Override[anthropic.ToolUnionParam](r)
+	}
+	return tools, nil
 }
 
 // resultText renders a tool result for the model: a JSON string as its text,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -32,6 +33,7 @@ type OpenAI struct {
 	model   string
 	opts    Options
 	secrets []string
+	tools   toolCache[openai.ChatCompletionToolUnionParam]
 }
 
 // NewOpenAI returns a provider for model (e.g. "gpt-4.1", "qwen2.5"). The key
@@ -100,11 +102,30 @@ func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 	} else {
 		params.MaxTokens = openai.Int(req.maxTokens())
 	}
-	for _, t := range req.Tools {
+	tools, err := p.tools.get(req.Tools, openaiTools)
+	if err != nil {
+		return params, err
+	}
+	params.Tools = tools
+	if req.ToolChoice == ToolChoiceNone && len(req.Tools) > 0 {
+		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("none")}
+	}
+	if req.System != "" {
+		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
+	}
+	params.Messages = append(params.Messages, OpenAIMessages(req.Messages)...)
+	return params, nil
+}
+
+// openaiTools converts tool definitions to the SDK's tools, each already
+// encoded: the SDK sends an overridden value's raw JSON as is.
+func openaiTools(defs []ToolDef) ([]openai.ChatCompletionToolUnionParam, error) {
+	tools := make([]openai.ChatCompletionToolUnionParam, 0, len(defs))
+	for _, t := range defs {
 		var schema map[string]any
 		if len(t.InputSchema) > 0 {
 			if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
-				return params, fmt.Errorf("llm: tool %s: input schema: %w", t.Name, err)
+				return nil, fmt.Errorf("llm: tool %s: input schema: %w", t.Name, err)
 			}
 		}
 		if schema == nil {
@@ -114,16 +135,16 @@ func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 		if t.Description != "" {
 			fn.Description = openai.String(t.Description)
 		}
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
+		tools = append(tools, openai.ChatCompletionFunctionTool(fn))
 	}
-	if req.ToolChoice == ToolChoiceNone && len(req.Tools) > 0 {
-		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("none")}
+	raw, err := encodeTools(defs, tools)
+	if err != nil {
+		return nil, err
 	}
-	if req.System != "" {
-		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
+	for i, r := range raw {
+		tools[i] = param.Override[openai.ChatCompletionToolUnionParam](r)
 	}
-	params.Messages = append(params.Messages, OpenAIMessages(req.Messages)...)
-	return params, nil
+	return tools, nil
 }
 
 // OpenAIMessages converts content-block history to Chat Completions messages:

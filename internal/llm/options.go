@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // Options configure an SDK-backed provider.
@@ -21,7 +23,8 @@ type Options struct {
 	// is appended).
 	BaseURL string
 	// HTTPClient sends the requests; nil means a client with the standard
-	// transport's connection timeouts and no overall timeout (see IdleTimeout).
+	// transport's connection timeouts, [httpclient.NewTransport]'s pool sizes
+	// and no overall timeout (see IdleTimeout).
 	HTTPClient *http.Client
 	// MaxRetries is how many times the SDK itself retries a request that
 	// failed before its response started. The default 0 leaves retrying to
@@ -79,7 +82,9 @@ func (o Options) httpClient() *http.Client {
 	if o.HTTPClient != nil {
 		return o.HTTPClient
 	}
-	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	// A chat server runs many turns at once against one model host: the
+	// pool keeps their connections (Go's default keeps 2 per host).
+	return httpclient.NewClient(0)
 }
 
 // watchdog cancels a request's context when its response headers do not

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolport/toolport/internal/store"
 )
@@ -12,23 +15,30 @@ import (
 // maxAppendBatch bounds how many appends share one transaction.
 const maxAppendBatch = 64
 
+// postgresAppendWorkers is how many batches commit at once on PostgreSQL.
+const postgresAppendWorkers = 4
+
 // errClosed is returned by writes queued when the store closes.
 var errClosed = errors.New("store: closed")
 
-// appender commits concurrent AppendMessage calls on SQLite together.
+// appender commits concurrent AppendMessage calls together.
 //
 // SQLite has one writer: every transaction queues for it, so under a burst of
 // chat turns each user message waits for all the commits before its own, and
-// the turn's first event waits with it. Appends that arrive while a commit is
+// the turn's first event waits with it. On PostgreSQL each commit waits for
+// its own WAL flush; batching makes one flush serve many appends, without
+// synchronous_commit=off (an acknowledged message is never lost). Appends
+// that arrive while a commit is
 // running are gathered and committed in one transaction, each in a savepoint
 // so that one failing (an unknown conversation, a duplicate id) does not fail
 // the others. A call still returns only after its message is durable.
 type appender struct {
-	db   *DB
-	reqs chan *appendReq
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
+	db      *DB
+	commits atomic.Int64 // transactions committed, for tests
+	reqs    chan *appendReq
+	quit    chan struct{}
+	done    chan struct{}
+	once    sync.Once
 }
 
 type appendReq struct {
@@ -37,9 +47,17 @@ type appendReq struct {
 	err chan error
 }
 
-func newAppender(db *DB) *appender {
+// newAppender starts workers loops that each commit a batch at a time. SQLite
+// needs one (it has one writer); on PostgreSQL a few run side by side, so that
+// a batch's statements (several round trips per message) do not hold up
+// appends that a parallel transaction could commit meanwhile.
+func newAppender(db *DB, workers int) *appender {
 	a := &appender{db: db, reqs: make(chan *appendReq), quit: make(chan struct{}), done: make(chan struct{})}
-	go a.loop()
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Go(a.loop)
+	}
+	go func() { wg.Wait(); close(a.done) }()
 	return a
 }
 
@@ -63,7 +81,6 @@ func (a *appender) close() {
 }
 
 func (a *appender) loop() {
-	defer close(a.done)
 	for {
 		var first *appendReq
 		select {
@@ -98,6 +115,16 @@ func (a *appender) commit(batch []*appendReq) {
 			r.err <- errs[i]
 		}
 	}
+	// Rows are locked in conversation order (a stable sort keeps each
+	// conversation's appends in arrival order), so that batches of several
+	// processes sharing a PostgreSQL database cannot deadlock on each other.
+	order := make([]int, len(batch))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		return strings.Compare(batch[x].m.ConversationID, batch[y].m.ConversationID)
+	})
 	ctx := context.Background()
 	tx, err := a.db.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -105,7 +132,8 @@ func (a *appender) commit(batch []*appendReq) {
 		return
 	}
 	defer rollback(tx)
-	for i, r := range batch {
+	for _, i := range order {
+		r := batch[i]
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = fmt.Errorf("store: append message: %w", err)
 			continue
@@ -130,6 +158,7 @@ func (a *appender) commit(batch []*appendReq) {
 		fail(fmt.Errorf("store: append message: %w", err))
 		return
 	}
+	a.commits.Add(1)
 	for i, r := range batch {
 		r.err <- errs[i]
 	}

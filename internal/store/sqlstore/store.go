@@ -46,8 +46,8 @@ type DB struct {
 	w *sql.DB // writes; on SQLite a single connection
 	r *sql.DB // reads; may be w
 	d dialect
-	// appends group concurrent AppendMessage calls into one transaction on
-	// SQLite (see appender); nil on PostgreSQL, whose writers run in parallel.
+	// appends group concurrent AppendMessage calls into one transaction
+	// (see appender).
 	appends *appender
 }
 
@@ -92,9 +92,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		db.Close()
 		return nil, fileError(kind, target, err)
 	}
-	if kind == store.EngineSQLite {
-		db.appends = newAppender(db)
+	workers := 1 // SQLite has one writer
+	if kind == store.EnginePostgres {
+		workers = postgresAppendWorkers
 	}
+	db.appends = newAppender(db, workers)
 	return db, nil
 }
 
