@@ -101,9 +101,17 @@ func pathLiteral(e ast.Expr) (string, bool) {
 	return "", false
 }
 
-// Every relative path a Go file spells out must stay inside the repository
-// when resolved from that file's package directory, which is where go test
-// runs it. This is what caught tests reading the hand-over folder beside the repository.
+// fileFuncs are the calls whose arguments name files or directories.
+var fileFuncs = map[string]bool{
+	"ReadFile": true, "Open": true, "OpenFile": true, "Stat": true, "Lstat": true, "ReadDir": true,
+	"Glob": true, "DirFS": true, "Join": true, "WalkDir": true, "Walk": true, "Chdir": true,
+	"Build": true, "Create": true, "WriteFile": true, "MkdirAll": true,
+}
+
+// Every relative path a Go file spells out for a file call, or names as a
+// constant or variable, must stay inside the repository when resolved from
+// that file's package directory, which is where go test runs it. This is
+// what caught tests reading the hand-over folder beside the repository.
 func TestNoPathLeavesTheRepository(t *testing.T) {
 	root := repoRoot(t)
 	fset := token.NewFileSet()
@@ -114,21 +122,38 @@ func TestNoPathLeavesTheRepository(t *testing.T) {
 			continue
 		}
 		dir := filepath.Dir(file)
-		ast.Inspect(f, func(n ast.Node) bool {
-			e, ok := n.(ast.Expr)
-			if !ok {
-				return true
-			}
+		check := func(e ast.Expr) {
 			p, ok := pathLiteral(e)
 			if !ok || !strings.HasPrefix(filepath.ToSlash(p), "../") {
-				return true
+				return
 			}
-			// Only the first path segments matter: "../../x" + name.
 			abs := filepath.Join(dir, p)
 			if rel, err := filepath.Rel(root, abs); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 				t.Errorf("%s: %q resolves outside the repository (%s)", fset.Position(e.Pos()), p, abs)
 			}
-			return false
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				name := ""
+				switch fn := n.Fun.(type) {
+				case *ast.SelectorExpr:
+					name = fn.Sel.Name
+				case *ast.Ident:
+					name = fn.Name
+				}
+				if fileFuncs[name] {
+					check(n)
+					for _, a := range n.Args {
+						check(a)
+					}
+				}
+			case *ast.ValueSpec:
+				for _, v := range n.Values {
+					check(v)
+				}
+			}
+			return true
 		})
 	}
 }
