@@ -268,19 +268,34 @@ type WebResult struct {
 // status, [ErrBodyTooLarge], a [*ParseError] for a body that is not the
 // expected JSON, or a transport or context error from the http.Client.
 func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, error) {
+	return query(ctx, c, searchPath, p, DecodeSearchResponse, func(r *SearchResponse) *RateLimit { return &r.RateLimit })
+}
+
+// params is what every endpoint's parameters do: check themselves before
+// any request, and encode as a query string.
+type params interface {
+	Validate() error
+	values() url.Values
+}
+
+// query runs one search of an endpoint: the parameters are checked, the
+// body of a success is decoded by decode, and the rate-limit headers go
+// where rateLimit points in the result.
+func query[R any](ctx context.Context, c *Client, path string, p params,
+	decode func(body []byte, contentType string) (*R, error), rateLimit func(*R) *RateLimit) (*R, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("brave: %w", err)
 	}
-	body, resp, err := c.get(ctx, searchPath, p.values())
+	body, resp, err := c.get(ctx, path, p.values())
 	if err != nil {
 		return nil, err
 	}
-	sr, err := DecodeSearchResponse(body, resp.Header.Get("Content-Type"))
+	r, err := decode(body, resp.Header.Get("Content-Type"))
 	if err != nil {
 		return nil, err
 	}
-	sr.RateLimit = ParseRateLimit(resp.Header)
-	return sr, nil
+	*rateLimit(r) = ParseRateLimit(resp.Header)
+	return r, nil
 }
 
 // get sends one GET to path with query and returns the body of a 2xx answer;

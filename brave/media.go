@@ -306,53 +306,17 @@ type VideoAuthor struct {
 
 // News runs one news search. Failures are as for [Client.Search].
 func (c *Client) News(ctx context.Context, p *NewsParams) (*NewsResponse, error) {
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("brave: %w", err)
-	}
-	body, resp, err := c.get(ctx, newsPath, p.values())
-	if err != nil {
-		return nil, err
-	}
-	r, err := DecodeNewsResponse(body, resp.Header.Get("Content-Type"))
-	if err != nil {
-		return nil, err
-	}
-	r.RateLimit = ParseRateLimit(resp.Header)
-	return r, nil
+	return query(ctx, c, newsPath, p, DecodeNewsResponse, func(r *NewsResponse) *RateLimit { return &r.RateLimit })
 }
 
 // Images runs one image search. Failures are as for [Client.Search].
 func (c *Client) Images(ctx context.Context, p *ImageParams) (*ImageResponse, error) {
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("brave: %w", err)
-	}
-	body, resp, err := c.get(ctx, imagesPath, p.values())
-	if err != nil {
-		return nil, err
-	}
-	r, err := DecodeImageResponse(body, resp.Header.Get("Content-Type"))
-	if err != nil {
-		return nil, err
-	}
-	r.RateLimit = ParseRateLimit(resp.Header)
-	return r, nil
+	return query(ctx, c, imagesPath, p, DecodeImageResponse, func(r *ImageResponse) *RateLimit { return &r.RateLimit })
 }
 
 // Videos runs one video search. Failures are as for [Client.Search].
 func (c *Client) Videos(ctx context.Context, p *VideoParams) (*VideoResponse, error) {
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("brave: %w", err)
-	}
-	body, resp, err := c.get(ctx, videosPath, p.values())
-	if err != nil {
-		return nil, err
-	}
-	r, err := DecodeVideoResponse(body, resp.Header.Get("Content-Type"))
-	if err != nil {
-		return nil, err
-	}
-	r.RateLimit = ParseRateLimit(resp.Header)
-	return r, nil
+	return query(ctx, c, videosPath, p, DecodeVideoResponse, func(r *VideoResponse) *RateLimit { return &r.RateLimit })
 }
 
 // DecodeNewsResponse parses a 200 body of the news endpoint, as

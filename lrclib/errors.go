@@ -99,7 +99,7 @@ func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
 	} else if len(trimmed) > 0 && !bytes.HasPrefix(trimmed, []byte("<")) {
 		// Plain text, such as the 400 for a missing parameter; HTML (a
 		// proxy's error page) says nothing useful and is left out.
-		e.Message = httpclient.Clip(strings.Join(strings.Fields(string(trimmed)), " "), maxDetail)
+		e.Message = httpclient.OneLine(string(trimmed), maxDetail)
 	}
 	return e
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/toolport/toolport/internal/httpclient"
@@ -93,11 +92,11 @@ func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
 			if msg == "" {
 				msg = eb.Error
 			}
-			e.Message = httpclient.Clip(strings.Join(strings.Fields(msg), " "), maxDetail)
+			e.Message = httpclient.OneLine(msg, maxDetail)
 		}
 	case trimmed[0] != '<' && trimmed[0] != '[':
 		// Plain text; HTML (a proxy's page) and arrays are left out.
-		e.Message = httpclient.Clip(strings.Join(strings.Fields(string(trimmed)), " "), maxDetail)
+		e.Message = httpclient.OneLine(string(trimmed), maxDetail)
 	}
 	return e
 }

@@ -41,6 +41,7 @@ type Registry struct {
 	retryDelay    time.Duration
 	maxRetryAfter time.Duration
 	secrets       []string
+	escaped       [][]byte // each secret as JSON escapes it, without quotes
 	now           func() time.Time
 }
 
@@ -74,6 +75,9 @@ func WithSecrets(secrets ...string) Option {
 		for _, s := range secrets {
 			if len(s) >= 4 { // shorter values would redact ordinary words
 				r.secrets = append(r.secrets, s)
+				var b bytes.Buffer
+				writeString(&b, s)
+				r.escaped = append(r.escaped, b.Bytes()[1:b.Len()-1])
 			}
 		}
 	}
@@ -151,7 +155,7 @@ func (r *Registry) Select(packs, names []string) (*Registry, error) {
 	}
 	sub := &Registry{
 		tools: map[string]*Tool{}, tracer: r.tracer, logger: r.logger, retryDelay: r.retryDelay,
-		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, now: r.now,
+		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, escaped: r.escaped, now: r.now,
 	}
 	for _, t := range r.Tools() {
 		if len(packs) > 0 && !slices.Contains(packs, t.spec.Pack) {
@@ -424,13 +428,8 @@ func (r *Registry) scrubJSON(raw []byte) ([]byte, bool) {
 
 // mayHoldSecret reports whether raw holds a secret as is or as JSON encodes it.
 func (r *Registry) mayHoldSecret(raw []byte) bool {
-	for _, secret := range r.secrets {
-		if bytes.Contains(raw, []byte(secret)) {
-			return true
-		}
-		var b bytes.Buffer
-		writeString(&b, secret)
-		if enc := b.Bytes(); bytes.Contains(raw, enc[1:len(enc)-1]) {
+	for i, secret := range r.secrets {
+		if bytes.Contains(raw, []byte(secret)) || bytes.Contains(raw, r.escaped[i]) {
 			return true
 		}
 	}

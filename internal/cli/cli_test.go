@@ -290,7 +290,7 @@ func TestServeNamesTheMissingKey(t *testing.T) {
 			// The server starts, reports, and is stopped once it serves.
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var out, errb syncBuffer
+			var out, errb testexec.Buffer
 			env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Config: cfg, Registry: cli.BuildRegistry}
 			done := make(chan int, 1)
 			go func() { done <- cli.Run(ctx, env, []string{"serve", "--addr", "127.0.0.1:0"}) }()

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,27 +16,9 @@ import (
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/store/sqlstore"
+	"github.com/toolport/toolport/internal/testexec"
 	"github.com/toolport/toolport/internal/version"
 )
-
-// syncBuffer is a bytes.Buffer a running command writes to while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // credentialsOnly is a configuration whose database is named only by the
 // credentials file (no TOOLPORT_DATABASE_URL), with HOME and XDG_DATA_HOME
@@ -94,7 +75,7 @@ func TestCommandsUseTheCredentialsFileDatabase(t *testing.T) {
 	// serve, in process, until a conversation is created through its API.
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb testexec.Buffer
 	done := make(chan int, 1)
 	go func() {
 		e := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Config: cfg, Registry: cli.BuildRegistry}

@@ -72,6 +72,7 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 		fs.Usage()
 		return ExitUsage
 	}
+	showBar := !*quiet && isTerminalWriter(env.Stderr)
 	var (
 		name  string
 		in    io.Reader = env.Stdin
@@ -95,12 +96,15 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 			return ExitFailure
 		}
 		defer f.Close()
-		if n, err := countLines(f); err == nil {
-			total = n
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			fmt.Fprintf(env.Stderr, "toolport index add: %v\n", err)
-			return ExitFailure
+		if showBar {
+			// The file is read twice only when a bar shows the count.
+			if n, err := countLines(f); err == nil {
+				total = n
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				fmt.Fprintf(env.Stderr, "toolport index add: %v\n", err)
+				return ExitFailure
+			}
 		}
 		in = f
 	default:
@@ -114,7 +118,7 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 	svc := m.svc
 
 	var bar *progressbar.ProgressBar
-	if !*quiet && isTerminalWriter(env.Stderr) {
+	if showBar {
 		bar = progressbar.NewOptions64(total,
 			progressbar.OptionSetWriter(env.Stderr),
 			progressbar.OptionSetDescription("indexing"),

@@ -158,6 +158,13 @@ func NoRedirects(hc *http.Client) *http.Client {
 // ellipsis marks where Clip and ClipRunes cut.
 const ellipsis = "…"
 
+// OneLine is upstream text made fit for an error message: its runs of white
+// space (newlines included) folded to single spaces, then clipped as [Clip]
+// does.
+func OneLine(s string, n int) string {
+	return Clip(strings.Join(strings.Fields(s), " "), n)
+}
+
 // Clip returns s cut to at most n bytes, at a character boundary, with "…"
 // appended when something was cut. Invalid UTF-8 is first replaced with
 // U+FFFD, so the result is always valid UTF-8 (upstream text goes into

@@ -275,3 +275,19 @@ func FuzzClip(f *testing.F) {
 		}
 	})
 }
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"  missing\n\tparameter  track_name ", 100, "missing parameter track_name"},
+		{"a  b  c  d", 5, "a b c…"}, // n bytes kept, then the mark
+		{"", 10, ""},
+	} {
+		if got := OneLine(c.in, c.n); got != c.want {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -11,29 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
+	"github.com/toolport/toolport/internal/testexec"
 	"github.com/toolport/toolport/tool"
 )
-
-// syncBuffer is a bytes.Buffer written by a process and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestServeBoundsAValidationErrorOfAMegabyte posts a tool call whose ~1 MB
 // of arguments hold 95,000 unknown keys to `toolport serve`, a process: the
@@ -47,7 +30,7 @@ func TestServeBoundsAValidationErrorOfAMegabyte(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TOOLPORT_DATABASE_URL=" + filepath.Join(dir, "chat.db")}
-	var logs syncBuffer
+	var logs testexec.Buffer
 	cmd.Stderr = &logs
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -102,7 +85,12 @@ func TestServeBoundsAValidationErrorOfAMegabyte(t *testing.T) {
 		failure.More != more || !strings.HasSuffix(failure.Error, fmt.Sprintf("and %d more", more)) {
 		t.Errorf("answer = %.600s", body)
 	}
-	// The warning about the call is logged, bounded.
+	// The warning about the call is logged, bounded. The process's stderr
+	// reaches the buffer through a pipe copied by os/exec, so the line may
+	// arrive just after the answer.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "tool call failed") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	longest := 0
 	for l := range strings.SplitSeq(logs.String(), "\n") {
 		longest = max(longest, len(l))
