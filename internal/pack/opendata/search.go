@@ -1,8 +1,11 @@
 package opendata
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -35,6 +38,7 @@ type SearchDatasetsInput struct {
 	Facets       []string `json:"facets,omitempty" jsonschema:"Also count the matching datasets by these fields: organization, groups, tags, res_format, license_id" schema:"maxItems=5"`
 	FacetLimit   int      `json:"facetLimit,omitempty" jsonschema:"How many values to count per facet (1-1000)" schema:"minimum=1,maximum=1000,default=20"`
 	Portal       string   `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL, e.g. https://demo.ckan.org" schema:"maxLength=500"`
+	ExactQuery   bool     `json:"exactQuery,omitempty" jsonschema:"Send the query exactly as written. By default a free-text query with Hebrew words also matches their other forms: with and without the prefixes ו ה ב ל מ ש כ, without niqqud, with final letters fixed, singular and plural."`
 }
 
 // SearchDatasetsOutput is the output of searchDatasets.
@@ -45,8 +49,11 @@ type SearchDatasetsOutput struct {
 	Rows     int                         `json:"rows" jsonschema:"The page size asked for"`
 	Sort     string                      `json:"sort,omitempty" jsonschema:"The sort the portal applied"`
 	Facets   map[string][]ckan.FacetItem `json:"facets,omitempty" jsonschema:"Counts per facet field, most frequent first"`
-	APIURL   string                      `json:"apiUrl" jsonschema:"The CKAN API call that produced this result"`
-	query    string
+	// HebrewForms lists, per Hebrew word, the first forms the search also
+	// matched; the full query is in apiUrl.
+	HebrewForms map[string][]string `json:"hebrewForms,omitempty" jsonschema:"The Hebrew words of the query and the first of the other forms also searched (the full Solr query is in apiUrl); set exactQuery to search only the words as written"`
+	APIURL      string              `json:"apiUrl" jsonschema:"The CKAN API call that produced this result"`
+	query       string
 }
 
 // DatasetSummary is one search hit.
@@ -69,11 +76,20 @@ type OrgRef struct {
 	Title string `json:"title"`
 }
 
-// Summary says how many datasets were found.
+// Summary says how many datasets were found, which, and how to page.
 func (o SearchDatasetsOutput) Summary() string {
 	s := fmt.Sprintf("%d of %d datasets", len(o.Datasets), o.Total)
 	if o.query != "" {
 		s += fmt.Sprintf(" for %q", o.query)
+	}
+	if len(o.HebrewForms) > 0 {
+		s += " (Hebrew word forms included)"
+	}
+	if len(o.Datasets) > 0 {
+		s += ": " + listTitles(o.Datasets, func(d DatasetSummary) string { return cmp.Or(d.Title, d.Name) }, 3)
+	}
+	if next := o.Start + len(o.Datasets); len(o.Datasets) > 0 && next < o.Total {
+		s += fmt.Sprintf("; more with start=%d", next)
 	}
 	return s
 }
@@ -122,14 +138,25 @@ func (p *pack) searchDatasets(ctx context.Context, in SearchDatasetsInput) (Sear
 	if err != nil {
 		return SearchDatasetsOutput{}, err
 	}
+	asTyped := opts.Query
+	var forms map[string][]string
+	if hq, ok := ckan.RewriteHebrewQuery(asTyped); ok && !in.ExactQuery {
+		opts.Query, forms = hq.Query, hq.Variants
+	}
 	res, resp, err := c.PackageSearch(ctx, opts)
+	if err != nil && forms != nil && isSearchQueryError(err) {
+		// A portal whose Solr refuses the rewritten query (a customised
+		// schema without a text field, say) still answers the query as typed.
+		opts.Query, forms = asTyped, nil
+		res, resp, err = c.PackageSearch(ctx, opts)
+	}
 	if err != nil {
 		return SearchDatasetsOutput{}, toolError(err)
 	}
 	out := SearchDatasetsOutput{
 		Datasets: make([]DatasetSummary, 0, len(res.Results)),
 		Total:    res.Count, Start: in.Start, Rows: in.Rows, Sort: res.Sort,
-		APIURL: resp.URL, query: opts.Query,
+		APIURL: resp.URL, query: asTyped, HebrewForms: shortForms(forms),
 	}
 	for _, pkg := range res.Results {
 		out.Datasets = append(out.Datasets, summarize(c, &pkg))
@@ -167,4 +194,32 @@ func summarize(c *ckan.Client, pkg *ckan.Package) DatasetSummary {
 		}
 	}
 	return d
+}
+
+// isSearchQueryError reports whether the portal refused a query as such.
+func isSearchQueryError(err error) bool {
+	var ce *ckan.Error
+	return errors.As(err, &ce) && (ce.Type == ckan.TypeSearchQuery || ce.Type == ckan.TypeSearch ||
+		ce.Type == ckan.TypeValidation || ce.StatusCode == http.StatusBadRequest)
+}
+
+// shownForms is how many forms per word hebrewForms shows.
+const shownForms = 6
+
+// shortForms keeps the first forms of each word, besides the word itself.
+func shortForms(forms map[string][]string) map[string][]string {
+	if len(forms) == 0 {
+		return nil
+	}
+	out := make(map[string][]string, len(forms))
+	for w, vs := range forms {
+		if len(vs) > 0 && vs[0] == w {
+			vs = vs[1:]
+		}
+		out[w] = slices.Clone(vs[:min(len(vs), shownForms)])
+		if len(vs) > shownForms {
+			out[w] = append(out[w], fmt.Sprintf("(+%d more)", len(vs)-shownForms))
+		}
+	}
+	return out
 }

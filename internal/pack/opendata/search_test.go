@@ -56,7 +56,7 @@ func TestSearchDatasetsKeyword(t *testing.T) {
 	if wantURL := srv.URL + "/api/3/action/package_search?q=transportation&rows=10"; out.APIURL != wantURL {
 		t.Errorf("apiUrl = %s, want %s", out.APIURL, wantURL)
 	}
-	if env["success"] != true || env["summary"] != `3 of 3 datasets for "transportation"` {
+	if env["success"] != true || env["summary"] != `3 of 3 datasets for "transportation": "100 Validated Species of Plants", "規管海外物業銷售", "2016 Regione Asia Est Oceania * Classi di età"` {
 		t.Errorf("envelope success=%v summary=%v", env["success"], env["summary"])
 	}
 	if _, ok := env["durationMs"]; !ok {
@@ -68,8 +68,9 @@ func TestSearchDatasetsKeyword(t *testing.T) {
 }
 
 // The issue's end-to-end check: what `toolport call searchDatasets
-// '{"query":"תחבורה"}'` runs, against a local portal, with the Hebrew query
-// reaching the portal byte for byte and Hebrew results coming back untouched.
+// '{"query":"תחבורה","exactQuery":true}'` runs, against a local portal, with
+// the Hebrew query reaching the portal byte for byte and Hebrew results
+// coming back untouched.
 func TestSearchDatasetsHebrewEndToEnd(t *testing.T) {
 	const query = "תחבורה"
 	result := map[string]any{
@@ -85,7 +86,7 @@ func TestSearchDatasetsHebrewEndToEnd(t *testing.T) {
 	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": okJSON(t, result)})
 	reg := serverRegistry(t, srv)
 
-	res := reg.Call(context.Background(), "searchDatasets", json.RawMessage(`{"query":"תחבורה"}`))
+	res := reg.Call(context.Background(), "searchDatasets", json.RawMessage(`{"query":"תחבורה","exactQuery":true}`))
 	if !res.OK() {
 		t.Fatalf("call failed: %s", res.JSON)
 	}
@@ -96,7 +97,7 @@ func TestSearchDatasetsHebrewEndToEnd(t *testing.T) {
 	if want := "q=%D7%AA%D7%97%D7%91%D7%95%D7%A8%D7%94"; !strings.Contains(req.URL.RawQuery, want) {
 		t.Errorf("raw query %q does not carry the UTF-8 bytes %s", req.URL.RawQuery, want)
 	}
-	for _, s := range []string{"קווי תחבורה ציבורית", "משרד התחבורה", `"tags":["תחבורה"]`, `"summary":"1 of 1 datasets for \"תחבורה\""`} {
+	for _, s := range []string{"קווי תחבורה ציבורית", "משרד התחבורה", `"tags":["תחבורה"]`, `"summary":"1 of 1 datasets for \"תחבורה\": \"קווי תחבורה ציבורית\""`} {
 		if !strings.Contains(string(res.JSON), s) {
 			t.Errorf("result JSON lacks %s:\n%s", s, res.JSON)
 		}
@@ -261,4 +262,62 @@ func TestInputValidationMessages(t *testing.T) {
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("invalid inputs reached the portal %d times", n)
 	}
+}
+
+func TestSearchDatasetsHebrewForms(t *testing.T) {
+	t.Run("a Hebrew word is searched in its other forms", func(t *testing.T) {
+		srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+		res, env := call(t, serverRegistry(t, srv), "searchDatasets", `{"query":"תַּחְבּוּרָה ציבורית"}`)
+		var out SearchDatasetsOutput
+		mustOK(t, res, &out)
+		q := srv.Last(t).Query.Get("q")
+		for _, s := range []string{"(title:תחבורה^4 OR text:(תחבורה^2 OR ", " OR ותחבורה", ") AND (title:ציבורית^4", " OR הציבורית"} {
+			if !strings.Contains(q, s) {
+				t.Errorf("q lacks %q:\n%s", s, q)
+			}
+		}
+		if got := out.HebrewForms["תַּחְבּוּרָה"]; len(got) == 0 || got[0] != "תחבורה" || got[1] != "תחבורות" || got[len(got)-1] != "(+18 more)" {
+			t.Errorf("hebrewForms = %q", out.HebrewForms)
+		}
+		if s, _ := env["summary"].(string); !strings.HasPrefix(s, `3 of 3 datasets for "תַּחְבּוּרָה ציבורית" (Hebrew word forms included): `) {
+			t.Errorf("summary = %q", s)
+		}
+	})
+	t.Run("Solr syntax, English and exactQuery are sent as written", func(t *testing.T) {
+		for _, args := range []string{`{"query":"title:תחבורה"}`, `{"query":"transport"}`, `{"query":"תחבורה","exactQuery":true}`} {
+			srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+			res, _ := call(t, serverRegistry(t, srv), "searchDatasets", args)
+			var out SearchDatasetsOutput
+			mustOK(t, res, &out)
+			var in SearchDatasetsInput
+			_ = json.Unmarshal([]byte(args), &in)
+			if q := srv.Last(t).Query.Get("q"); q != in.Query || out.HebrewForms != nil {
+				t.Errorf("%s: q = %q, hebrewForms = %q", args, q, out.HebrewForms)
+			}
+		}
+	})
+	t.Run("a portal that refuses the rewritten query is asked the query as typed", func(t *testing.T) {
+		// CONSTRUCTED: CKAN's answer to a query its Solr cannot parse
+		// (ckan/logic/action/get.py raises SearchQueryError → 409).
+		refused := tooltest.Reply{Status: http.StatusConflict, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: []byte(`{"help":"h","success":false,"error":{"__type":"Search Query Error","message":"Search Query is invalid: undefined field text"}}`)}
+		ok := tooltest.Reply{Handle: tooltest.CKANPackageSearch(t)}
+		srv := tooltest.NewServer(t, tooltest.Sequence(refused, ok))
+		res, _ := call(t, serverRegistry(t, srv), "searchDatasets", `{"query":"תחבורה"}`)
+		var out SearchDatasetsOutput
+		mustOK(t, res, &out)
+		reqs := srv.Requests()
+		if len(reqs) != 2 || !strings.HasPrefix(reqs[0].Query.Get("q"), "(title:") || reqs[1].Query.Get("q") != "תחבורה" {
+			t.Fatalf("requests: %d, q %q", len(reqs), func() []string {
+				var qs []string
+				for _, r := range reqs {
+					qs = append(qs, r.Query.Get("q"))
+				}
+				return qs
+			}())
+		}
+		if out.HebrewForms != nil || out.Total != 3 {
+			t.Errorf("hebrewForms = %q, total %d", out.HebrewForms, out.Total)
+		}
+	})
 }
