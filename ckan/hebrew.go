@@ -159,14 +159,15 @@ func canPrefix(p, s string) bool {
 }
 
 // otherNumber returns the cheap singular or plural forms of a stem: -ים
-// off or on, -י (construct) to -ים, -ות to -ה or -ת and back.
+// and -ות off or on, the construct plural -י, -ה and -ת to -ות and back.
 func otherNumber(s string) []string {
 	rs := []rune(s)
 	n := len(rs)
 	var out []string
 	switch {
 	case n-2 >= minStem && strings.HasSuffix(s, "ים"):
-		out = append(out, NormalizeHebrew(string(rs[:n-2])))
+		// "רכבים" is "רכב", and before a noun "חיסונים" is "חיסוני".
+		out = append(out, NormalizeHebrew(string(rs[:n-2])), string(rs[:n-1]))
 	case n >= 4 && strings.HasSuffix(s, "י"):
 		// A construct plural, "מחירי (דירות)": the free form ends in ים.
 		out = append(out, s+"ם")
@@ -180,7 +181,9 @@ func otherNumber(s string) []string {
 		// "ציבורית" is "ציבוריות", "רכבת" is "רכבות".
 		out = append(out, string(rs[:n-1])+"ות")
 	case n >= minStem:
-		out = append(out, unfinal(s)+"ים")
+		// Masculine: "מוסך" is "מוסכים", "מלון" is "מלונות", and before a
+		// noun "מחיר" is "מחירי".
+		out = append(out, unfinal(s)+"ים", unfinal(s)+"ות", unfinal(s)+"י")
 	}
 	return out
 }
