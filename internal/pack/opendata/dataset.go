@@ -37,7 +37,8 @@ type GetDatasetDetailsOutput struct {
 	Extras           map[string]string `json:"extras" jsonschema:"Free-form metadata the publisher added"`
 	MetadataCreated  string            `json:"metadata_created"`
 	MetadataModified string            `json:"metadata_modified"`
-	DatasetURL       string            `json:"datasetUrl" jsonschema:"The dataset's page on the portal"`
+	DatasetURL       string            `json:"datasetUrl" jsonschema:"The dataset's page on the portal (the same as portalUrl; kept for existing clients)"`
+	PortalURL        string            `json:"portalUrl" jsonschema:"The dataset's page on the portal, for people"`
 	APIURL           string            `json:"apiUrl" jsonschema:"The CKAN API call that produced this result"`
 }
 
@@ -54,6 +55,7 @@ type OrganizationInfo struct {
 	Name        string `json:"name"`
 	Title       string `json:"title"`
 	Description string `json:"description,omitempty"`
+	PortalURL   string `json:"portalUrl,omitempty" jsonschema:"The organization's page on the portal"`
 }
 
 // GroupRef names a group a dataset belongs to.
@@ -75,6 +77,7 @@ type ResourceInfo struct {
 	DatastoreActive bool   `json:"datastore_active" jsonschema:"Whether its rows can be queried with queryDatastore"`
 	Created         string `json:"created,omitempty"`
 	LastModified    string `json:"last_modified,omitempty"`
+	PortalURL       string `json:"portalUrl,omitempty" jsonschema:"The resource's page on the portal, within its dataset"`
 }
 
 // Summary names the dataset and counts its resources.
@@ -120,11 +123,17 @@ func (p *pack) getDatasetDetails(ctx context.Context, in GetDatasetDetailsInput)
 		Resources:       make([]ResourceInfo, 0, len(pkg.Resources)),
 		Extras:          make(map[string]string, len(pkg.Extras)),
 		MetadataCreated: pkg.MetadataCreated, MetadataModified: pkg.MetadataModified,
-		DatasetURL: datasetURL(c, pkg.Name), APIURL: resp.URL,
+		APIURL: resp.URL,
 	}
+	pages := pagesOf(c)
+	var org string
 	if o := pkg.Organization; o != nil {
-		out.Organization = &OrganizationInfo{ID: o.ID, Name: o.Name, Title: o.Title, Description: o.Description}
+		org = o.Name
+		out.Organization = &OrganizationInfo{ID: o.ID, Name: o.Name, Title: o.Title, Description: o.Description,
+			PortalURL: pages.Organization(o.Name)}
 	}
+	out.PortalURL = pages.Dataset(org, pkg.Name)
+	out.DatasetURL = out.PortalURL
 	for _, t := range pkg.Tags {
 		out.Tags = append(out.Tags, t.Name)
 	}
@@ -135,6 +144,7 @@ func (p *pack) getDatasetDetails(ctx context.Context, in GetDatasetDetailsInput)
 		out.Resources = append(out.Resources, ResourceInfo{
 			ID: r.ID, Name: r.Name, Description: r.Description, URL: r.URL, Format: r.Format, Mimetype: r.Mimetype,
 			Size: r.Size.Ptr(), DatastoreActive: bool(r.DatastoreActive), Created: r.Created, LastModified: r.LastModified,
+			PortalURL: pages.Resource(org, pkg.Name, r.ID),
 		})
 	}
 	for _, e := range pkg.Extras {

@@ -51,6 +51,17 @@ func TestGetDatasetDetails(t *testing.T) {
 	if out.Groups == nil || len(out.Groups) != 0 {
 		t.Errorf("groups = %#v, want []", out.Groups)
 	}
+	// Links to the portal's pages, for people and the chat page's cards.
+	for got, want := range map[string]string{
+		out.PortalURL:              srv.URL + "/dataset/2016-regione-asia-est-oceania-classi-di-eta",
+		out.DatasetURL:             srv.URL + "/dataset/2016-regione-asia-est-oceania-classi-di-eta",
+		out.Organization.PortalURL: srv.URL + "/organization/sdb",
+		r.PortalURL:                srv.URL + "/dataset/2016-regione-asia-est-oceania-classi-di-eta/resource/a5cd573b-5565-48f1-9b2d-8726004cb020",
+	} {
+		if got != want {
+			t.Errorf("portal link %q, want %q", got, want)
+		}
+	}
 }
 
 // Portals disagree on types: sizes as strings, datastore_active as a string,

@@ -27,6 +27,7 @@ type GroupInfo struct {
 	Description  string `json:"description"`
 	PackageCount int    `json:"package_count" jsonschema:"How many public datasets it holds"`
 	ImageURL     string `json:"image_url,omitempty"`
+	PortalURL    string `json:"portalUrl,omitempty" jsonschema:"Its page on the portal"`
 }
 
 // ListGroupsOutput is the output of listGroups.
@@ -111,11 +112,17 @@ func listGroupish(ctx context.Context, c *ckan.Client, action string, allFields 
 		return groupPage{}, toolError(err)
 	}
 	out.Groups = make([]GroupInfo, 0, len(groups))
+	pages := pagesOf(c)
+	page := pages.Group
+	if action == "organization_list" {
+		page = pages.Organization
+	}
 	for _, g := range groups {
 		out.Names = append(out.Names, g.Name)
 		out.Groups = append(out.Groups, GroupInfo{
 			ID: g.ID, Name: g.Name, DisplayName: cmp.Or(g.DisplayName, g.Title, g.Name),
 			Description: g.Description, PackageCount: g.PackageCount, ImageURL: cmp.Or(g.ImageDisplay, g.ImageURL),
+			PortalURL: page(g.Name),
 		})
 	}
 	out.Count, out.Pages = len(groups), calls

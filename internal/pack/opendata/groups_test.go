@@ -83,7 +83,8 @@ func TestListGroupsAllFieldsFixture(t *testing.T) {
 	want := []GroupInfo{{
 		ID: "29a82d2f-11c5-48e2-884b-0f34d936bedd", Name: "test-group", DisplayName: "Economic Data",
 		Description: "A collection of economic indicators available on DataHub.", PackageCount: 2,
-		ImageURL: "https://datahub.io/static/img/awesome-data/economic-data.png",
+		ImageURL:  "https://datahub.io/static/img/awesome-data/economic-data.png",
+		PortalURL: srv.URL + "/group/test-group",
 	}}
 	if !slices.Equal(out.Groups, want) || !slices.Equal(out.Names, []string{"test-group"}) {
 		t.Errorf("groups = %+v", out.Groups)

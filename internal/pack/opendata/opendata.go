@@ -216,14 +216,6 @@ func (p *pack) client(portal string) (*ckan.Client, error) {
 	return c, nil
 }
 
-// datasetURL is the human page of a dataset on the portal.
-func datasetURL(c *ckan.Client, name string) string {
-	if name == "" {
-		return ""
-	}
-	return c.SiteURL() + "/dataset/" + url.PathEscape(name)
-}
-
 // nonNil returns s, or an empty slice for nil: outputs show [] rather than null.
 func nonNil[T any](s []T) []T {
 	if s == nil {

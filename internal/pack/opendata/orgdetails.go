@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/url"
 
 	"github.com/toolport/toolport/tool"
 )
@@ -31,7 +30,7 @@ type GetOrganizationDetailsOutput struct {
 	Extras            map[string]string `json:"extras,omitempty"`
 	Datasets          []DatasetSummary  `json:"datasets,omitempty" jsonschema:"Its datasets (with includeDatasets), at most datasetsLimit"`
 	DatasetsTruncated bool              `json:"datasetsTruncated,omitempty" jsonschema:"Whether it has more datasets than were returned; page with searchDatasets organization"`
-	OrganizationURL   string            `json:"organizationUrl" jsonschema:"The organization's page on the portal"`
+	PortalURL         string            `json:"portalUrl" jsonschema:"The organization's page on the portal, for people"`
 	APIURL            string            `json:"apiUrl" jsonschema:"The CKAN API call that produced this result"`
 }
 
@@ -69,9 +68,7 @@ func (p *pack) getOrganizationDetails(ctx context.Context, in GetOrganizationDet
 		Description: o.Description, ImageURL: cmp.Or(o.ImageDisplay, o.ImageURL), Created: o.Created, State: o.State,
 		PackageCount: o.PackageCount, APIURL: resp.URL,
 	}
-	if o.Name != "" {
-		out.OrganizationURL = c.SiteURL() + "/organization/" + url.PathEscape(o.Name)
-	}
+	out.PortalURL = pagesOf(c).Organization(o.Name)
 	if len(o.Extras) > 0 {
 		out.Extras = make(map[string]string, len(o.Extras))
 		for _, e := range o.Extras {

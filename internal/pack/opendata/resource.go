@@ -1,6 +1,7 @@
 package opendata
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,7 +69,7 @@ func (p *pack) getResourceDetails(ctx context.Context, in GetResourceDetailsInpu
 	if err != nil {
 		return GetResourceDetailsOutput{}, toolError(err)
 	}
-	out := GetResourceDetailsOutput{ResourceInfo: resourceInfo(r), APIURL: resp.URL}
+	out := GetResourceDetailsOutput{ResourceInfo: resourceInfo(pagesOf(c), r), APIURL: resp.URL}
 	if !out.DatastoreActive {
 		return out, nil
 	}
@@ -87,12 +88,13 @@ func (p *pack) getResourceDetails(ctx context.Context, in GetResourceDetailsInpu
 	return out, nil
 }
 
-// resourceInfo keeps what an agent needs of a resource.
-func resourceInfo(r *ckan.Resource) ResourceInfo {
+// resourceInfo keeps what an agent needs of a resource. Its page is under
+// its dataset, named by id where resource_show gives no name.
+func resourceInfo(pages portalPages, r *ckan.Resource) ResourceInfo {
 	return ResourceInfo{
 		ID: r.ID, PackageID: r.PackageID, Name: r.Name, Description: r.Description, URL: r.URL, Format: r.Format,
 		Mimetype: r.Mimetype, Size: r.Size.Ptr(), DatastoreActive: bool(r.DatastoreActive), Created: r.Created,
-		LastModified: r.LastModified,
+		LastModified: r.LastModified, PortalURL: pages.Resource("", r.PackageID, r.ID),
 	}
 }
 
@@ -230,7 +232,7 @@ func (p *pack) searchResources(ctx context.Context, in SearchResourcesInput) (Se
 	out := SearchResourcesOutput{Resources: make([]ResourceInfo, 0, min(len(res.Results), in.Limit)), Count: res.Count,
 		Limit: in.Limit, Offset: in.Offset, Source: "resource_search", APIURL: resp.URL}
 	for i := range res.Results[:min(len(res.Results), in.Limit)] {
-		out.Resources = append(out.Resources, resourceInfo(&res.Results[i]))
+		out.Resources = append(out.Resources, resourceInfo(pagesOf(c), &res.Results[i]))
 	}
 	return out, nil
 }
@@ -271,6 +273,7 @@ func (p *pack) searchResourcesFallback(ctx context.Context, c *ckan.Client, in S
 		return SearchResourcesOutput{}, toolError(err)
 	}
 	var found []ResourceInfo
+	pages := pagesOf(c)
 	for i := range res.Results {
 		pkg := &res.Results[i]
 		for j := range pkg.Resources {
@@ -283,7 +286,9 @@ func (p *pack) searchResourcesFallback(ctx context.Context, c *ckan.Client, in S
 				ok = ok && t.match(r)
 			}
 			if ok {
-				found = append(found, resourceInfo(r))
+				info := resourceInfo(pages, r)
+				info.PortalURL = pages.Resource(orgName(pkg), cmp.Or(pkg.Name, pkg.ID), r.ID)
+				found = append(found, info)
 			}
 		}
 	}
@@ -295,4 +300,12 @@ func (p *pack) searchResourcesFallback(ctx context.Context, c *ckan.Client, in S
 		out.Note += ", so count is a lower bound"
 	}
 	return out, nil
+}
+
+// orgName is the name of a dataset's organization, or "".
+func orgName(pkg *ckan.Package) string {
+	if pkg.Organization == nil {
+		return ""
+	}
+	return pkg.Organization.Name
 }

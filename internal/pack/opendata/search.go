@@ -67,13 +67,15 @@ type DatasetSummary struct {
 	Formats          []string `json:"formats" jsonschema:"The distinct formats of its resources"`
 	NumResources     int      `json:"num_resources"`
 	MetadataModified string   `json:"metadata_modified" jsonschema:"When the dataset was last modified (ISO 8601, portal time)"`
-	DatasetURL       string   `json:"datasetUrl" jsonschema:"The dataset's page on the portal"`
+	DatasetURL       string   `json:"datasetUrl" jsonschema:"The dataset's page on the portal (the same as portalUrl; kept for existing clients)"`
+	PortalURL        string   `json:"portalUrl" jsonschema:"The dataset's page on the portal, for people"`
 }
 
 // OrgRef names the organization that publishes a dataset.
 type OrgRef struct {
-	Name  string `json:"name"`
-	Title string `json:"title"`
+	Name      string `json:"name"`
+	Title     string `json:"title"`
+	PortalURL string `json:"portalUrl,omitempty" jsonschema:"The organization's page on the portal"`
 }
 
 // Summary says how many datasets were found, which, and how to page.
@@ -179,11 +181,15 @@ func summarize(c *ckan.Client, pkg *ckan.Package) DatasetSummary {
 		Formats:          []string{},
 		NumResources:     max(pkg.NumResources, len(pkg.Resources)),
 		MetadataModified: pkg.MetadataModified,
-		DatasetURL:       datasetURL(c, pkg.Name),
 	}
+	pages := pagesOf(c)
+	var org string
 	if pkg.Organization != nil {
-		d.Organization = &OrgRef{Name: pkg.Organization.Name, Title: pkg.Organization.Title}
+		org = pkg.Organization.Name
+		d.Organization = &OrgRef{Name: org, Title: pkg.Organization.Title, PortalURL: pages.Organization(org)}
 	}
+	d.PortalURL = pages.Dataset(org, pkg.Name)
+	d.DatasetURL = d.PortalURL
 	for _, t := range pkg.Tags {
 		d.Tags = append(d.Tags, t.Name)
 	}

@@ -39,10 +39,11 @@ func TestSearchDatasetsKeyword(t *testing.T) {
 		ID: "17be64bb-da74-4195-9bb8-565c39846af2", Name: "2016-regione-asia-est-oceania-classi-di-eta",
 		Title:        "2016 Regione Asia Est Oceania * Classi di età",
 		Description:  "Dati demografici al 31.12.2016 della Regione Asia Est Oceania per classi di età",
-		Organization: &OrgRef{Name: "sdb", Title: "SDB"},
+		Organization: &OrgRef{Name: "sdb", Title: "SDB", PortalURL: srv.URL + "/organization/sdb"},
 		Tags:         []string{"2016", "RASE", "età"}, Formats: []string{"CSV"}, NumResources: 1,
 		MetadataModified: "2017-07-05T19:29:07.136124",
 		DatasetURL:       srv.URL + "/dataset/2016-regione-asia-est-oceania-classi-di-eta",
+		PortalURL:        srv.URL + "/dataset/2016-regione-asia-est-oceania-classi-di-eta",
 	}
 	got := out.Datasets[2]
 	gotJSON, _ := json.Marshal(got)

@@ -126,7 +126,7 @@ func TestGetOrganizationDetails(t *testing.T) {
 	}
 	if out.Name != "ministry-of-health" || out.DisplayName != "משרד הבריאות" || out.PackageCount != 57 ||
 		out.ImageURL != "https://data.gov.il/x.png" || out.Extras["phone"] != "*5400" ||
-		out.OrganizationURL != srv.URL+"/organization/ministry-of-health" {
+		out.PortalURL != srv.URL+"/organization/ministry-of-health" {
 		t.Errorf("output = %+v", out)
 	}
 	if len(out.Datasets) != 2 || out.Datasets[0].Name != "100-validated-species-of-plants" || !out.DatasetsTruncated {
