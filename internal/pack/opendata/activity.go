@@ -1,12 +1,14 @@
 package opendata
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/internal/httpclient"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -41,7 +43,19 @@ type ActivityOutput struct {
 
 // Summary counts the activities.
 func (o ActivityOutput) Summary() string {
-	return fmt.Sprintf("%d activities (offset %d)", o.Count, o.Offset)
+	s := fmt.Sprintf("%d activities", o.Count)
+	if o.Offset > 0 {
+		s += fmt.Sprintf(" from offset %d", o.Offset)
+	}
+	if len(o.Activities) > 0 {
+		a := o.Activities[0]
+		s += fmt.Sprintf("; latest: %s", a.ActivityType)
+		if name := cmp.Or(a.ObjectTitle, a.ObjectName); name != "" {
+			s += fmt.Sprintf(" %q", httpclient.ClipRunes(name, maxSummaryName))
+		}
+		s += " at " + a.Timestamp
+	}
+	return s + morePhrase("offset", o.Offset+o.Count, o.HasMore)
 }
 
 func getDatasetActivityTool(p *pack) *tool.Tool {

@@ -4,15 +4,22 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/internal/httpclient"
 	"github.com/toolport/toolport/tool"
 )
 
 // GetDatasetDetailsInput is the input of getDatasetDetails.
 type GetDatasetDetailsInput struct {
-	ID     string `json:"id" jsonschema:"The dataset's name (as in its URL) or its UUID, as searchDatasets returns them" schema:"minLength=1,maxLength=200"`
-	Portal string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	ID              string `json:"id" jsonschema:"The dataset's name (as in its URL) or its UUID, as searchDatasets returns them" schema:"minLength=1,maxLength=200"`
+	ResourcesLimit  int    `json:"resourcesLimit,omitempty" jsonschema:"How many of its resources to list (1-500); a dataset with more says so in resourceCount and note" schema:"minimum=1,maximum=500,default=50"`
+	ResourcesOffset int    `json:"resourcesOffset,omitempty" jsonschema:"How many resources to skip, to page through a dataset with many" schema:"minimum=0,maximum=100000,default=0"`
+	FullNotes       bool   `json:"fullNotes,omitempty" jsonschema:"Return the whole description; by default a long one is cut after 3000 characters and notesTruncated says so"`
+	Portal          string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
 }
 
 // GetDatasetDetailsOutput is a dataset's full metadata.
@@ -20,7 +27,9 @@ type GetDatasetDetailsOutput struct {
 	ID               string            `json:"id"`
 	Name             string            `json:"name"`
 	Title            string            `json:"title"`
-	Notes            string            `json:"notes" jsonschema:"The dataset's description (often Markdown)"`
+	Notes            string            `json:"notes" jsonschema:"The dataset's description (often Markdown); cut with … when notesTruncated"`
+	NotesTruncated   bool              `json:"notesTruncated,omitempty" jsonschema:"The description was cut; fullNotes returns all of it"`
+	NotesLength      int               `json:"notesLength,omitempty" jsonschema:"The whole description's length in characters, when cut"`
 	URL              string            `json:"url,omitempty" jsonschema:"The source page the publisher gave, if any"`
 	Version          string            `json:"version,omitempty"`
 	State            string            `json:"state,omitempty"`
@@ -33,7 +42,10 @@ type GetDatasetDetailsOutput struct {
 	Organization     *OrganizationInfo `json:"organization"`
 	Tags             []string          `json:"tags"`
 	Groups           []GroupRef        `json:"groups"`
-	Resources        []ResourceInfo    `json:"resources"`
+	Resources        []ResourceInfo    `json:"resources" jsonschema:"Its resources, resourcesLimit of them from resourcesOffset"`
+	ResourceCount    int               `json:"resourceCount" jsonschema:"How many resources the dataset has in all"`
+	Formats          []string          `json:"formats" jsonschema:"The distinct formats of all its resources"`
+	Note             string            `json:"note,omitempty" jsonschema:"What was left out and how to get it"`
 	Extras           map[string]string `json:"extras" jsonschema:"Free-form metadata the publisher added"`
 	MetadataCreated  string            `json:"metadata_created"`
 	MetadataModified string            `json:"metadata_modified"`
@@ -80,14 +92,25 @@ type ResourceInfo struct {
 	PortalURL       string `json:"portalUrl,omitempty" jsonschema:"The resource's page on the portal, within its dataset"`
 }
 
-// Summary names the dataset and counts its resources.
+// Summary names the dataset, its publisher and formats, and counts its
+// resources.
 func (o GetDatasetDetailsOutput) Summary() string {
-	title := o.Title
-	if title == "" {
-		title = o.Name
+	s := fmt.Sprintf("%q", cmp.Or(o.Title, o.Name))
+	if o.Organization != nil {
+		s += fmt.Sprintf(" by %s", cmp.Or(o.Organization.Title, o.Organization.Name))
 	}
-	return fmt.Sprintf("%q: %d resources", title, len(o.Resources))
+	s += fmt.Sprintf(": %d resources", o.ResourceCount)
+	if len(o.Formats) > 0 {
+		s += " (" + strings.Join(o.Formats, ", ") + ")"
+	}
+	if o.Note != "" {
+		s += "; " + o.Note
+	}
+	return s
 }
+
+// maxNotes bounds the description getDatasetDetails returns by default.
+const maxNotes = 3000
 
 func getDatasetDetailsTool(p *pack) *tool.Tool {
 	return tool.Must(tool.New(tool.Spec{
@@ -115,12 +138,13 @@ func (p *pack) getDatasetDetails(ctx context.Context, in GetDatasetDetailsInput)
 	}
 	out := GetDatasetDetailsOutput{
 		ID: pkg.ID, Name: pkg.Name, Title: pkg.Title, Notes: pkg.Notes, URL: pkg.URL, Version: pkg.Version,
+		ResourceCount: len(pkg.Resources), Formats: formatsOf(pkg.Resources),
 		State: pkg.State, Private: pkg.Private,
 		Author: pkg.Author, AuthorEmail: pkg.AuthorEmail, Maintainer: pkg.Maintainer, MaintainerEmail: pkg.MaintainerEmail,
 		License:         License{ID: pkg.LicenseID, Title: pkg.LicenseTitle, URL: pkg.LicenseURL},
 		Tags:            make([]string, 0, len(pkg.Tags)),
 		Groups:          make([]GroupRef, 0, len(pkg.Groups)),
-		Resources:       make([]ResourceInfo, 0, len(pkg.Resources)),
+		Resources:       make([]ResourceInfo, 0, min(len(pkg.Resources), in.ResourcesLimit)),
 		Extras:          make(map[string]string, len(pkg.Extras)),
 		MetadataCreated: pkg.MetadataCreated, MetadataModified: pkg.MetadataModified,
 		APIURL: resp.URL,
@@ -140,7 +164,22 @@ func (p *pack) getDatasetDetails(ctx context.Context, in GetDatasetDetailsInput)
 	for _, g := range pkg.Groups {
 		out.Groups = append(out.Groups, GroupRef{Name: g.Name, Title: cmp.Or(g.Title, g.DisplayName)})
 	}
-	for _, r := range pkg.Resources {
+	if !in.FullNotes {
+		if n := utf8.RuneCountInString(pkg.Notes); n > maxNotes {
+			out.Notes, out.NotesTruncated, out.NotesLength = httpclient.ClipRunes(pkg.Notes, maxNotes), true, n
+		}
+	}
+	page := pkg.Resources[min(in.ResourcesOffset, len(pkg.Resources)):min(in.ResourcesOffset+in.ResourcesLimit, len(pkg.Resources))]
+	if len(page) < len(pkg.Resources) {
+		out.Note = fmt.Sprintf("resources %d-%d of %d listed", in.ResourcesOffset+min(1, len(page)), in.ResourcesOffset+len(page), len(pkg.Resources))
+		if next := in.ResourcesOffset + len(page); next < len(pkg.Resources) {
+			out.Note += fmt.Sprintf("; more with resourcesOffset=%d", next)
+		}
+	}
+	if out.NotesTruncated {
+		out.Note = strings.TrimPrefix(out.Note+fmt.Sprintf("; description cut at %d of %d characters (fullNotes for all)", maxNotes, out.NotesLength), "; ")
+	}
+	for _, r := range page {
 		out.Resources = append(out.Resources, ResourceInfo{
 			ID: r.ID, Name: r.Name, Description: r.Description, URL: r.URL, Format: r.Format, Mimetype: r.Mimetype,
 			Size: r.Size.Ptr(), DatastoreActive: bool(r.DatastoreActive), Created: r.Created, LastModified: r.LastModified,
@@ -151,4 +190,16 @@ func (p *pack) getDatasetDetails(ctx context.Context, in GetDatasetDetailsInput)
 		out.Extras[e.Key] = string(e.Value)
 	}
 	return out, nil
+}
+
+// formatsOf lists the distinct formats of resources, in order, ignoring case.
+func formatsOf(rs []ckan.Resource) []string {
+	out := []string{}
+	for _, r := range rs {
+		f := strings.TrimSpace(r.Format)
+		if f != "" && !slices.ContainsFunc(out, func(g string) bool { return strings.EqualFold(f, g) }) {
+			out = append(out, f)
+		}
+	}
+	return out
 }

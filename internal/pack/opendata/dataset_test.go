@@ -2,9 +2,11 @@ package opendata
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
@@ -112,5 +114,51 @@ func TestGetDatasetDetailsNotFound(t *testing.T) {
 	}
 	if env["success"] != false || env["error_code"] != "NOT_FOUND" || env["error"] != "package_show: Not Found Error: לא נמצא" {
 		t.Errorf("envelope = %s", res.JSON)
+	}
+}
+
+// A dataset with many resources and a long description is paged and cut
+// with counts and a way on, never silently.
+func TestGetDatasetDetailsPagesResources(t *testing.T) {
+	// CONSTRUCTED: package_show's documented shape; data.gov.il publishes
+	// monthly files as one resource each, so 120 is ordinary.
+	var resources []any
+	for i := range 120 {
+		f := "CSV"
+		if i%2 == 1 {
+			f = "XLSX"
+		}
+		resources = append(resources, map[string]any{"id": fmt.Sprintf("r%03d", i), "name": fmt.Sprintf("חודש %d", i), "format": f})
+	}
+	notes := strings.Repeat("תיאור ארוך. ", 400) // 4800 characters
+	pkg := map[string]any{"id": "p1", "name": "monthly", "title": "נתונים חודשיים", "notes": notes, "resources": resources,
+		"organization": map[string]any{"name": "cbs", "title": "הלשכה המרכזית לסטטיסטיקה"}}
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_show": okJSON(t, pkg)})
+	reg := serverRegistry(t, srv)
+
+	res, env := call(t, reg, "getDatasetDetails", `{"id":"monthly"}`)
+	var out GetDatasetDetailsOutput
+	mustOK(t, res, &out)
+	if len(out.Resources) != 50 || out.Resources[0].ID != "r000" || out.ResourceCount != 120 ||
+		strings.Join(out.Formats, ",") != "CSV,XLSX" {
+		t.Errorf("%d resources from %s, count %d, formats %v", len(out.Resources), out.Resources[0].ID, out.ResourceCount, out.Formats)
+	}
+	if !out.NotesTruncated || out.NotesLength != 4800 || utf8.RuneCountInString(out.Notes) != maxNotes+1 || !strings.HasSuffix(out.Notes, "…") {
+		t.Errorf("notes: truncated %v, length %d, %d characters", out.NotesTruncated, out.NotesLength, utf8.RuneCountInString(out.Notes))
+	}
+	want := `"נתונים חודשיים" by הלשכה המרכזית לסטטיסטיקה: 120 resources (CSV, XLSX); resources 1-50 of 120 listed; more with resourcesOffset=50; description cut at 3000 of 4800 characters (fullNotes for all)`
+	if env["summary"] != want {
+		t.Errorf("summary = %v\n want %s", env["summary"], want)
+	}
+
+	res, _ = call(t, reg, "getDatasetDetails", `{"id":"monthly","resourcesOffset":100,"resourcesLimit":50,"fullNotes":true}`)
+	out = GetDatasetDetailsOutput{}
+	mustOK(t, res, &out)
+	if len(out.Resources) != 20 || out.Resources[0].ID != "r100" || out.Notes != notes || out.NotesTruncated ||
+		out.Note != "resources 101-120 of 120 listed" {
+		t.Errorf("second page: %d resources, note %q, notes cut %v", len(out.Resources), out.Note, out.NotesTruncated)
+	}
+	if out.Resources[0].PortalURL != srv.URL+"/dataset/monthly/resource/r100" {
+		t.Errorf("resource portalUrl = %s", out.Resources[0].PortalURL)
 	}
 }

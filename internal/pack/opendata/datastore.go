@@ -49,7 +49,19 @@ type QueryDatastoreOutput struct {
 
 // Summary counts the rows.
 func (o QueryDatastoreOutput) Summary() string {
-	return fmt.Sprintf("%d of %d rows", len(o.Records), o.Total)
+	s := fmt.Sprintf("%d of %d rows", len(o.Records), o.Total)
+	if o.Estimated {
+		s = fmt.Sprintf("%d of about %d rows", len(o.Records), o.Total)
+	}
+	if len(o.Fields) > 0 {
+		s += fmt.Sprintf(", %d columns: ", len(o.Fields)) + listTitles(o.Fields, func(f ckan.DatastoreField) string { return f.ID }, 6)
+	}
+	if o.Truncated {
+		s += "; more rows were left out (raise LIMIT or page with OFFSET)"
+	} else if o.SQL == "" {
+		s += morePhrase("offset", o.Offset+len(o.Records), len(o.Records) > 0 && o.Offset+len(o.Records) < o.Total)
+	}
+	return s
 }
 
 func queryDatastoreTool(p *pack) *tool.Tool {

@@ -64,7 +64,7 @@ func TestQueryDatastore(t *testing.T) {
 	if out.APIURL != srv.URL+"/api/3/action/datastore_search" || !strings.Contains(out.APIBody, `"resource_id":"5c78e9fa`) {
 		t.Errorf("apiUrl %s apiBody %s", out.APIURL, out.APIBody)
 	}
-	if env["summary"] != "2 of 1234 rows" {
+	if env["summary"] != `2 of 1234 rows, 3 columns: "_id", "שם ישוב", "סמל ישוב"; more with offset=6` {
 		t.Errorf("summary = %v", env["summary"])
 	}
 }
@@ -191,7 +191,7 @@ func TestQueryDatastoreSQL(t *testing.T) {
 		out.APIURL != srv.URL+"/api/3/action/datastore_search_sql" || !strings.Contains(out.APIBody, `"sql":"SELECT`) {
 		t.Errorf("output = %+v", out)
 	}
-	if !strings.Contains(string(res.JSON), `"n":12345678901234567890`) || env["summary"] != "2 of 3 rows" {
+	if !strings.Contains(string(res.JSON), `"n":12345678901234567890`) || env["summary"] != `2 of 3 rows, 2 columns: "עיר", "n"; more rows were left out (raise LIMIT or page with OFFSET)` {
 		t.Errorf("result = %s", res.JSON)
 	}
 }

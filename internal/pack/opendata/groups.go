@@ -43,7 +43,7 @@ type ListGroupsOutput struct {
 
 // Summary counts the groups.
 func (o ListGroupsOutput) Summary() string {
-	return fmt.Sprintf("%d groups (offset %d)", o.Count, o.Offset)
+	return groupSummary("groups", o.Names, o.Groups, o.Limit, o.Offset)
 }
 
 func listGroupsTool(p *pack) *tool.Tool {
@@ -127,4 +127,21 @@ func listGroupish(ctx context.Context, c *ckan.Client, action string, allFields 
 	}
 	out.Count, out.Pages = len(groups), calls
 	return out, nil
+}
+
+// groupSummary names the first groups or organizations of a page, with
+// their dataset counts when known, and says how to page on.
+func groupSummary(what string, names []string, groups []GroupInfo, limit, offset int) string {
+	s := fmt.Sprintf("%d %s", len(names), what)
+	if offset > 0 {
+		s += fmt.Sprintf(" from offset %d", offset)
+	}
+	if len(groups) > 0 {
+		s += ": " + listTitles(groups, func(g GroupInfo) string {
+			return fmt.Sprintf("%s (%s)", g.DisplayName, plural(g.PackageCount, "dataset"))
+		}, 5)
+	} else if len(names) > 0 {
+		s += ": " + listTitles(names, func(n string) string { return n }, 5)
+	}
+	return s + morePhrase("offset", offset+len(names), len(names) >= limit && limit > 0)
 }

@@ -62,7 +62,7 @@ func TestListGroupsNames(t *testing.T) {
 	if want := srv.URL + "/api/3/action/group_list?limit=100"; out.APIURL != want {
 		t.Errorf("apiUrl = %s, want %s", out.APIURL, want)
 	}
-	if env["summary"] != "30 groups (offset 0)" {
+	if env["summary"] != `30 groups: "group-00", "group-01", "group-02", "group-03", "group-04" and 25 more` {
 		t.Errorf("summary = %v", env["summary"])
 	}
 }
@@ -165,7 +165,7 @@ func TestListOrganizations(t *testing.T) {
 		raw, _ := json.Marshal(out)
 		t.Errorf("output = %s", raw)
 	}
-	if env["summary"] != "3 organizations (offset 0)" {
+	if env["summary"] != `3 organizations: "קבוצה 0 (0 datasets)", "קבוצה 1 (1 dataset)", "קבוצה 2 (2 datasets)"` {
 		t.Errorf("summary %v", env["summary"])
 	}
 

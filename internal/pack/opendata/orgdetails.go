@@ -36,7 +36,14 @@ type GetOrganizationDetailsOutput struct {
 
 // Summary names the organization and counts its datasets.
 func (o GetOrganizationDetailsOutput) Summary() string {
-	return fmt.Sprintf("%q: %d datasets", o.DisplayName, o.PackageCount)
+	s := fmt.Sprintf("%q: %d datasets", o.DisplayName, o.PackageCount)
+	if len(o.Datasets) > 0 {
+		s += fmt.Sprintf(", first %d: ", len(o.Datasets)) + listTitles(o.Datasets, func(d DatasetSummary) string { return cmp.Or(d.Title, d.Name) }, 3)
+	}
+	if o.DatasetsTruncated {
+		s += fmt.Sprintf("; all with searchDatasets organization=%q", o.Name)
+	}
+	return s
 }
 
 func getOrganizationDetailsTool(p *pack) *tool.Tool {

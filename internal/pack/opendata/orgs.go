@@ -2,7 +2,6 @@ package opendata
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/toolport/toolport/ckan"
 	"github.com/toolport/toolport/tool"
@@ -31,7 +30,7 @@ type ListOrganizationsOutput struct {
 
 // Summary counts the organizations.
 func (o ListOrganizationsOutput) Summary() string {
-	return fmt.Sprintf("%d organizations (offset %d)", o.Count, o.Offset)
+	return groupSummary("organizations", o.Names, o.Organizations, o.Limit, o.Offset)
 }
 
 func listOrganizationsTool(p *pack) *tool.Tool {

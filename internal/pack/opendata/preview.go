@@ -63,6 +63,12 @@ func (o PreviewResourceOutput) Summary() string {
 	if o.Truncated {
 		s += ", start of the file"
 	}
+	if len(o.Columns) > 0 {
+		s += ": " + listTitles(o.Columns, func(c PreviewColumn) string { return c.Name + " " + c.Type }, 6)
+	}
+	if o.HasMoreRows {
+		s += "; the file has more rows (queryDatastore pages through datastore resources)"
+	}
 	return s
 }
 

@@ -38,7 +38,14 @@ type GetResourceDetailsOutput struct {
 
 // Summary names the resource.
 func (o GetResourceDetailsOutput) Summary() string {
-	s := fmt.Sprintf("%q (%s)", o.Name, o.Format)
+	s := fmt.Sprintf("%q (%s", o.Name, cmp.Or(o.Format, "format unknown"))
+	if o.Size != nil {
+		s += ", " + humanBytes(*o.Size)
+	}
+	s += ")"
+	if o.DatastoreActive && o.Datastore == nil {
+		s += ", in the datastore but its columns could not be read"
+	}
 	if o.Datastore != nil {
 		s += fmt.Sprintf(": %d columns, %d rows", len(o.Datastore.Fields), o.Datastore.Total)
 	}
@@ -126,7 +133,13 @@ type SearchResourcesOutput struct {
 
 // Summary counts the resources and names the source.
 func (o SearchResourcesOutput) Summary() string {
-	return fmt.Sprintf("%d of %d resources (via %s)", len(o.Resources), o.Count, o.Source)
+	s := fmt.Sprintf("%d of %d resources (via %s)", len(o.Resources), o.Count, o.Source)
+	if len(o.Resources) > 0 {
+		s += ": " + listTitles(o.Resources, func(r ResourceInfo) string {
+			return strings.TrimSpace(cmp.Or(r.Name, r.ID) + " " + r.Format)
+		}, 5)
+	}
+	return s + morePhrase("offset", o.Offset+len(o.Resources), len(o.Resources) > 0 && o.Offset+len(o.Resources) < o.Count)
 }
 
 // fallbackDatasets bounds how many datasets the package_search fallback

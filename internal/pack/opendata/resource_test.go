@@ -99,7 +99,7 @@ func TestSearchResources(t *testing.T) {
 		out.Note != "" || !strings.HasPrefix(out.APIURL, srv.URL+"/api/3/action/resource_search?") {
 		t.Errorf("output = %+v", out)
 	}
-	if env["summary"] != "2 of 31 resources (via resource_search)" {
+	if env["summary"] != `2 of 31 resources (via resource_search): "20161231_RASE.csv CSV", "20161231_RASE.csv CSV"; more with offset=6` {
 		t.Errorf("summary = %v", env["summary"])
 	}
 

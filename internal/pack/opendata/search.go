@@ -61,7 +61,7 @@ type DatasetSummary struct {
 	ID               string   `json:"id"`
 	Name             string   `json:"name" jsonschema:"The dataset's URL name; pass it (or id) to getDatasetDetails"`
 	Title            string   `json:"title"`
-	Description      string   `json:"description,omitempty" jsonschema:"The start of the dataset's description"`
+	Description      string   `json:"description,omitempty" jsonschema:"The dataset's description, cut after 300 characters with … (getDatasetDetails has all of it)"`
 	Organization     *OrgRef  `json:"organization"`
 	Tags             []string `json:"tags"`
 	Formats          []string `json:"formats" jsonschema:"The distinct formats of its resources"`
@@ -178,7 +178,7 @@ func summarize(c *ckan.Client, pkg *ckan.Package) DatasetSummary {
 		ID: pkg.ID, Name: pkg.Name, Title: pkg.Title,
 		Description:      httpclient.ClipRunes(strings.TrimSpace(pkg.Notes), maxDescription),
 		Tags:             make([]string, 0, len(pkg.Tags)),
-		Formats:          []string{},
+		Formats:          formatsOf(pkg.Resources),
 		NumResources:     max(pkg.NumResources, len(pkg.Resources)),
 		MetadataModified: pkg.MetadataModified,
 	}
@@ -192,12 +192,6 @@ func summarize(c *ckan.Client, pkg *ckan.Package) DatasetSummary {
 	d.DatasetURL = d.PortalURL
 	for _, t := range pkg.Tags {
 		d.Tags = append(d.Tags, t.Name)
-	}
-	for _, r := range pkg.Resources {
-		f := strings.TrimSpace(r.Format)
-		if f != "" && !slices.ContainsFunc(d.Formats, func(g string) bool { return strings.EqualFold(f, g) }) {
-			d.Formats = append(d.Formats, f)
-		}
 	}
 	return d
 }

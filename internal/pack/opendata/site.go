@@ -148,7 +148,11 @@ type ListAllDatasetsOutput struct {
 
 // Summary counts the names.
 func (o ListAllDatasetsOutput) Summary() string {
-	return fmt.Sprintf("%d dataset names (offset %d; total unknown)", o.Count, o.Offset)
+	s := fmt.Sprintf("%d dataset names from offset %d (the portal gives no total)", o.Count, o.Offset)
+	if len(o.Names) > 0 {
+		s += ": " + listTitles(o.Names, func(n string) string { return n }, 5)
+	}
+	return s + morePhrase("offset", o.Offset+o.Count, o.HasMore)
 }
 
 func listAllDatasetsTool(p *pack) *tool.Tool {

@@ -24,3 +24,33 @@ func listTitles[T any](items []T, name func(T) string, n int) string {
 	}
 	return s
 }
+
+// morePhrase says how to get the next page, when the page was full.
+func morePhrase(param string, next int, hasMore bool) string {
+	if !hasMore {
+		return ""
+	}
+	return fmt.Sprintf("; more with %s=%d", param, next)
+}
+
+// humanBytes writes a size for people: 1.2 MB.
+func humanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTP"[exp])
+}
+
+// plural counts things in English: "1 dataset", "2 datasets".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

@@ -49,7 +49,13 @@ func (o ListTagsOutput) Summary() string {
 	if o.Total != nil {
 		s += fmt.Sprintf(" (of %d)", *o.Total)
 	}
-	return s
+	if len(o.Tags) > 0 {
+		s += ": " + listTitles(o.Tags, func(t TagCount) string { return fmt.Sprintf("%s (%d)", t.Name, t.Count) }, 8)
+	} else if len(o.Names) > 0 {
+		s += ": " + listTitles(o.Names, func(n string) string { return n }, 8)
+	}
+	more := o.Total != nil && o.Offset+o.Count < *o.Total || o.Total == nil && o.Count >= o.Limit && o.Limit > 0
+	return s + morePhrase("offset", o.Offset+o.Count, more)
 }
 
 func listTagsTool(p *pack) *tool.Tool {

@@ -52,7 +52,7 @@ func TestListTagsNames(t *testing.T) {
 	if want := srv.URL + "/api/3/action/tag_list"; out.APIURL != want || len(srv.Requests()) != 1 {
 		t.Errorf("apiUrl %s after %d calls", out.APIURL, len(srv.Requests()))
 	}
-	if env["summary"] != "10 tags (of 10)" {
+	if env["summary"] != `10 tags (of 10): "Accademia", "Accademia Nazionale di Arte Drammatica", "Accademia Nazionale di Danza", "Accademie", "Alta Formazione Artistica e Musicale", "Dottori di ricerca", "Immatricolati", "Iscritti" and 2 more` {
 		t.Errorf("summary = %v", env["summary"])
 	}
 }
@@ -69,7 +69,7 @@ func TestListTagsQueryAndPaging(t *testing.T) {
 	if !slices.Equal(out.Names, want) || *out.Total != 3 || out.Count != 2 {
 		t.Errorf("names %v total %d count %d; want %v of 3", out.Names, *out.Total, out.Count, want)
 	}
-	if env["summary"] != `2 tags matching "accademia" (of 3)` {
+	if env["summary"] != `2 tags matching "accademia" (of 3): "Accademia Nazionale di Arte Drammatica", "Accademia Nazionale di Danza"` {
 		t.Errorf("summary = %v", env["summary"])
 	}
 }
