@@ -50,6 +50,9 @@ type Config struct {
 	// PreviewMaxBytes bounds how much of a file previewResource downloads;
 	// zero uses DefaultPreviewBytes.
 	PreviewMaxBytes int
+	// PreviewXLSXMaxBytes bounds the size of an XLSX workbook
+	// previewResource reads (whole); zero uses DefaultPreviewXLSXBytes.
+	PreviewXLSXMaxBytes int
 	// AllowPortal decides whether a tool call may use another portal than
 	// BaseURL (the "portal" input), given the normalised API URL. Nil
 	// selects DefaultAllowPortal. Return an error to refuse; its text is
@@ -136,6 +139,7 @@ type pack struct {
 	// from agents or from portal metadata, so it is always SSRF-checked.
 	fetch        *http.Client
 	previewBytes int
+	xlsxBytes    int
 	def          *ckan.Client
 	defErr       error // a bad BaseURL: reported on every call as CONFIG_ERROR
 	allowed      func(string) error
@@ -164,6 +168,10 @@ func Tools(cfg Config) []*tool.Tool {
 	p.previewBytes = cfg.PreviewMaxBytes
 	if p.previewBytes <= 0 {
 		p.previewBytes = DefaultPreviewBytes
+	}
+	p.xlsxBytes = cfg.PreviewXLSXMaxBytes
+	if p.xlsxBytes <= 0 {
+		p.xlsxBytes = DefaultPreviewXLSXBytes
 	}
 	return []*tool.Tool{
 		searchDatasetsTool(p),

@@ -32,6 +32,7 @@ type PreviewResourceInput struct {
 	ResourceID string `json:"resourceId,omitempty" jsonschema:"The resource's id, from getDatasetDetails or searchResources; its download URL and format are looked up. Give this or url." schema:"maxLength=200"`
 	URL        string `json:"url,omitempty" jsonschema:"A file's http(s) URL to preview directly. Give this or resourceId." schema:"maxLength=2000"`
 	Rows       int    `json:"rows,omitempty" jsonschema:"How many rows to return (1-100)" schema:"minimum=1,maximum=100,default=20"`
+	Sheet      string `json:"sheet,omitempty" jsonschema:"For an XLSX workbook: the sheet to preview, by name (default: the sheet the workbook opens on)" schema:"maxLength=200"`
 	Portal     string `json:"portal,omitempty" jsonschema:"Another CKAN portal to look resourceId up on instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
 }
 
@@ -45,7 +46,9 @@ type PreviewColumn struct {
 type PreviewResourceOutput struct {
 	ResourceID  string           `json:"resourceId,omitempty"`
 	URL         string           `json:"url" jsonschema:"The file previewed"`
-	Format      string           `json:"format" jsonschema:"csv, tsv or json"`
+	Format      string           `json:"format" jsonschema:"csv, tsv, json or xlsx"`
+	Sheet       string           `json:"sheet,omitempty" jsonschema:"For xlsx: the sheet previewed"`
+	Sheets      []string         `json:"sheets,omitempty" jsonschema:"For xlsx: the workbook's sheets (the first 50)"`
 	Encoding    string           `json:"encoding" jsonschema:"The text encoding detected: utf-8, utf-8 with BOM, or windows-1255"`
 	Delimiter   string           `json:"delimiter,omitempty" jsonschema:"The field separator detected, for csv and tsv"`
 	Columns     []PreviewColumn  `json:"columns"`
@@ -75,10 +78,10 @@ func (o PreviewResourceOutput) Summary() string {
 func previewResourceTool(p *pack) *tool.Tool {
 	return tool.Must(tool.New(tool.Spec{
 		Name:  "previewResource",
-		Title: "Preview a resource's file (CSV/TSV/JSON)",
-		Description: "Download the start of a resource's CSV, TSV or JSON file (by resourceId or url; at most 2 MiB) and return its first rows " +
-			"as objects keyed by column, the columns with guessed types, the delimiter and the encoding (Hebrew files in Windows-1255 are " +
-			"decoded). Works for files that are not in the datastore; XLSX is not supported.",
+		Title: "Preview a resource's file (CSV/TSV/JSON/XLSX)",
+		Description: "Download the start of a resource's CSV, TSV or JSON file (by resourceId or url; at most 2 MiB), or a whole XLSX workbook " +
+			"(at most 16 MiB), and return its first rows as objects keyed by column, the columns with guessed types, the delimiter and the " +
+			"encoding (Hebrew files in Windows-1255 are decoded), and for XLSX the sheet names. Works for files that are not in the datastore.",
 		Pack:        Pack,
 		Annotations: annotations(),
 	}, p.previewResource))
@@ -112,23 +115,36 @@ func (p *pack) previewResource(ctx context.Context, in PreviewResourceInput) (Pr
 		}
 	}
 	format := previewFormat(declared, out.URL, "")
-	if format == "xlsx" || format == "other" {
+	if format == "other" {
 		return PreviewResourceOutput{}, unsupportedFormat(declared, out.URL)
 	}
-	body, truncated, contentType, err := p.download(ctx, out.URL)
+	limit := p.previewBytes
+	if format == "xlsx" {
+		limit = p.xlsxBytes // a workbook is read whole
+	}
+	body, truncated, contentType, err := p.download(ctx, out.URL, limit)
 	if err != nil {
 		return PreviewResourceOutput{}, err
 	}
-	out.Truncated, out.BytesRead = truncated, len(body)
 	if format == "" {
 		format = previewFormat("", "", contentType)
 	}
-	if format == "" {
-		format = sniffFormat(body)
+	if sniffed := sniffFormat(body); format == "" || sniffed == "xlsx" || format == "xlsx" && !isOLE(body) {
+		// The bytes decide: portals label XLSX files "xls" and serve them
+		// as octet-stream, and label CSV files XLSX. An OLE file labelled
+		// XLS(X) is a legacy workbook, which the XLSX reader names.
+		format = sniffed
 	}
-	if format == "xlsx" || format == "other" {
+	if format != "xlsx" && len(body) > p.previewBytes {
+		body, truncated = body[:p.previewBytes], true // fetched as a workbook, read as text
+	}
+	if format == "other" {
 		return PreviewResourceOutput{}, unsupportedFormat(contentType, out.URL)
 	}
+	if format == "xlsx" {
+		return p.previewXLSX(ctx, out, body, truncated, limit, in)
+	}
+	out.Truncated, out.BytesRead = truncated, len(body)
 	if truncated && format != "json" {
 		// Keep whole lines only: the bound may cut a line, or a character.
 		if i := bytes.LastIndexByte(body, '\n'); i >= 0 {
@@ -227,17 +243,23 @@ func sniffFormat(body []byte) string {
 	return "csv"
 }
 
+// isOLE reports whether body is an OLE compound file: a legacy .xls, .doc,
+// or an encrypted workbook.
+func isOLE(body []byte) bool {
+	return bytes.HasPrefix(body, []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1})
+}
+
 func urlPath(u string) string {
 	u, _, _ = strings.Cut(u, "#")
 	u, _, _ = strings.Cut(u, "?")
 	return u
 }
 
-// download GETs at most p.previewBytes of rawURL through the SSRF-checked
+// download GETs at most limit bytes of rawURL through the SSRF-checked
 // client, asking for just that range, and reports whether the file is
 // longer. The body is asked for unencoded, so that the bound counts file
 // bytes and a cut never lands inside a compressed stream.
-func (p *pack) download(ctx context.Context, rawURL string) (body []byte, truncated bool, contentType string, err error) {
+func (p *pack) download(ctx context.Context, rawURL string, limit int) (body []byte, truncated bool, contentType string, err error) {
 	// Only the URL's form is checked here; addresses are the fetch client's
 	// to check, at connect time, for every hop.
 	u, err := (safehttp.Policy{AllowPrivate: true}).CheckURL(rawURL)
@@ -261,7 +283,7 @@ func (p *pack) download(ctx context.Context, rawURL string) (body []byte, trunca
 	req.Header.Set("User-Agent", ua)
 	req.Header.Set("Accept", "text/csv, text/tab-separated-values, application/json;q=0.9, */*;q=0.5")
 	req.Header.Set("Accept-Encoding", "identity")
-	req.Header.Set("Range", fmt.Sprintf("bytes=0-%d", p.previewBytes)) // one byte more than kept: it tells whether there is more
+	req.Header.Set("Range", fmt.Sprintf("bytes=0-%d", limit)) // one byte more than kept: it tells whether there is more
 	resp, err := p.fetch.Do(req)
 	if err != nil {
 		return nil, false, "", downloadError(err)
@@ -279,7 +301,7 @@ func (p *pack) download(ctx context.Context, rawURL string) (body []byte, trunca
 		// Sent compressed although identity was asked for. The compressed
 		// bytes read are bounded too, so that a stream that decodes to
 		// little cannot be read for ever.
-		zr, err := gzip.NewReader(io.LimitReader(resp.Body, 2*int64(p.previewBytes)+1<<20))
+		zr, err := gzip.NewReader(io.LimitReader(resp.Body, 2*int64(limit)+1<<20))
 		if err != nil {
 			return nil, false, "", &tool.Error{Code: tool.CodeParse, Message: "download: the gzip-encoded body cannot be decoded", Err: err}
 		}
@@ -287,15 +309,15 @@ func (p *pack) download(ctx context.Context, rawURL string) (body []byte, trunca
 	} else if enc != "" && enc != "identity" {
 		return nil, false, "", tool.Errorf(tool.CodeUnsupported, "download: the file was sent with Content-Encoding %.40q, which cannot be decoded", enc)
 	}
-	body, err = io.ReadAll(io.LimitReader(r, int64(p.previewBytes)+1))
+	body, err = io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		if !errors.Is(err, io.ErrUnexpectedEOF) || len(body) == 0 {
 			return nil, false, "", downloadError(err)
 		}
 		truncated = true // the compressed bound cut the stream: keep what decoded
 	}
-	if len(body) > p.previewBytes {
-		body, truncated = body[:p.previewBytes], true
+	if len(body) > limit {
+		body, truncated = body[:limit], true
 	}
 	return body, truncated, resp.Header.Get("Content-Type"), nil
 }

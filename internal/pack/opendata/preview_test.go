@@ -227,9 +227,10 @@ func TestPreviewResourceErrors(t *testing.T) {
 		"gone.csv":  tooltest.Respond(404, "text/html", []byte("<h1>not here</h1>")),
 		"down.csv":  func(w http.ResponseWriter, r *http.Request) { hits.Add(1); w.WriteHeader(503) },
 		"sheet":     tooltest.Respond(200, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", []byte("PK\x03\x04...")),
+		"old.xls":   tooltest.Respond(200, "application/vnd.ms-excel", append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, make([]byte, 504)...)),
 		"empty.csv": tooltest.Respond(200, "text/csv", nil),
 	}, map[string]map[string]any{
-		"r-xlsx":  {"id": "r-xlsx", "url": "{srv}/files/sheet.xlsx", "format": "XLSX"},
+		"r-xls":   {"id": "r-xls", "url": "{srv}/files/old.xls", "format": "XLS"},
 		"r-nourl": {"id": "r-nourl", "url": "", "format": "CSV"},
 	})
 	u := fp.srv.URL + "/files/"
@@ -246,8 +247,8 @@ func TestPreviewResourceErrors(t *testing.T) {
 		{"credentials", `{"url":"https://user:secret@x.example/a.csv"}`, tool.CodeInvalidURL, "url: URL must not contain credentials"},
 		{"unknown resource", `{"resourceId":"nope"}`, tool.CodeNotFound, "resource_show: Not Found Error: לא נמצא"},
 		{"resource without a URL", `{"resourceId":"r-nourl"}`, tool.CodeUnsupported, "resource r-nourl has no file URL"},
-		{"XLSX declared", `{"resourceId":"r-xlsx"}`, tool.CodeUnsupported, "cannot preview a XLSX file"},
-		{"XLSX by content type", `{"url":"` + u + `sheet"}`, tool.CodeUnsupported, "cannot preview"},
+		{"legacy XLS declared", `{"resourceId":"r-xls"}`, tool.CodeUnsupported, "xlsx: this is a legacy .xls"},
+		{"broken XLSX by content type", `{"url":"` + u + `sheet"}`, tool.CodeParse, "xlsx: the file is not a ZIP archive"},
 		{"404", `{"url":"` + u + `gone.csv"}`, tool.CodeNotFound, "download: HTTP 404 Not Found"},
 		{"503", `{"url":"` + u + `down.csv"}`, tool.CodeHTTP, "download: HTTP 503 Service Unavailable"},
 	}
@@ -263,7 +264,7 @@ func TestPreviewResourceErrors(t *testing.T) {
 		t.Errorf("503 fetched %d times; want once plus the registry's one retry", hits.Load())
 	}
 	for _, r := range fp.srv.Requests() {
-		if strings.Contains(r.URL.Path, "x.example") || r.URL.Path == "/files/sheet.xlsx" {
+		if strings.Contains(r.URL.Path, "x.example") {
 			t.Errorf("unexpected request %s", r.URL)
 		}
 	}

@@ -1,0 +1,246 @@
+package opendata
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/xuri/excelize/v2"
+
+	"github.com/toolport/toolport/tool"
+)
+
+// Bounds of an XLSX preview. An XLSX file is a ZIP archive whose directory
+// sits at its end, so it cannot be read from a prefix as CSV can: the whole
+// file is downloaded, up to DefaultPreviewXLSXBytes, and its parts are
+// decompressed in memory only up to xlsxUnzipBytes in all, which a small
+// file crafted to inflate enormously (a "zip bomb") cannot pass.
+const (
+	// DefaultPreviewXLSXBytes bounds the download of an XLSX file.
+	DefaultPreviewXLSXBytes = 16 << 20
+	// xlsxUnzipBytes bounds the sum of an XLSX file's decompressed parts.
+	// The ZIP reader also refuses a part that inflates beyond the size its
+	// header declares, so the declared sizes that are summed here hold.
+	xlsxUnzipBytes = 64 << 20
+	// xlsxMaxParts bounds the number of parts; a workbook has a few dozen.
+	xlsxMaxParts = 10000
+	// xlsxMaxSheetsListed bounds the sheet names returned.
+	xlsxMaxSheetsListed = 50
+)
+
+// xlsxTable is the start of one sheet of a workbook.
+type xlsxTable struct {
+	table
+	sheet  string
+	sheets []string
+	note   string
+}
+
+// parseXLSX reads the first n rows of a sheet (the named one, or else the
+// workbook's active sheet) of an XLSX file: the first row is the header.
+// Cell values are the text Excel shows, as CSV values are. Bad files fail
+// with a PARSE_ERROR, never a panic.
+func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
+	if err := checkXLSXArchive(body); err != nil {
+		return xlsxTable{}, err
+	}
+	defer func() {
+		// The workbook's XML is a third party's parser's input; a crash in
+		// it on a hostile file must be this call's error, not the server's.
+		if r := recover(); r != nil {
+			t, err = xlsxTable{}, &tool.Error{Code: tool.CodeParse, Message: "xlsx: the workbook cannot be read",
+				Err: fmt.Errorf("excelize panic: %v", r)}
+		}
+	}()
+	f, err := excelize.OpenReader(bytes.NewReader(body), excelize.Options{
+		UnzipSizeLimit: xlsxUnzipBytes,
+		// Equal limits keep every part in memory: a part larger than
+		// UnzipXMLSizeLimit would go to a temporary file.
+		UnzipXMLSizeLimit: xlsxUnzipBytes,
+	})
+	if err != nil {
+		return xlsxTable{}, xlsxError(err)
+	}
+	defer f.Close()
+
+	all := f.GetSheetList()
+	if len(all) == 0 {
+		return xlsxTable{}, tool.Errorf(tool.CodeParse, "xlsx: the workbook has no sheets")
+	}
+	t.sheets = all[:min(len(all), xlsxMaxSheetsListed)]
+	switch {
+	case sheet != "":
+		if !containsFold(all, sheet) {
+			return xlsxTable{}, tool.Errorf(tool.CodeValidation, "sheet: the workbook has no sheet %q; it has %s", sheet, strings.Join(t.sheets, ", "))
+		}
+		t.sheet = all[indexFold(all, sheet)]
+	default:
+		t.sheet = f.GetSheetName(f.GetActiveSheetIndex())
+		if t.sheet == "" {
+			t.sheet = all[0]
+		}
+	}
+	rows, err := f.Rows(t.sheet)
+	if err != nil {
+		return xlsxTable{}, xlsxError(err)
+	}
+	defer rows.Close()
+
+	var header []string
+	wide := false
+	for rows.Next() {
+		cells, err := rows.Columns()
+		if err != nil {
+			return xlsxTable{}, xlsxError(err)
+		}
+		if len(cells) > maxPreviewColumns {
+			cells, wide = cells[:maxPreviewColumns], true
+		}
+		if header == nil {
+			if allBlank(cells) {
+				continue // leading empty rows, as titles often leave
+			}
+			header = columnNames(cells)
+			continue
+		}
+		if allBlank(cells) {
+			continue
+		}
+		if len(t.rows) == n {
+			t.more = true
+			break
+		}
+		row := make(map[string]any, len(header))
+		for i, name := range header {
+			v := ""
+			if i < len(cells) {
+				v = cells[i]
+			}
+			row[name] = v
+		}
+		t.rows = append(t.rows, row)
+	}
+	if err := rows.Error(); err != nil {
+		return xlsxTable{}, xlsxError(err)
+	}
+	t.columns = typedColumns(header, t.rows)
+	if t.rows == nil {
+		t.rows = []map[string]any{}
+	}
+	if wide {
+		t.note = fmt.Sprintf("the sheet has more than %d columns; only the first %d are shown", maxPreviewColumns, maxPreviewColumns)
+	}
+	if len(all) > 1 {
+		t.note = strings.TrimPrefix(t.note+fmt.Sprintf("; the workbook has %d sheets, this is %q (sheet chooses another)", len(all), t.sheet), "; ")
+	}
+	return t, nil
+}
+
+// checkXLSXArchive refuses, before any part is decompressed, a file that is
+// not a ZIP archive, holds too many parts, or declares more decompressed
+// bytes than the bound.
+func checkXLSXArchive(body []byte) error {
+	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		if bytes.HasPrefix(body, []byte{0xD0, 0xCF, 0x11, 0xE0}) {
+			return tool.Errorf(tool.CodeUnsupported, "xlsx: this is a legacy .xls (or an encrypted) workbook, which cannot be previewed; only .xlsx")
+		}
+		return &tool.Error{Code: tool.CodeParse, Message: "xlsx: the file is not a ZIP archive, as an XLSX workbook is", Err: err}
+	}
+	if len(zr.File) > xlsxMaxParts {
+		return tool.Errorf(tool.CodeParse, "xlsx: the archive has %d parts; a workbook has far fewer (at most %d accepted)", len(zr.File), xlsxMaxParts)
+	}
+	var total uint64
+	for _, f := range zr.File {
+		total += f.UncompressedSize64
+		if total > xlsxUnzipBytes || f.UncompressedSize64 > xlsxUnzipBytes {
+			return tool.Errorf(tool.CodeUnsupported, "xlsx: the workbook decompresses to more than %d MiB; too large to preview", xlsxUnzipBytes>>20)
+		}
+	}
+	return nil
+}
+
+// xlsxError words an excelize failure.
+func xlsxError(err error) error {
+	if strings.Contains(err.Error(), "unzip size") {
+		return &tool.Error{Code: tool.CodeUnsupported, Message: fmt.Sprintf("xlsx: the workbook decompresses to more than %d MiB; too large to preview", xlsxUnzipBytes>>20), Err: err}
+	}
+	var notExist excelize.ErrSheetNotExist
+	if errors.As(err, &notExist) {
+		return &tool.Error{Code: tool.CodeParse, Message: "xlsx: the workbook names a sheet it does not contain", Err: err}
+	}
+	return &tool.Error{Code: tool.CodeParse, Message: "xlsx: the workbook cannot be read: " + oneLine(err.Error(), 160), Err: err}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "…"
+	}
+	return s
+}
+
+func allBlank(cells []string) bool {
+	for _, c := range cells {
+		if strings.TrimSpace(c) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func containsFold(list []string, s string) bool { return indexFold(list, s) >= 0 }
+
+func indexFold(list []string, s string) int {
+	for i, x := range list {
+		if strings.EqualFold(strings.TrimSpace(x), strings.TrimSpace(s)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// typedColumns names the columns with the type their values suggest.
+func typedColumns(names []string, rows []map[string]any) []PreviewColumn {
+	cols := make([]PreviewColumn, 0, len(names))
+	for _, name := range names {
+		samples := make([]any, 0, len(rows))
+		for _, r := range rows {
+			samples = append(samples, r[name])
+		}
+		cols = append(cols, PreviewColumn{Name: name, Type: guessType(samples)})
+	}
+	return cols
+}
+
+// previewXLSX previews a workbook. body is the download so far; a file that
+// was cut (found to be XLSX only from its bytes, after the CSV-sized
+// download) is downloaded again whole, up to the XLSX bound.
+func (p *pack) previewXLSX(ctx context.Context, out PreviewResourceOutput, body []byte, truncated bool, limit int,
+	in PreviewResourceInput) (PreviewResourceOutput, error) {
+	if truncated && limit < p.xlsxBytes {
+		var err error
+		if body, truncated, _, err = p.download(ctx, out.URL, p.xlsxBytes); err != nil {
+			return PreviewResourceOutput{}, err
+		}
+	}
+	if truncated {
+		return PreviewResourceOutput{}, tool.Errorf(tool.CodeUnsupported,
+			"the XLSX file is larger than %d MiB, the most previewResource reads (a workbook cannot be read in part); "+
+				"for a resource in the datastore, queryDatastore reads its rows", p.xlsxBytes>>20)
+	}
+	t, err := parseXLSX(body, strings.TrimSpace(in.Sheet), in.Rows)
+	if err != nil {
+		return PreviewResourceOutput{}, err
+	}
+	out.Format, out.Encoding, out.BytesRead = "xlsx", "utf-8", len(body)
+	out.Sheet, out.Sheets = t.sheet, t.sheets
+	out.Columns, out.Rows, out.HasMoreRows = t.columns, t.rows, t.more
+	if t.note != "" {
+		out.Note = strings.TrimPrefix(out.Note+"; "+t.note, "; ")
+	}
+	return out, nil
+}
