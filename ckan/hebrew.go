@@ -113,7 +113,7 @@ func HebrewVariants(word string, limit int) []string {
 	// sequence first: "והתחבורה" gives "תחבורה", then "התחבורה".
 	bare := []string{w}
 	for _, p := range hebrewPrefixes {
-		if s, ok := strings.CutPrefix(w, p); ok && utf8.RuneCountInString(s) >= minStem {
+		if s, ok := strings.CutPrefix(w, p); ok && utf8.RuneCountInString(s) >= minStem && plausibleStem(p, s) {
 			bare = append(bare, s)
 		}
 	}
@@ -289,4 +289,65 @@ func isBooleanWord(w string) bool {
 		return true
 	}
 	return false
+}
+
+// StripNiqqud removes niqqud and cantillation marks, and nothing else.
+func StripNiqqud(s string) string {
+	return strings.Map(func(r rune) rune {
+		if isHebrewMark(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// HebrewSubstringForms returns broader forms of one Hebrew word for
+// searches that match substrings (resource_search matches "name:term" as
+// ILIKE '%term%'), broadest last: the word without the prefixes it starts
+// with, without a plural or feminine ending, and with its last letter in
+// medial form, as it is before a suffix ("מוסך" in "מוסכים"). Each form
+// keeps at least minStem+1 letters, since a short substring matches
+// unrelated words. It returns nil for a word that is not Hebrew or has no
+// broader form.
+func HebrewSubstringForms(word string) []string {
+	w := StripNiqqud(strings.TrimSpace(word))
+	if !isHebrewWord(NormalizeHebrew(w)) {
+		return nil
+	}
+	const minLen = minStem + 1
+	var out []string
+	add := func(s string) {
+		if s != w && utf8.RuneCountInString(s) >= minLen && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	stem := w
+	for _, p := range hebrewPrefixes { // longest sequences first
+		if s, ok := strings.CutPrefix(w, p); ok && utf8.RuneCountInString(s) >= minLen && plausibleStem(p, s) {
+			stem = s
+			break
+		}
+	}
+	add(stem)
+	cut := false
+	for _, suffix := range []string{"ים", "ות", "ה"} {
+		if s, ok := strings.CutSuffix(stem, suffix); ok && utf8.RuneCountInString(s) >= minLen {
+			stem, cut = s, true
+			add(stem)
+			add(NormalizeHebrew(stem)) // "מוסכים" is "מוסך" alone
+			break
+		}
+	}
+	if !cut && !strings.HasSuffix(stem, "ים") {
+		add(unfinal(stem)) // "מוסך" is "מוסכ" before a suffix
+	}
+	return out
+}
+
+// plausibleStem reports whether s can be what is left of a word after the
+// prefix p: a word does not start with a single ו, the vowel letter that
+// follows the first consonant ("מוסך", "מועצה"), so "וסך" is no stem; a
+// double ו is the consonant ("הוועדה" is "וועדה" with the article).
+func plausibleStem(p, s string) bool {
+	return strings.HasSuffix(p, "ו") || !strings.HasPrefix(s, "ו") || strings.HasPrefix(s, "וו")
 }

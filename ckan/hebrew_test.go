@@ -41,7 +41,7 @@ func TestHebrewVariants(t *testing.T) {
 		{word: "תַּחְבּוּרָה", wantHead: "תחבורה", want: []string{"ותחבורה"}},
 		{word: "תחנות", wantHead: "תחנות", want: []string{"תחנה", "התחנה", "ותחנות"}},
 		{word: "רכבים", wantHead: "רכבים", want: []string{"רכב", "הרכב"}},
-		{word: "מוסך", wantHead: "מוסך", want: []string{"מוסכים", "המוסך"}},
+		{word: "מוסך", wantHead: "מוסך", want: []string{"מוסכים", "המוסך"}, wantNot: []string{"וסך", "הוסך"}},
 		{word: "מחירי", wantHead: "מחירי", want: []string{"מחירים", "המחירים"}},
 		{word: "תושבימ", wantHead: "תושבים", want: []string{"תושב"}},
 		// Stripping would leave two letters: "מים" (water) is not "ים" (sea).
@@ -157,4 +157,28 @@ func FuzzRewriteHebrewQuery(f *testing.F) {
 		}
 		_ = NormalizeHebrew(q)
 	})
+}
+
+func TestHebrewSubstringForms(t *testing.T) {
+	tests := []struct {
+		word string
+		want []string
+	}{
+		{"לתחבורה", []string{"תחבורה", "תחבור"}},
+		{"תחנות", nil}, // "תחנ" is three letters: too short a substring
+		{"מוסך", []string{"מוסכ"}},
+		{"מוסכים", []string{"מוסכ", "מוסך"}}, // not "וסכים": מ is part of the word
+		{"המוסכים", []string{"מוסכים", "מוסכ", "מוסך"}},
+		{"הוועדה", []string{"וועדה", "וועד"}},
+		{"תַּקְצִיב", nil}, // niqqud is the caller's to strip (StripNiqqud)
+		{"ספריות", []string{"ספרי"}},
+		{"transport", nil},
+		{"מים", nil},
+	}
+	for _, tt := range tests {
+		got := HebrewSubstringForms(tt.word)
+		if len(got) != len(tt.want) || (len(got) > 0 && !slices.Equal(got, tt.want)) {
+			t.Errorf("HebrewSubstringForms(%q) = %q, want %q", tt.word, got, tt.want)
+		}
+	}
 }

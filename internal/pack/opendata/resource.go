@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/toolport/toolport/ckan"
@@ -112,23 +114,25 @@ var resourceSearchFields = []string{"name", "description", "format", "url", "mim
 
 // SearchResourcesInput is the input of searchResources.
 type SearchResourcesInput struct {
-	Query     string `json:"query,omitempty" jsonschema:"Text to find in resource names, or one field:term pair (fields: name, description, format, url, mimetype, id, package_id), e.g. \"תקציב\" or \"description:budget\". Terms match as case-insensitive substrings." schema:"maxLength=200"`
-	DatasetID string `json:"datasetId,omitempty" jsonschema:"Only resources of this dataset (its UUID id, as searchDatasets returns it)" schema:"maxLength=200"`
-	Format    string `json:"format,omitempty" jsonschema:"Only resources of this format, e.g. CSV, JSON, XLSX" schema:"maxLength=50"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"How many resources to return (1-100)" schema:"minimum=1,maximum=100,default=20"`
-	Offset    int    `json:"offset,omitempty" jsonschema:"How many resources to skip, for paging" schema:"minimum=0,maximum=10000,default=0"`
-	Portal    string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Query      string `json:"query,omitempty" jsonschema:"Text to find in resource names, or one field:term pair (fields: name, description, format, url, mimetype, id, package_id), e.g. \"תקציב\" or \"description:budget\". Terms match as case-insensitive substrings." schema:"maxLength=200"`
+	DatasetID  string `json:"datasetId,omitempty" jsonschema:"Only resources of this dataset (its UUID id, as searchDatasets returns it)" schema:"maxLength=200"`
+	Format     string `json:"format,omitempty" jsonschema:"Only resources of this format, e.g. CSV, JSON, XLSX" schema:"maxLength=50"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"How many resources to return (1-100)" schema:"minimum=1,maximum=100,default=20"`
+	Offset     int    `json:"offset,omitempty" jsonschema:"How many resources to skip, for paging" schema:"minimum=0,maximum=10000,default=0"`
+	Portal     string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	ExactQuery bool   `json:"exactQuery,omitempty" jsonschema:"Match only the term as written. By default a Hebrew word without niqqud is also matched without its prefixes and plural ending when it finds fewer than limit resources."`
 }
 
 // SearchResourcesOutput is the output of searchResources.
 type SearchResourcesOutput struct {
-	Resources []ResourceInfo `json:"resources"`
-	Count     int            `json:"count" jsonschema:"How many resources match in all (with source package_search: among the datasets scanned)"`
-	Limit     int            `json:"limit"`
-	Offset    int            `json:"offset"`
-	Source    string         `json:"source" jsonschema:"resource_search, or package_search when the portal does not offer resource_search and the resources of matching datasets were searched instead"`
-	Note      string         `json:"note,omitempty"`
-	APIURL    string         `json:"apiUrl" jsonschema:"The CKAN API call that produced this result"`
+	Resources   []ResourceInfo `json:"resources"`
+	Count       int            `json:"count" jsonschema:"How many resources match in all (with source package_search: among the datasets scanned)"`
+	Limit       int            `json:"limit"`
+	Offset      int            `json:"offset"`
+	Source      string         `json:"source" jsonschema:"resource_search, or package_search when the portal does not offer resource_search and the resources of matching datasets were searched instead"`
+	Note        string         `json:"note,omitempty"`
+	HebrewForms []string       `json:"hebrewForms,omitempty" jsonschema:"The broader forms of the Hebrew term also searched, because the term as written found fewer than limit"`
+	APIURL      string         `json:"apiUrl" jsonschema:"The CKAN API call that produced this result (the first, when broader forms were searched too)"`
 }
 
 // Summary counts the resources and names the source.
@@ -231,21 +235,69 @@ func (p *pack) searchResources(ctx context.Context, in SearchResourcesInput) (Se
 	if err != nil {
 		return SearchResourcesOutput{}, err
 	}
-	opts := &ckan.ResourceSearchOptions{Limit: in.Limit, Offset: in.Offset}
-	for _, t := range terms {
-		opts.Query = append(opts.Query, t.String())
+	// A text term is matched as a substring; niqqud never is in names.
+	var forms []string
+	if t := &terms[0]; strings.TrimSpace(in.Query) != "" && (t.field == "name" || t.field == "description") {
+		t.term = ckan.StripNiqqud(t.term)
+		if !in.ExactQuery {
+			forms = ckan.HebrewSubstringForms(t.term)
+		}
 	}
-	res, resp, err := c.ResourceSearch(ctx, opts)
+	query := func(first string) *ckan.ResourceSearchOptions {
+		opts := &ckan.ResourceSearchOptions{Limit: in.Limit, Offset: in.Offset}
+		for i, t := range terms {
+			if i == 0 && first != "" {
+				t.term = first
+			}
+			opts.Query = append(opts.Query, t.String())
+		}
+		return opts
+	}
+	res, resp, err := c.ResourceSearch(ctx, query(""))
 	if err != nil {
 		if !resourceSearchUnavailable(err) {
 			return SearchResourcesOutput{}, toolError(err)
 		}
-		return p.searchResourcesFallback(ctx, c, in, terms)
+		return p.searchResourcesFallback(ctx, c, in, terms, forms)
 	}
+	pages := pagesOf(c)
 	out := SearchResourcesOutput{Resources: make([]ResourceInfo, 0, min(len(res.Results), in.Limit)), Count: res.Count,
 		Limit: in.Limit, Offset: in.Offset, Source: "resource_search", APIURL: resp.URL}
 	for i := range res.Results[:min(len(res.Results), in.Limit)] {
-		out.Resources = append(out.Resources, resourceInfo(pagesOf(c), &res.Results[i]))
+		out.Resources = append(out.Resources, resourceInfo(pages, &res.Results[i]))
+	}
+	if len(forms) == 0 || in.Offset > 0 || len(out.Resources) >= in.Limit {
+		return out, nil
+	}
+	// Too few: ask for the broader forms, and add what they find after.
+	// Only on the first page, which is the same whatever comes after it.
+	complete, largest := res.Count <= len(res.Results), res.Count
+	for _, f := range forms {
+		more, _, err := c.ResourceSearch(ctx, query(f))
+		if err != nil {
+			if ctx.Err() != nil {
+				return SearchResourcesOutput{}, toolError(err)
+			}
+			out.Note = "a search for the broader form " + strconv.Quote(f) + " failed: " + toolError(err).(*tool.Error).Message
+			break
+		}
+		out.HebrewForms = append(out.HebrewForms, f)
+		complete, largest = complete && more.Count <= len(more.Results), max(largest, more.Count)
+		for i := range more.Results {
+			r := &more.Results[i]
+			if len(out.Resources) < in.Limit && !slices.ContainsFunc(out.Resources, func(x ResourceInfo) bool { return x.ID == r.ID }) {
+				out.Resources = append(out.Resources, resourceInfo(pages, r))
+			}
+		}
+		if len(out.Resources) >= in.Limit {
+			complete = false
+			break
+		}
+	}
+	out.Count = len(out.Resources)
+	if !complete {
+		out.Count = max(largest, out.Count)
+		out.Note = strings.TrimPrefix(out.Note+"; count is a lower bound: the matches of the term's broader Hebrew forms were merged", "; ")
 	}
 	return out, nil
 }
@@ -263,16 +315,22 @@ func resourceSearchUnavailable(err error) bool {
 
 // searchResourcesFallback finds the datasets that may hold matching
 // resources with package_search, and matches their resources locally.
-func (p *pack) searchResourcesFallback(ctx context.Context, c *ckan.Client, in SearchResourcesInput, terms []resourceTerm) (SearchResourcesOutput, error) {
+func (p *pack) searchResourcesFallback(ctx context.Context, c *ckan.Client, in SearchResourcesInput, terms []resourceTerm,
+	forms []string) (SearchResourcesOutput, error) {
 	opts := &ckan.PackageSearchOptions{Rows: fallbackDatasets}
 	var fq ckan.FilterQuery
 	var clauses []string
-	for _, t := range terms {
+	for i, t := range terms {
+		// Solr matches whole words: a Hebrew word's whole-word forms.
+		alts := []string{t.term}
+		if i == 0 && len(forms) > 0 {
+			alts = ckan.HebrewVariants(t.term, 16)
+		}
 		switch t.field {
 		case "name":
-			clauses = append(clauses, "res_name:"+ckan.SolrQuote(t.term))
+			clauses = append(clauses, solrAny("res_name", alts))
 		case "description":
-			clauses = append(clauses, "res_description:"+ckan.SolrQuote(t.term))
+			clauses = append(clauses, solrAny("res_description", alts))
 		case "format":
 			fq.Any("res_format", t.term, strings.ToUpper(t.term), strings.ToLower(t.term))
 		case "package_id":
@@ -295,8 +353,14 @@ func (p *pack) searchResourcesFallback(ctx context.Context, c *ckan.Client, in S
 				r.PackageID = pkg.ID
 			}
 			ok := true
-			for _, t := range terms {
-				ok = ok && t.match(r)
+			for i, t := range terms {
+				m := t.match(r)
+				if i == 0 {
+					for _, f := range forms {
+						m = m || resourceTerm{t.field, f}.match(r)
+					}
+				}
+				ok = ok && m
 			}
 			if ok {
 				info := resourceInfo(pages, r)
@@ -321,4 +385,16 @@ func orgName(pkg *ckan.Package) string {
 		return ""
 	}
 	return pkg.Organization.Name
+}
+
+// solrAny is field:"a", or field:("a" OR "b" …).
+func solrAny(field string, values []string) string {
+	if len(values) == 1 {
+		return field + ":" + ckan.SolrQuote(values[0])
+	}
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = ckan.SolrQuote(v)
+	}
+	return field + ":(" + strings.Join(quoted, " OR ") + ")"
 }
