@@ -38,6 +38,7 @@ type ActivityOutput struct {
 	Limit      int            `json:"limit"`
 	Offset     int            `json:"offset"`
 	HasMore    bool           `json:"hasMore" jsonschema:"Whether the page was full, so that more may follow at offset+count"`
+	PortalURL  string         `json:"portalUrl,omitempty" jsonschema:"The dataset's or organization's page on the portal"`
 	APIURL     string         `json:"apiUrl" jsonschema:"The CKAN API call that produced this result"`
 }
 
@@ -118,6 +119,11 @@ func (p *pack) activity(ctx context.Context, in ActivityInput, action, dataKey s
 	list = list[:min(len(list), in.Limit)]
 	out := ActivityOutput{Activities: make([]ActivityInfo, 0, len(list)), Count: len(list),
 		Limit: in.Limit, Offset: in.Offset, HasMore: full, APIURL: resp.URL}
+	if dataKey == "package" {
+		out.PortalURL = pagesOf(c).Dataset("", id)
+	} else {
+		out.PortalURL = pagesOf(c).Organization(id)
+	}
 	for _, a := range list {
 		info := ActivityInfo{ID: a.ID, Timestamp: a.Timestamp, ActivityType: a.ActivityType, UserID: a.UserID, ObjectID: a.ObjectID}
 		var data map[string]json.RawMessage

@@ -40,6 +40,9 @@ func TestGetDatasetActivity(t *testing.T) {
 	if out.APIURL != srv.URL+"/api/3/action/package_activity_list?id=budget&limit=3&offset=6" {
 		t.Errorf("apiUrl = %s", out.APIURL)
 	}
+	if out.PortalURL != srv.URL+"/dataset/budget" {
+		t.Errorf("portalUrl = %s", out.PortalURL)
+	}
 	if env["summary"] != `3 activities from offset 6; latest: changed package "תקציב המדינה" at 2024-03-01T10:00:00.000000; more with offset=9` {
 		t.Errorf("summary = %v", env["summary"])
 	}

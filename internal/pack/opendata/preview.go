@@ -57,6 +57,7 @@ type PreviewResourceOutput struct {
 	Truncated   bool             `json:"truncated" jsonschema:"Only the start of the file was downloaded (the preview bound); the file is longer"`
 	BytesRead   int              `json:"bytesRead"`
 	Note        string           `json:"note,omitempty"`
+	PortalURL   string           `json:"portalUrl,omitempty" jsonschema:"The resource's page on the portal, when resourceId was given"`
 	APIURL      string           `json:"apiUrl" jsonschema:"The resource_show call that gave the file's URL, or the file's URL when url was given"`
 }
 
@@ -110,6 +111,7 @@ func (p *pack) previewResource(ctx context.Context, in PreviewResourceInput) (Pr
 			return PreviewResourceOutput{}, tool.Errorf(tool.CodeUnsupported, "resource %s has no file URL", id)
 		}
 		out.URL, out.APIURL, declared = strings.TrimSpace(r.URL), resp.URL, r.Format
+		out.PortalURL = pagesOf(c).Resource("", r.PackageID, r.ID)
 		if bool(r.DatastoreActive) {
 			out.Note = "this resource's rows are in the datastore: queryDatastore can search, filter and page all of them"
 		}

@@ -83,7 +83,7 @@ func TestPreviewResourceDelimitedFiles(t *testing.T) {
 		"bom.csv":  serve("text/csv; charset=utf-8", bom),
 		"table":    serve("application/octet-stream", []byte(strings.ReplaceAll(hebrewCSV, ",", "\t"))),
 	}, map[string]map[string]any{
-		"r-ansi": {"id": "r-ansi", "url": "{srv}/files/ansi.csv", "format": "CSV", "datastore_active": true},
+		"r-ansi": {"id": "r-ansi", "package_id": "cities", "url": "{srv}/files/ansi.csv", "format": "CSV", "datastore_active": true},
 		"r-tsv":  {"id": "r-tsv", "url": "{srv}/files/table", "format": "TSV"},
 	})
 	tests := []struct {
@@ -127,6 +127,9 @@ func TestPreviewResourceDelimitedFiles(t *testing.T) {
 	mustOK(t, res, &out)
 	if !strings.Contains(out.Note, "queryDatastore") {
 		t.Errorf("note = %q", out.Note)
+	}
+	if out.PortalURL != fp.srv.URL+"/dataset/cities/resource/r-ansi" {
+		t.Errorf("portalUrl = %s", out.PortalURL)
 	}
 }
 

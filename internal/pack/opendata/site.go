@@ -39,6 +39,7 @@ type GetStatusOutput struct {
 	SiteDescription string   `json:"site_description,omitempty"`
 	LocaleDefault   string   `json:"locale_default,omitempty"`
 	Extensions      []string `json:"extensions" jsonschema:"The plugins the portal loads: datastore means queryDatastore works, scheming_datasets means getDatasetSchema works, activity means the activity tools work"`
+	PortalURL       string   `json:"portalUrl" jsonschema:"The portal's home page"`
 	APIURL          string   `json:"apiUrl" jsonschema:"The CKAN API call that produced this result"`
 }
 
@@ -69,7 +70,7 @@ func (p *pack) getStatus(ctx context.Context, in PortalInput) (GetStatusOutput, 
 	}
 	return GetStatusOutput{CKANVersion: s.CKANVersion, SiteTitle: s.SiteTitle, SiteURL: s.SiteURL,
 		SiteDescription: s.SiteDescription, LocaleDefault: s.LocaleDefault,
-		Extensions: nonNil(s.Extensions), APIURL: resp.URL}, nil
+		Extensions: nonNil(s.Extensions), PortalURL: c.SiteURL(), APIURL: resp.URL}, nil
 }
 
 // LicenseInfo is one licence a portal offers.

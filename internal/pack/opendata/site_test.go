@@ -26,6 +26,9 @@ func TestGetStatus(t *testing.T) {
 		!slices.Equal(out.Extensions, []string{"datastore", "scheming_datasets", "activity"}) || out.LocaleDefault != "he" {
 		t.Errorf("output = %+v", out)
 	}
+	if out.PortalURL != srv.URL {
+		t.Errorf("portalUrl = %s", out.PortalURL)
+	}
 	if out.APIURL != srv.URL+"/api/3/action/status_show" {
 		t.Errorf("apiUrl = %s", out.APIURL)
 	}

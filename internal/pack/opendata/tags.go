@@ -23,8 +23,9 @@ type ListTagsInput struct {
 
 // TagCount is a tag and the number of datasets that use it.
 type TagCount struct {
-	Name  string `json:"name"`
-	Count int    `json:"count" jsonschema:"How many public datasets have this tag"`
+	Name      string `json:"name"`
+	Count     int    `json:"count" jsonschema:"How many public datasets have this tag"`
+	PortalURL string `json:"portalUrl,omitempty" jsonschema:"The portal's page of the datasets with this tag"`
 }
 
 // ListTagsOutput is the output of listTags.
@@ -89,13 +90,14 @@ func (p *pack) listTags(ctx context.Context, in ListTagsInput) (ListTagsOutput, 
 		out.Tags = make([]TagCount, 0, len(items))
 		for _, it := range items {
 			out.Names = append(out.Names, it.Name)
-			out.Tags = append(out.Tags, TagCount{Name: it.Name, Count: it.Count})
+			out.Tags = append(out.Tags, TagCount{Name: it.Name, Count: it.Count, PortalURL: pagesOf(c).Tag(it.Name)})
 		}
 		out.Count, out.APIURL = len(items), resp.URL
 		return out, nil
 	}
 
-	names, resp, err := c.TagList(ctx, &ckan.TagListOptions{Query: in.Query})
+	// Tags are written without niqqud; tag_list matches substrings.
+	names, resp, err := c.TagList(ctx, &ckan.TagListOptions{Query: ckan.StripNiqqud(in.Query)})
 	if err != nil {
 		return ListTagsOutput{}, toolError(err)
 	}
@@ -128,7 +130,7 @@ func (p *pack) listTags(ctx context.Context, in ListTagsInput) (ListTagsOutput, 
 	}
 	out.Tags = make([]TagCount, 0, len(names))
 	for _, n := range names {
-		out.Tags = append(out.Tags, TagCount{Name: n, Count: counts[n]})
+		out.Tags = append(out.Tags, TagCount{Name: n, Count: counts[n], PortalURL: pagesOf(c).Tag(n)})
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -80,8 +81,11 @@ func TestListTagsCountsWithQuery(t *testing.T) {
 	res, _ := call(t, serverRegistry(t, srv), "listTags", `{"query":"accadem","allFields":true}`)
 	var out ListTagsOutput
 	mustOK(t, res, &out)
+	tag := func(name string, n int) TagCount {
+		return TagCount{Name: name, Count: n, PortalURL: srv.URL + "/dataset/?tags=" + url.QueryEscape(name)}
+	}
 	want := []TagCount{
-		{"Accademia", 4}, {"Accademia Nazionale di Arte Drammatica", 0}, {"Accademia Nazionale di Danza", 0}, {"Accademie", 2},
+		tag("Accademia", 4), tag("Accademia Nazionale di Arte Drammatica", 0), tag("Accademia Nazionale di Danza", 0), tag("Accademie", 2),
 	}
 	if !slices.Equal(out.Tags, want) {
 		t.Errorf("tags = %v\nwant %v", out.Tags, want)
@@ -122,7 +126,7 @@ func TestListTagsCountsChunked(t *testing.T) {
 			t.Errorf("one counting call filters on %d tags", n)
 		}
 	}
-	if out.Count != 100 || out.Tags[99] != (TagCount{"tag-099", 5}) || out.Tags[0] != (TagCount{"tag-000", 0}) {
+	if out.Count != 100 || out.Tags[99].Name != "tag-099" || out.Tags[99].Count != 5 || out.Tags[0].Name != "tag-000" || out.Tags[0].Count != 0 {
 		t.Errorf("count %d, tags[0] %v, tags[99] %v", out.Count, out.Tags[0], out.Tags[99])
 	}
 }
@@ -134,7 +138,10 @@ func TestListTagsTopByCount(t *testing.T) {
 	res, _ := call(t, serverRegistry(t, srv), "listTags", `{"allFields":true,"limit":2,"offset":1}`)
 	var out ListTagsOutput
 	mustOK(t, res, &out)
-	want := []TagCount{{"Laureati", 7}, {"Accademia", 4}}
+	want := []TagCount{
+		{Name: "Laureati", Count: 7, PortalURL: srv.URL + "/dataset/?tags=Laureati"},
+		{Name: "Accademia", Count: 4, PortalURL: srv.URL + "/dataset/?tags=Accademia"},
+	}
 	if !slices.Equal(out.Tags, want) || out.Total != nil {
 		t.Errorf("tags = %v total %v; want %v", out.Tags, out.Total, want)
 	}
