@@ -351,3 +351,52 @@ func HebrewSubstringForms(word string) []string {
 func plausibleStem(p, s string) bool {
 	return strings.HasSuffix(p, "ו") || !strings.HasPrefix(s, "ו") || strings.HasPrefix(s, "וו")
 }
+
+// prefixMatchPrefixes are the prefixes asked for in a word-start search.
+var prefixMatchPrefixes = []string{"ה", "ו", "ב", "ל", "מ", "ש", "וה", "מה", "וב", "ול"}
+
+// HebrewPrefixForms returns the forms of one Hebrew word for a search that
+// matches the starts of words (a PostgreSQL tsquery "form:*", as
+// queryDatastore's partialMatch sends): the word and its stems without
+// prefixes, each also with its last letter in medial form ("מוסך" then
+// finds "מוסכים"), and each with the common prefixes ("תחבורה" finds
+// "ותחבורה"). Endings need no forms: a word start matches them. At most
+// limit forms, the word first; nil for a word that is not Hebrew or is
+// shorter than three letters, where prefixes would match too much.
+func HebrewPrefixForms(word string, limit int) []string {
+	w := StripNiqqud(word)
+	if !isHebrewWord(NormalizeHebrew(w)) || utf8.RuneCountInString(w) < minStem {
+		return nil
+	}
+	limit = max(1, min(limit, maxHebrewVariants))
+	var out []string
+	add := func(v string) {
+		if len(out) < limit && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	bare := []string{w}
+	for _, p := range hebrewPrefixes {
+		if s, ok := strings.CutPrefix(w, p); ok && utf8.RuneCountInString(s) >= minStem && plausibleStem(p, s) {
+			bare = append(bare, s)
+		}
+	}
+	var forms []string
+	for _, s := range bare {
+		forms = append(forms, s)
+		if m := unfinal(s); m != s {
+			forms = append(forms, m)
+		}
+	}
+	for _, s := range forms {
+		add(s)
+	}
+	for _, p := range prefixMatchPrefixes {
+		for _, s := range forms {
+			if canPrefix(p, s) {
+				add(p + s)
+			}
+		}
+	}
+	return out
+}

@@ -182,3 +182,33 @@ func TestHebrewSubstringForms(t *testing.T) {
 		}
 	}
 }
+
+func TestHebrewPrefixForms(t *testing.T) {
+	tests := []struct {
+		word    string
+		want    []string // present
+		wantNot []string
+	}{
+		{"תחבורה", []string{"תחבורה", "ותחבורה", "התחבורה", "לתחבורה", "והתחבורה"}, []string{"בהתחבורה"}},
+		{"מוסך", []string{"מוסך", "מוסכ", "המוסכ", "במוסך"}, []string{"וסך"}},
+		{"לתַּחְבּוּרָה", []string{"לתחבורה", "תחבורה", "ותחבורה"}, nil},
+	}
+	for _, tt := range tests {
+		got := HebrewPrefixForms(tt.word, maxHebrewVariants)
+		for _, w := range tt.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("HebrewPrefixForms(%q) lacks %q: %q", tt.word, w, got)
+			}
+		}
+		for _, w := range tt.wantNot {
+			if slices.Contains(got, w) {
+				t.Errorf("HebrewPrefixForms(%q) has %q", tt.word, w)
+			}
+		}
+	}
+	for _, w := range []string{"תל", "budget", "12"} {
+		if got := HebrewPrefixForms(w, 10); got != nil {
+			t.Errorf("HebrewPrefixForms(%q) = %q, want nil", w, got)
+		}
+	}
+}

@@ -21,7 +21,7 @@ const maxFilters = 20
 type QueryDatastoreInput struct {
 	ResourceID   string         `json:"resourceId,omitempty" jsonschema:"The resource's id, from getDatasetDetails (only resources with datastore_active true can be queried); required unless sql is given" schema:"maxLength=200"`
 	Q            string         `json:"q,omitempty" jsonschema:"Full-text search across all columns, any language" schema:"maxLength=1000"`
-	PartialMatch bool           `json:"partialMatch,omitempty" jsonschema:"Match each word of q as the start of a word (\"חינ\" finds \"חינוך\"); every word must match. Punctuation in q is ignored."`
+	PartialMatch bool           `json:"partialMatch,omitempty" jsonschema:"Match each word of q as the start of a word (\"חינ\" finds \"חינוך\"); every word must match. A Hebrew word of three letters or more also matches with and without the prefixes ו ה ב ל מ ש (\"תחבורה\" finds \"ותחבורה\"). Punctuation and niqqud in q are ignored."`
 	Filters      map[string]any `json:"filters,omitempty" jsonschema:"Exact-match filters: column name → value, or → list of values (any of). E.g. {\"city\": \"חיפה\", \"year\": [2022, 2023]}"`
 	Fields       []string       `json:"fields,omitempty" jsonschema:"Only return these columns" schema:"maxItems=100"`
 	Distinct     bool           `json:"distinct,omitempty" jsonschema:"Return only distinct rows (of the chosen fields), e.g. the distinct values of one column"`
@@ -204,9 +204,11 @@ const maxPrefixTerms = 32
 // holding every word as a prefix: "תל-אביב יפו" → "תל:* & אביב:* & יפו:*".
 // Only letters, digits and combining marks (Hebrew points) survive, so no
 // tsquery operator ( & | ! ( ) : * ' \ < > ) from the input reaches the
-// portal: a word cannot change the query's shape.
+// portal: a word cannot change the query's shape. A Hebrew word becomes
+// the OR of its prefixed and unprefixed forms (ckan.HebrewPrefixForms),
+// "(תחבורה:* | התחבורה:* | …)", written here from letters only as well.
 func prefixTSQuery(q string) (string, error) {
-	words := strings.FieldsFunc(q, func(r rune) bool {
+	words := strings.FieldsFunc(ckan.StripNiqqud(q), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
 	})
 	if len(words) == 0 {
@@ -215,8 +217,21 @@ func prefixTSQuery(q string) (string, error) {
 	if len(words) > maxPrefixTerms {
 		return "", tool.Errorf(tool.CodeValidation, "q: partialMatch takes at most %d words, got %d", maxPrefixTerms, len(words))
 	}
+	// The forms of many words would make a query of hundreds of terms.
+	perWord := 0
+	if len(words) <= 6 {
+		perWord = 12
+	}
 	for i, w := range words {
-		words[i] = w + ":*"
+		forms := ckan.HebrewPrefixForms(w, perWord)
+		if len(forms) < 2 {
+			words[i] = w + ":*"
+			continue
+		}
+		for j, f := range forms {
+			forms[j] = f + ":*"
+		}
+		words[i] = "(" + strings.Join(forms, " | ") + ")"
 	}
 	return strings.Join(words, " & "), nil
 }

@@ -3,6 +3,7 @@ package opendata
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -113,7 +114,10 @@ func TestQueryDatastorePartialMatchDistinctAndColumnsOnly(t *testing.T) {
 	var out QueryDatastoreOutput
 	mustOK(t, res, &out)
 	body := postedBody(t, srv)
-	if body["q"] != "תל:* & אביב:* & יפו:* & x:* & y:* & ב:*" || body["plain"] != false || body["distinct"] != true ||
+	// Hebrew words of three letters or more also match with prefixes.
+	wantQ := "תל:* & (אביב:* | האביב:* | ואביב:* | באביב:* | לאביב:* | מאביב:* | שאביב:* | והאביב:* | מהאביב:* | ובאביב:* | ולאביב:*)" +
+		" & (יפו:* | היפו:* | ויפו:* | ביפו:* | ליפו:* | מיפו:* | שיפו:* | והיפו:* | מהיפו:* | וביפו:* | וליפו:*) & x:* & y:* & ב:*"
+	if body["q"] != wantQ || body["plain"] != false || body["distinct"] != true ||
 		body["fields"].([]any)[0] != "שם ישוב" {
 		t.Errorf("body = %s", srv.Last(t).Body)
 	}
@@ -233,4 +237,28 @@ func TestQueryDatastoreSQLErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tsqueryShape is what prefixTSQuery may write: terms of letters, digits
+// and marks with ":*", OR-ed in parentheses, AND-ed.
+var tsqueryShape = regexp.MustCompile(`^(?:[\p{L}\p{N}\p{M}]+:\*|\((?:[\p{L}\p{N}\p{M}]+:\*)(?: \| [\p{L}\p{N}\p{M}]+:\*)*\))(?: & (?:[\p{L}\p{N}\p{M}]+:\*|\((?:[\p{L}\p{N}\p{M}]+:\*)(?: \| [\p{L}\p{N}\p{M}]+:\*)*\)))*$`)
+
+// FuzzPrefixTSQuery: whatever q holds, the tsquery sent has only that
+// shape (no operator of the input's own), or q is refused as invalid.
+func FuzzPrefixTSQuery(f *testing.F) {
+	for _, s := range []string{"תל-אביב  יפו & !(x:*|'y') ב\\", "תַּחְבּוּרָה ציבורית", "a:*|b", "מוסך", "((", "\u05b0\u05b0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		got, err := prefixTSQuery(q)
+		if err != nil {
+			if te, ok := err.(*tool.Error); !ok || te.Code != tool.CodeValidation {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		if !tsqueryShape.MatchString(got) {
+			t.Fatalf("prefixTSQuery(%q) = %q", q, got)
+		}
+	})
 }
