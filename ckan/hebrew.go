@@ -109,6 +109,11 @@ func HebrewVariants(word string, limit int) []string {
 		}
 	}
 	add(w)
+	if typed := StripNiqqud(word); typed != w && isHebrewWord(typed) && utf8.RuneCountInString(typed) > 1 {
+		// As typed, where final letters differ: an acronym keeps its
+		// last letter medial ("מעמ", from "מע\"מ") as often as not.
+		add(typed)
+	}
 	// The word without each prefix sequence it may start with, the longest
 	// sequence first: "והתחבורה" gives "תחבורה", then "התחבורה".
 	bare := []string{w}
@@ -125,16 +130,17 @@ func HebrewVariants(word string, limit int) []string {
 	for _, s := range bare {
 		numbers = append(numbers, otherNumber(s)...)
 	}
-	// The bare forms, then the other numbers; then all of them with
+	// The bare forms, then the other numbers; then the bare forms with
 	// prefixes, the commonest prefix first, so that a small limit keeps
-	// "ה" and "ו" for every form rather than every prefix for one.
+	// "ה" and "ו" for every form rather than every prefix for one; then the
+	// other numbers with prefixes.
 	for _, forms := range [][]string{bare, numbers} {
 		for _, s := range forms {
 			add(s)
 		}
 	}
-	for _, p := range prefixesToAdd {
-		for _, forms := range [][]string{bare, numbers} {
+	for _, forms := range [][]string{bare, numbers} {
+		for _, p := range prefixesToAdd {
 			for _, s := range forms {
 				if canPrefix(p, s) {
 					add(p + s)
@@ -247,6 +253,7 @@ const variantBudget = 48
 // Hebrew word, already uses Solr syntax (fields, phrases, operators), or has
 // more than a few words.
 func RewriteHebrewQuery(q string) (HebrewQuery, bool) {
+	q = joinAcronyms(q)
 	if strings.TrimSpace(q) == "" || strings.ContainsAny(q, solrSyntax) {
 		return HebrewQuery{}, false
 	}
@@ -280,6 +287,24 @@ func RewriteHebrewQuery(q string) (HebrewQuery, bool) {
 	}
 	hq.Query = strings.Join(groups, " AND ")
 	return hq, true
+}
+
+// joinAcronyms writes Hebrew acronyms and abbreviations without their
+// gershayim or geresh (נדל"ן → נדלן, with ASCII quotes or U+05F4/U+05F3):
+// CKAN's Solr indexes נדל"ן as its parts and their join, נדלן, and a quote
+// left in the query would open a phrase. Only a mark between two Hebrew
+// letters is a gershayim; quotes elsewhere are Solr syntax and stay.
+func joinAcronyms(q string) string {
+	rs := []rune(q)
+	out := rs[:0:0]
+	for i, r := range rs {
+		if (r == '"' || r == '\'' || r == '\u05F4' || r == '\u05F3') && i > 0 && i+1 < len(rs) &&
+			isHebrewLetter(rs[i-1]) && isHebrewLetter(rs[i+1]) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return string(out)
 }
 
 // isBooleanWord reports whether w is one of Lucene's operator words.

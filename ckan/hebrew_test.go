@@ -42,7 +42,7 @@ func TestHebrewVariants(t *testing.T) {
 		{word: "תחנות", wantHead: "תחנות", want: []string{"תחנה", "התחנה", "ותחנות"}},
 		{word: "רכבים", wantHead: "רכבים", want: []string{"רכב", "הרכב"}},
 		{word: "מוסך", wantHead: "מוסך", want: []string{"מוסכים", "המוסך"}, wantNot: []string{"וסך", "הוסך"}},
-		{word: "מחירי", wantHead: "מחירי", want: []string{"מחירים", "המחירים"}},
+		{word: "מחירי", wantHead: "מחירי", want: []string{"מחירים", "המחירי"}},
 		{word: "תושבימ", wantHead: "תושבים", want: []string{"תושב"}},
 		// Stripping would leave two letters: "מים" (water) is not "ים" (sea).
 		{word: "מים", wantHead: "מים", wantNot: []string{"ים", "הים"}},
@@ -94,6 +94,10 @@ func TestRewriteHebrewQuery(t *testing.T) {
 		{q: "תחבורה*"},
 		{q: "transport"},
 		{q: "תחבורה OR רכבת"},
+		// Gershayim join an acronym; the index holds the joined form.
+		{q: `עסקאות בנדל"ן`, ok: true, has: []string{"(title:בנדלן^4 OR text:(בנדלן^2 OR ", " OR נדלן"}},
+		{q: "מע״מ", ok: true, has: []string{"מעם", "מעמ"}},
+		{q: `"נדל"ן"`}, // a phrase around it stays Solr syntax
 		{q: "א ב ג ד ה ו ז ח"},
 		{q: "   "},
 	}

@@ -20,6 +20,7 @@ import (
 //
 //   - the "text" field type: split at anything but letters, digits and
 //     combining marks (WordDelimiterGraphFilter treats niqqud as letters),
+//     the parts of a word also joined at index time (catenateWords),
 //     lowercased, English plurals folded (the part of the Porter stemmer
 //     the judged queries meet); no Hebrew analysis at all;
 //   - the catch-all field text (name, title, notes, tags, groups,
@@ -73,8 +74,8 @@ func newSolrFake(t testing.TB, catalogue []byte) *solrFake {
 		d := fakeDoc{raw: raw, modified: p.Modified, text: map[string][]string{}, str: map[string][]string{
 			"id": {p.ID}, "name": {p.Name}, "organization": {p.Organization.Name},
 		}}
-		d.text["title"] = fakeAnalyze(p.Title)
-		d.text["notes"] = fakeAnalyze(p.Notes)
+		d.text["title"] = fakeIndex(p.Title)
+		d.text["notes"] = fakeIndex(p.Notes)
 		all := []string{p.Name, p.Title, p.Notes, p.Organization.Name}
 		for _, tg := range p.Tags {
 			d.str["tags"] = append(d.str["tags"], tg.Name)
@@ -85,12 +86,12 @@ func newSolrFake(t testing.TB, catalogue []byte) *solrFake {
 			all = append(all, g.Name)
 		}
 		for _, r := range p.Resources {
-			d.text["res_name"] = append(d.text["res_name"], fakeAnalyze(r.Name)...)
-			d.text["res_description"] = append(d.text["res_description"], fakeAnalyze(r.Description)...)
+			d.text["res_name"] = append(d.text["res_name"], fakeIndex(r.Name)...)
+			d.text["res_description"] = append(d.text["res_description"], fakeIndex(r.Description)...)
 			d.str["res_format"] = append(d.str["res_format"], r.Format)
 			all = append(all, r.Name, r.Description)
 		}
-		d.text["text"] = fakeAnalyze(strings.Join(all, " \n "))
+		d.text["text"] = fakeIndex(strings.Join(all, " \n "))
 		for field, terms := range d.text {
 			f.count(field, terms)
 		}
@@ -115,7 +116,22 @@ func (f *solrFake) count(field string, terms []string) {
 	}
 }
 
-// fakeAnalyze is the "text" field type's analysis.
+// fakeIndex is the "text" field type's index-time analysis: the query
+// analysis, plus the join of a word's letter parts (WordDelimiterGraph's
+// catenateWords), so that נדל"ן is indexed as נדל, ן and נדלן.
+func fakeIndex(s string) []string {
+	var out []string
+	for _, chunk := range strings.Fields(s) {
+		parts := fakeAnalyze(chunk)
+		out = append(out, parts...)
+		if len(parts) > 1 && !strings.ContainsFunc(strings.Join(parts, ""), unicode.IsDigit) {
+			out = append(out, strings.Join(parts, ""))
+		}
+	}
+	return out
+}
+
+// fakeAnalyze is the "text" field type's query-time analysis.
 func fakeAnalyze(s string) []string {
 	words := strings.FieldsFunc(s, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r)
