@@ -28,7 +28,8 @@ const (
 	minStem = 3
 )
 
-// finals maps the five Hebrew letters with a final form to it, and back.
+// toFinal maps the five Hebrew letters that have a final form to it;
+// toMedial maps back.
 var (
 	toFinal  = map[rune]rune{'כ': 'ך', 'מ': 'ם', 'נ': 'ן', 'פ': 'ף', 'צ': 'ץ'}
 	toMedial = map[rune]rune{'ך': 'כ', 'ם': 'מ', 'ן': 'נ', 'ף': 'פ', 'ץ': 'צ'}
@@ -80,8 +81,9 @@ func NormalizeHebrew(s string) string {
 // to, as, from), and their usual stacks. ה after ב/ל/כ is absorbed in
 // writing, so "לה" is not a prefix.
 var hebrewPrefixes = []string{
-	"וכש", "ומה", "ושה", "ושב", "ושל", "ושמ", "וכשה",
-	"וה", "וב", "ול", "ומ", "וש", "וכ", "מה", "שה", "שב", "של", "שמ", "כש", "כשה",
+	"וכשה",
+	"וכש", "ומה", "ושה", "ושב", "ושל", "ושמ", "כשה",
+	"וה", "וב", "ול", "ומ", "וש", "וכ", "מה", "שה", "שב", "של", "שמ", "כש",
 	"ה", "ו", "ב", "ל", "מ", "ש", "כ",
 }
 

@@ -163,6 +163,27 @@ func FuzzRewriteHebrewQuery(f *testing.F) {
 	})
 }
 
+// FuzzHebrewForms: the per-word form functions never panic, return bounded
+// lists of Hebrew words, and never return the empty string.
+func FuzzHebrewForms(f *testing.F) {
+	for _, s := range []string{"תחבורה", "ו", "וכשה", "מים", "ךךך", "הוועדה", "מוסכים", "\u05b0", "ab"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, w string) {
+		lists := [][]string{HebrewVariants(w, maxHebrewVariants), HebrewSubstringForms(w), HebrewPrefixForms(w, maxHebrewVariants)}
+		for _, l := range lists {
+			if len(l) > maxHebrewVariants {
+				t.Fatalf("%q: %d forms", w, len(l))
+			}
+			for _, v := range l {
+				if v == "" || !isHebrewWord(NormalizeHebrew(v)) {
+					t.Fatalf("%q: form %q", w, v)
+				}
+			}
+		}
+	})
+}
+
 func TestHebrewSubstringForms(t *testing.T) {
 	tests := []struct {
 		word string
