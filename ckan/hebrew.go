@@ -259,6 +259,11 @@ func RewriteHebrewQuery(q string) (HebrewQuery, bool) {
 	if strings.TrimSpace(q) == "" || strings.ContainsAny(q, solrSyntax) {
 		return HebrewQuery{}, false
 	}
+	for _, f := range strings.Fields(q) {
+		if strings.HasPrefix(f, "-") {
+			return HebrewQuery{}, false // dismax's "must not": the user's own syntax
+		}
+	}
 	words := queryWords(q)
 	if len(words) == 0 || len(words) > maxRewriteWords {
 		return HebrewQuery{}, false

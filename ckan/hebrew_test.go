@@ -94,6 +94,8 @@ func TestRewriteHebrewQuery(t *testing.T) {
 		{q: "תחבורה*"},
 		{q: "transport"},
 		{q: "תחבורה OR רכבת"},
+		{q: "תחבורה -רכבת"},
+		{q: "תל-אביב", ok: true, has: []string{"(title:תל^4 OR text:(תל^2", ") AND (title:אביב^4"}},
 		// Gershayim join an acronym; the index holds the joined form.
 		{q: `עסקאות בנדל"ן`, ok: true, has: []string{"(title:בנדלן^4 OR text:(בנדלן^2 OR ", " OR נדלן"}},
 		{q: "מע״מ", ok: true, has: []string{"מעם", "מעמ"}},
