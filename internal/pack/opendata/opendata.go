@@ -140,9 +140,13 @@ type pack struct {
 	fetch        *http.Client
 	previewBytes int
 	xlsxBytes    int
-	def          *ckan.Client
-	defErr       error // a bad BaseURL: reported on every call as CONFIG_ERROR
-	allowed      func(string) error
+	// xlsxSlots bounds the workbooks read at once: each may hold its
+	// download and up to xlsxUnzipBytes of parts in memory.
+	xlsxSlots chan struct{}
+	xlsxWait  time.Duration // how long a preview waits for a slot
+	def       *ckan.Client
+	defErr    error // a bad BaseURL: reported on every call as CONFIG_ERROR
+	allowed   func(string) error
 }
 
 // Tools returns the pack's tools: searchDatasets, getDatasetDetails,
@@ -173,6 +177,7 @@ func Tools(cfg Config) []*tool.Tool {
 	if p.xlsxBytes <= 0 {
 		p.xlsxBytes = DefaultPreviewXLSXBytes
 	}
+	p.xlsxSlots, p.xlsxWait = make(chan struct{}, maxConcurrentXLSX), xlsxQueueWait
 	return []*tool.Tool{
 		searchDatasetsTool(p),
 		getDatasetDetailsTool(p),

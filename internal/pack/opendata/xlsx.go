@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/xuri/excelize/v2"
 
@@ -29,6 +30,12 @@ const (
 	xlsxMaxParts = 10000
 	// xlsxMaxSheetsListed bounds the sheet names returned.
 	xlsxMaxSheetsListed = 50
+	// maxConcurrentXLSX bounds the workbooks one pack reads at once, and
+	// so the memory they take (at most about 80 MiB each).
+	maxConcurrentXLSX = 2
+	// xlsxQueueWait is how long a preview waits for a slot before a
+	// retryable RATE_LIMIT.
+	xlsxQueueWait = 10 * time.Second
 )
 
 // xlsxTable is the start of one sheet of a workbook.
@@ -231,6 +238,17 @@ func (p *pack) previewXLSX(ctx context.Context, out PreviewResourceOutput, body 
 		return PreviewResourceOutput{}, tool.Errorf(tool.CodeUnsupported,
 			"the XLSX file is larger than %d MiB, the most previewResource reads (a workbook cannot be read in part); "+
 				"for a resource in the datastore, queryDatastore reads its rows", p.xlsxBytes>>20)
+	}
+	wait := time.NewTimer(p.xlsxWait)
+	defer wait.Stop()
+	select {
+	case p.xlsxSlots <- struct{}{}:
+		defer func() { <-p.xlsxSlots }()
+	case <-wait.C:
+		return PreviewResourceOutput{}, &tool.Error{Code: tool.CodeRateLimit, Retryable: true,
+			Message: fmt.Sprintf("xlsx: %d workbooks are being read; try again shortly", maxConcurrentXLSX)}
+	case <-ctx.Done():
+		return PreviewResourceOutput{}, tool.Classify(ctx.Err())
 	}
 	t, err := parseXLSX(body, strings.TrimSpace(in.Sheet), in.Rows)
 	if err != nil {

@@ -3,12 +3,14 @@ package opendata
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"fmt"
 	"hash/crc32"
 	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xuri/excelize/v2"
 
@@ -249,4 +251,24 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// Workbooks are read a bounded number at a time; a preview that waits too
+// long for its turn fails with a retryable RATE_LIMIT.
+func TestPreviewXLSXConcurrencyBound(t *testing.T) {
+	book := workbook(t, 3)
+	p := &pack{xlsxSlots: make(chan struct{}, 1), xlsxWait: 20 * time.Millisecond, xlsxBytes: DefaultPreviewXLSXBytes}
+	in := PreviewResourceInput{Rows: 2}
+
+	p.xlsxSlots <- struct{}{} // another workbook is being read
+	_, err := p.previewXLSX(context.Background(), PreviewResourceOutput{}, book, false, p.xlsxBytes, in)
+	if te, ok := err.(*tool.Error); !ok || te.Code != tool.CodeRateLimit || !te.Retryable {
+		t.Fatalf("err = %v, want a retryable RATE_LIMIT", err)
+	}
+	<-p.xlsxSlots
+
+	out, err := p.previewXLSX(context.Background(), PreviewResourceOutput{}, book, false, p.xlsxBytes, in)
+	if err != nil || len(out.Rows) != 2 || len(p.xlsxSlots) != 0 {
+		t.Fatalf("free slot: err %v, %d rows, %d slots held after", err, len(out.Rows), len(p.xlsxSlots))
+	}
 }
