@@ -16,12 +16,13 @@ import (
 	"github.com/toolport/toolport/tool"
 )
 
-// Store is what the music tools keep: the user's library and the track
-// index. *sqlstore.DB implements it; the pack depends on this interface, not
-// on a database driver.
+// Store is what the music tools keep: the user's library, the track index
+// and the playlists suggestPlaylist makes. *sqlstore.DB implements it; the
+// pack depends on this interface, not on a database driver.
 type Store interface {
 	store.Library
 	store.Index
+	store.Playlists
 }
 
 // Config configures a [Service] opened with [Open]. The store is not part of
