@@ -63,6 +63,7 @@ func commands() []command {
 		{"library", "toolport library add|remove|list|import ...", "manage your music library", runLibrary, false},
 		{"index", "toolport index add FILE.jsonl | status", "build and inspect the semantic track index", runIndex, false},
 		{"playlist", playlistUsage, "list and export the playlists the agent suggested", runPlaylist, false},
+		{"tidal", tidalUsage, "log in to your TIDAL account (to save playlists and sync the library)", runTidal, false},
 		{"version", "toolport version", "print the version, VCS revision and Go version (also --version)", runVersion, true},
 	}
 }

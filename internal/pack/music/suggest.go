@@ -111,7 +111,7 @@ func (s *Service) suggestPlaylist(ctx context.Context, in SuggestPlaylistInput) 
 		}
 	}
 
-	tc, err := s.tidalClient()
+	tc, err := s.catalogClient()
 	if err != nil {
 		return SuggestPlaylistOutput{}, err
 	}

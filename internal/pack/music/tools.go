@@ -19,7 +19,7 @@ import (
 const Pack = "music"
 
 // Tools returns the music tools over s: semanticSearch, tidalSearch,
-// albumTracks, batchMetadata and suggestPlaylist.
+// albumTracks, batchMetadata, suggestPlaylist and savePlaylistToTidal.
 func Tools(s *Service) []*tool.Tool {
 	return []*tool.Tool{
 		tool.Must(tool.New(tool.Spec{
@@ -56,6 +56,13 @@ func Tools(s *Service) []*tool.Tool {
 				"playlistId can be exported or saved to the user's Tidal account with savePlaylistToTidal.",
 			Annotations: tool.Annotations{OpenWorld: true},
 		}, s.suggestPlaylist)),
+		tool.Must(tool.New(tool.Spec{
+			Name: "savePlaylistToTidal", Title: "Save a playlist to Tidal", Pack: Pack,
+			Description: "Save a playlist made by suggestPlaylist (its playlistId) to the user's Tidal account: creates the " +
+				"playlist (unlisted unless public is set) and adds its tracks. Needs the user to have run 'toolport tidal login'. " +
+				"Only call it when the user asks to save the playlist.",
+			Annotations: tool.Annotations{OpenWorld: true, Idempotent: true},
+		}, s.savePlaylistToTidal)),
 	}
 }
 
