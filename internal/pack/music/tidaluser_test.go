@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/tooltest"
@@ -199,3 +200,42 @@ func TestSyncLibraryPagesFavorites(t *testing.T) {
 		}
 	})
 }
+
+func TestSavedLoginTokensAreSecrets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tidal-login.json")
+	if err := tidal.SaveUserToken(path, &tidal.UserToken{AccessToken: "access-tok-123", RefreshToken: "refresh-tok-456"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.New(func(k string) string { return map[string]string{"TIDAL_TOKEN_FILE": path}[k] }, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := TidalUserConfigFromEnv(c)
+	if u.TokenFile != path || u.RedirectURL != DefaultRedirectURL {
+		t.Errorf("config %+v", u)
+	}
+	secrets := c.Secrets()
+	if !slices.Contains(secrets, "access-tok-123") || !slices.Contains(secrets, "refresh-tok-456") {
+		t.Errorf("secrets %d, want both tokens", len(secrets))
+	}
+	// A registry built from them scrubs a token an upstream echoed.
+	reg := tool.NewRegistry(tool.WithSecrets(secrets...))
+	echo := tool.Must(tool.New(tool.Spec{Name: "echo", Description: "echoes"}, func(ctx context.Context, in struct {
+		S string `json:"s"`
+	}) (echoOut, error) {
+		return echoOut{S: in.S}, nil
+	}))
+	if err := reg.Register(echo); err != nil {
+		t.Fatal(err)
+	}
+	res := reg.Call(context.Background(), "echo", json.RawMessage(`{"s":"token access-tok-123"}`))
+	if strings.Contains(string(res.JSON), "access-tok-123") {
+		t.Errorf("token in the result: %s", res.JSON)
+	}
+}
+
+type echoOut struct {
+	S string `json:"s"`
+}
+
+func (echoOut) Summary() string { return "echoed" }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/google/uuid"
 
@@ -36,6 +37,9 @@ func checkPlaylist(p store.Playlist) error {
 			if len(f) > store.MaxPlaylistFieldBytes {
 				return fmt.Errorf("%w: %s: a field is too long", store.ErrInvalid, what)
 			}
+		}
+		if math.IsNaN(it.Duration) || math.IsInf(it.Duration, 0) || it.Duration < 0 {
+			return fmt.Errorf("%w: %s: duration is not a number of seconds", store.ErrInvalid, what)
 		}
 		if len(it.Reasoning) > store.MaxPlaylistTextBytes {
 			return fmt.Errorf("%w: %s: reasoning too long", store.ErrInvalid, what)

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -111,6 +112,7 @@ func TestCreatePlaylistRefuses(t *testing.T) {
 		"item without id":  {Title: "t", Items: []store.PlaylistItem{{Title: "a"}}},
 		"NUL in reasoning": {Title: "t", Items: []store.PlaylistItem{{TidalID: "1", Reasoning: "a\x00b"}}},
 		"bad UTF-8":        {Title: "t\xff"},
+		"NaN duration":     {Title: "t", Items: []store.PlaylistItem{{TidalID: "1", Duration: math.NaN()}}},
 	}
 	eachBackend(t, func(t *testing.T, db *DB) {
 		for name, p := range cases {
