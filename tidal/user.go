@@ -271,7 +271,7 @@ func (s *UserTokenSource) refreshLocked(ctx context.Context) (*UserToken, error)
 	s.tok = userToken(t, s.tok)
 	if s.saved != nil {
 		if err := s.saved(s.tok); err != nil {
-			return nil, fmt.Errorf("tidal: saving the refreshed login: %w", err)
+			return nil, &Error{Kind: ErrConfig, Auth: true, Message: "the refreshed TIDAL login could not be saved", Err: err}
 		}
 	}
 	return s.tok, nil

@@ -54,7 +54,7 @@ func (c *Client) CreatePlaylist(ctx context.Context, name, description string, a
 	if err != nil {
 		return "", &Error{Kind: ErrInvalidInput, Message: "the playlist cannot be encoded", Err: err}
 	}
-	doc, err := c.send(ctx, http.MethodPost, "/playlists", url.Values{"countryCode": {c.country}}, body, idempotencyKey)
+	doc, err := c.send(ctx, http.MethodPost, "/playlists", nil, body, idempotencyKey)
 	if err != nil {
 		return "", err
 	}

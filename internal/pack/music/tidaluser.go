@@ -200,10 +200,10 @@ func (s *Service) savePlaylistToTidal(ctx context.Context, in SavePlaylistInput)
 		res, retries, err := addBatch(ctx, uc, id, ids, fmt.Sprintf("%s-%s-%d", key, id, b))
 		out.Retries += retries
 		if err != nil {
-			te := tidalError(err).(*tool.Error)
+			te := *tool.Classify(tidalError(err)) // a copy: the message is amended
 			te.Message = fmt.Sprintf("the playlist was created on Tidal (%s) but adding tracks %d-%d failed: %s; saving again resumes",
 				out.URL, start+1, start+len(chunk), te.Message)
-			return SavePlaylistOutput{}, te
+			return SavePlaylistOutput{}, &te
 		}
 		out.Batches++
 		out.Added += len(chunk) - len(res.Skipped)
