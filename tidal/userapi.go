@@ -143,7 +143,9 @@ func (c *Client) eachCollectionPage(ctx context.Context, path string, fn func(in
 	if !c.user {
 		return errNeedsUser
 	}
-	doc, err := c.get(ctx, path, url.Values{"include": {"items"}, "countryCode": {c.country}})
+	// No countryCode: collection endpoints do not take it (the API answers
+	// 400 to an undocumented parameter).
+	doc, err := c.get(ctx, path, url.Values{"include": {"items"}})
 	if err != nil {
 		return err
 	}
@@ -161,7 +163,7 @@ func (c *Client) eachCollectionPage(ctx context.Context, path string, fn func(in
 			return malformed(fmt.Sprintf("the TIDAL collection has more than %d pages", maxCollectionPages), 0, nil)
 		}
 		seen[next] = true
-		if doc, err = c.getNext(ctx, next, "items"); err != nil {
+		if doc, err = c.followNext(ctx, next, "items", false); err != nil {
 			return err
 		}
 	}

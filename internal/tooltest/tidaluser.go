@@ -156,6 +156,8 @@ func (f *TIDALUser) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	p := strings.TrimPrefix(r.URL.Path, "/v2")
 	switch {
+	case r.Method == "POST" && r.URL.RawQuery != "" && (p == "/playlists" || strings.HasSuffix(p, "/relationships/items")):
+		apiErr(w, 400, "INVALID_QUERY_PARAMETER", "this endpoint takes no query parameters")
 	case r.Method == "POST" && p == "/playlists":
 		f.createPlaylist(w, r)
 	case r.Method == "POST" && strings.HasPrefix(p, "/playlists/") && strings.HasSuffix(p, "/relationships/items"):
@@ -338,9 +340,16 @@ func (f *TIDALUser) addItems(w http.ResponseWriter, r *http.Request, id string) 
 
 // collection answers one cursor page of a collection's items; the cursor is
 // the offset, and links.next (relative, without include, as TIDAL's are)
-// points at the next page.
+// points at the next page. Parameters the spec does not list are refused
+// with 400, as the API does.
 func (f *TIDALUser) collection(w http.ResponseWriter, r *http.Request, typ string, ids []string) {
 	q := r.URL.Query()
+	for k := range q { // the spec's parameters; the API answers 400 to others
+		if !slices.Contains([]string{"page[cursor]", "sort", "locale", "include", "replaceMedia"}, k) {
+			apiErr(w, 400, "INVALID_QUERY_PARAMETER", "unknown parameter "+k)
+			return
+		}
+	}
 	start := 0
 	if c := q.Get("page[cursor]"); c != "" {
 		n, err := strconv.Atoi(strings.TrimPrefix(c, "c"))
@@ -370,7 +379,7 @@ func (f *TIDALUser) collection(w http.ResponseWriter, r *http.Request, typ strin
 	links := map[string]any{"self": path}
 	if end < len(ids) {
 		cursor := "c" + strconv.Itoa(end)
-		links["next"] = path + "?countryCode=US&page%5Bcursor%5D=" + cursor
+		links["next"] = path + "?page%5Bcursor%5D=" + cursor
 		links["meta"] = map[string]any{"nextCursor": cursor}
 	}
 	jsonAPI(w, 200, map[string]any{"data": data, "included": nonNil(included), "links": links})
