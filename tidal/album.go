@@ -130,6 +130,13 @@ func checkID(what, id string) error {
 // when they point under the API root, so a hostile answer cannot send the
 // bearer token elsewhere.
 func (c *Client) getNext(ctx context.Context, next, include string) (*document, error) {
+	return c.followNext(ctx, next, include, true)
+}
+
+// followNext is getNext; withCountry adds countryCode when the link lacks
+// it, which only catalogue endpoints take (the API answers 400 to a
+// parameter an endpoint does not document, and user collections have none).
+func (c *Client) followNext(ctx context.Context, next, include string, withCountry bool) (*document, error) {
 	if len(next) > maxNextLen {
 		return nil, malformed("TIDAL pagination link is too long", 0, nil)
 	}
@@ -153,7 +160,7 @@ func (c *Client) getNext(ctx context.Context, next, include string) (*document, 
 		return nil, malformed("TIDAL pagination link is malformed", 0, err)
 	}
 	q.Set("include", include)
-	if q.Get("countryCode") == "" {
+	if withCountry && q.Get("countryCode") == "" {
 		q.Set("countryCode", c.country)
 	}
 	return c.get(ctx, path, q)

@@ -1,10 +1,12 @@
 package tidal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -83,8 +85,18 @@ type Client struct {
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
 
-	tokens *tokenSource
+	tokens tokenProvider
 	bucket *bucket
+	// user is set on a client made by [Client.WithUser]: calls then carry
+	// the user's token instead of the client-credentials one.
+	user bool
+}
+
+// tokenProvider hands out bearer tokens: the client-credentials source, or a
+// user's (see [Client.WithUser]).
+type tokenProvider interface {
+	get(ctx context.Context) (string, error)
+	invalidate(tok string)
 }
 
 // NewClient returns a client for cfg. It fails only on a malformed URL
@@ -134,8 +146,11 @@ func rootURL(raw, def, path string) (*url.URL, error) {
 	return u, nil
 }
 
-// Configured reports whether credentials are set.
-func (c *Client) Configured() bool { return c.cfg.ClientID != "" && c.cfg.ClientSecret != "" }
+// Configured reports whether credentials are set: the client id and secret,
+// or a user's login for a client made by [Client.WithUser].
+func (c *Client) Configured() bool {
+	return c.user || c.cfg.ClientID != "" && c.cfg.ClientSecret != ""
+}
 
 // errAuthMissing says which settings to set; it names both the environment
 // and the credentials-file entries.
@@ -149,6 +164,13 @@ func errAuthMissing() *Error {
 // answer. It waits for the rate-limit bucket, and on a 401 refreshes the
 // token and tries once more.
 func (c *Client) get(ctx context.Context, escapedPath string, query url.Values) (*document, error) {
+	return c.send(ctx, http.MethodGet, escapedPath, query, nil, "")
+}
+
+// send performs a request of method with an optional JSON:API body (and
+// Idempotency-Key, for mutations TIDAL replays on a retry), as get does. A
+// 2xx answer with no body decodes to an empty document.
+func (c *Client) send(ctx context.Context, method, escapedPath string, query url.Values, body []byte, idempotencyKey string) (*document, error) {
 	if !c.Configured() {
 		return nil, errAuthMissing()
 	}
@@ -174,7 +196,7 @@ func (c *Client) get(ctx context.Context, escapedPath string, query url.Values) 
 			}
 			return nil, contextError(err)
 		}
-		doc, status, err := c.do(ctx, target, tok)
+		doc, status, err := c.do(ctx, method, target, tok, body, idempotencyKey)
 		if status == http.StatusUnauthorized && attempt == 0 {
 			// The token may have been revoked or expired early: get a fresh one
 			// and try once more.
@@ -187,14 +209,24 @@ func (c *Client) get(ctx context.Context, escapedPath string, query url.Values) 
 
 // do sends one request. It returns the HTTP status alongside any error so
 // that get can recognise a 401.
-func (c *Client) do(ctx context.Context, target, token string) (*document, int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+func (c *Client) do(ctx context.Context, method, target, token string, reqBody []byte, idempotencyKey string) (*document, int, error) {
+	var rd io.Reader
+	if reqBody != nil {
+		rd = bytes.NewReader(reqBody)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil { // the root was checked, and paths are escaped: a bug
 		return nil, 0, &Error{Kind: ErrConfig, Message: "building the request failed", Err: err}
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/vnd.api+json")
 	req.Header.Set("User-Agent", c.userAgent)
+	if reqBody != nil {
+		req.Header.Set("Content-Type", "application/vnd.api+json")
+	}
+	if idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, 0, networkError("TIDAL", err)
@@ -210,6 +242,9 @@ func (c *Client) do(ctx context.Context, target, token string) (*document, int, 
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, resp.StatusCode, c.statusError(resp.StatusCode, body)
+	}
+	if len(bytes.TrimSpace(body)) == 0 && method != http.MethodGet {
+		return &document{}, resp.StatusCode, nil // 204 No Content
 	}
 	doc, err := decodeDocument(body)
 	if err != nil {
@@ -248,7 +283,10 @@ func (c *Client) statusError(status int, body []byte) *Error {
 			msg += ": " + httpclient.Clip(strings.Join(parts, ": "), maxErrorDetail)
 		}
 	}
-	if status == http.StatusUnauthorized {
+	switch {
+	case status == http.StatusUnauthorized && c.user:
+		msg += " (the TIDAL login was refused; run 'toolport tidal login' again)"
+	case status == http.StatusUnauthorized:
 		msg += " (the access token was refused even after a refresh; check the TIDAL client credentials)"
 	}
 	e.Message = msg

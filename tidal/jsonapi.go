@@ -17,6 +17,17 @@ type document struct {
 	Included []resource `json:"included"`
 	Links    links      `json:"links"`
 	Errors   []apiError `json:"errors"`
+	Meta     struct {
+		// Skipped lists the items a playlist add left out.
+		Skipped []skipped `json:"skipped"`
+	} `json:"meta"`
+}
+
+// skipped is an item a mutation left out, with why (e.g. NOT_FOUND).
+type skipped struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Reason string `json:"reason"`
 }
 
 // resource is a resource object, or a resource identifier when it comes from

@@ -99,8 +99,11 @@ func checkTools(ctx context.Context, t *testing.T, cs *mcp.ClientSession, env ma
 				t.Errorf("%s %s schema invalid: %v", tl.Name, what, err)
 			}
 		}
-		if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
-			t.Errorf("%s: readOnlyHint not set", tl.Name)
+		// The playlist tools write (a stored playlist, the user's TIDAL
+		// account); every other tool only reads.
+		writes := tl.Name == "suggestPlaylist" || tl.Name == "savePlaylistToTidal"
+		if tl.Annotations == nil || tl.Annotations.ReadOnlyHint == writes {
+			t.Errorf("%s: readOnlyHint %v, want %v", tl.Name, tl.Annotations != nil && tl.Annotations.ReadOnlyHint, !writes)
 		}
 	}
 	for _, want := range []string{"web_fetch", "web_search_brave", "web_search_google", "searchDatasets", "listTags"} {

@@ -759,7 +759,9 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall, limit int) []
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		wg.Go(func() {
-			res := t.a.cfg.Registry.Call(ctx, c.Name, c.Input)
+			// Tools that store what they make (suggestPlaylist) tie it to this turn.
+			origin := store.Origin{ConversationID: t.convID, MessageID: t.msgID, ToolCallID: c.ID}
+			res := t.a.cfg.Registry.Call(store.WithOrigin(ctx, origin), c.Name, c.Input)
 			if t.a.cfg.OnToolCall != nil {
 				t.a.cfg.OnToolCall(c.Name, res)
 			}

@@ -16,7 +16,8 @@ func packAbout(pack string) string {
 	case "ckan":
 		return "find and describe open government data sets in CKAN portals such as data.gov.il (answer in the user's language; dataset titles may be in Hebrew)"
 	case "music":
-		return "discover music: semantic search over the user's indexed tracks, the Tidal catalogue, album track lists and metadata by ISRC"
+		return "discover music: semantic search over the user's indexed tracks, the Tidal catalogue, album track lists and metadata by ISRC; " +
+			"present a playlist with suggestPlaylist (ISRCs from those results, a line of reasoning per track), and save it to Tidal only when the user asks"
 	}
 	return "more tools"
 }

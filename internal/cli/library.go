@@ -25,7 +25,8 @@ func runLibrary(ctx context.Context, env *Env, args []string) int {
 			"  toolport library add --album-id TIDAL_ALBUM_ID [--title T] [--artist A]\n"+
 			"  toolport library remove [--albums] ID...            Tidal ids or ISRCs\n"+
 			"  toolport library list [--albums] [--query Q] [--limit N] [--offset N] [--json]\n"+
-			"  toolport library import [--format jsonl|csv] FILE   JSONL or CSV with a header row\n\n"+
+			"  toolport library import [--format jsonl|csv] FILE   JSONL or CSV with a header row\n"+
+			"  toolport library sync [--json]                      your TIDAL favourites (after 'toolport tidal login')\n\n"+
 			"Run 'toolport library SUBCOMMAND --help' for details. The store is TOOLPORT_DATABASE_URL\n"+
 			"(or database.url in the credentials file), by default $XDG_DATA_HOME/toolport/toolport.db.\n", libraryUsage)
 		if len(args) == 0 {
@@ -42,8 +43,10 @@ func runLibrary(ctx context.Context, env *Env, args []string) int {
 		return runLibraryList(ctx, env, args[1:])
 	case "import":
 		return runLibraryImport(ctx, env, args[1:])
+	case "sync":
+		return runLibrarySync(ctx, env, args[1:])
 	}
-	fmt.Fprintf(env.Stderr, "toolport library: unknown subcommand %q (want add, remove, list or import)\n", args[0])
+	fmt.Fprintf(env.Stderr, "toolport library: unknown subcommand %q (want add, remove, list, import or sync)\n", args[0])
 	return ExitUsage
 }
 

@@ -67,6 +67,13 @@ func newTidalTracksServer(t *testing.T) *tidalTracksServer {
 					data = append(data, tr)
 				}
 			}
+			for _, isrc := range q["filter[isrc]"] { // suggestPlaylist's lookups
+				for _, tr := range tracks {
+					if tr["attributes"].(map[string]any)["isrc"] == isrc {
+						data = append(data, tr)
+					}
+				}
+			}
 			body := map[string]any{"data": data, "links": map[string]any{"self": "/tracks"}}
 			if len(data) > 0 {
 				body["included"] = included

@@ -166,7 +166,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		defer metricsLn.Close()
 	}
 	srv, err := server.New(server.Config{
-		Store: db, Registry: reg, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
+		Store: db, Playlists: db, Registry: reg, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
 		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
 		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout,
 		Agent: agent.Config{

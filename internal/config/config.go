@@ -150,6 +150,18 @@ func (c *Config) Secret(env, path string) string {
 	return v
 }
 
+// AddSecret registers a credential read from elsewhere than the environment
+// or the credentials file (a saved login's tokens), so that [Config.Secrets]
+// lists it for redaction. Values shorter than 4 bytes are not redacted (the
+// registry ignores them too).
+func (c *Config) AddSecret(values ...string) {
+	for _, v := range values {
+		if v != "" {
+			c.secrets = append(c.secrets, v)
+		}
+	}
+}
+
 // Secrets lists every credential handed out by [Config.Secret], for
 // tool.WithSecrets and log redaction.
 func (c *Config) Secrets() []string { return append([]string(nil), c.secrets...) }

@@ -80,6 +80,9 @@ type Config struct {
 	// MetricsListener, when set, serves /metrics there, unauthenticated and
 	// under the same Host rules, instead of on the main handler.
 	MetricsListener net.Listener
+	// Playlists, when set, serves the stored playlists at /api/playlists
+	// (listing, one, and its export); *sqlstore.DB implements it.
+	Playlists store.Playlists
 	// Version is reported by /api/info and to MCP clients.
 	Version string
 	// Web serves the page at / (webui.Handler()); nil answers 404 there.
@@ -209,6 +212,9 @@ func New(cfg Config) (*Server, error) {
 	api("DELETE /api/conversations/{id}", s.deleteConversation)
 	api("GET /api/conversations/{id}/export", s.exportConversation)
 	api("POST /api/conversations/{id}/messages", s.postMessage)
+	api("GET /api/playlists", s.listPlaylists)
+	api("GET /api/playlists/{id}", s.getPlaylist)
+	api("GET /api/playlists/{id}/export", s.exportPlaylist)
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,9 @@
 // Package music is the music-discovery tool pack: semanticSearch over the
 // local track index, tidalSearch and albumTracks over the TIDAL catalogue, and
-// batchMetadata for full index records by ISRC.
+// batchMetadata for full index records by ISRC; suggestPlaylist, which
+// resolves the agent's picks on TIDAL and stores the playlist, and
+// savePlaylistToTidal, which saves one to the user's TIDAL account (see
+// [Service.SyncLibrary] for the other use of the user's login).
 //
 // Every track a tool returns says whether it is in the user's library
 // (inLibrary, by Tidal id or ISRC) and in the semantic index (isIndexed, by

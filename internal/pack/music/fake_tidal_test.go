@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,6 +111,8 @@ func (f *fakeTidal) serve(w http.ResponseWriter, r *http.Request) {
 		default:
 			write(w, 400, []byte(`{"errors":[{"status":"400","code":"INVALID_CURSOR"}]}`))
 		}
+	case r.URL.Path == "/v2/tracks":
+		f.writeTracks(w, q["filter[isrc]"], q["filter[id]"])
 	case r.URL.Path == "/v2/searchResults":
 		f.writeSearch(w, q.Get("filter[query]"), q.Get("include"))
 	default:
@@ -142,5 +145,22 @@ func (f *fakeTidal) writeSearch(w http.ResponseWriter, query, include string) {
 	body, _ := json.Marshal(map[string]any{
 		"data":     []any{map[string]any{"id": "search-1", "type": "searchResults", "relationships": rels}},
 		"included": included, "links": map[string]any{"self": "/searchResults"}})
+	write(w, 200, body)
+}
+
+// writeTracks answers GET /tracks?filter[isrc]=…&filter[id]=… with the
+// recorded tracks of the first album page that match, each linked to the
+// album (CONSTRUCTED: the recorded resources in the documented lookup shape).
+func (f *fakeTidal) writeTracks(w http.ResponseWriter, isrcs, ids []string) {
+	data := []any{}
+	for _, tr := range f.tracks {
+		m := tr.(map[string]any)
+		isrc, _ := m["attributes"].(map[string]any)["isrc"].(string)
+		if slices.Contains(isrcs, isrc) || slices.Contains(ids, m["id"].(string)) {
+			data = append(data, m)
+		}
+	}
+	included := append([]any{f.albumRes}, f.included...)
+	body, _ := json.Marshal(map[string]any{"data": data, "included": included, "links": map[string]any{"self": "/tracks"}})
 	write(w, 200, body)
 }

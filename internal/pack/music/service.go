@@ -16,18 +16,22 @@ import (
 	"github.com/toolport/toolport/tool"
 )
 
-// Store is what the music tools keep: the user's library and the track
-// index. *sqlstore.DB implements it; the pack depends on this interface, not
-// on a database driver.
+// Store is what the music tools keep: the user's library, the track index
+// and the playlists suggestPlaylist makes. *sqlstore.DB implements it; the
+// pack depends on this interface, not on a database driver.
 type Store interface {
 	store.Library
 	store.Index
+	store.Playlists
 }
 
 // Config configures a [Service] opened with [Open]. The store is not part of
 // it: the caller opens the one store of the process and hands it over.
 type Config struct {
 	Tidal tidal.Config
+	// TidalUser is where the user's TIDAL login is kept (savePlaylistToTidal,
+	// library sync).
+	TidalUser TidalUserConfig
 	// Embeddings configures an OpenAI-compatible embeddings endpoint; with
 	// an empty BaseURL the offline default embedder is used.
 	Embeddings embedding.Config
@@ -71,7 +75,7 @@ func WithClock(now func() time.Time) Option {
 // ConfigFromEnv reads the TIDAL settings ([TidalConfigFromEnv]) and the
 // embeddings settings ([embedding.ConfigFromEnv]).
 func ConfigFromEnv(c *config.Config) Config {
-	return Config{Tidal: TidalConfigFromEnv(c), Embeddings: embedding.ConfigFromEnv(c)}
+	return Config{Tidal: TidalConfigFromEnv(c), TidalUser: TidalUserConfigFromEnv(c), Embeddings: embedding.ConfigFromEnv(c)}
 }
 
 // Service is what the music tools run against: the store, the embedder, the
@@ -89,6 +93,8 @@ type Service struct {
 	newEmb   func(ctx context.Context) (embedding.Embedder, error)
 	tidal    *tidal.Client
 	tidalErr error
+	tidalCfg tidal.Config    // for the user login's token endpoint
+	user     TidalUserConfig // where the user login is kept
 
 	mu  sync.Mutex // guards db and emb while they are being set up
 	db  Store
@@ -121,8 +127,10 @@ type Service struct {
 // store: whoever opens it does.
 func Open(cfg Config, openStore func(ctx context.Context) (Store, error), opts ...Option) *Service {
 	s := &Service{
-		openDB: openStore,
-		newEmb: func(ctx context.Context) (embedding.Embedder, error) { return NewEmbedder(ctx, cfg.Embeddings) },
+		openDB:   openStore,
+		newEmb:   func(ctx context.Context) (embedding.Embedder, error) { return NewEmbedder(ctx, cfg.Embeddings) },
+		tidalCfg: cfg.Tidal,
+		user:     cfg.TidalUser,
 	}
 	if cfg.Tidal.Progress == nil {
 		cfg.Tidal.Progress = reportTidalProgress

@@ -19,7 +19,7 @@ import (
 const Pack = "music"
 
 // Tools returns the music tools over s: semanticSearch, tidalSearch,
-// albumTracks and batchMetadata.
+// albumTracks, batchMetadata, suggestPlaylist and savePlaylistToTidal.
 func Tools(s *Service) []*tool.Tool {
 	return []*tool.Tool{
 		tool.Must(tool.New(tool.Spec{
@@ -48,6 +48,21 @@ func Tools(s *Service) []*tool.Tool {
 				"ISRCs may be given in lower case or with hyphens. Lists which were found and which are not indexed.",
 			Annotations: tool.Annotations{ReadOnly: true},
 		}, s.batchMetadata)),
+		tool.Must(tool.New(tool.Spec{
+			Name: "suggestPlaylist", Title: "Suggest a playlist", Pack: Pack,
+			Description: "Present a playlist to the user: a title and 1-50 tracks in playing order, each with its ISRC, title, " +
+				"artist and one or two sentences of reasoning. Each track is resolved on Tidal (id, album, artwork, duration) " +
+				"and flagged inLibrary/isIndexed; tracks that cannot be resolved are listed. The playlist is stored: its " +
+				"playlistId can be exported or saved to the user's Tidal account with savePlaylistToTidal.",
+			Annotations: tool.Annotations{OpenWorld: true},
+		}, s.suggestPlaylist)),
+		tool.Must(tool.New(tool.Spec{
+			Name: "savePlaylistToTidal", Title: "Save a playlist to Tidal", Pack: Pack,
+			Description: "Save a playlist made by suggestPlaylist (its playlistId) to the user's Tidal account: creates the " +
+				"playlist (unlisted unless public is set) and adds its tracks. Needs the user to have run 'toolport tidal login'. " +
+				"Only call it when the user asks to save the playlist.",
+			Annotations: tool.Annotations{OpenWorld: true, Idempotent: true},
+		}, s.savePlaylistToTidal)),
 	}
 }
 

@@ -6,6 +6,7 @@
 import {
   h, clear, icon, link, artwork, str, num, arr, obj, clip, formatDuration, formatTrackTime, safeURL,
 } from './dom.js';
+import { PLAYLIST_TOOLS, renderPlaylistResult } from './playlist.js';
 
 /** TOOLS maps tool names to their friendly name and icon. */
 export const TOOLS = {
@@ -23,6 +24,8 @@ export const TOOLS = {
   web_search_google: { label: 'Google search', icon: 'globe' },
   web_fetch: { label: 'Fetch page', icon: 'page' },
 };
+
+Object.assign(TOOLS, PLAYLIST_TOOLS);
 
 /** toolLabel returns the friendly name of a tool. */
 export function toolLabel(name) {
@@ -153,6 +156,8 @@ function renderFailure(part) {
 export function renderResult(name, result) {
   const r = obj(result);
   if (!r) return h('pre', { class: 'json' }, jsonText(result));
+  const playlist = renderPlaylistResult(name, r);
+  if (playlist) return section(playlist);
   switch (name) {
     case 'semanticSearch':
       return section(trackList(r.tracks));

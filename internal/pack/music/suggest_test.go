@@ -1,0 +1,118 @@
+package music
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/store/sqlstore"
+)
+
+func TestSuggestPlaylist(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
+		reg, _ := newRegistry(t, db)
+		conv, err := db.CreateConversation(context.Background(), store.Conversation{Title: "mix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := `{"title":"Late\nnight","tracks":[
+			{"isrc":"au-nmg-24-00011","title":"4M","artist":"Air Max '97","reasoning":"driving opener"},
+			{"isrc":"AUNMG2400013","title":"BLADE WALKER","artist":"Air Max '97","reasoning":"cool down"},
+			{"isrc":"AUNMG2400011","title":"4M again","artist":"Air Max '97","reasoning":"twice"},
+			{"isrc":"GBAYE9700123","title":"Hunter","artist":"Björk","reasoning":"not on TIDAL here"},
+			{"isrc":"nonsense","title":"Bad","artist":"Nobody","reasoning":"x"}]}`
+		ctx := store.WithOrigin(context.Background(), store.Origin{ConversationID: conv.ID, MessageID: "msg-1", ToolCallID: "tc-1"})
+		res := reg.Call(ctx, "suggestPlaylist", json.RawMessage(args))
+		if !res.OK() {
+			t.Fatalf("failed: %s", res.JSON)
+		}
+		var out struct {
+			Success       bool
+			Summary       string
+			DurationMs    *int64
+			PlaylistID    string
+			Title         string
+			Tracks        []PlaylistTrack
+			Unresolved    []UnresolvedTrack
+			TrackCount    int
+			TotalDuration float64
+			ExportURL     string
+		}
+		if err := json.Unmarshal(res.JSON, &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Title != "Late night" || out.TrackCount != 2 || len(out.Tracks) != 2 || out.DurationMs == nil {
+			t.Fatalf("output: %s", res.JSON)
+		}
+		first, second := out.Tracks[0], out.Tracks[1]
+		if first.TidalID != "396698919" || first.Album == "" || first.ArtworkURL == "" || first.Duration != 180 ||
+			first.Reasoning != "driving opener" || !first.InLibrary || !first.IsIndexed {
+			t.Errorf("first track: %+v", first)
+		}
+		if second.TidalID != "396698921" || second.InLibrary || !second.IsIndexed || second.Duration != 193 {
+			t.Errorf("second track: %+v", second)
+		}
+		if out.TotalDuration != 373 {
+			t.Errorf("total duration %v", out.TotalDuration)
+		}
+		reasons := map[string]string{}
+		for _, u := range out.Unresolved {
+			reasons[u.Title] = u.Reason
+		}
+		if len(out.Unresolved) != 3 || !strings.Contains(reasons["4M again"], "earlier") ||
+			!strings.Contains(reasons["Hunter"], "no track") || !strings.Contains(reasons["Bad"], "ISRC") {
+			t.Errorf("unresolved: %+v", out.Unresolved)
+		}
+		if out.Summary != "Playlist 'Late night': 2 tracks, 6 min (3 not found on TIDAL)" {
+			t.Errorf("summary %q", out.Summary)
+		}
+		if out.ExportURL != "/api/playlists/"+out.PlaylistID+"/export" {
+			t.Errorf("export url %q", out.ExportURL)
+		}
+
+		p, err := db.GetPlaylist(context.Background(), out.PlaylistID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ConversationID != conv.ID || p.MessageID != "msg-1" || p.ToolCallID != "tc-1" || len(p.Items) != 2 ||
+			p.Items[1].Reasoning != "cool down" || len(p.Unresolved) != 3 || p.Description != out.Summary {
+			t.Errorf("stored: %+v", p)
+		}
+	})
+}
+
+func TestSuggestPlaylistValidation(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
+		reg, _ := newRegistry(t, db)
+		many := `{"isrc":"AUNMG2400011","title":"a","artist":"b","reasoning":"c"}` + strings.Repeat(`,{"isrc":"AUNMG2400011","title":"a","artist":"b","reasoning":"c"}`, MaxPlaylistTracks)
+		for name, args := range map[string]string{
+			"no tracks":       `{"title":"t","tracks":[]}`,
+			"too many tracks": `{"title":"t","tracks":[` + many + `]}`,
+			"blank title":     `{"title":"  ","tracks":[{"isrc":"AUNMG2400011","title":"a","artist":"b","reasoning":"c"}]}`,
+			"missing artist":  `{"title":"t","tracks":[{"isrc":"AUNMG2400011","title":"a","reasoning":"c"}]}`,
+			"long reasoning":  `{"title":"t","tracks":[{"isrc":"AUNMG2400011","title":"a","artist":"b","reasoning":"` + strings.Repeat("x", 1001) + `"}]}`,
+		} {
+			res := call(t, reg, "suggestPlaylist", args, nil)
+			if res.OK() || res.Err.Code != "VALIDATION" {
+				t.Errorf("%s: %s", name, res.JSON)
+			}
+		}
+		page, err := db.ListPlaylists(context.Background(), store.ListOptions{})
+		if err != nil || page.Total != 0 {
+			t.Errorf("a refused call stored a playlist: %+v %v", page, err)
+		}
+	})
+}
+
+func TestSuggestPlaylistWithoutTidal(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
+		svc := seed(t, db) // no TIDAL client
+		out, err := svc.suggestPlaylist(context.Background(), SuggestPlaylistInput{Title: "t",
+			Tracks: []SuggestedTrack{{ISRC: "AUNMG2400011", Title: "4M", Artist: "A"}}})
+		if err == nil {
+			t.Fatalf("resolved without TIDAL: %+v", out)
+		}
+	})
+}
