@@ -180,10 +180,10 @@ func TestMusicCapsDevWeaviate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("embedded hybrid             mean nDCG@10 = %.4f", embedded)
-	results := map[int]float64{}
-	for _, pool := range []int{0, 1000} {
-		b, err := weaviate.Open(weaviate.Config{URL: c.Nodes[0].URL(), Collection: "MusicCapsDev", Pool: pool, Timeout: time.Minute})
+	t.Logf("embedded hybrid                 mean nDCG@10 = %.4f", embedded)
+	results := map[string]float64{}
+	for _, v := range weaviateVariants(c) {
+		b, err := weaviate.Open(weaviate.Config{URL: c.Nodes[0].URL(), GRPCAddr: v.grpc, Collection: "MusicCapsDev", Pool: v.pool, Timeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,12 +197,26 @@ func TestMusicCapsDevWeaviate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		results[pool] = mean
-		t.Logf("Weaviate hybrid, limit %4d mean nDCG@10 = %.4f", max(pool, 10), mean)
+		results[v.name] = mean
+		t.Logf("Weaviate %-22s mean nDCG@10 = %.4f", v.name, mean)
 	}
-	if got := results[0]; got < embedded-0.02 {
-		t.Errorf("Weaviate mean nDCG@10 = %.4f, embedded %.4f: more than 0.02 lower", got, embedded)
+	for _, name := range []string{"graphql-limit-10", "grpc-limit-10"} {
+		if got := results[name]; got < embedded-0.02 {
+			t.Errorf("Weaviate %s mean nDCG@10 = %.4f, embedded %.4f: more than 0.02 lower", name, got, embedded)
+		}
 	}
+}
+
+type variant struct {
+	name string
+	grpc string
+	pool int
+}
+
+// weaviateVariants are the query paths compared: GraphQL and gRPC at the
+// default depth, and GraphQL with the embedded engine's 1000-deep pools.
+func weaviateVariants(c *weaviatetest.Cluster) []variant {
+	return []variant{{"graphql-limit-10", "", 0}, {"grpc-limit-10", c.Nodes[0].GRPCAddr, 0}, {"graphql-limit-1000", "", 1000}}
 }
 
 func meanNDCG(ds *devSet, search func(string) ([]index.Hit, error)) (float64, error) {
@@ -230,12 +244,12 @@ func BenchmarkMusicCapsSearch(b *testing.B) {
 			}
 		}
 	})
-	for _, pool := range []int{0, 1000} {
-		wb, err := weaviate.Open(weaviate.Config{URL: c.Nodes[0].URL(), Collection: "MusicCapsBench", Pool: pool})
+	for _, v := range weaviateVariants(c) {
+		wb, err := weaviate.Open(weaviate.Config{URL: c.Nodes[0].URL(), GRPCAddr: v.grpc, Collection: "MusicCapsBench", Pool: v.pool})
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run("weaviate-limit-"+strconv.Itoa(max(pool, 10)), func(b *testing.B) {
+		b.Run("weaviate-"+v.name, func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				q := ds.queries[i%len(ds.queries)].Text
 				vs, err := emb.Embed(ctx, []string{q})

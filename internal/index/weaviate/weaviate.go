@@ -29,6 +29,8 @@ import (
 	"unicode"
 
 	"github.com/go-openapi/strfmt"
+	pb "github.com/weaviate/weaviate/grpc/generated/protocol/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -240,6 +242,9 @@ type Query struct {
 type Backend struct {
 	cfg    Config
 	client *wv.Client
+	// grpc, when a gRPC address is configured, runs searches (grpcsearch.go).
+	grpc     pb.WeaviateClient
+	grpcConn *grpc.ClientConn
 }
 
 // Open returns a backend for cfg. It contacts nothing yet beyond asking the
@@ -261,7 +266,22 @@ func Open(cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: client: %w", err)
 	}
-	return &Backend{cfg: cfg, client: client}, nil
+	b := &Backend{cfg: cfg, client: client}
+	if cfg.GRPCAddr != "" {
+		if b.grpc, b.grpcConn, err = dialSearch(cfg.GRPCAddr, u.Scheme == "https"); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// Close releases the search connection. The official client keeps its own
+// connections for the life of the process.
+func (b *Backend) Close() error {
+	if b.grpcConn != nil {
+		return b.grpcConn.Close()
+	}
+	return nil
 }
 
 // Config returns the backend's configuration with defaults filled in.
@@ -476,7 +496,9 @@ func (b *Backend) Count(ctx context.Context) (int, error) {
 }
 
 // Search runs a hybrid query and returns up to q.K hits, best first, with
-// Weaviate's fused scores. A query without a single term after analysis
+// Weaviate's fused scores: over gRPC at the configured consistency level
+// when a gRPC address is configured, else over GraphQL (which reads one
+// replica per shard). A query without a single term after analysis
 // (only stopwords or punctuation) is ranked by the vector alone.
 func (b *Backend) Search(ctx context.Context, q Query) ([]index.Hit, error) {
 	if q.K <= 0 {
@@ -491,6 +513,9 @@ func (b *Backend) Search(ctx context.Context, q Query) ([]index.Hit, error) {
 	}
 	terms := analysed(text)
 	limit := max(q.K, b.cfg.Pool)
+	if b.grpc != nil {
+		return b.searchGRPC(ctx, q, terms, limit)
+	}
 	get := b.client.GraphQL().Get().WithClassName(b.cfg.Collection).
 		WithFields(graphql.Field{Name: propISRC}, graphql.Field{Name: "_additional", Fields: []graphql.Field{{Name: "score"}, {Name: "distance"}}}).
 		WithLimit(limit).WithWhere(b.filter(q))
