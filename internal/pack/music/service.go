@@ -48,7 +48,8 @@ type Config struct {
 // DefaultRefreshInterval is how often, at most, semanticSearch checks the
 // store for records written by another process: a check is one cheap query,
 // and a few seconds is as fresh as someone running `toolport index add`
-// next to a server notices.
+// next to a server notices. On PostgreSQL the store's notifications bring
+// changes at once and the check runs only every [WatchFallbackInterval].
 const DefaultRefreshInterval = 5 * time.Second
 
 // Option tunes a [Service] made by [New] or [Open].
