@@ -64,13 +64,13 @@ func (b *Backend) searchGRPC(ctx context.Context, q Query, terms string, limit i
 			Alpha: float32(b.cfg.Alpha), FusionType: pb.Hybrid_FUSION_TYPE_RELATIVE_SCORE}
 	}
 	var reply *pb.SearchReply
-	err := b.withTimeout(ctx, func(ctx context.Context) error {
+	err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
 		var err error
-		reply, err = b.grpc.Search(ctx, req)
-		return err
+		reply, err = ep.grpc.Search(ctx, req)
+		return wrap("search", err)
 	})
 	if err != nil {
-		return nil, wrap("search", err)
+		return nil, err
 	}
 	hits := make([]index.Hit, 0, min(len(reply.GetResults()), q.K))
 	for _, r := range reply.GetResults() {

@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
@@ -80,11 +81,12 @@ const (
 
 // Config says where Weaviate is and how the collection is laid out.
 type Config struct {
-	// URL is Weaviate's REST address, http(s)://host:port. Empty means
-	// Weaviate is not used.
+	// URL is Weaviate's REST address, http(s)://host:port, or several
+	// nodes' addresses separated by commas: an operation that finds one
+	// node down is tried on the next. Empty means Weaviate is not used.
 	URL string
-	// GRPCAddr is Weaviate's gRPC address, host:port; batch writes use it
-	// when set, REST otherwise.
+	// GRPCAddr is Weaviate's gRPC address, host:port (one per URL, in the
+	// same order); writes and searches use it when set, REST otherwise.
 	GRPCAddr string
 	// Collection is the class name (DefaultCollection when empty).
 	Collection string
@@ -151,13 +153,22 @@ func (c *Config) normalise() error {
 	if c.URL == "" {
 		return nil
 	}
-	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
-		return fmt.Errorf("%s: want http(s)://host:port, got %q", EnvURL, c.URL)
+	urls, grpcs := splitList(c.URL), splitList(c.GRPCAddr)
+	if len(urls) == 0 || len(urls) > 16 {
+		return fmt.Errorf("%s: want 1 to 16 comma-separated http(s)://host:port, got %q", EnvURL, c.URL)
 	}
-	if c.GRPCAddr != "" {
-		if _, _, err := net.SplitHostPort(c.GRPCAddr); err != nil {
-			return fmt.Errorf("%s: want host:port, got %q", EnvGRPCAddr, c.GRPCAddr)
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("%s: want http(s)://host:port, got %q", EnvURL, raw)
+		}
+	}
+	if len(grpcs) > 0 && len(grpcs) != len(urls) {
+		return fmt.Errorf("%s: want one gRPC address per URL in %s (%d), got %d", EnvGRPCAddr, EnvURL, len(urls), len(grpcs))
+	}
+	for _, a := range grpcs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("%s: want host:port, got %q", EnvGRPCAddr, a)
 		}
 	}
 	if c.Collection == "" {
@@ -240,7 +251,13 @@ type Query struct {
 
 // Backend is a Weaviate collection of tracks. It is safe for concurrent use.
 type Backend struct {
-	cfg    Config
+	cfg Config
+	eps []*endpoint
+	cur atomic.Int32 // the endpoint that answered last
+}
+
+// endpoint is one Weaviate node (or load balancer) to talk to.
+type endpoint struct {
 	client *wv.Client
 	// grpc, when a gRPC address is configured, runs searches (grpcsearch.go).
 	grpc     pb.WeaviateClient
@@ -257,31 +274,74 @@ func Open(cfg Config) (*Backend, error) {
 	if !cfg.Enabled() {
 		return nil, errors.New("weaviate: no URL configured")
 	}
-	u, _ := url.Parse(cfg.URL)
-	wc := wv.Config{Scheme: u.Scheme, Host: u.Host, Timeout: cfg.Timeout}
-	if cfg.GRPCAddr != "" {
-		wc.GrpcConfig = &wvgrpc.Config{Host: cfg.GRPCAddr, Secured: u.Scheme == "https"}
-	}
-	client, err := wv.NewClient(wc)
-	if err != nil {
-		return nil, fmt.Errorf("weaviate: client: %w", err)
-	}
-	b := &Backend{cfg: cfg, client: client}
-	if cfg.GRPCAddr != "" {
-		if b.grpc, b.grpcConn, err = dialSearch(cfg.GRPCAddr, u.Scheme == "https"); err != nil {
-			return nil, err
+	urls, grpcs := splitList(cfg.URL), splitList(cfg.GRPCAddr)
+	b := &Backend{cfg: cfg}
+	for i, raw := range urls {
+		u, _ := url.Parse(raw)
+		wc := wv.Config{Scheme: u.Scheme, Host: u.Host, Timeout: cfg.Timeout}
+		ep := &endpoint{}
+		if len(grpcs) > 0 {
+			wc.GrpcConfig = &wvgrpc.Config{Host: grpcs[i], Secured: u.Scheme == "https"}
+			var err error
+			if ep.grpc, ep.grpcConn, err = dialSearch(grpcs[i], u.Scheme == "https"); err != nil {
+				b.Close()
+				return nil, err
+			}
 		}
+		client, err := wv.NewClient(wc)
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("weaviate: client: %w", err)
+		}
+		ep.client = client
+		b.eps = append(b.eps, ep)
 	}
 	return b, nil
 }
 
-// Close releases the search connection. The official client keeps its own
+// Close releases the search connections. The official client keeps its own
 // connections for the life of the process.
 func (b *Backend) Close() error {
-	if b.grpcConn != nil {
-		return b.grpcConn.Close()
+	var errs []error
+	for _, ep := range b.eps {
+		if ep.grpcConn != nil {
+			errs = append(errs, ep.grpcConn.Close())
+		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// do runs fn against the endpoint that answered last, each attempt under the
+// request timeout. When it reports ErrUnavailable (a node down) the next
+// endpoint is tried, each at most once: every operation here is idempotent,
+// so running it again on another node is safe.
+func (b *Backend) do(ctx context.Context, fn func(ctx context.Context, ep *endpoint) error) error {
+	start := int(b.cur.Load())
+	var err error
+	for i := range b.eps {
+		k := (start + i) % len(b.eps)
+		actx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+		err = fn(actx, b.eps[k])
+		cancel()
+		if err == nil {
+			b.cur.Store(int32(k))
+			return nil
+		}
+		if !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Config returns the backend's configuration with defaults filled in.
@@ -289,16 +349,16 @@ func (b *Backend) Config() Config { return b.cfg }
 
 // Ping checks that Weaviate answers and is ready, for readiness probes.
 func (b *Backend) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
-	ok, err := b.client.Misc().ReadyChecker().Do(ctx)
-	if err != nil {
-		return wrap("ping", err)
-	}
-	if !ok {
-		return fmt.Errorf("weaviate ping: not ready: %w", ErrUnavailable)
-	}
-	return nil
+	return b.do(ctx, func(ctx context.Context, ep *endpoint) error {
+		ok, err := ep.client.Misc().ReadyChecker().Do(ctx)
+		if err != nil {
+			return wrap("ping", err)
+		}
+		if !ok {
+			return fmt.Errorf("weaviate ping: not ready: %w", ErrUnavailable)
+		}
+		return nil
+	})
 }
 
 // Property names.
@@ -341,9 +401,11 @@ func searchProps() []string {
 // are analysed by Toolport, so Weaviate splits them on whitespace only and
 // removes no stopwords; BM25's k1 and b are the embedded engine's.
 func (b *Backend) EnsureCollection(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
-	exists, err := b.client.Schema().ClassExistenceChecker().WithClassName(b.cfg.Collection).Do(ctx)
+	return b.do(ctx, func(ctx context.Context, ep *endpoint) error { return b.ensureCollection(ctx, ep) })
+}
+
+func (b *Backend) ensureCollection(ctx context.Context, ep *endpoint) error {
+	exists, err := ep.client.Schema().ClassExistenceChecker().WithClassName(b.cfg.Collection).Do(ctx)
 	if err != nil {
 		return wrap("checking the collection", err)
 	}
@@ -380,9 +442,9 @@ func (b *Backend) EnsureCollection(ctx context.Context) error {
 	if b.cfg.Shards > 0 {
 		class.ShardingConfig = map[string]any{"desiredCount": b.cfg.Shards}
 	}
-	if err := b.client.Schema().ClassCreator().WithClass(class).Do(ctx); err != nil {
+	if err := ep.client.Schema().ClassCreator().WithClass(class).Do(ctx); err != nil {
 		// Another replica may have created it meanwhile.
-		if again, err2 := b.client.Schema().ClassExistenceChecker().WithClassName(b.cfg.Collection).Do(ctx); err2 == nil && again {
+		if again, err2 := ep.client.Schema().ClassExistenceChecker().WithClassName(b.cfg.Collection).Do(ctx); err2 == nil && again {
 			return nil
 		}
 		return wrap("creating the collection", err)
@@ -421,8 +483,8 @@ func (b *Backend) Upsert(ctx context.Context, tracks []Track) error {
 			}
 			objs[i] = &models.Object{Class: b.cfg.Collection, ID: strfmt.UUID(ObjectID(t.ISRC)), Properties: props, Vector: t.Vector}
 		}
-		err := b.withTimeout(ctx, func(ctx context.Context) error {
-			res, err := b.client.Batch().ObjectsBatcher().WithObjects(objs...).WithConsistencyLevel(b.cfg.Consistency).Do(ctx)
+		err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
+			res, err := ep.client.Batch().ObjectsBatcher().WithObjects(objs...).WithConsistencyLevel(b.cfg.Consistency).Do(ctx)
 			if err != nil {
 				return wrap("upsert", err)
 			}
@@ -446,9 +508,9 @@ func (b *Backend) Delete(ctx context.Context, isrcs []string) (int, error) {
 	deleted := 0
 	for start := 0; start < len(isrcs); start += MaxBatch {
 		part := isrcs[start:min(start+MaxBatch, len(isrcs))]
-		err := b.withTimeout(ctx, func(ctx context.Context) error {
+		err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
 			where := filters.Where().WithPath([]string{propISRC}).WithOperator(filters.ContainsAny).WithValueText(part...)
-			res, err := b.client.Batch().ObjectsBatchDeleter().WithClassName(b.cfg.Collection).WithWhere(where).
+			res, err := ep.client.Batch().ObjectsBatchDeleter().WithClassName(b.cfg.Collection).WithWhere(where).
 				WithConsistencyLevel(b.cfg.Consistency).WithOutput("minimal").Do(ctx)
 			if err != nil {
 				return wrap("delete", err)
@@ -471,8 +533,8 @@ func (b *Backend) Delete(ctx context.Context, isrcs []string) (int, error) {
 // Count returns how many tracks the collection holds.
 func (b *Backend) Count(ctx context.Context) (int, error) {
 	var n int
-	err := b.withTimeout(ctx, func(ctx context.Context) error {
-		resp, err := b.client.GraphQL().Aggregate().WithClassName(b.cfg.Collection).
+	err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
+		resp, err := ep.client.GraphQL().Aggregate().WithClassName(b.cfg.Collection).
 			WithFields(graphql.Field{Name: "meta", Fields: []graphql.Field{{Name: "count"}}}).Do(ctx)
 		if err != nil {
 			return wrap("count", err)
@@ -513,10 +575,20 @@ func (b *Backend) Search(ctx context.Context, q Query) ([]index.Hit, error) {
 	}
 	terms := analysed(text)
 	limit := max(q.K, b.cfg.Pool)
-	if b.grpc != nil {
+	if b.eps[0].grpc != nil {
 		return b.searchGRPC(ctx, q, terms, limit)
 	}
-	get := b.client.GraphQL().Get().WithClassName(b.cfg.Collection).
+	var hits []index.Hit
+	err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
+		var err error
+		hits, err = b.searchGraphQL(ctx, ep, q, terms, limit)
+		return err
+	})
+	return hits, err
+}
+
+func (b *Backend) searchGraphQL(ctx context.Context, ep *endpoint, q Query, terms string, limit int) ([]index.Hit, error) {
+	get := ep.client.GraphQL().Get().WithClassName(b.cfg.Collection).
 		WithFields(graphql.Field{Name: propISRC}, graphql.Field{Name: "_additional", Fields: []graphql.Field{{Name: "score"}, {Name: "distance"}}}).
 		WithLimit(limit).WithWhere(b.filter(q))
 	if terms == "" {
@@ -526,7 +598,7 @@ func (b *Backend) Search(ctx context.Context, q Query) ([]index.Hit, error) {
 			WithAlpha(float32(b.cfg.Alpha)).WithFusionType(graphql.RelativeScore).WithProperties(searchProps()))
 	}
 	var hits []index.Hit
-	err := b.withTimeout(ctx, func(ctx context.Context) error {
+	err := func() error {
 		resp, err := get.Do(ctx)
 		if err != nil {
 			return wrap("search", err)
@@ -553,7 +625,7 @@ func (b *Backend) Search(ctx context.Context, q Query) ([]index.Hit, error) {
 			}
 		}
 		return nil
-	})
+	}()
 	return hits, err
 }
 
@@ -578,12 +650,6 @@ func (b *Backend) filter(q Query) *filters.WhereBuilder {
 // (Weaviate's whitespace tokenizer splits them back).
 func analysed(text string) string {
 	return strings.Join(index.Terms(text), " ")
-}
-
-func (b *Backend) withTimeout(ctx context.Context, fn func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
-	defer cancel()
-	return fn(ctx)
 }
 
 // classRows returns the objects of op (Get or Aggregate) for class.

@@ -34,6 +34,10 @@ func TestConfigFromEnv(t *testing.T) {
 				Consistency: "ONE", Timeout: 3 * time.Second, Alpha: 0.2}, ""},
 		{"URL without scheme", map[string]string{"TOOLPORT_VECTOR_URL": "127.0.0.1:8080"}, weaviate.Config{}, "TOOLPORT_VECTOR_URL"},
 		{"URL with a path", map[string]string{"TOOLPORT_VECTOR_URL": "http://h:8080/v1"}, weaviate.Config{}, "TOOLPORT_VECTOR_URL"},
+		{"several nodes", map[string]string{"TOOLPORT_VECTOR_URL": "http://a:8080, http://b:8080", "TOOLPORT_WEAVIATE_GRPC_ADDR": "a:50051,b:50051"},
+			weaviate.Config{URL: "http://a:8080, http://b:8080", GRPCAddr: "a:50051,b:50051", Collection: "ToolportTrack", Replication: 1,
+				Consistency: "QUORUM", Timeout: 10 * time.Second, Alpha: 0.2}, ""},
+		{"gRPC addresses not one per URL", map[string]string{"TOOLPORT_VECTOR_URL": "http://a:8080,http://b:8080", "TOOLPORT_WEAVIATE_GRPC_ADDR": "a:50051"}, weaviate.Config{}, "TOOLPORT_WEAVIATE_GRPC_ADDR"},
 		{"gRPC address without port", map[string]string{"TOOLPORT_VECTOR_URL": "http://h:8080", "TOOLPORT_WEAVIATE_GRPC_ADDR": "h"}, weaviate.Config{}, "TOOLPORT_WEAVIATE_GRPC_ADDR"},
 		{"replication not a number", map[string]string{"TOOLPORT_VECTOR_URL": "http://h:8080", "TOOLPORT_WEAVIATE_REPLICATION": "three"}, weaviate.Config{}, "TOOLPORT_WEAVIATE_REPLICATION"},
 		{"replication zero", map[string]string{"TOOLPORT_VECTOR_URL": "http://h:8080", "TOOLPORT_WEAVIATE_REPLICATION": "0"}, weaviate.Config{}, "TOOLPORT_WEAVIATE_REPLICATION"},
@@ -250,8 +254,8 @@ func TestBackendDownIsUnavailable(t *testing.T) {
 }
 
 // TestReplicatedClusterSurvivesANode writes to a 3-node cluster with
-// replication factor 3 and keeps reading and writing at QUORUM after one
-// node is killed.
+// replication factor 3 through a backend that knows every node, kills the
+// node it was talking to, and keeps searching and writing at QUORUM.
 func TestReplicatedClusterSurvivesANode(t *testing.T) {
 	c := weaviatetest.Start(t, 3)
 	ctx := context.Background()
@@ -259,7 +263,12 @@ func TestReplicatedClusterSurvivesANode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := openBackend(t, c.Nodes[0].URL(), c.Nodes[0].GRPCAddr, 3)
+	var grpcs []string
+	for _, n := range c.Nodes {
+		grpcs = append(grpcs, n.GRPCAddr)
+	}
+	b := openBackend(t, strings.Join(c.URLs(), ","), strings.Join(grpcs, ","), 3)
+	rest := openBackend(t, strings.Join(c.URLs(), ","), "", 3)
 	if err := b.EnsureCollection(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -267,12 +276,14 @@ func TestReplicatedClusterSurvivesANode(t *testing.T) {
 	if err := b.Upsert(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
-	c.Nodes[2].Kill()
-	for _, n := range c.Nodes[:2] {
-		b := openBackend(t, n.URL(), n.GRPCAddr, 3)
-		if got := ids(search(t, b, emb, "distorted guitars", 3)); len(got) == 0 || got[0] != "AAA000000002" {
-			t.Errorf("via %s with node3 down: got %v, want AAA000000002 first", n.Name, got)
+	c.Nodes[0].Kill() // the node both backends were talking to
+	for name, be := range map[string]*weaviate.Backend{"gRPC at QUORUM": b, "GraphQL": rest} {
+		if got := ids(search(t, be, emb, "distorted guitars", 3)); len(got) == 0 || got[0] != "AAA000000002" {
+			t.Errorf("%s with node1 down: got %v, want AAA000000002 first", name, got)
 		}
+	}
+	if err := b.Ping(ctx); err != nil {
+		t.Errorf("Ping with node1 down: %v", err)
 	}
 	// A write at QUORUM succeeds with 2 of 3 replicas and is read back.
 	// Until the failure detector marks the killed node (seconds), a write
@@ -284,15 +295,17 @@ func TestReplicatedClusterSurvivesANode(t *testing.T) {
 		start := time.Now()
 		err := b.Upsert(ctx, docs[:1])
 		if err == nil {
-			t.Logf("QUORUM write with node3 down: attempt %d took %v", attempt, time.Since(start))
+			t.Logf("QUORUM write with node1 down: attempt %d took %v", attempt, time.Since(start))
 			break
 		}
 		if !errors.Is(err, weaviate.ErrUnavailable) || time.Now().After(deadline) {
-			t.Fatalf("upsert with node3 down, attempt %d: %v", attempt, err)
+			t.Fatalf("upsert with node1 down, attempt %d: %v", attempt, err)
 		}
 	}
-	b2 := openBackend(t, c.Nodes[1].URL(), "", 3)
-	if got := ids(search(t, b2, emb, "celesta", 3)); len(got) == 0 || got[0] != "AAA000000001" {
-		t.Errorf("write with node3 down not read back via node2: %v", got)
+	for _, n := range c.Nodes[1:] {
+		one := openBackend(t, n.URL(), n.GRPCAddr, 3)
+		if got := ids(search(t, one, emb, "celesta", 3)); len(got) == 0 || got[0] != "AAA000000001" {
+			t.Errorf("write with node1 down not read back at QUORUM via %s: %v", n.Name, got)
+		}
 	}
 }
