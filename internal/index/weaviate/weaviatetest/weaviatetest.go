@@ -89,6 +89,28 @@ func (c *Cluster) URLs() []string {
 	return out
 }
 
+// GRPCAddrs lists every node's gRPC address, in the order of URLs.
+func (c *Cluster) GRPCAddrs() []string {
+	var out []string
+	for _, n := range c.Nodes {
+		out = append(out, n.GRPCAddr)
+	}
+	return out
+}
+
+// ToolportEnv is the environment that points a Toolport process at the
+// cluster: every node (so that it fails over when one dies), its gRPC
+// addresses, the given collection, and a replication factor of the
+// cluster's size.
+func (c *Cluster) ToolportEnv(collection string) map[string]string {
+	return map[string]string{
+		"TOOLPORT_VECTOR_URL":           strings.Join(c.URLs(), ","),
+		"TOOLPORT_WEAVIATE_GRPC_ADDR":   strings.Join(c.GRPCAddrs(), ","),
+		"TOOLPORT_WEAVIATE_COLLECTION":  collection,
+		"TOOLPORT_WEAVIATE_REPLICATION": strconv.Itoa(len(c.Nodes)),
+	}
+}
+
 // Start starts a cluster of size nodes (1 for a single server) on loopback
 // and waits until every node is ready and sees the others. The nodes are
 // killed when the test ends.

@@ -10,6 +10,13 @@ func TestStartClusterOfThreeAndKillOne(t *testing.T) {
 	if len(c.Nodes) != 3 {
 		t.Fatalf("%d nodes, want 3", len(c.Nodes))
 	}
+	env := c.ToolportEnv("Tracks")
+	if got := env["TOOLPORT_VECTOR_URL"]; got != c.Nodes[0].URL()+","+c.Nodes[1].URL()+","+c.Nodes[2].URL() {
+		t.Errorf("TOOLPORT_VECTOR_URL = %q", got)
+	}
+	if env["TOOLPORT_WEAVIATE_REPLICATION"] != "3" {
+		t.Errorf("TOOLPORT_WEAVIATE_REPLICATION = %q, want 3", env["TOOLPORT_WEAVIATE_REPLICATION"])
+	}
 	c.Nodes[2].Kill()
 	for _, n := range c.Nodes[:2] {
 		resp, err := http.Get(n.URL() + "/v1/.well-known/live")
