@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/toolport/toolport/internal/index"
 )
@@ -64,6 +65,9 @@ func (b *Backend) searchGRPC(ctx context.Context, q Query, terms string, limit i
 			Alpha: float32(b.cfg.Alpha), FusionType: pb.Hybrid_FUSION_TYPE_RELATIVE_SCORE}
 	}
 	var reply *pb.SearchReply
+	if b.cfg.APIKey != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+b.cfg.APIKey)
+	}
 	err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
 		var err error
 		reply, err = ep.grpc.Search(ctx, req)

@@ -56,6 +56,7 @@ const (
 	EnvShards      = "TOOLPORT_WEAVIATE_SHARDS"
 	EnvConsistency = "TOOLPORT_WEAVIATE_CONSISTENCY"
 	EnvTimeout     = "TOOLPORT_WEAVIATE_TIMEOUT"
+	EnvAPIKey      = "TOOLPORT_WEAVIATE_API_KEY"
 )
 
 // Defaults.
@@ -100,6 +101,9 @@ type Config struct {
 	// with replication factor 3, QUORUM keeps answering with one node down
 	// and a read sees every write acknowledged before it.
 	Consistency string
+	// APIKey, when set, is sent as a bearer token (Weaviate's API key
+	// authentication); without it requests are anonymous.
+	APIKey string
 	// Timeout bounds each request (DefaultTimeout when 0).
 	Timeout time.Duration
 	// Alpha is the vector weight of the hybrid fusion (DefaultAlpha when 0;
@@ -125,6 +129,7 @@ func ConfigFromEnv(c *config.Config) (Config, error) {
 		GRPCAddr:    strings.TrimSpace(c.Env(EnvGRPCAddr)),
 		Collection:  strings.TrimSpace(c.Env(EnvCollection)),
 		Consistency: strings.ToUpper(strings.TrimSpace(c.Env(EnvConsistency))),
+		APIKey:      strings.TrimSpace(c.Secret(EnvAPIKey, "weaviate.api_key")),
 	}
 	for _, n := range []struct {
 		env string
@@ -279,6 +284,10 @@ func Open(cfg Config) (*Backend, error) {
 	for i, raw := range urls {
 		u, _ := url.Parse(raw)
 		wc := wv.Config{Scheme: u.Scheme, Host: u.Host, Timeout: cfg.Timeout}
+		if cfg.APIKey != "" {
+			// Headers go with REST and the client's gRPC writes alike.
+			wc.Headers = map[string]string{"authorization": "Bearer " + cfg.APIKey}
+		}
 		ep := &endpoint{}
 		if len(grpcs) > 0 {
 			wc.GrpcConfig = &wvgrpc.Config{Host: grpcs[i], Secured: u.Scheme == "https"}

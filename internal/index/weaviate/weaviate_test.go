@@ -29,9 +29,9 @@ func TestConfigFromEnv(t *testing.T) {
 				Timeout: 10 * time.Second, Alpha: 0.2}, ""},
 		{"everything", map[string]string{"TOOLPORT_VECTOR_URL": "https://wv.internal:443", "TOOLPORT_WEAVIATE_GRPC_ADDR": "wv.internal:50051",
 			"TOOLPORT_WEAVIATE_COLLECTION": "Tracks2", "TOOLPORT_WEAVIATE_REPLICATION": "3", "TOOLPORT_WEAVIATE_SHARDS": "6",
-			"TOOLPORT_WEAVIATE_CONSISTENCY": "one", "TOOLPORT_WEAVIATE_TIMEOUT": "3s"},
+			"TOOLPORT_WEAVIATE_CONSISTENCY": "one", "TOOLPORT_WEAVIATE_TIMEOUT": "3s", "TOOLPORT_WEAVIATE_API_KEY": "k3y"},
 			weaviate.Config{URL: "https://wv.internal:443", GRPCAddr: "wv.internal:50051", Collection: "Tracks2", Replication: 3, Shards: 6,
-				Consistency: "ONE", Timeout: 3 * time.Second, Alpha: 0.2}, ""},
+				Consistency: "ONE", APIKey: "k3y", Timeout: 3 * time.Second, Alpha: 0.2}, ""},
 		{"URL without scheme", map[string]string{"TOOLPORT_VECTOR_URL": "127.0.0.1:8080"}, weaviate.Config{}, "TOOLPORT_VECTOR_URL"},
 		{"URL with a path", map[string]string{"TOOLPORT_VECTOR_URL": "http://h:8080/v1"}, weaviate.Config{}, "TOOLPORT_VECTOR_URL"},
 		{"several nodes", map[string]string{"TOOLPORT_VECTOR_URL": "http://a:8080, http://b:8080", "TOOLPORT_WEAVIATE_GRPC_ADDR": "a:50051,b:50051"},
@@ -223,6 +223,42 @@ func TestBackendOnOneNode(t *testing.T) {
 				t.Errorf("Count after delete = %d, want 2", n)
 			}
 		})
+	}
+}
+
+// TestAPIKey: against a Weaviate that requires an API key, the key opens
+// every operation over REST and gRPC, and its absence is refused, not
+// taken for an outage.
+func TestAPIKey(t *testing.T) {
+	c := weaviatetest.StartWith(t, 1, map[string]string{
+		"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "false",
+		"AUTHENTICATION_APIKEY_ENABLED":           "true",
+		"AUTHENTICATION_APIKEY_ALLOWED_KEYS":      "test-key-1",
+		"AUTHENTICATION_APIKEY_USERS":             "toolport",
+	})
+	ctx := context.Background()
+	emb, err := embedding.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon := openBackend(t, c.Nodes[0].URL(), "", 1)
+	if err := anon.EnsureCollection(ctx); err == nil || errors.Is(err, weaviate.ErrUnavailable) {
+		t.Errorf("without the key: %v, want a refusal that is not ErrUnavailable", err)
+	}
+	for _, grpcAddr := range []string{"", c.Nodes[0].GRPCAddr} {
+		b, err := weaviate.Open(weaviate.Config{URL: c.Nodes[0].URL(), GRPCAddr: grpcAddr, APIKey: "test-key-1", Timeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.EnsureCollection(ctx); err != nil {
+			t.Fatalf("grpc=%q EnsureCollection with the key: %v", grpcAddr, err)
+		}
+		if err := b.Upsert(ctx, embedTracks(t, emb)); err != nil {
+			t.Fatalf("grpc=%q Upsert with the key: %v", grpcAddr, err)
+		}
+		if got := ids(search(t, b, emb, "distorted guitars", 3)); len(got) == 0 || got[0] != "AAA000000002" {
+			t.Errorf("grpc=%q search with the key: %v", grpcAddr, got)
+		}
 	}
 }
 

@@ -54,6 +54,8 @@ type Node struct {
 	HTTPAddr string // host:port of the REST and GraphQL API
 	GRPCAddr string // host:port of the gRPC API
 
+	apiKey string // for the readiness check, when the node requires one
+
 	cmd  *exec.Cmd
 	log  *testexec.Buffer
 	done chan struct{}
@@ -116,6 +118,13 @@ func (c *Cluster) ToolportEnv(collection string) map[string]string {
 // killed when the test ends.
 func Start(t testing.TB, size int) *Cluster {
 	t.Helper()
+	return StartWith(t, size, nil)
+}
+
+// StartWith is [Start] with more environment for every node, such as
+// Weaviate's API key settings; it overrides the defaults.
+func StartWith(t testing.TB, size int, extra map[string]string) *Cluster {
+	t.Helper()
 	bin := Binary(t)
 	if size < 1 {
 		t.Fatalf("weaviatetest: cluster size %d", size)
@@ -160,10 +169,14 @@ func Start(t testing.TB, size int) *Cluster {
 			"LOG_LEVEL":                               "warning",
 			"QUERY_DEFAULTS_LIMIT":                    "25",
 		}
+		for k, v := range extra {
+			env[k] = v
+		}
 		if i > 0 {
 			env["CLUSTER_JOIN"] = fmt.Sprintf("127.0.0.1:%d", ps[0].gossip)
 		}
 		n := &Node{Name: name, HTTPAddr: fmt.Sprintf("127.0.0.1:%d", p.http),
+			apiKey:   strings.Split(env["AUTHENTICATION_APIKEY_ALLOWED_KEYS"], ",")[0],
 			GRPCAddr: fmt.Sprintf("127.0.0.1:%d", p.grpc), log: &testexec.Buffer{}, done: make(chan struct{})}
 		n.cmd = exec.Command(bin, "--host", "127.0.0.1", "--port", strconv.Itoa(p.http), "--scheme", "http")
 		n.cmd.Env = os.Environ()
@@ -204,6 +217,9 @@ func waitReady(ctx context.Context, n *Node, size int) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL()+path, nil)
 		if err != nil {
 			return "", 0, err
+		}
+		if n.apiKey != "" {
+			req.Header.Set("Authorization", "Bearer "+n.apiKey)
 		}
 		resp, err := client.Do(req)
 		if err != nil {
