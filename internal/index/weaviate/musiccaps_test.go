@@ -163,7 +163,7 @@ func musicCapsBoth(t testing.TB, collection string) (*devSet, *index.Engine, emb
 	if err := b.Upsert(ctx, tracks); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := b.Count(ctx); err != nil || n != len(tracks) {
+	if n, err := b.Count(ctx, ""); err != nil || n != len(tracks) {
 		t.Fatalf("Weaviate holds %d tracks (%v), want %d", n, err, len(tracks))
 	}
 	return ds, eng, emb, c

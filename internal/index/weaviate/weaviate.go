@@ -539,12 +539,17 @@ func (b *Backend) Delete(ctx context.Context, isrcs []string) (int, error) {
 	return deleted, nil
 }
 
-// Count returns how many tracks the collection holds.
-func (b *Backend) Count(ctx context.Context) (int, error) {
+// Count returns how many tracks the collection holds: all of them when
+// embedder is "", else those whose vector that embedder made.
+func (b *Backend) Count(ctx context.Context, embedder string) (int, error) {
 	var n int
 	err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
-		resp, err := ep.client.GraphQL().Aggregate().WithClassName(b.cfg.Collection).
-			WithFields(graphql.Field{Name: "meta", Fields: []graphql.Field{{Name: "count"}}}).Do(ctx)
+		agg := ep.client.GraphQL().Aggregate().WithClassName(b.cfg.Collection).
+			WithFields(graphql.Field{Name: "meta", Fields: []graphql.Field{{Name: "count"}}})
+		if embedder != "" {
+			agg = agg.WithWhere(filters.Where().WithPath([]string{propEmbedder}).WithOperator(filters.Equal).WithValueText(embedder))
+		}
+		resp, err := agg.Do(ctx)
 		if err != nil {
 			return wrap("count", err)
 		}

@@ -139,7 +139,7 @@ func ids(hits []index.Hit) []string {
 
 func count(t *testing.T, b *weaviate.Backend) int {
 	t.Helper()
-	n, err := b.Count(context.Background())
+	n, err := b.Count(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +182,12 @@ func TestBackendOnOneNode(t *testing.T) {
 			}
 			if n := count(t, b); n != 3 {
 				t.Fatalf("Count after re-upsert = %d, want 3 (upserts must be idempotent)", n)
+			}
+			if n, err := b.Count(ctx, emb.Name()); err != nil || n != 3 {
+				t.Errorf("Count of %s = %d (%v), want 3", emb.Name(), n, err)
+			}
+			if n, err := b.Count(ctx, "another-model"); err != nil || n != 0 {
+				t.Errorf("Count of another-model = %d (%v), want 0", n, err)
 			}
 
 			// Lexical: a word only one track has.

@@ -144,9 +144,10 @@ var featureNames = [numFeatures]string{
 
 // SyncVectors brings Weaviate up to date with the store: records stored
 // with another embedder's vector (or none) are embedded now and written
-// back to the store, and those plus, when Weaviate's count differs from the
-// store's (Weaviate newly configured, or a write lost), every record are
-// written to Weaviate. It reports how many records it embedded and how
+// back to the store, and those plus, when the number of Weaviate objects
+// made by the current embedder differs from the store's record count
+// (Weaviate newly configured, the embedder changed, a write lost), every
+// record are written to Weaviate. It reports how many records it embedded and how
 // many it wrote to Weaviate. Without Weaviate it does nothing.
 func (s *Service) SyncVectors(ctx context.Context) (embedded, written int, err error) {
 	b, err := s.vectors(ctx)
@@ -165,7 +166,7 @@ func (s *Service) SyncVectors(ctx context.Context) (embedded, written int, err e
 	if err != nil {
 		return 0, 0, storeError("reading the index version", err)
 	}
-	n, err := b.Count(ctx)
+	n, err := b.Count(ctx, emb.Name())
 	if err != nil {
 		return 0, 0, vectorError("counting", err)
 	}

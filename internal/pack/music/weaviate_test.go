@@ -73,7 +73,7 @@ func TestWeaviateChangesAreSeenAtOnceByOtherReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, err := vb.Count(ctx); err != nil || n != 4 {
+		if n, err := vb.Count(ctx, ""); err != nil || n != 4 {
 			t.Errorf("Weaviate holds %d tracks (%v), want 4", n, err)
 		}
 	})
