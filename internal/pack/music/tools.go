@@ -172,11 +172,11 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 	var hits []index.Hit
 	if s.usesWeaviate() {
 		// Weaviate is shared by every replica: nothing to refresh.
-		h, err := s.searchWeaviate(ctx, q, k, bounds)
+		h, empty, err := s.searchWeaviate(ctx, q, k, bounds)
 		if err != nil {
 			return SemanticSearchOutput{}, err
 		}
-		hits = h
+		hits, out.indexEmpty = h, empty
 	} else {
 		h, empty, err := s.searchEngine(ctx, q, k, bounds)
 		if err != nil {

@@ -106,24 +106,26 @@ func weaviateTrack(r store.IndexRecord, embedder string) weaviate.Track {
 }
 
 // searchWeaviate is semanticSearch's ranking when the index is in Weaviate.
-func (s *Service) searchWeaviate(ctx context.Context, q string, k int, bounds []bound) ([]index.Hit, error) {
+// It also reports whether the index is empty (asked only when nothing was
+// found).
+func (s *Service) searchWeaviate(ctx context.Context, q string, k int, bounds []bound) ([]index.Hit, bool, error) {
 	b, err := s.vectors(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	emb, err := s.Embedder(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(q) > index.MaxQueryBytes {
 		q = q[:index.MaxQueryBytes]
 	}
 	vs, err := emb.Embed(ctx, []string{q})
 	if err != nil {
-		return nil, fmt.Errorf("semantic search: embed query: %w", err)
+		return nil, false, fmt.Errorf("semantic search: embed query: %w", err)
 	}
 	if len(vs) != 1 {
-		return nil, fmt.Errorf("semantic search: embedder returned %d vectors for 1 text", len(vs))
+		return nil, false, fmt.Errorf("semantic search: embedder returned %d vectors for 1 text", len(vs))
 	}
 	query := weaviate.Query{Text: q, Vector: vs[0], Embedder: emb.Name(), K: k}
 	for _, bd := range bounds {
@@ -131,9 +133,14 @@ func (s *Service) searchWeaviate(ctx context.Context, q string, k int, bounds []
 	}
 	hits, err := b.Search(ctx, query)
 	if err != nil {
-		return nil, vectorError("searching", err)
+		return nil, false, vectorError("searching", err)
 	}
-	return hits, nil
+	empty := false
+	if len(hits) == 0 {
+		n, err := b.Count(ctx, emb.Name())
+		empty = err == nil && n == 0
+	}
+	return hits, empty, nil
 }
 
 // featureNames names the featureVec slots as Weaviate's properties.

@@ -87,8 +87,9 @@ func TestLoadPushesTheStoreToWeaviate(t *testing.T) {
 		ctx := context.Background()
 		seed(t, db) // embedded, no Weaviate
 		svc := New(db, testEmbedder(t), nil, WithWeaviate(weaviateConfig(c.Nodes[0])))
-		if got := isrcsFound(t, svc, SemanticSearchInput{Query: "melancholic piano"}); len(got) != 0 {
-			t.Fatalf("found %v in an empty collection", got)
+		out, err := svc.semanticSearch(ctx, SemanticSearchInput{Query: "melancholic piano", Limit: 10})
+		if err != nil || len(out.Tracks) != 0 || !strings.Contains(out.Summary(), "the index is empty") {
+			t.Fatalf("empty collection: %q, %v; want no tracks and the empty-index hint", out.Summary(), err)
 		}
 		if _, err := svc.Load(ctx); err != nil {
 			t.Fatal(err)
