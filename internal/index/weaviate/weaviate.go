@@ -393,6 +393,9 @@ var termProps = []struct {
 	{"lyricsTerms", 1, func(f index.Fields) string { return f.Lyrics }, true},
 }
 
+// maxFieldBytes bounds the text indexed per field, as the embedded BM25 does.
+const maxFieldBytes = 64 << 10
+
 // searchProps is the hybrid query's property list with boosts.
 func searchProps() []string {
 	var out []string
@@ -483,7 +486,11 @@ func (b *Backend) Upsert(ctx context.Context, tracks []Track) error {
 			props := map[string]any{propISRC: t.ISRC, propEmbedder: t.Embedder,
 				propTitle: t.Fields.Title, propArtist: t.Fields.Artist}
 			for _, p := range termProps {
-				props[p.name] = analysed(p.field(t.Fields))
+				text := p.field(t.Fields)
+				if len(text) > maxFieldBytes {
+					text = text[:maxFieldBytes]
+				}
+				props[p.name] = analysed(text)
 			}
 			for _, f := range FeatureNames {
 				if v, ok := t.Features[f]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
