@@ -49,6 +49,8 @@ type DB struct {
 	// appends group concurrent AppendMessage calls into one transaction
 	// (see appender).
 	appends *appender
+	// watch holds the running WatchIndex listeners (indexwatch.go).
+	watch watchers
 }
 
 // Open connects to the store named by dsn and applies any pending migrations.
@@ -114,6 +116,7 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close releases the database connections. Operations in flight fail.
 func (db *DB) Close() error {
+	db.watch.close()
 	if db.appends != nil {
 		db.appends.close()
 	}
