@@ -21,7 +21,9 @@ import (
 	"github.com/toolport/toolport/internal/ingest"
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/pack/music"
+	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/lrclib"
 	"github.com/toolport/toolport/reccobeats"
 	"github.com/toolport/toolport/tidal"
@@ -349,4 +351,16 @@ func failedTracks(rep ingest.Report) int {
 		seen[f.ISRC] = true
 	}
 	return len(seen)
+}
+
+// serveIndexBuilder is the builder behind POST /api/index/build, or nil
+// (with a warning) when it cannot be set up: the rest of the server works
+// without it.
+func serveIndexBuilder(ctx context.Context, env *Env, svc *music.Service, db *sqlstore.DB, shared *sharedStore) server.IndexBuilder {
+	b, _, err := newIndexBuilder(ctx, env, &musicCommand{svc: svc, db: db, store: shared}, ingest.Config{})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport serve: warning: index builds are not available: %v\n", err)
+		return nil
+	}
+	return b
 }

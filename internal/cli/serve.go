@@ -165,8 +165,9 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		}
 		defer metricsLn.Close()
 	}
+	indexBuild := serveIndexBuilder(ctx, env, musicSvc, db, shared)
 	srv, err := server.New(server.Config{
-		Store: db, Registry: reg, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
+		Store: db, Registry: reg, IndexBuild: indexBuild, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
 		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
 		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout,
 		Agent: agent.Config{

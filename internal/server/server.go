@@ -109,6 +109,8 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// Logger receives errors; nil discards them.
 	Logger *slog.Logger
+	// IndexBuild runs the POST /api/index/build job; nil answers 503 there.
+	IndexBuild IndexBuilder
 }
 
 // Server is the chat server. Create it with [New].
@@ -126,6 +128,8 @@ type Server struct {
 	running map[string]bool // conversations with a turn in progress
 
 	streams sync.WaitGroup
+
+	builds *indexBuilds // the /api/index/build job
 }
 
 // New returns a server for cfg.
@@ -211,6 +215,7 @@ func New(cfg Config) (*Server, error) {
 	api("POST /api/conversations/{id}/messages", s.postMessage)
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)
+	s.indexBuildRoutes(api)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})
