@@ -38,7 +38,8 @@ const indexBuildAbout = "Fills the semantic index from your library: for every l
 	"what is missing, failed or stale (changed metadata, lyrics, prompt version, model or embedder).\n" +
 	"No lyrics, instrumental tracks and tracks ReccoBeats does not know are normal outcomes.\n" +
 	"Without TOOLPORT_MODEL the interpretation step is skipped, and the report says so.\n\n" +
-	"Configuration: LRCLIB_BASE_URL, RECCOBEATS_BASE_URL (defaults: the public APIs), TOOLPORT_MODEL\n" +
+	"Configuration: LRCLIB_BASE_URL, RECCOBEATS_BASE_URL (defaults: the public APIs), MUSIXMATCH_API_KEY\n" +
+	"(optional: asked for the lyrics LRCLIB lacks; MUSIXMATCH_BASE_URL), TOOLPORT_MODEL\n" +
 	"and its keys, TIDAL_CLIENT_ID/SECRET (to look up ISRCs not in the library), TOOLPORT_EMBEDDINGS_URL,\n" +
 	"TOOLPORT_DATABASE_URL.\n\n" +
 	"Exit status: 0 when every track was processed and none failed, 1 when some failed or the build\n" +
@@ -200,6 +201,11 @@ func newIndexBuilder(ctx context.Context, env *Env, m *musicCommand, cfg ingest.
 		warning = cfg.NoModelReason
 	default:
 		return nil, "", err
+	}
+	if key := env.Config.Secret(ingest.MusixmatchKeyEnv, "lyrics.musixmatch.api_key"); key != "" {
+		if cfg.Musixmatch, err = ingest.NewMusixmatch(hc, env.Config.Env(ingest.MusixmatchBaseURLEnv), key); err != nil {
+			return nil, "", err
+		}
 	}
 	if tc, err := m.svc.Tidal(); err == nil && tc != nil && tc.Configured() {
 		cfg.Catalog = tidalCatalog{tc}

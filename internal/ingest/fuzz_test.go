@@ -53,3 +53,20 @@ func FuzzLyricsFromSearch(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseMusixmatchLyrics: any body gives lyrics without the free tier's
+// notice, ErrMusixmatchNotFound, or a typed error; never a panic.
+func FuzzParseMusixmatchLyrics(f *testing.F) {
+	f.Add([]byte(`{"message":{"header":{"status_code":200},"body":{"lyrics":{"lyrics_body":"a\n******* This Lyrics is NOT for Commercial use *******\n(1)"}}}}`))
+	f.Add([]byte(`{"message":{"header":{"status_code":404},"body":[]}}`))
+	f.Add([]byte(`{"message":null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		text, _, err := ParseMusixmatchLyrics(body)
+		if err != nil {
+			return
+		}
+		if text == "" || strings.Contains(text, musixmatchNotice) || len(text) > maxLyricsBytes {
+			t.Fatalf("lyrics %q", text)
+		}
+	})
+}

@@ -179,6 +179,10 @@ func transient(err error) (bool, time.Duration) {
 	if errors.As(err, &re) {
 		return statusTransient(re.StatusCode), re.RetryAfter
 	}
+	var mx *MusixmatchError
+	if errors.As(err, &mx) {
+		return statusTransient(mx.StatusCode), 0
+	}
 	var me *llm.Error
 	if errors.As(err, &me) {
 		if me.Status != 0 {

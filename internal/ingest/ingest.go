@@ -55,6 +55,7 @@ const (
 	UpstreamModel      = "model"
 	UpstreamTIDAL      = "tidal"
 	UpstreamEmbedder   = "embedder"
+	UpstreamMusixmatch = "musixmatch"
 )
 
 // PromptVersion names the interpretation prompt; it is part of the
@@ -103,6 +104,9 @@ type Config struct {
 	ModelName string
 	// NoModelReason says why Model is nil, for the report.
 	NoModelReason string
+	// Musixmatch, when set (a key is configured), is asked for the lyrics
+	// LRCLIB does not have.
+	Musixmatch *Musixmatch
 	// Catalog resolves ISRCs not in the library; nil reports them.
 	Catalog Catalog
 	// Limits bound each upstream by name (Upstream*); missing ones get
@@ -127,6 +131,7 @@ func DefaultLimits() map[string]Limit {
 		UpstreamModel:      {Concurrency: 4, Timeout: 2 * time.Minute},
 		UpstreamTIDAL:      {Concurrency: 2, Timeout: 30 * time.Second},
 		UpstreamEmbedder:   {Concurrency: 2, Timeout: time.Minute},
+		UpstreamMusixmatch: {Concurrency: 2, Rate: 2, Burst: 2, Timeout: 20 * time.Second},
 	}
 }
 
@@ -150,7 +155,7 @@ func New(cfg Config) (*Builder, error) {
 	}
 	b := &Builder{cfg: cfg, gates: map[string]*gate{}, calls: map[string]int{}}
 	defaults := DefaultLimits()
-	for _, name := range []string{UpstreamLRCLIB, UpstreamReccoBeats, UpstreamModel, UpstreamTIDAL, UpstreamEmbedder} {
+	for _, name := range []string{UpstreamLRCLIB, UpstreamReccoBeats, UpstreamModel, UpstreamTIDAL, UpstreamEmbedder, UpstreamMusixmatch} {
 		l, ok := cfg.Limits[name]
 		if !ok {
 			l = defaults[name]

@@ -21,6 +21,10 @@ import (
 
 // lyricsOut is the lyrics stage's stored output.
 type lyricsOut struct {
+	// Source is "lrclib" or "musixmatch" (whose free tier gives partial
+	// lyrics: Partial).
+	Source       string `json:"source,omitempty"`
+	Partial      bool   `json:"partial,omitempty"`
 	LRCLIBID     int64  `json:"lrclibId,omitempty"`
 	Plain        string `json:"plain,omitempty"`
 	Instrumental bool   `json:"instrumental,omitempty"`
@@ -221,6 +225,11 @@ func (r *run) embed(ctx context.Context, w trackWork, lyrics lyricsOut, features
 // Input hashes: what each stage's result depends on, and the version of
 // the method. A change makes the stored result stale.
 func (b *Builder) lyricsHash(t store.Track) string {
+	// With Musixmatch configured, a miss may be found: configuring a key
+	// makes the stored misses stale.
+	if b.cfg.Musixmatch != nil {
+		return hashOf("lyrics/lrclib+musixmatch/1", t.ISRC, t.Title, t.Artist, t.Album, math.Round(t.Duration))
+	}
 	return hashOf("lyrics/lrclib/1", t.Title, t.Artist, t.Album, math.Round(t.Duration))
 }
 
@@ -258,14 +267,13 @@ func (b *Builder) fetchLyrics(ctx context.Context, t store.Track) (stageResult[l
 		}
 		rec, err = pickRecord(rs, t.Title, d), nil
 		if rec == nil {
-			res.status, res.detail = store.StageNone, "no lyrics on LRCLIB"
-			return res, calls, nil
+			return b.musixmatchLyrics(ctx, t, calls)
 		}
 	}
 	if err != nil {
 		return res, calls, err
 	}
-	res.out.LRCLIBID = rec.ID
+	res.out.LRCLIBID, res.out.Source = rec.ID, UpstreamLRCLIB
 	switch {
 	case rec.Instrumental:
 		res.out.Instrumental = true
@@ -280,6 +288,34 @@ func (b *Builder) fetchLyrics(ctx context.Context, t store.Track) (stageResult[l
 		res.out.Plain = clipUTF8(strings.TrimSpace(plain), maxLyricsBytes)
 		res.status = store.StageDone
 	}
+	return res, calls, nil
+}
+
+// musixmatchLyrics asks Musixmatch, when configured, for lyrics LRCLIB
+// does not have.
+func (b *Builder) musixmatchLyrics(ctx context.Context, t store.Track, calls int) (stageResult[lyricsOut], int, error) {
+	var res stageResult[lyricsOut]
+	if b.cfg.Musixmatch == nil {
+		res.status, res.detail = store.StageNone, "no lyrics on LRCLIB"
+		return res, calls, nil
+	}
+	var text string
+	var partial bool
+	n, err := b.gates[UpstreamMusixmatch].do(ctx, func(ctx context.Context) error {
+		var err error
+		text, partial, err = b.cfg.Musixmatch.LyricsByISRC(ctx, t.ISRC)
+		return err
+	})
+	calls += n
+	switch {
+	case errors.Is(err, ErrMusixmatchNotFound):
+		res.status, res.detail = store.StageNone, "no lyrics on LRCLIB or Musixmatch"
+		return res, calls, nil
+	case err != nil:
+		return res, calls, err
+	}
+	res.out = lyricsOut{Source: UpstreamMusixmatch, Partial: partial, Plain: text}
+	res.status = store.StageDone
 	return res, calls, nil
 }
 
