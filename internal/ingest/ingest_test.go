@@ -418,3 +418,48 @@ func TestCancelKeepsFinishedStages(t *testing.T) {
 		t.Errorf("the re-run asked LRCLIB for %d tracks: finished ones should be kept", got)
 	}
 }
+
+// countingLimiter is a pluggable Limiter (as a shared Redis bucket would
+// be) that counts the tokens taken.
+type countingLimiter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *countingLimiter) Wait(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n++
+	return ctx.Err()
+}
+
+func TestUpstreamBoundsHold(t *testing.T) {
+	h := newHarness(t, storetest.SQLite, nil)
+	h.up = ingesttest.New(t, 20*time.Millisecond)
+	lc, _ := lrclib.NewClient(nil, lrclib.WithBaseURL(h.up.LRCLIB.URL))
+	rc, _ := reccobeats.NewClient(nil, reccobeats.WithBaseURL(h.up.ReccoBeats.URL))
+	h.cfg.Lyrics, h.cfg.Features, h.cfg.Workers = lc, rc, 8
+	lim := &countingLimiter{}
+	h.cfg.Limits = ingest.DefaultLimits()
+	h.cfg.Limits[ingest.UpstreamLRCLIB] = ingest.Limit{Concurrency: 2, Limiter: lim}
+	h.cfg.Limits[ingest.UpstreamReccoBeats] = ingest.Limit{Concurrency: 3}
+	var tracks []store.Track
+	for i := range 12 {
+		tracks = append(tracks, ingesttest.SyntheticTrack(i))
+	}
+	rep := h.build(t, ingest.Request{Tracks: tracks})
+	if rep.Indexed != 12 {
+		t.Fatalf("report: %+v", rep)
+	}
+	if got := h.up.MaxInFlight("lrclib"); got != 2 {
+		t.Errorf("LRCLIB had %d requests in flight at most, want the bound, 2", got)
+	}
+	if got := h.up.MaxInFlight("reccobeats"); got != 3 {
+		t.Errorf("ReccoBeats had %d requests in flight at most, want the bound, 3", got)
+	}
+	// One token per LRCLIB call: 12 gets and a search for each of the 6
+	// odd tracks (no CONSTRUCTED lyrics).
+	if lim.n != 18 || rep.Calls[ingest.UpstreamLRCLIB] != 18 {
+		t.Errorf("limiter tokens %d, LRCLIB calls %d; want 18 each", lim.n, rep.Calls[ingest.UpstreamLRCLIB])
+	}
+}

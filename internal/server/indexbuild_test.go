@@ -14,6 +14,7 @@ import (
 	"github.com/toolport/toolport/internal/ingest/ingesttest"
 	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/server"
+	"github.com/toolport/toolport/internal/store/storetest"
 	"github.com/toolport/toolport/lrclib"
 	"github.com/toolport/toolport/reccobeats"
 )
@@ -32,10 +33,10 @@ type buildEvent struct {
 
 // buildEnv is a server whose index builds run against local upstreams with
 // the given latency, over a library of the recorded tracks.
-func buildEnv(t *testing.T, token string, latency time.Duration) (*env, *ingesttest.Upstreams) {
+func buildEnv(t *testing.T, token string, latency time.Duration, dsn string) (*env, *ingesttest.Upstreams) {
 	t.Helper()
 	up := ingesttest.New(t, latency)
-	e := newEnv(t, envOptions{token: token, config: func(c *server.Config) {
+	e := newEnv(t, envOptions{token: token, dsn: dsn, config: func(c *server.Config) {
 		db := c.Store.(ingest.Store)
 		lc, _ := lrclib.NewClient(nil, lrclib.WithBaseURL(up.LRCLIB.URL))
 		rc, _ := reccobeats.NewClient(nil, reccobeats.WithBaseURL(up.ReccoBeats.URL))
@@ -92,7 +93,13 @@ func (e *env) buildEvents(t *testing.T) []buildEvent {
 }
 
 func TestIndexBuildJob(t *testing.T) {
-	e, up := buildEnv(t, "secret-token", 30*time.Millisecond)
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) { testIndexBuildJob(t, storetest.DSN(t, engine)) })
+	}
+}
+
+func testIndexBuildJob(t *testing.T, dsn string) {
+	e, up := buildEnv(t, "secret-token", 30*time.Millisecond, dsn)
 
 	if code, _ := e.do(t, "GET", "/api/index/build", ""); code != http.StatusNotFound {
 		t.Errorf("status before any build: %d", code)
@@ -161,7 +168,7 @@ func TestIndexBuildJob(t *testing.T) {
 }
 
 func TestIndexBuildJobCancel(t *testing.T) {
-	e, up := buildEnv(t, "", 0)
+	e, up := buildEnv(t, "", 0, "")
 	up.Fail(ingesttest.LRCLIBGet, ingesttest.Fault{Stall: 20 * time.Second}, ingesttest.Fault{Stall: 20 * time.Second})
 	if code, body := e.do(t, "POST", "/api/index/build", ""); code != http.StatusAccepted {
 		t.Fatalf("start: %d %s", code, body)

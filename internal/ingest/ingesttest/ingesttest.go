@@ -36,9 +36,11 @@ type Upstreams struct {
 
 	latency time.Duration
 
-	mu     sync.Mutex
-	calls  map[string]int     // "lrclib /api/get" → requests
-	faults map[string][]Fault // same keys → next answers
+	mu       sync.Mutex
+	calls    map[string]int     // "lrclib /api/get" → requests
+	faults   map[string][]Fault // same keys → next answers
+	inFlight map[string]int     // "lrclib" or "reccobeats" → requests being answered
+	maxIn    map[string]int     // the most at once
 
 	getFound, notFound, searchFound []byte
 	sonata                          []byte
@@ -56,7 +58,7 @@ const (
 // New starts both servers; each answer waits latency first.
 func New(t testing.TB, latency time.Duration) *Upstreams {
 	t.Helper()
-	u := &Upstreams{latency: latency, calls: map[string]int{}, faults: map[string][]Fault{},
+	u := &Upstreams{latency: latency, calls: map[string]int{}, faults: map[string][]Fault{}, inFlight: map[string]int{}, maxIn: map[string]int{},
 		getFound:    tooltest.Fixture(t, "lrclib", "get_found_i_want_to_live.json"),
 		notFound:    tooltest.Fixture(t, "lrclib", "error_404_track_not_found.json"),
 		searchFound: tooltest.Fixture(t, "lrclib", "search_track_artist_i_want_to_live.json"),
@@ -76,8 +78,8 @@ func New(t testing.TB, latency time.Duration) *Upstreams {
 		t.Fatalf("audio features fixture: %v", err)
 	}
 	u.featureRow = af.Content[0]
-	u.LRCLIB = httptest.NewServer(http.HandlerFunc(u.lrclib))
-	u.ReccoBeats = httptest.NewServer(http.HandlerFunc(u.reccobeats))
+	u.LRCLIB = httptest.NewServer(u.counted("lrclib", u.lrclib))
+	u.ReccoBeats = httptest.NewServer(u.counted("reccobeats", u.reccobeats))
 	t.Cleanup(u.LRCLIB.Close)
 	t.Cleanup(u.ReccoBeats.Close)
 	return u
@@ -112,6 +114,29 @@ func (u *Upstreams) Total() int {
 		n += v
 	}
 	return n
+}
+
+// MaxInFlight returns the most requests upstream ("lrclib" or
+// "reccobeats") was answering at once.
+func (u *Upstreams) MaxInFlight(upstream string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.maxIn[upstream]
+}
+
+func (u *Upstreams) counted(name string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.inFlight[name]++
+		u.maxIn[name] = max(u.maxIn[name], u.inFlight[name])
+		u.mu.Unlock()
+		defer func() {
+			u.mu.Lock()
+			u.inFlight[name]--
+			u.mu.Unlock()
+		}()
+		h(w, r)
+	})
 }
 
 // Fail makes the next requests to key get faults, in order.
