@@ -19,7 +19,7 @@ import (
 	"github.com/toolport/toolport/internal/store"
 )
 
-const indexUsage = "toolport index add FILE.jsonl | add --demo | status"
+const indexUsage = "toolport index add FILE.jsonl | add --demo | build | status"
 
 func runIndex(ctx context.Context, env *Env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -27,6 +27,7 @@ func runIndex(ctx context.Context, env *Env, args []string) int {
 			"Builds and inspects the semantic track index that semanticSearch and batchMetadata read.\n\n"+
 			"  toolport index add [--batch N] [--quiet] FILE.jsonl   ingest tracks (IndexedTrackResult per line)\n"+
 			"  toolport index add --demo                             load the 5,521 built-in MusicCaps demo tracks\n"+
+			"  toolport index build [--dry-run] [--library FILE] [ISRC...]  fetch lyrics, features, interpretations; embed\n"+
 			"  toolport index status [--json]                        counts, embedder and dimensions\n\n"+
 			"The store is TOOLPORT_DATABASE_URL or database.url in the credentials file (a file path,\n"+
 			"sqlite: URL or postgres:// URL), by default $XDG_DATA_HOME/toolport/toolport.db. The embedder is the offline default unless\n"+
@@ -39,10 +40,12 @@ func runIndex(ctx context.Context, env *Env, args []string) int {
 	switch args[0] {
 	case "add":
 		return runIndexAdd(ctx, env, args[1:])
+	case "build":
+		return runIndexBuild(ctx, env, args[1:])
 	case "status":
 		return runIndexStatus(ctx, env, args[1:])
 	}
-	fmt.Fprintf(env.Stderr, "toolport index: unknown subcommand %q (want add or status)\n", args[0])
+	fmt.Fprintf(env.Stderr, "toolport index: unknown subcommand %q (want add, build or status)\n", args[0])
 	return ExitUsage
 }
 

@@ -149,6 +149,9 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	} else if st.Reembedded > 0 {
 		fmt.Fprintf(env.Stderr, "toolport serve: %d index records embedded again with the current embedder\n", st.Reembedded)
 	}
+	// Before the registry: the builder reads secrets (a Musixmatch key) that
+	// the registry must know to scrub.
+	indexBuild := serveIndexBuilder(ctx, env, musicSvc, db, shared)
 	// Traced with the session-aware provider, so that the tool spans of a chat
 	// turn carry its session id and Langfuse's observation type.
 	reg, err := newRegistry(env, tools, tool.WithTracerProvider(traced), tool.WithLogger(logger))
@@ -166,7 +169,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		defer metricsLn.Close()
 	}
 	srv, err := server.New(server.Config{
-		Store: db, Playlists: db, Registry: reg, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
+		Store: db, Playlists: db, Registry: reg, IndexBuild: indexBuild, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
 		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
 		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout,
 		Agent: agent.Config{

@@ -112,6 +112,8 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// Logger receives errors; nil discards them.
 	Logger *slog.Logger
+	// IndexBuild runs the POST /api/index/build job; nil answers 503 there.
+	IndexBuild IndexBuilder
 }
 
 // Server is the chat server. Create it with [New].
@@ -129,6 +131,8 @@ type Server struct {
 	running map[string]bool // conversations with a turn in progress
 
 	streams sync.WaitGroup
+
+	builds *indexBuilds // the /api/index/build job
 }
 
 // New returns a server for cfg.
@@ -217,6 +221,7 @@ func New(cfg Config) (*Server, error) {
 	api("GET /api/playlists/{id}/export", s.exportPlaylist)
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)
+	s.indexBuildRoutes(api)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})
