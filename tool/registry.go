@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+	"golang.org/x/sync/singleflight"
 )
 
 // Defaults of the retry policy.
@@ -43,6 +45,7 @@ type Registry struct {
 	secrets       []string
 	escaped       [][]byte // each secret as JSON escapes it, without quotes
 	now           func() time.Time
+	resultCaching
 }
 
 // Option configures a Registry.
@@ -92,6 +95,8 @@ func NewRegistry(opts ...Option) *Registry {
 		retryDelay:    DefaultRetryDelay,
 		maxRetryAfter: DefaultMaxRetryAfter,
 		now:           time.Now,
+		resultCaching: resultCaching{flights: &singleflight.Group{}, lastWarn: &atomic.Int64{},
+			fillLock: DefaultFillLock, fillWait: DefaultFillWait},
 	}
 	for _, o := range opts {
 		o(r)
@@ -106,6 +111,13 @@ func (r *Registry) Register(tools ...*Tool) error {
 	for _, t := range tools {
 		if _, dup := r.tools[t.Name()]; dup {
 			return fmt.Errorf("tool: %q registered twice", t.Name())
+		}
+		if _, ok := r.policies[t.Name()]; ok && r.cache != nil {
+			ct, err := cacheable(t)
+			if err != nil {
+				return err
+			}
+			t = ct
 		}
 		r.tools[t.Name()] = t
 		r.order = append(r.order, t.Name())
@@ -156,6 +168,7 @@ func (r *Registry) Select(packs, names []string) (*Registry, error) {
 	sub := &Registry{
 		tools: map[string]*Tool{}, tracer: r.tracer, logger: r.logger, retryDelay: r.retryDelay,
 		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, escaped: r.escaped, now: r.now,
+		resultCaching: r.resultCaching,
 	}
 	for _, t := range r.Tools() {
 		if len(packs) > 0 && !slices.Contains(packs, t.spec.Pack) {
@@ -178,6 +191,9 @@ type Result struct {
 	Summary  string
 	Duration time.Duration
 	Retried  bool
+	// Cached says the value came from the result cache, made CachedAge ago.
+	Cached    bool
+	CachedAge time.Duration
 	// JSON is the envelope an agent sees: the output fields plus success,
 	// summary and durationMs, or the failure object.
 	JSON json.RawMessage
@@ -256,6 +272,14 @@ func (r *Registry) run(ctx context.Context, name string, raw []byte, res *Result
 	if verr != nil {
 		return nil, verr
 	}
+	if pol, ok := r.policies[name]; ok && r.cache != nil {
+		return r.runCached(ctx, t, pol, args, res)
+	}
+	return r.retrying(ctx, t, args, res)
+}
+
+// retrying runs the tool, and once more after a transient failure.
+func (r *Registry) retrying(ctx context.Context, t *Tool, args []byte, res *Result) (any, error) {
 	value, err := r.attempt(ctx, t, args)
 	if err == nil {
 		return value, nil
@@ -356,11 +380,17 @@ func (r *Registry) succeed(res *Result, value any) {
 		res.Value = redecode(value, body)
 	}
 	res.Summary = r.clipScrub(value.(Summarizer).Summary(), MaxSummaryBytes)
+	var age *int64
+	if res.Cached {
+		age = ptr(int64(res.CachedAge / time.Second))
+	}
 	head, _ := Marshal(struct {
 		Success    bool   `json:"success"`
 		Summary    string `json:"summary"`
 		DurationMs int64  `json:"durationMs"`
-	}{true, res.Summary, res.Duration.Milliseconds()})
+		Cached     bool   `json:"cached,omitempty"`
+		CachedAge  *int64 `json:"cachedAgeSeconds,omitempty"`
+	}{true, res.Summary, res.Duration.Milliseconds(), res.Cached, age})
 	// Splice the envelope fields in front of the output's own: {head..., body...}.
 	var b bytes.Buffer
 	b.Grow(len(head) + len(body))
