@@ -54,6 +54,19 @@ type Config struct {
 	// Progress, when set, is called as long calls advance (album pages,
 	// ISRC and id lookups), with the context of the call.
 	Progress func(context.Context, Progress)
+	// Limiter, when set, is waited for before every request, on top of the
+	// client's own bucket. Processes that share one TIDAL client id give it
+	// a limiter shared between them (Toolport's is kept in Redis), so that
+	// together they keep to the one quota TIDAL counts for the id; the
+	// client's bucket still adopts what TIDAL's headers announce.
+	Limiter Limiter
+}
+
+// Limiter grants requests at a rate. Wait blocks until one may go; an error
+// that has a RetryAfter() time.Duration method means the wait would be too
+// long, and is reported as [ErrRateLimited].
+type Limiter interface {
+	Wait(ctx context.Context) error
 }
 
 // Progress is how far a long call has got.
@@ -158,6 +171,9 @@ func (c *Client) get(ctx context.Context, escapedPath string, query url.Values) 
 	}
 
 	for attempt := 0; ; attempt++ {
+		if err := c.waitShared(ctx); err != nil {
+			return nil, err
+		}
 		if err := c.bucket.wait(ctx); err != nil {
 			var rw errRateWait
 			if errors.As(err, &rw) {
@@ -183,6 +199,24 @@ func (c *Client) get(ctx context.Context, escapedPath string, query url.Values) 
 		}
 		return doc, err
 	}
+}
+
+// waitShared waits for Config.Limiter, if any.
+func (c *Client) waitShared(ctx context.Context) error {
+	if c.cfg.Limiter == nil {
+		return nil
+	}
+	err := c.cfg.Limiter.Wait(ctx)
+	if err == nil {
+		return nil
+	}
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		d := ra.RetryAfter()
+		return &Error{Kind: ErrRateLimited, RetryAfter: d,
+			Message: fmt.Sprintf("TIDAL rate limit (shared): the next request is allowed in %s", d.Round(time.Millisecond)), Err: err}
+	}
+	return contextError(err)
 }
 
 // do sends one request. It returns the HTTP status alongside any error so

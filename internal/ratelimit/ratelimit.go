@@ -10,6 +10,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -139,4 +141,21 @@ func (m *Memory) Wait(ctx context.Context) error {
 		return &WaitError{Delay: d}
 	}
 	return sleep(ctx, d)
+}
+
+// ParseRate reads a rate setting: "R" (R requests a second, in bursts of
+// defaultBurst) or "R:B" (bursts of B), e.g. "1", "20:20", "0.5:1".
+func ParseRate(s string, defaultBurst int) (Rate, error) {
+	rs, bs, hasBurst := strings.Cut(strings.TrimSpace(s), ":")
+	per, err := strconv.ParseFloat(strings.TrimSpace(rs), 64)
+	if err != nil {
+		return Rate{}, fmt.Errorf("ratelimit: %q: want requests per second, optionally :burst (e.g. 2:10)", s)
+	}
+	r := Rate{PerSecond: per, Burst: defaultBurst}
+	if hasBurst {
+		if r.Burst, err = strconv.Atoi(strings.TrimSpace(bs)); err != nil {
+			return Rate{}, fmt.Errorf("ratelimit: %q: the burst must be a whole number", s)
+		}
+	}
+	return r, r.check()
 }

@@ -162,3 +162,28 @@ func TestRedisDownFallsBack(t *testing.T) {
 		t.Fatal("Ping of a down Redis succeeded")
 	}
 }
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Rate
+		ok   bool
+	}{
+		{"1", Rate{PerSecond: 1, Burst: 3}, true},
+		{" 20:20 ", Rate{PerSecond: 20, Burst: 20}, true},
+		{"0.5:1", Rate{PerSecond: 0.5, Burst: 1}, true},
+		{"0", Rate{}, false},
+		{"-1", Rate{}, false},
+		{"NaN", Rate{}, false},
+		{"Inf", Rate{}, false},
+		{"2:0", Rate{}, false},
+		{"2:x", Rate{}, false},
+		{"fast", Rate{}, false},
+		{"", Rate{}, false},
+	} {
+		got, err := ParseRate(tc.in, 3)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("ParseRate(%q) = %+v, %v", tc.in, got, err)
+		}
+	}
+}
