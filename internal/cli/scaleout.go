@@ -24,8 +24,9 @@ const (
 	// before any answer the client assumes bursts of 10 at 2 a second, and so
 	// does the shared limiter.
 	defaultTidalRate = "2:10"
-	// rateLimitKeyPrefix names the limiters' keys in Redis.
-	rateLimitKeyPrefix = "toolport:ratelimit:"
+	// defaultRedisPrefix starts every key Toolport writes in Redis
+	// (TOOLPORT_REDIS_PREFIX), so that deployments can share one Redis.
+	defaultRedisPrefix = "toolport:"
 )
 
 // cachePolicies are how long each upstream's results are reused (TTLs fit
@@ -79,12 +80,13 @@ var cachePolicies = map[string]tool.CachePolicy{
 // and the upstream rate limiters, in Redis when TOOLPORT_REDIS_URL is set and
 // in-process otherwise (the single-machine default).
 type sharedEngines struct {
-	cache      tool.ResultCache // nil when TOOLPORT_CACHE=off
-	redis      *cache.Redis     // nil without TOOLPORT_REDIS_URL
-	braveRate  ratelimit.Rate
-	tidalRate  ratelimit.Rate
-	logger     *slog.Logger
-	redisShown string // the URL with its password hidden
+	cache       tool.ResultCache // nil when TOOLPORT_CACHE=off
+	redis       *cache.Redis     // nil without TOOLPORT_REDIS_URL
+	braveRate   ratelimit.Rate
+	tidalRate   ratelimit.Rate
+	logger      *slog.Logger
+	redisShown  string // the URL with its password hidden
+	redisPrefix string
 }
 
 // openSharedEngines reads TOOLPORT_REDIS_URL, TOOLPORT_CACHE and the rate
@@ -101,7 +103,8 @@ func openSharedEngines(cfg *config.Config, logger *slog.Logger) (*sharedEngines,
 	}
 	if raw := cfg.RedisURL(); raw != "" {
 		e.redisShown = config.RedactURL(raw)
-		if e.redis, err = cache.OpenRedis(raw, cache.RedisConfig{}); err != nil {
+		e.redisPrefix = cfg.Default("TOOLPORT_REDIS_PREFIX", defaultRedisPrefix)
+		if e.redis, err = cache.OpenRedis(raw, cache.RedisConfig{Prefix: e.redisPrefix + "cache:"}); err != nil {
 			return nil, fmt.Errorf("TOOLPORT_REDIS_URL (%s): %w", e.redisShown, err)
 		}
 	}
@@ -137,7 +140,7 @@ func (e *sharedEngines) limiter(upstream, credential string, r ratelimit.Rate) r
 		return l
 	}
 	sum := sha256.Sum256([]byte(credential))
-	key := rateLimitKeyPrefix + upstream + ":" + hex.EncodeToString(sum[:6])
+	key := e.redisPrefix + "ratelimit:" + upstream + ":" + hex.EncodeToString(sum[:6])
 	l, _ := ratelimit.NewRedis(e.redis.Client(), key, r, func(err error) {
 		e.logger.Warn("shared rate limit unavailable: limiting in this process only", "upstream", upstream, "error", err)
 	})
