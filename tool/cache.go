@@ -180,6 +180,7 @@ type outcome struct {
 	retried bool
 	cached  bool
 	age     time.Duration
+	body    []byte // the output's JSON, for a result read from the cache
 }
 
 // runCached answers a call of a cacheable tool from the cache when it may, and
@@ -203,7 +204,7 @@ func (r *Registry) runCached(ctx context.Context, t *Tool, pol CachePolicy, args
 		return out.value, err
 	}
 	if out, ok := r.lookup(ctx, t, key, maxAge); ok {
-		res.Cached, res.CachedAge = true, out.age
+		res.Cached, res.CachedAge, res.cachedBody = true, out.age, out.body
 		return out.value, nil
 	}
 	ch := r.flights.DoChan(key, func() (any, error) {
@@ -300,11 +301,26 @@ func (r *Registry) lookup(ctx context.Context, t *Tool, key string, maxAge time.
 	if age > maxAge {
 		return outcome{}, false
 	}
-	v, err := t.decodeOutput(raw[8:])
-	if err != nil { // written by another version of the tool: a miss
+	body := raw[8:]
+	// What a shared cache holds is checked as any output is: a record of
+	// another shape, or damaged, is a miss, never a malformed result.
+	if len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
 		return outcome{}, false
 	}
-	return outcome{value: v, cached: true, age: age}, true
+	v, err := t.decodeOutput(body)
+	if err != nil {
+		return outcome{}, false
+	}
+	var decoded any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&decoded) != nil {
+		return outcome{}, false
+	}
+	if vs, _ := t.output.check(decoded); len(vs) > 0 {
+		return outcome{}, false
+	}
+	return outcome{value: v, cached: true, age: age, body: body}, true
 }
 
 // store keeps a successful result that fits the output schema and the size

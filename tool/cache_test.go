@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -82,6 +83,15 @@ func TestResultCache(t *testing.T) {
 		}
 		if u.calls.Load() != 1 {
 			t.Fatalf("%d upstream calls, want 1", u.calls.Load())
+		}
+		// Apart from the cache fields and the duration, a hit is the miss.
+		a, b := envelope(t, first), env
+		for _, k := range []string{"durationMs", "cached", "cachedAgeSeconds"} {
+			delete(a, k)
+			delete(b, k)
+		}
+		if ja, jb := fmt.Sprint(a), fmt.Sprint(b); ja != jb || first.Summary != second.Summary {
+			t.Fatalf("hit differs from miss:\n%s\n%s", ja, jb)
 		}
 		if other := reg.Call(ctx, "search", []byte(`{"query":"go","rows":4}`)); other.Cached || u.calls.Load() != 2 {
 			t.Fatalf("other arguments answered from the cache: %s", other)

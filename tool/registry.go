@@ -194,6 +194,10 @@ type Result struct {
 	// Cached says the value came from the result cache, made CachedAge ago.
 	Cached    bool
 	CachedAge time.Duration
+	// cachedBody is the output's JSON as the cache held it (checked against
+	// the output schema when it was stored), so that a hit is not encoded
+	// and checked again.
+	cachedBody []byte
 	// JSON is the envelope an agent sees: the output fields plus success,
 	// summary and durationMs, or the failure object.
 	JSON json.RawMessage
@@ -239,9 +243,13 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	res := &Result{Tool: name}
 	value, err := r.run(ctx, name, args, res)
 	res.Duration = r.now().Sub(start)
-	if err != nil {
+	switch {
+	case err != nil:
 		r.fail(res, err)
-	} else {
+	case res.cachedBody != nil:
+		r.envelope(res, value, res.cachedBody)
+		res.cachedBody = nil
+	default:
 		r.succeed(res, value)
 	}
 
@@ -374,6 +382,12 @@ func (r *Registry) succeed(res *Result, value any) {
 		r.fail(res, &Error{Code: CodeParse, Message: "the result does not fit the output schema: " + violationText(vs, more)})
 		return
 	}
+	r.envelope(res, value, body)
+}
+
+// envelope makes the success envelope from an output and its JSON, with every
+// registered secret scrubbed from both and from the summary.
+func (r *Registry) envelope(res *Result, value any, body []byte) {
 	res.Value = value
 	if scrubbed, changed := r.scrubJSON(body); changed {
 		body = scrubbed
