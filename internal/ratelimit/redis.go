@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,19 +32,24 @@ return {1, delay}
 
 // Redis is a limiter shared by every process that uses the same Redis and key.
 // Should Redis fail, Wait falls back to an in-process limiter of the same
-// rate: the quota is then kept per replica rather than not at all, and a call
-// never fails because the limiter's store did.
+// rate for [Backoff]: the quota is then kept per replica rather than not at
+// all, and a call never fails, nor waits on timeouts, because the limiter's
+// store did.
 type Redis struct {
-	c        redis.UniversalClient
-	key      string
-	rate     Rate
-	fallback *Memory
-	// OnError, when set, is told of each Redis failure (to log it).
-	onError func(error)
+	c         redis.UniversalClient
+	key       string
+	rate      Rate
+	fallback  *Memory
+	onError   func(error)
+	downUntil atomic.Int64 // unix nanoseconds
 }
 
+// Backoff is how long a Redis limiter keeps to its in-process fallback after
+// a Redis failure before asking Redis again.
+const Backoff = 2 * time.Second
+
 // NewRedis returns a limiter over client keeping its state under key.
-// onError, if not nil, hears of Redis failures.
+// onError, if not nil, hears of a Redis failure once per back-off (to log it).
 func NewRedis(client redis.UniversalClient, key string, r Rate, onError func(error)) (*Redis, error) {
 	fb, err := NewMemory(r)
 	if err != nil {
@@ -68,6 +74,9 @@ func (l *Redis) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if d := l.downUntil.Load(); d != 0 && time.Now().UnixNano() < d {
+		return l.fallback.Wait(ctx)
+	}
 	maxWait := limit(ctx, l.rate, time.Now())
 	interval := l.rate.interval().Microseconds()
 	tau := int64(l.rate.Burst-1) * interval
@@ -79,6 +88,7 @@ func (l *Redis) Wait(ctx context.Context) error {
 		if err == nil {
 			err = fmt.Errorf("unexpected answer %v", res)
 		}
+		l.downUntil.Store(time.Now().Add(Backoff).UnixNano())
 		if l.onError != nil {
 			l.onError(fmt.Errorf("ratelimit %s: redis: %w", l.key, err))
 		}
