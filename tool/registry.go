@@ -257,6 +257,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		attribute.Int("tool.result.size", len(res.JSON)),
 		attribute.Int64("tool.duration_ms", res.Duration.Milliseconds()),
 		attribute.Bool("tool.retried", res.Retried),
+		attribute.Bool("tool.cached", res.Cached),
 		attribute.String("output.value", r.clipScrub(string(res.JSON), maxSpanInput)),
 	)
 	if res.Err != nil {
