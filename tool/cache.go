@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"golang.org/x/sync/singleflight"
@@ -181,6 +182,7 @@ type outcome struct {
 	cached  bool
 	age     time.Duration
 	body    []byte // the output's JSON, for a result read from the cache
+	summary string // and its summary
 }
 
 // runCached answers a call of a cacheable tool from the cache when it may, and
@@ -204,7 +206,7 @@ func (r *Registry) runCached(ctx context.Context, t *Tool, pol CachePolicy, args
 		return out.value, err
 	}
 	if out, ok := r.lookup(ctx, t, key, maxAge); ok {
-		res.Cached, res.CachedAge, res.cachedBody = true, out.age, out.body
+		res.Cached, res.CachedAge, res.cachedBody, res.cachedSummary = true, out.age, out.body, out.summary
 		return out.value, nil
 	}
 	ch := r.flights.DoChan(key, func() (any, error) {
@@ -229,7 +231,7 @@ func (r *Registry) runCached(ctx context.Context, t *Tool, pol CachePolicy, args
 	}
 	res.Retried = out.retried
 	if out.cached {
-		res.Cached, res.CachedAge = true, out.age
+		res.Cached, res.CachedAge, res.cachedBody, res.cachedSummary = true, out.age, out.body, out.summary
 	}
 	return out.value, err
 }
@@ -293,10 +295,15 @@ func (r *Registry) lookup(ctx context.Context, t *Tool, key string, maxAge time.
 		r.warnCache(ctx, "reading", err)
 		return outcome{}, false
 	}
-	if !ok || len(raw) < 8 {
+	if !ok || len(raw) < 12 {
 		return outcome{}, false
 	}
 	stored := time.UnixMilli(int64(binary.BigEndian.Uint64(raw[:8])))
+	n := int(binary.BigEndian.Uint32(raw[8:12]))
+	if n > 2*MaxSummaryBytes || len(raw) < 12+n || !utf8.Valid(raw[12:12+n]) {
+		return outcome{}, false
+	}
+	summary := string(raw[12 : 12+n])
 	age := max(r.now().Sub(stored), 0)
 	if age > maxAge {
 		return outcome{}, false
@@ -307,7 +314,7 @@ func (r *Registry) lookup(ctx context.Context, t *Tool, key string, maxAge time.
 	// checked again (that would cost as much as the call it saves): a
 	// damaged record is a miss, and fields the type does not have are
 	// dropped. The cache is trusted as the database is.
-	v, err := t.decodeOutput(raw[8:])
+	v, err := t.decodeOutput(raw[12+n:])
 	if err != nil {
 		return outcome{}, false
 	}
@@ -315,11 +322,13 @@ func (r *Registry) lookup(ctx context.Context, t *Tool, key string, maxAge time.
 	if err != nil {
 		return outcome{}, false
 	}
-	return outcome{value: v, cached: true, age: age, body: body}, true
+	return outcome{value: v, cached: true, age: age, body: body, summary: summary}, true
 }
 
 // store keeps a successful result that fits the output schema and the size
-// bound: the time it was made, then its JSON.
+// bound: the time it was made (8 bytes, Unix milliseconds), its summary
+// (4 bytes of length, then the text: outputs may make it from what their JSON
+// does not carry), then its JSON.
 func (r *Registry) store(ctx context.Context, t *Tool, key string, ttl time.Duration, value any) {
 	body, err := Marshal(value)
 	if err != nil || len(body) > MaxCachedResultBytes {
@@ -337,9 +346,11 @@ func (r *Registry) store(ctx context.Context, t *Tool, key string, ttl time.Dura
 	if scrubbed, changed := r.scrubJSON(body); changed {
 		body = scrubbed
 	}
-	rec := make([]byte, 8, 8+len(body))
+	summary := r.clipScrub(value.(Summarizer).Summary(), MaxSummaryBytes)
+	rec := make([]byte, 12, 12+len(summary)+len(body))
 	binary.BigEndian.PutUint64(rec, uint64(r.now().UnixMilli()))
-	rec = append(rec, body...)
+	binary.BigEndian.PutUint32(rec[8:], uint32(len(summary)))
+	rec = append(append(rec, summary...), body...)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cacheOpTimeout)
 	defer cancel()
 	if err := r.cache.Set(cctx, key, rec, ttl); err != nil {

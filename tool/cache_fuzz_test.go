@@ -32,7 +32,8 @@ func (fixedCache) TryLock(context.Context, string, time.Duration) (func(), bool,
 func FuzzCachedRecord(f *testing.F) {
 	stamp := func(body string) []byte {
 		rec := binary.BigEndian.AppendUint64(nil, uint64(time.Now().UnixMilli()))
-		return append(rec, body...)
+		rec = binary.BigEndian.AppendUint32(rec, 9)
+		return append(append(rec, "3 results"...), body...)
 	}
 	f.Add(stamp(`{"echo":{"query":"go","rows":10,"sort":"asc"},"total":3}`))
 	f.Add(stamp(`{"echo":{"query":"go"},"total":"3"}`))

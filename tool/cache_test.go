@@ -328,3 +328,29 @@ func TestCacheArgumentClash(t *testing.T) {
 		t.Fatalf("Register = %v", err)
 	}
 }
+
+// hiddenOut makes its summary from a field its JSON does not carry, as some
+// packs' outputs do.
+type hiddenOut struct {
+	Count int `json:"count"`
+	query string
+}
+
+func (o hiddenOut) Summary() string { return fmt.Sprintf("%d for %q", o.Count, o.query) }
+
+// A hit keeps the summary the call made, not one rebuilt from the JSON.
+func TestCachedSummary(t *testing.T) {
+	tl := tool.Must(tool.New(tool.Spec{Name: "hidden", Description: "d"}, func(_ context.Context, in searchInput) (hiddenOut, error) {
+		return hiddenOut{Count: 2, query: in.Query}, nil
+	}))
+	reg := tool.NewRegistry(tool.WithResultCache(cache.NewMemory(cache.MemoryConfig{}), map[string]tool.CachePolicy{"hidden": {TTL: time.Hour}}))
+	_ = reg.Register(tl)
+	first := reg.Call(context.Background(), "hidden", []byte(`{"query":"jazz"}`))
+	second := reg.Call(context.Background(), "hidden", []byte(`{"query":"jazz"}`))
+	if !second.Cached || second.Summary != `2 for "jazz"` || first.Summary != second.Summary {
+		t.Fatalf("summaries: %q then %q (cached=%v)", first.Summary, second.Summary, second.Cached)
+	}
+	if env := envelope(t, second); env["summary"] != `2 for "jazz"` {
+		t.Fatalf("envelope: %s", second)
+	}
+}

@@ -194,10 +194,11 @@ type Result struct {
 	// Cached says the value came from the result cache, made CachedAge ago.
 	Cached    bool
 	CachedAge time.Duration
-	// cachedBody is the output's JSON as the cache held it (checked against
-	// the output schema when it was stored), so that a hit is not encoded
-	// and checked again.
-	cachedBody []byte
+	// cachedBody and cachedSummary are a cached result's output JSON (checked
+	// against the output schema when it was stored) and summary: the
+	// summary is kept because it may use what the JSON does not carry.
+	cachedBody    []byte
+	cachedSummary string
 	// JSON is the envelope an agent sees: the output fields plus success,
 	// summary and durationMs, or the failure object.
 	JSON json.RawMessage
@@ -248,7 +249,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		r.fail(res, err)
 	case res.cachedBody != nil:
 		r.envelope(res, value, res.cachedBody)
-		res.cachedBody = nil
+		res.cachedBody, res.cachedSummary = nil, ""
 	default:
 		r.succeed(res, value)
 	}
@@ -394,7 +395,11 @@ func (r *Registry) envelope(res *Result, value any, body []byte) {
 		body = scrubbed
 		res.Value = redecode(value, body)
 	}
-	res.Summary = r.clipScrub(value.(Summarizer).Summary(), MaxSummaryBytes)
+	summary := res.cachedSummary
+	if res.cachedBody == nil {
+		summary = value.(Summarizer).Summary()
+	}
+	res.Summary = r.clipScrub(summary, MaxSummaryBytes)
 	var age *int64
 	if res.Cached {
 		age = ptr(int64(res.CachedAge / time.Second))
