@@ -60,6 +60,23 @@ type Config struct {
 	// together they keep to the one quota TIDAL counts for the id; the
 	// client's bucket still adopts what TIDAL's headers announce.
 	Limiter Limiter
+	// Cache, when set, keeps successful catalogue answers for CacheTTL
+	// (DefaultCacheTTL when 0), keyed by the request's URL (path, query and
+	// country; never a credential), so that processes sharing it ask TIDAL
+	// once. Its failures only cost the reuse.
+	Cache    Cache
+	CacheTTL time.Duration
+}
+
+// DefaultCacheTTL is how long a catalogue answer is reused: search results
+// change as releases are added (daily), an album's tracks and a track's
+// metadata hardly ever; six hours keeps a new release findable the same day.
+const DefaultCacheTTL = 6 * time.Hour
+
+// Cache stores answers for a while (Toolport's in-process or Redis cache).
+type Cache interface {
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
 }
 
 // Limiter grants requests at a rate. Wait blocks until one may go; an error
@@ -169,6 +186,9 @@ func (c *Client) get(ctx context.Context, escapedPath string, query url.Values) 
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
+	if doc, ok := c.cached(ctx, target); ok {
+		return doc, nil
+	}
 
 	for attempt := 0; ; attempt++ {
 		if err := c.waitShared(ctx); err != nil {
@@ -190,7 +210,10 @@ func (c *Client) get(ctx context.Context, escapedPath string, query url.Values) 
 			}
 			return nil, contextError(err)
 		}
-		doc, status, err := c.do(ctx, target, tok)
+		doc, body, status, err := c.do(ctx, target, tok)
+		if err == nil {
+			c.keep(ctx, target, body)
+		}
 		if status == http.StatusUnauthorized && attempt == 0 {
 			// The token may have been revoked or expired early: get a fresh one
 			// and try once more.
@@ -219,37 +242,65 @@ func (c *Client) waitShared(ctx context.Context) error {
 	return contextError(err)
 }
 
-// do sends one request. It returns the HTTP status alongside any error so
-// that get can recognise a 401.
-func (c *Client) do(ctx context.Context, target, token string) (*document, int, error) {
+// cacheKey names a request's answer in Config.Cache.
+func cacheKey(target string) string { return "tidal:" + target }
+
+// cached returns the cached answer to target, if any.
+func (c *Client) cached(ctx context.Context, target string) (*document, bool) {
+	if c.cfg.Cache == nil {
+		return nil, false
+	}
+	body, ok, err := c.cfg.Cache.Get(ctx, cacheKey(target))
+	if err != nil || !ok {
+		return nil, false
+	}
+	doc, err := decodeDocument(body)
+	return doc, err == nil
+}
+
+// keep stores a successful answer's body.
+func (c *Client) keep(ctx context.Context, target string, body []byte) {
+	if c.cfg.Cache == nil {
+		return
+	}
+	ttl := c.cfg.CacheTTL
+	if ttl <= 0 {
+		ttl = DefaultCacheTTL
+	}
+	_ = c.cfg.Cache.Set(ctx, cacheKey(target), body, ttl) // a failure only costs the reuse
+}
+
+// do sends one request. It returns the body of a successful answer, and the
+// HTTP status alongside any error so that get can recognise a 401.
+func (c *Client) do(ctx context.Context, target, token string) (*document, []byte, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil { // the root was checked, and paths are escaped: a bug
-		return nil, 0, &Error{Kind: ErrConfig, Message: "building the request failed", Err: err}
+		return nil, nil, 0, &Error{Kind: ErrConfig, Message: "building the request failed", Err: err}
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/vnd.api+json")
 	req.Header.Set("User-Agent", c.userAgent)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, 0, networkError("TIDAL", err)
+		return nil, nil, 0, networkError("TIDAL", err)
 	}
 	defer resp.Body.Close()
 	c.bucket.observe(resp.Header)
 	body, err := httpclient.ReadBody(resp.Body, maxBody)
 	switch {
 	case errors.Is(err, httpclient.ErrBodyTooLarge):
-		return nil, resp.StatusCode, malformed(fmt.Sprintf("TIDAL response is larger than %d bytes", maxBody), resp.StatusCode, err)
+		return nil, nil, resp.StatusCode, malformed(fmt.Sprintf("TIDAL response is larger than %d bytes", maxBody), resp.StatusCode, err)
 	case err != nil:
-		return nil, resp.StatusCode, networkError("TIDAL", err)
+		return nil, nil, resp.StatusCode, networkError("TIDAL", err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, resp.StatusCode, c.statusError(resp.StatusCode, body)
+		return nil, nil, resp.StatusCode, c.statusError(resp.StatusCode, body)
 	}
 	doc, err := decodeDocument(body)
 	if err != nil {
-		return nil, resp.StatusCode, malformed("TIDAL returned a response that is not a valid JSON:API document", resp.StatusCode, err)
+		return nil, nil, resp.StatusCode, malformed("TIDAL returned a response that is not a valid JSON:API document", resp.StatusCode, err)
 	}
-	return doc, resp.StatusCode, nil
+	return doc, body, resp.StatusCode, nil
 }
 
 // statusError turns an error answer into an *Error, keeping TIDAL's own

@@ -2,9 +2,12 @@ package tidal
 
 import (
 	"context"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/cache"
 )
 
 // stubLimiter grants or refuses every request, counting them.
@@ -49,4 +52,50 @@ func TestSharedLimiter(t *testing.T) {
 			t.Fatalf("%d requests sent past a refusing limiter", n)
 		}
 	})
+}
+
+func TestCache(t *testing.T) {
+	f := newFakeTidal(t)
+	shared := cache.NewMemory(cache.MemoryConfig{})
+	replica := func(country string) *Client {
+		return f.client(func(cfg *Config) { cfg.Cache, cfg.CountryCode = shared, country })
+	}
+	ctx := context.Background()
+	first, err := replica("US").Search(ctx, "radiohead", SearchAll, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := len(f.apiRequests())
+	again, err := replica("US").Search(ctx, "radiohead", SearchAll, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.apiRequests()); n != sent {
+		t.Fatalf("a second replica's identical search sent %d more requests", n-sent)
+	}
+	if len(again.Tracks) != len(first.Tracks) || len(again.Tracks) == 0 || again.Tracks[0].ID != first.Tracks[0].ID {
+		t.Fatalf("cached answer differs: %d vs %d tracks", len(again.Tracks), len(first.Tracks))
+	}
+	if _, err := replica("DE").Search(ctx, "radiohead", SearchAll, 10); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.apiRequests()) == sent {
+		t.Fatal("another market's search was answered from the US answer")
+	}
+	// A failure is not kept: a search TIDAL answers 503 asks TIDAL each time.
+	f.mu.Lock()
+	f.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		http.Error(w, `{"errors":[{"status":"503","detail":"down"}]}`, http.StatusServiceUnavailable)
+		return true
+	}
+	f.mu.Unlock()
+	before := len(f.apiRequests())
+	for range 2 {
+		if _, err := replica("US").Search(ctx, "portishead", SearchAll, 10); err == nil {
+			t.Fatal("search succeeded on a 503")
+		}
+	}
+	if n := len(f.apiRequests()) - before; n < 2 {
+		t.Fatalf("%d requests for two searches answered 503: the failure was cached", n)
+	}
 }

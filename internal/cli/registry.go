@@ -65,6 +65,9 @@ func packTools(env *Env, db *sharedStore, engines *sharedEngines) ([]*tool.Tool,
 	// so that list and schema work on a machine with no database.
 	musicCfg := music.ConfigFromEnv(env.Config)
 	musicCfg.Tidal.Limiter = engines.limiter("tidal", musicCfg.Tidal.ClientID, engines.tidalRate)
+	if engines.cache != nil {
+		musicCfg.Tidal.Cache = engines.cache
+	}
 	musicSvc := music.Open(musicCfg, db.music)
 	tools = append(tools, music.Tools(musicSvc)...)
 	return tools, musicSvc, nil

@@ -67,13 +67,12 @@ var cachePolicies = map[string]tool.CachePolicy{
 	"queryDatastore":          {TTL: 5 * time.Minute},
 	"getDatasetActivity":      {TTL: 2 * time.Minute},
 	"getOrganizationActivity": {TTL: 2 * time.Minute},
-	// TIDAL's catalogue: search results change as releases are added
-	// (daily); a released album's track list and an ISRC's metadata do not.
-	"tidalSearch":   {TTL: 6 * time.Hour},
-	"albumTracks":   {TTL: 24 * time.Hour},
-	"batchMetadata": {TTL: 24 * time.Hour},
-	// Not cached: getStatus (it reports the portal's state now), and the
-	// tools that read Toolport's own store (semanticSearch and the library).
+	// Not cached here: getStatus (it reports the portal's state now); the
+	// tools that read Toolport's own store (semanticSearch, batchMetadata);
+	// and tidalSearch and albumTracks, whose results say which tracks are in
+	// the user's library and index, which changes as the user works: their
+	// TIDAL answers are cached in the client instead (tidal.Config.Cache,
+	// six hours), and the library and index are looked up on every call.
 }
 
 // sharedEngines is what the replicas of a deployment share: the result cache
