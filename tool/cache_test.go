@@ -354,3 +354,56 @@ func TestCachedSummary(t *testing.T) {
 		t.Fatalf("envelope: %s", second)
 	}
 }
+
+// A replica waits for another's call at most the fill wait, then calls the
+// upstream itself.
+func TestResultCacheBoundedWait(t *testing.T) {
+	shared := cache.NewMemory(cache.MemoryConfig{}) // one store, two registries: two replicas
+	release := make(chan struct{})
+	var calls atomic.Int32
+	slowThenFast := func(t *testing.T) *tool.Tool {
+		return newSearch(t, func(_ context.Context, in searchInput) (searchOutput, error) {
+			if calls.Add(1) == 1 {
+				<-release // the first replica's call hangs
+			}
+			return searchOutput{Echo: in}, nil
+		})
+	}
+	opts := func() []tool.Option {
+		return []tool.Option{tool.WithResultCache(shared, map[string]tool.CachePolicy{"search": {TTL: time.Hour}}),
+			tool.WithCacheFill(time.Minute, 300*time.Millisecond)}
+	}
+	a, b := tool.NewRegistry(opts()...), tool.NewRegistry(opts()...)
+	_ = a.Register(slowThenFast(t))
+	_ = b.Register(slowThenFast(t))
+	done := make(chan *tool.Result, 1)
+	go func() { done <- a.Call(context.Background(), "search", []byte(`{"query":"slow"}`)) }()
+	for calls.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	res := b.Call(context.Background(), "search", []byte(`{"query":"slow"}`))
+	waited := time.Since(start)
+	close(release)
+	<-done
+	if !res.OK() || res.Cached || calls.Load() != 2 {
+		t.Fatalf("b: %s after %d upstream calls", res, calls.Load())
+	}
+	if waited < 300*time.Millisecond || waited > 3*time.Second {
+		t.Fatalf("b waited %v for a hung call; want the 300ms fill wait", waited)
+	}
+}
+
+// A registry made with Select shares the cache of the one it came from.
+func TestResultCacheSelect(t *testing.T) {
+	u := &upstream{}
+	reg := cachedRegistry(t, cache.NewMemory(cache.MemoryConfig{}), u)
+	sub, err := reg.Select([]string{"test"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Call(context.Background(), "search", []byte(`{"query":"go"}`))
+	if res := sub.Call(context.Background(), "search", []byte(`{"query":"go","maxAgeSeconds":60}`)); !res.OK() || !res.Cached {
+		t.Fatalf("selected registry: %s", res)
+	}
+}
