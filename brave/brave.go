@@ -53,6 +53,25 @@ type Client struct {
 	userAgent string
 	maxBody   int64
 	now       func() time.Time
+	limiter   Limiter
+}
+
+// Limiter grants requests at a rate. Wait blocks until one may go; an error
+// that has a RetryAfter() time.Duration method means the wait would be too
+// long.
+type Limiter interface {
+	Wait(ctx context.Context) error
+}
+
+// WithLimiter makes every request wait for l first: Brave's per-second limit
+// kept on the client's side, and, with a limiter shared between processes,
+// kept by all of them together. A wait that would be too long fails as a
+// RATE_LIMITED [*Error] with RetryAfter set, without a request.
+func WithLimiter(l Limiter) Option {
+	return func(c *Client) error {
+		c.limiter = l
+		return nil
+	}
 }
 
 // Option configures a Client.
@@ -311,6 +330,16 @@ func (c *Client) get(ctx context.Context, path string, query url.Values) ([]byte
 	req.Header.Set("User-Agent", c.userAgent)
 	req.Header.Set("X-Subscription-Token", c.apiKey)
 
+	if c.limiter != nil {
+		if err := c.limiter.Wait(ctx); err != nil {
+			var ra interface{ RetryAfter() time.Duration }
+			if errors.As(err, &ra) {
+				return nil, nil, &Error{StatusCode: http.StatusTooManyRequests, Code: CodeRateLimited, RetryAfter: ra.RetryAfter(),
+					Detail: "client-side limit: the next request is allowed in " + ra.RetryAfter().Round(time.Millisecond).String()}
+			}
+			return nil, nil, err
+		}
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, nil, err // *url.Error: its URL holds no secret (the token is a header)

@@ -56,6 +56,36 @@ type Config struct {
 	// Progress, when set, is called as long calls advance (album pages,
 	// ISRC and id lookups), with the context of the call.
 	Progress func(context.Context, Progress)
+	// Limiter, when set, is waited for before every request, on top of the
+	// client's own bucket. Processes that share one TIDAL client id give it
+	// a limiter shared between them (Toolport's is kept in Redis), so that
+	// together they keep to the one quota TIDAL counts for the id; the
+	// client's bucket still adopts what TIDAL's headers announce.
+	Limiter Limiter
+	// Cache, when set, keeps successful catalogue answers for CacheTTL
+	// (DefaultCacheTTL when 0), keyed by the request's URL (path, query and
+	// country; never a credential), so that processes sharing it ask TIDAL
+	// once. Its failures only cost the reuse.
+	Cache    Cache
+	CacheTTL time.Duration
+}
+
+// DefaultCacheTTL is how long a catalogue answer is reused: search results
+// change as releases are added (daily), an album's tracks and a track's
+// metadata hardly ever; six hours keeps a new release findable the same day.
+const DefaultCacheTTL = 6 * time.Hour
+
+// Cache stores answers for a while (Toolport's in-process or Redis cache).
+type Cache interface {
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+}
+
+// Limiter grants requests at a rate. Wait blocks until one may go; an error
+// that has a RetryAfter() time.Duration method means the wait would be too
+// long, and is reported as [ErrRateLimited].
+type Limiter interface {
+	Wait(ctx context.Context) error
 }
 
 // Progress is how far a long call has got.
@@ -178,8 +208,19 @@ func (c *Client) send(ctx context.Context, method, escapedPath string, query url
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
+	// Only catalogue reads are shared: a user's own resources (favourites,
+	// playlists) must never be answered from another user's cache entry.
+	cacheable := method == http.MethodGet && !c.user
+	if cacheable {
+		if doc, ok := c.cached(ctx, target); ok {
+			return doc, nil
+		}
+	}
 
 	for attempt := 0; ; attempt++ {
+		if err := c.waitShared(ctx); err != nil {
+			return nil, err
+		}
 		if err := c.bucket.wait(ctx); err != nil {
 			var rw errRateWait
 			if errors.As(err, &rw) {
@@ -196,7 +237,10 @@ func (c *Client) send(ctx context.Context, method, escapedPath string, query url
 			}
 			return nil, contextError(err)
 		}
-		doc, status, err := c.do(ctx, method, target, tok, body, idempotencyKey)
+		doc, raw, status, err := c.do(ctx, method, target, tok, body, idempotencyKey)
+		if err == nil && cacheable {
+			c.keep(ctx, target, raw)
+		}
 		if status == http.StatusUnauthorized && attempt == 0 {
 			// The token may have been revoked or expired early: get a fresh one
 			// and try once more.
@@ -207,16 +251,62 @@ func (c *Client) send(ctx context.Context, method, escapedPath string, query url
 	}
 }
 
-// do sends one request. It returns the HTTP status alongside any error so
-// that get can recognise a 401.
-func (c *Client) do(ctx context.Context, method, target, token string, reqBody []byte, idempotencyKey string) (*document, int, error) {
+// waitShared waits for Config.Limiter, if any.
+func (c *Client) waitShared(ctx context.Context) error {
+	if c.cfg.Limiter == nil {
+		return nil
+	}
+	err := c.cfg.Limiter.Wait(ctx)
+	if err == nil {
+		return nil
+	}
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		d := ra.RetryAfter()
+		return &Error{Kind: ErrRateLimited, RetryAfter: d,
+			Message: fmt.Sprintf("TIDAL rate limit (shared): the next request is allowed in %s", d.Round(time.Millisecond)), Err: err}
+	}
+	return contextError(err)
+}
+
+// cacheKey names a request's answer in Config.Cache.
+func cacheKey(target string) string { return "tidal:" + target }
+
+// cached returns the cached answer to target, if any.
+func (c *Client) cached(ctx context.Context, target string) (*document, bool) {
+	if c.cfg.Cache == nil {
+		return nil, false
+	}
+	body, ok, err := c.cfg.Cache.Get(ctx, cacheKey(target))
+	if err != nil || !ok {
+		return nil, false
+	}
+	doc, err := decodeDocument(body)
+	return doc, err == nil
+}
+
+// keep stores a successful answer's body.
+func (c *Client) keep(ctx context.Context, target string, body []byte) {
+	if c.cfg.Cache == nil {
+		return
+	}
+	ttl := c.cfg.CacheTTL
+	if ttl <= 0 {
+		ttl = DefaultCacheTTL
+	}
+	_ = c.cfg.Cache.Set(ctx, cacheKey(target), body, ttl) // a failure only costs the reuse
+}
+
+// do sends one request. It returns the body of a successful answer, and the
+// HTTP status alongside any error so that get can recognise a 401.
+func (c *Client) do(ctx context.Context, method, target, token string, reqBody []byte, idempotencyKey string) (*document, []byte, int, error) {
 	var rd io.Reader
 	if reqBody != nil {
 		rd = bytes.NewReader(reqBody)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil { // the root was checked, and paths are escaped: a bug
-		return nil, 0, &Error{Kind: ErrConfig, Message: "building the request failed", Err: err}
+		return nil, nil, 0, &Error{Kind: ErrConfig, Message: "building the request failed", Err: err}
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/vnd.api+json")
@@ -229,28 +319,28 @@ func (c *Client) do(ctx context.Context, method, target, token string, reqBody [
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, 0, networkError("TIDAL", err)
+		return nil, nil, 0, networkError("TIDAL", err)
 	}
 	defer resp.Body.Close()
 	c.bucket.observe(resp.Header)
 	body, err := httpclient.ReadBody(resp.Body, maxBody)
 	switch {
 	case errors.Is(err, httpclient.ErrBodyTooLarge):
-		return nil, resp.StatusCode, malformed(fmt.Sprintf("TIDAL response is larger than %d bytes", maxBody), resp.StatusCode, err)
+		return nil, nil, resp.StatusCode, malformed(fmt.Sprintf("TIDAL response is larger than %d bytes", maxBody), resp.StatusCode, err)
 	case err != nil:
-		return nil, resp.StatusCode, networkError("TIDAL", err)
+		return nil, nil, resp.StatusCode, networkError("TIDAL", err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, resp.StatusCode, c.statusError(resp.StatusCode, body)
+		return nil, nil, resp.StatusCode, c.statusError(resp.StatusCode, body)
 	}
 	if len(bytes.TrimSpace(body)) == 0 && method != http.MethodGet {
-		return &document{}, resp.StatusCode, nil // 204 No Content
+		return &document{}, nil, resp.StatusCode, nil // 204 No Content
 	}
 	doc, err := decodeDocument(body)
 	if err != nil {
-		return nil, resp.StatusCode, malformed("TIDAL returned a response that is not a valid JSON:API document", resp.StatusCode, err)
+		return nil, nil, resp.StatusCode, malformed("TIDAL returned a response that is not a valid JSON:API document", resp.StatusCode, err)
 	}
-	return doc, resp.StatusCode, nil
+	return doc, body, resp.StatusCode, nil
 }
 
 // statusError turns an error answer into an *Error, keeping TIDAL's own

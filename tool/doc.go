@@ -45,6 +45,20 @@
 //     (64 KiB): long strings, arrays and objects are cut, each cut marked with
 //     "…", and the result gets a [TruncatedField] note saying how large it was.
 //
+// # Cached results
+//
+// A registry made with [WithResultCache] reuses the successful results of the
+// tools its policies name, for each tool's TTL, keyed by the tool, its output
+// schema and its canonical arguments (defaults applied, keys sorted). Such a
+// tool accepts two more optional arguments, "fresh" (true: call the upstream
+// and refresh the cache) and "maxAgeSeconds" (reuse only a result at most that
+// old), and a result from the cache carries "cached": true and
+// "cachedAgeSeconds". Failures are never kept, nor results over
+// [MaxCachedResultBytes]. Identical concurrent calls make one call of the
+// tool: in one process they join it, and processes sharing the cache wait
+// (at most [DefaultFillWait]) for the one holding the key's lock. A cache
+// that fails is logged and bypassed; the call goes on without it.
+//
 // # Secrets
 //
 // The values given to [WithSecrets] (API keys and tokens) are replaced by

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+	"golang.org/x/sync/singleflight"
 )
 
 // Defaults of the retry policy.
@@ -43,6 +45,7 @@ type Registry struct {
 	secrets       []string
 	escaped       [][]byte // each secret as JSON escapes it, without quotes
 	now           func() time.Time
+	resultCaching
 }
 
 // Option configures a Registry.
@@ -92,6 +95,8 @@ func NewRegistry(opts ...Option) *Registry {
 		retryDelay:    DefaultRetryDelay,
 		maxRetryAfter: DefaultMaxRetryAfter,
 		now:           time.Now,
+		resultCaching: resultCaching{flights: &singleflight.Group{}, lastWarn: &atomic.Int64{},
+			fillLock: DefaultFillLock, fillWait: DefaultFillWait},
 	}
 	for _, o := range opts {
 		o(r)
@@ -106,6 +111,13 @@ func (r *Registry) Register(tools ...*Tool) error {
 	for _, t := range tools {
 		if _, dup := r.tools[t.Name()]; dup {
 			return fmt.Errorf("tool: %q registered twice", t.Name())
+		}
+		if _, ok := r.policies[t.Name()]; ok && r.cache != nil {
+			ct, err := cacheable(t)
+			if err != nil {
+				return err
+			}
+			t = ct
 		}
 		r.tools[t.Name()] = t
 		r.order = append(r.order, t.Name())
@@ -156,6 +168,7 @@ func (r *Registry) Select(packs, names []string) (*Registry, error) {
 	sub := &Registry{
 		tools: map[string]*Tool{}, tracer: r.tracer, logger: r.logger, retryDelay: r.retryDelay,
 		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, escaped: r.escaped, now: r.now,
+		resultCaching: r.resultCaching,
 	}
 	for _, t := range r.Tools() {
 		if len(packs) > 0 && !slices.Contains(packs, t.spec.Pack) {
@@ -178,6 +191,14 @@ type Result struct {
 	Summary  string
 	Duration time.Duration
 	Retried  bool
+	// Cached says the value came from the result cache, made CachedAge ago.
+	Cached    bool
+	CachedAge time.Duration
+	// cachedBody and cachedSummary are a cached result's output JSON (checked
+	// against the output schema when it was stored) and summary: the
+	// summary is kept because it may use what the JSON does not carry.
+	cachedBody    []byte
+	cachedSummary string
 	// JSON is the envelope an agent sees: the output fields plus success,
 	// summary and durationMs, or the failure object.
 	JSON json.RawMessage
@@ -223,9 +244,13 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	res := &Result{Tool: name}
 	value, err := r.run(ctx, name, args, res)
 	res.Duration = r.now().Sub(start)
-	if err != nil {
+	switch {
+	case err != nil:
 		r.fail(res, err)
-	} else {
+	case res.cachedBody != nil:
+		r.envelope(res, value, res.cachedBody)
+		res.cachedBody, res.cachedSummary = nil, ""
+	default:
 		r.succeed(res, value)
 	}
 
@@ -233,6 +258,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		attribute.Int("tool.result.size", len(res.JSON)),
 		attribute.Int64("tool.duration_ms", res.Duration.Milliseconds()),
 		attribute.Bool("tool.retried", res.Retried),
+		attribute.Bool("tool.cached", res.Cached),
 		attribute.String("output.value", r.clipScrub(string(res.JSON), maxSpanInput)),
 	)
 	if res.Err != nil {
@@ -256,6 +282,14 @@ func (r *Registry) run(ctx context.Context, name string, raw []byte, res *Result
 	if verr != nil {
 		return nil, verr
 	}
+	if pol, ok := r.policies[name]; ok && r.cache != nil {
+		return r.runCached(ctx, t, pol, args, res)
+	}
+	return r.retrying(ctx, t, args, res)
+}
+
+// retrying runs the tool, and once more after a transient failure.
+func (r *Registry) retrying(ctx context.Context, t *Tool, args []byte, res *Result) (any, error) {
 	value, err := r.attempt(ctx, t, args)
 	if err == nil {
 		return value, nil
@@ -350,17 +384,33 @@ func (r *Registry) succeed(res *Result, value any) {
 		r.fail(res, &Error{Code: CodeParse, Message: "the result does not fit the output schema: " + violationText(vs, more)})
 		return
 	}
+	r.envelope(res, value, body)
+}
+
+// envelope makes the success envelope from an output and its JSON, with every
+// registered secret scrubbed from both and from the summary.
+func (r *Registry) envelope(res *Result, value any, body []byte) {
 	res.Value = value
 	if scrubbed, changed := r.scrubJSON(body); changed {
 		body = scrubbed
 		res.Value = redecode(value, body)
 	}
-	res.Summary = r.clipScrub(value.(Summarizer).Summary(), MaxSummaryBytes)
+	summary := res.cachedSummary
+	if res.cachedBody == nil {
+		summary = value.(Summarizer).Summary()
+	}
+	res.Summary = r.clipScrub(summary, MaxSummaryBytes)
+	var age *int64
+	if res.Cached {
+		age = ptr(int64(res.CachedAge / time.Second))
+	}
 	head, _ := Marshal(struct {
 		Success    bool   `json:"success"`
 		Summary    string `json:"summary"`
 		DurationMs int64  `json:"durationMs"`
-	}{true, res.Summary, res.Duration.Milliseconds()})
+		Cached     bool   `json:"cached,omitempty"`
+		CachedAge  *int64 `json:"cachedAgeSeconds,omitempty"`
+	}{true, res.Summary, res.Duration.Milliseconds(), res.Cached, age})
 	// Splice the envelope fields in front of the output's own: {head..., body...}.
 	var b bytes.Buffer
 	b.Grow(len(head) + len(body))

@@ -50,6 +50,10 @@ type Tool struct {
 	// success/summary/durationMs every result carries.
 	envelope *jsonschema.Schema
 	invoke   func(ctx context.Context, args []byte) (any, error)
+	// decodeOutput reads an output back from its JSON (a cached result).
+	decodeOutput func([]byte) (any, error)
+	// cacheVersion names the output's shape in cache keys (cacheable tools).
+	cacheVersion string
 }
 
 // New declares a tool from its Go input and output types. The input type must be
@@ -94,6 +98,13 @@ func New[In any, Out Summarizer](spec Spec, fn Func[In, Out]) (*Tool, error) {
 			return nil, &Error{Code: CodeValidation, Message: "arguments: " + err.Error(), Err: err}
 		}
 		return fn(ctx, v)
+	}
+	t.decodeOutput = func(raw []byte) (any, error) {
+		var out Out
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
 	return t, nil
 }

@@ -21,15 +21,21 @@ func BuildRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	db := newSharedStore(env.Config)
-	tools, _, err := packTools(env, db)
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	engines, err := openSharedEngines(env.Config, logger)
 	if err != nil {
 		shutdown(context.Background())
 		return nil, nil, err
 	}
-	closeTools := func() { db.Close() }
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	reg, err := newRegistry(env, tools, tool.WithTracerProvider(tp), tool.WithLogger(logger))
+	db := newSharedStore(env.Config)
+	tools, _, err := packTools(env, db, engines)
+	if err != nil {
+		engines.Close()
+		shutdown(context.Background())
+		return nil, nil, err
+	}
+	closeTools := func() { db.Close(); engines.Close() }
+	reg, err := newRegistry(env, tools, append(engines.registryOptions(), tool.WithTracerProvider(tp), tool.WithLogger(logger))...)
 	if err != nil {
 		closeTools()
 		shutdown(context.Background())
@@ -42,19 +48,27 @@ func BuildRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error
 }
 
 // packTools declares every pack's tools from env.Config, the music pack's
-// over db, and returns the music service too, for loading its index.
-func packTools(env *Env, db *sharedStore) ([]*tool.Tool, *music.Service, error) {
+// over db, with the upstream rate limiters of engines, and returns the music
+// service too, for loading its index.
+func packTools(env *Env, db *sharedStore, engines *sharedEngines) ([]*tool.Tool, *music.Service, error) {
 	fetchCfg, err := webfetch.ConfigFromEnv(env.Config)
 	if err != nil {
 		return nil, nil, err
 	}
 	var tools []*tool.Tool
-	tools = append(tools, websearch.Tools(websearch.ConfigFromEnv(env.Config))...)
+	searchCfg := websearch.ConfigFromEnv(env.Config)
+	searchCfg.BraveLimiter = engines.limiter("brave", searchCfg.BraveAPIKey, engines.braveRate)
+	tools = append(tools, websearch.Tools(searchCfg)...)
 	tools = append(tools, webfetch.Tool(fetchCfg))
 	tools = append(tools, opendata.Tools(opendata.ConfigFromEnv(env.Config))...)
 	// The music service opens the store and loads its index on first use,
 	// so that list and schema work on a machine with no database.
-	musicSvc := music.Open(music.ConfigFromEnv(env.Config), db.music)
+	musicCfg := music.ConfigFromEnv(env.Config)
+	musicCfg.Tidal.Limiter = engines.limiter("tidal", musicCfg.Tidal.ClientID, engines.tidalRate)
+	if engines.cache != nil {
+		musicCfg.Tidal.Cache = engines.cache
+	}
+	musicSvc := music.Open(musicCfg, db.music)
 	tools = append(tools, music.Tools(musicSvc)...)
 	return tools, musicSvc, nil
 }

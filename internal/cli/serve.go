@@ -136,7 +136,18 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	defer shutdownTracing(context.Background())
 	traced := agent.TracerProvider(tp)
 
-	tools, musicSvc, err := packTools(env, shared)
+	// The result cache and upstream rate limits, shared by the replicas
+	// through Redis when TOOLPORT_REDIS_URL is set.
+	engines, err := openSharedEngines(env.Config, logger)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
+		return ExitUsage
+	}
+	defer engines.Close()
+	if err := engines.Ping(ctx); err != nil {
+		logger.Warn("shared cache and rate limits unavailable: calls go to the upstreams uncached until it answers", "error", err)
+	}
+	tools, musicSvc, err := packTools(env, shared, engines)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitFailure
@@ -154,7 +165,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	indexBuild := serveIndexBuilder(ctx, env, musicSvc, db, shared)
 	// Traced with the session-aware provider, so that the tool spans of a chat
 	// turn carry its session id and Langfuse's observation type.
-	reg, err := newRegistry(env, tools, tool.WithTracerProvider(traced), tool.WithLogger(logger))
+	reg, err := newRegistry(env, tools, append(engines.registryOptions(), tool.WithTracerProvider(traced), tool.WithLogger(logger))...)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitFailure

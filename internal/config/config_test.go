@@ -3,6 +3,7 @@ package config_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,5 +176,29 @@ func TestDefaultsAndBools(t *testing.T) {
 	}
 	if !c.Bool("ON") || c.Bool("OFF") || c.Bool("UNSET") {
 		t.Error("Bool")
+	}
+}
+
+func TestRedisURL(t *testing.T) {
+	env := map[string]string{"TOOLPORT_REDIS_URL": "redis://app:s3cr3tpw@10.0.0.5:6379/0"}
+	c, err := config.New(func(k string) string { return env[k] }, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.RedisURL(); got != env["TOOLPORT_REDIS_URL"] {
+		t.Fatalf("RedisURL = %q", got)
+	}
+	if s := c.Secrets(); !slices.Contains(s, "s3cr3tpw") || !slices.Contains(s, env["TOOLPORT_REDIS_URL"]) {
+		t.Fatalf("Secrets = %q: want the URL and its password", s)
+	}
+	for raw, want := range map[string]string{
+		"redis://app:s3cr3tpw@10.0.0.5:6379/0": "redis://app:xxxxx@10.0.0.5:6379/0",
+		"redis://:pw@h:6379":                   "redis://:xxxxx@h:6379",
+		"redis://127.0.0.1:6379/0":             "redis://127.0.0.1:6379/0",
+		"redis://h:6379/%zz":                   "(unparsable URL)",
+	} {
+		if got := config.RedactURL(raw); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", raw, got, want)
+		}
 	}
 }

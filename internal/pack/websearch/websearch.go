@@ -65,6 +65,10 @@ type Config struct {
 	// to reset before fetching a further page; a longer reset ends the paging.
 	// 0 means DefaultMaxRateWait, a negative value never waits.
 	MaxRateWait time.Duration
+	// BraveLimiter, when set, spaces every Brave request (all four
+	// searches share it): Brave's per-second limit, shared by the replicas
+	// when it is kept in Redis.
+	BraveLimiter brave.Limiter
 }
 
 // ConfigFromEnv reads the settings from environment variables and the
@@ -142,7 +146,7 @@ func (c Config) maxRateWait() time.Duration {
 }
 
 func (c Config) braveClient() (*brave.Client, error) {
-	opts := []brave.Option{brave.WithUserAgent(c.UserAgent), brave.WithMaxBodyBytes(c.MaxBodyBytes)}
+	opts := []brave.Option{brave.WithUserAgent(c.UserAgent), brave.WithMaxBodyBytes(c.MaxBodyBytes), brave.WithLimiter(c.BraveLimiter)}
 	if c.BraveBaseURL != "" {
 		opts = append(opts, brave.WithBaseURL(c.BraveBaseURL))
 	}
