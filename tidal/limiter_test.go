@@ -99,3 +99,29 @@ func TestCache(t *testing.T) {
 		t.Fatalf("%d requests for two searches answered 503: the failure was cached", n)
 	}
 }
+
+// TestCacheKeepsUsersApart: a client acting as a logged-in user neither
+// reads nor fills the shared cache, since with one Redis for every replica
+// a user's answers would otherwise reach another user asking the same URL.
+func TestCacheKeepsUsersApart(t *testing.T) {
+	f := newFakeTidal(t)
+	shared := cache.NewMemory(cache.MemoryConfig{})
+	app := f.client(func(cfg *Config) { cfg.Cache = shared })
+	ctx := context.Background()
+	if _, err := app.Search(ctx, "radiohead", SearchAll, 10); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.valid["user-token"] = true
+	f.mu.Unlock()
+	user := app.WithUser(&UserTokenSource{tok: &UserToken{AccessToken: "user-token", Expiry: time.Now().Add(time.Hour)}, now: time.Now})
+	for range 2 {
+		before := len(f.apiRequests())
+		if _, err := user.Search(ctx, "radiohead", SearchAll, 10); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.apiRequests()) == before {
+			t.Fatal("a user's search was answered from the shared cache")
+		}
+	}
+}
