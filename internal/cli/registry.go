@@ -48,13 +48,15 @@ func packTools(env *Env, db *sharedStore) ([]*tool.Tool, *music.Service, error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	searchCfg, odCfg, musicCfg := websearch.ConfigFromEnv(env.Config), opendata.ConfigFromEnv(env.Config), music.ConfigFromEnv(env.Config)
+	recordPacks(env, &searchCfg, &odCfg, &musicCfg)
 	var tools []*tool.Tool
-	tools = append(tools, websearch.Tools(websearch.ConfigFromEnv(env.Config))...)
+	tools = append(tools, websearch.Tools(searchCfg)...)
 	tools = append(tools, webfetch.Tool(fetchCfg))
-	tools = append(tools, opendata.Tools(opendata.ConfigFromEnv(env.Config))...)
+	tools = append(tools, opendata.Tools(odCfg)...)
 	// The music service opens the store and loads its index on first use,
 	// so that list and schema work on a machine with no database.
-	musicSvc := music.Open(music.ConfigFromEnv(env.Config), db.music)
+	musicSvc := music.Open(musicCfg, db.music)
 	tools = append(tools, music.Tools(musicSvc)...)
 	return tools, musicSvc, nil
 }

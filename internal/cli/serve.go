@@ -88,7 +88,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	// The model first: its keys must be known to the registry that scrubs secrets.
-	provider, err := llm.FromConfig(env.Config)
+	provider, err := llm.FromConfigWithClient(env.Config, recordingClient(env, "model", nil))
 	var noModel error
 	var modelName string
 	var le *llm.Error
@@ -149,6 +149,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	} else if st.Reembedded > 0 {
 		fmt.Fprintf(env.Stderr, "toolport serve: %d index records embedded again with the current embedder\n", st.Reembedded)
 	}
+	doctorFn := serveDoctor(env) // before the registry: it reads the keys of Redis, Weaviate, traces
 	// Traced with the session-aware provider, so that the tool spans of a chat
 	// turn carry its session id and Langfuse's observation type.
 	reg, err := newRegistry(env, tools, tool.WithTracerProvider(traced), tool.WithLogger(logger))
@@ -168,7 +169,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	srv, err := server.New(server.Config{
 		Store: db, Registry: reg, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
 		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
-		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout,
+		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout, Doctor: doctorFn,
 		Agent: agent.Config{
 			Provider: provider, NoModel: noModel, ModelName: modelName, MaxSteps: *maxSteps,
 			TurnTimeout: turnTimeout, TracerProvider: traced, Logger: logger,

@@ -90,6 +90,10 @@ type Options struct {
 	// Secrets are credentials to scrub wherever they appear
 	// (config.Config.Secrets()).
 	Secrets []string
+	// MoreSecrets, when set, is asked before each exchange for secrets
+	// registered since (config.Config.Secrets, which grows as the packs read
+	// their keys).
+	MoreSecrets func() []string
 	// Version is written to the manifest (internal/version's Short()).
 	Version string
 	// Now replaces time.Now.
@@ -101,6 +105,7 @@ type Recorder struct {
 	dir   string
 	scrub *Scrubber
 	now   func() time.Time
+	more  func() []string
 
 	mu       sync.Mutex
 	manifest Manifest
@@ -124,7 +129,7 @@ func New(dir string, opts Options) (*Recorder, error) {
 	if now == nil {
 		now = time.Now
 	}
-	r := &Recorder{dir: dir, scrub: NewScrubber(opts.Secrets...), now: now,
+	r := &Recorder{dir: dir, scrub: NewScrubber(opts.Secrets...), now: now, more: opts.MoreSecrets,
 		manifest: Manifest{Format: FormatVersion, Recorded: now().UTC(), Version: opts.Version, Exchanges: []Exchange{}}}
 	if err := r.writeManifest(); err != nil {
 		return nil, err
@@ -174,6 +179,9 @@ type transport struct {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := t.rec
+	if r.more != nil {
+		r.scrub.Add(r.more()...)
+	}
 	// Learn what the request carries before anything is written.
 	r.scrub.LearnHeader(req.Header)
 	r.scrub.LearnValues(req.URL.Query())

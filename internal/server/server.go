@@ -109,6 +109,8 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// Logger receives errors; nil discards them.
 	Logger *slog.Logger
+	// Doctor serves GET /api/doctor (`toolport doctor`'s report); nil answers 404.
+	Doctor DoctorFunc
 }
 
 // Server is the chat server. Create it with [New].
@@ -211,6 +213,7 @@ func New(cfg Config) (*Server, error) {
 	api("POST /api/conversations/{id}/messages", s.postMessage)
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)
+	api("GET /api/doctor", s.doctor)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})
