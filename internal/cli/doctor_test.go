@@ -188,8 +188,7 @@ func TestRecordThenReplay(t *testing.T) {
 
 	// Replay through the real client and tool, with another key: the
 	// recording answers as Brave did.
-	replay := httptest.NewServer(rec.Replay("brave"))
-	defer replay.Close()
+	replay := tooltest.ReplayRecording(t, dir, "brave")
 	cfg := websearch.Config{BraveAPIKey: "another-key", BraveBaseURL: replay.URL, BraveTools: []string{"web"}}
 	reg := tool.NewRegistry()
 	if err := reg.Register(websearch.Tools(cfg)...); err != nil {
