@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/toolport/toolport/internal/doctor"
 	"github.com/toolport/toolport/internal/pack/music"
@@ -134,7 +137,7 @@ func askQuota(env *Env, checks []doctor.Check, yes bool) bool {
 	if yes {
 		return true
 	}
-	if !env.StdinIsTerminal {
+	if !stdinIsTerminal(env) {
 		fmt.Fprintln(env.Stderr, "stdin is not a terminal: skipping them (run with --yes to include them)")
 		return false
 	}
@@ -200,4 +203,15 @@ func serveDoctor(env *Env) server.DoctorFunc {
 		defer mu.Unlock()
 		return runDoctorChecks(ctx, env, checks, allowQuota, doctor.DefaultTimeout), nil
 	}
+}
+
+// stdinIsTerminal says whether someone can answer a question on stdin.
+// Env.StdinIsTerminal counts any character device, /dev/null included,
+// which is right for not waiting on stdin but would wait here for an
+// answer that never comes; a real *os.File is asked precisely.
+func stdinIsTerminal(env *Env) bool {
+	if f, ok := env.Stdin.(*os.File); ok {
+		return term.IsTerminal(int(f.Fd()))
+	}
+	return env.StdinIsTerminal
 }

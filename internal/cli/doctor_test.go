@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolport/toolport/internal/cli"
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/doctor"
 	"github.com/toolport/toolport/internal/pack/websearch"
 	"github.com/toolport/toolport/internal/record"
+	"github.com/toolport/toolport/internal/testexec"
 	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
@@ -218,5 +220,42 @@ func TestRecordDirForAnyCommand(t *testing.T) {
 	}
 	if len(rec.Manifest.Exchanges) != 1 || rec.Manifest.Exchanges[0].Upstream != "ckan" || rec.Manifest.Exchanges[0].Path != "/api/3/action/package_search" {
 		t.Errorf("manifest %+v", rec.Manifest)
+	}
+}
+
+// TestDoctorOfflineProcess runs the real binary on a fresh machine with no
+// keys and no way out (every HTTPS request goes to a proxy on a closed
+// port, so the real default addresses are used and nothing leaves the
+// machine): the keyed upstreams are not configured, the keyless defaults
+// data.gov.il, LRCLIB and ReccoBeats are unreachable, and it ends promptly
+// with exit status 1.
+func TestDoctorOfflineProcess(t *testing.T) {
+	proxy := closedURL(t)
+	start := time.Now()
+	r := testexec.Run(t, binary(t), map[string]string{"HTTPS_PROXY": proxy, "HTTP_PROXY": proxy, "NO_PROXY": ""}, "", "doctor", "--timeout", "3s")
+	if el := time.Since(start); el > 30*time.Second { // bound for a loaded machine; the checks run in parallel under 3s each
+		t.Errorf("doctor took %v", el)
+	}
+	if r.Code != cli.ExitFailure {
+		t.Errorf("exit %d, want 1\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 1 {
+			lines[f[0]] = l
+		}
+	}
+	for _, name := range []string{"brave", "google", "tidal", "model", "embeddings", "postgres", "weaviate", "redis", "traces"} {
+		if !strings.Contains(lines[name], "not configured") {
+			t.Errorf("%s: %q, want not configured", name, lines[name])
+		}
+	}
+	for _, name := range []string{"ckan", "lrclib", "reccobeats"} {
+		if !strings.Contains(lines[name], "failing") || !strings.Contains(lines[name], "unreachable") {
+			t.Errorf("%s: %q, want failing: unreachable", name, lines[name])
+		}
+	}
+	if !strings.Contains(lines["ckan"], "https://data.gov.il/api/3") || !strings.Contains(lines["lrclib"], "https://lrclib.net") {
+		t.Errorf("the fixes should name the default addresses:\n%s", r.Stdout)
 	}
 }

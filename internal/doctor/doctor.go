@@ -159,7 +159,7 @@ func Run(ctx context.Context, checks []Check, o Options) Report {
 		case c.CostsQuota && !o.AllowQuota:
 			res.Status = Skipped
 			res.Detail = "costs quota (" + c.Cost + "); not run"
-			res.Fix = "run `toolport doctor --yes` (or press Check quota upstreams on the page) to include it"
+			res.Fix = "run `toolport doctor --yes`, or press \"Include checks that cost quota\" in the page's settings, to include it"
 			rep.Results[i] = res
 			continue
 		}
