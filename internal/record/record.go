@@ -215,40 +215,53 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.add(ex, nil, nil)
 		return resp, err
 	}
-	body, readErr := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
-	rest := resp.Body
 	ex.Status = resp.StatusCode
 	r.scrub.LearnHeader(resp.Header)
-	kept := body
-	if len(kept) > MaxBodyBytes {
-		kept, ex.Truncated = kept[:MaxBodyBytes], true
-	} else {
-		r.scrub.LearnJSON(kept)
-	}
-	r.add(ex, resp, kept)
-	// The client reads exactly what the upstream sent: the bytes read here,
-	// then the rest of the stream (or the read error).
-	resp.Body = &replayBody{Reader: io.MultiReader(bytes.NewReader(body), errReader(readErr, rest)), closer: rest}
+	// The body is recorded as the client reads it, so that a stream (a
+	// model's server-sent events) reaches the client as it arrives; the
+	// exchange is written when the client has read it all or closed it.
+	resp.Body = &teeBody{rc: resp.Body, done: func(body []byte, truncated bool) {
+		ex.Truncated = truncated
+		if !truncated {
+			r.scrub.LearnJSON(body)
+		}
+		r.add(ex, resp, body)
+	}}
 	return resp, nil
 }
 
-func errReader(err error, rest io.Reader) io.Reader {
-	if err != nil {
-		return &failingReader{err: err}
+// teeBody passes a response body through, keeping up to MaxBodyBytes of
+// it, and hands what it kept to done once: at EOF, a read error or Close.
+type teeBody struct {
+	rc        io.ReadCloser
+	buf       bytes.Buffer
+	truncated bool
+	once      sync.Once
+	done      func(body []byte, truncated bool)
+}
+
+func (b *teeBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if room := MaxBodyBytes - b.buf.Len(); n > 0 {
+		if n > room {
+			b.buf.Write(p[:room])
+			b.truncated = true
+		} else {
+			b.buf.Write(p[:n])
+		}
 	}
-	return rest
+	if err != nil {
+		b.finish()
+	}
+	return n, err
 }
 
-type failingReader struct{ err error }
-
-func (f *failingReader) Read([]byte) (int, error) { return 0, f.err }
-
-type replayBody struct {
-	io.Reader
-	closer io.Closer
+func (b *teeBody) Close() error {
+	b.finish()
+	return b.rc.Close()
 }
 
-func (b *replayBody) Close() error { return b.closer.Close() }
+func (b *teeBody) finish() { b.once.Do(func() { b.done(b.buf.Bytes(), b.truncated) }) }
 
 func isForm(h http.Header) bool {
 	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
@@ -262,6 +275,10 @@ func isText(b []byte) bool { return utf8.Valid(b) && !bytes.ContainsRune(b, 0) }
 func (r *Recorder) add(ex Exchange, resp *http.Response, body []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.manifest.Exchanges) >= maxExchanges {
+		r.fail(fmt.Errorf("record: more than %d exchanges; the rest are not recorded", maxExchanges))
+		return
+	}
 	n := len(r.manifest.Exchanges) + 1
 	if resp != nil {
 		stem := fmt.Sprintf("%s/%03d-%s-%s", ex.Upstream, n, strings.ToLower(ex.Method), slug(ex.Path))

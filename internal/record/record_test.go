@@ -329,3 +329,44 @@ func TestScrubberIgnoresShortValuesAndKeepsOrdinaryFields(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+// TestStreamsPassThrough: a streamed body reaches the client as it comes
+// (a model's events are not held back until the stream ends), and is
+// recorded whole once read.
+func TestStreamsPassThrough(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+		io.WriteString(w, "data: second\n\n")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	rec, err := New(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := rec.Client("model", nil).Get(srv.URL + "/v1/messages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, len("data: first\n\n"))
+	if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != "data: first\n\n" {
+		t.Fatalf("first event %q, %v", first, err)
+	}
+	close(release)
+	rest, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	loaded, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(loaded.Responses[0].Body); got != string(first)+string(rest) || got != "data: first\n\ndata: second\n\n" {
+		t.Errorf("recorded %q", got)
+	}
+	if loaded.Manifest.Exchanges[0].Body != "model/001-get-v1-messages.txt" {
+		t.Errorf("body file %q", loaded.Manifest.Exchanges[0].Body)
+	}
+}
