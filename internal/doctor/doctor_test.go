@@ -18,6 +18,7 @@ import (
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/internal/tooltest"
+	"github.com/toolport/toolport/tool"
 )
 
 // newConfig is a configuration from env alone: no credentials file.
@@ -464,3 +465,43 @@ func TestPanickingCheckFails(t *testing.T) {
 }
 
 func fmtSscan(s string, n *int) (int, error) { return fmt.Sscan(strings.TrimSpace(s), n) }
+
+type countOut struct {
+	Count int `json:"count" schema:"minimum=0"`
+}
+
+func (o countOut) Summary() string { return fmt.Sprintf("%d things", o.Count) }
+
+// TestAnswerThatBreaksTheOutputSchema: an upstream answers 200 with JSON
+// the client decodes, but the tool's output built from it breaks the
+// tool's output schema; the check fails as a wrong shape.
+func TestAnswerThatBreaksTheOutputSchema(t *testing.T) {
+	for _, tt := range []struct {
+		body   string
+		status Status
+		detail string
+	}{
+		{`{"count":3}`, OK, "counter: 3 things"},
+		{`{"count":-1}`, Failing, "answered, but not in the shape the client expects: PARSE_ERROR: the result does not fit the output schema"},
+	} {
+		srv := tooltest.NewServer(t, tooltest.Reply{Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(tt.body)})
+		ck := Check{Name: "counter", Configured: true, Run: func(ctx context.Context, hc *http.Client) (string, error) {
+			counter := tool.Must(tool.New(tool.Spec{Name: "counter", Description: "Counts.", Pack: "test"},
+				func(ctx context.Context, _ struct{}) (countOut, error) {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+					resp, err := hc.Do(req)
+					if err != nil {
+						return countOut{}, err
+					}
+					defer resp.Body.Close()
+					var out countOut
+					return out, json.NewDecoder(resp.Body).Decode(&out)
+				}))
+			return callTool(ctx, counter, `{}`)
+		}}
+		r := Run(context.Background(), []Check{ck}, Options{}).Results[0]
+		if r.Status != tt.status || !strings.Contains(r.Detail, tt.detail) {
+			t.Errorf("%s: got %s %q, want %s %q", tt.body, r.Status, r.Detail, tt.status, tt.detail)
+		}
+	}
+}
