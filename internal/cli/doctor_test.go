@@ -230,9 +230,9 @@ func TestRecordDirForAnyCommand(t *testing.T) {
 // data.gov.il, LRCLIB and ReccoBeats are unreachable, and it ends promptly
 // with exit status 1.
 func TestDoctorOfflineProcess(t *testing.T) {
-	proxy := closedURL(t)
+	proxy, bin := closedURL(t), binary(t)
 	start := time.Now()
-	r := testexec.Run(t, binary(t), map[string]string{"HTTPS_PROXY": proxy, "HTTP_PROXY": proxy, "NO_PROXY": ""}, "", "doctor", "--timeout", "3s")
+	r := testexec.Run(t, bin, map[string]string{"HTTPS_PROXY": proxy, "HTTP_PROXY": proxy, "NO_PROXY": ""}, "", "doctor", "--timeout", "3s")
 	if el := time.Since(start); el > 30*time.Second { // bound for a loaded machine; the checks run in parallel under 3s each
 		t.Errorf("doctor took %v", el)
 	}
