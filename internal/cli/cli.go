@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/record"
 	buildversion "github.com/toolport/toolport/internal/version" // mcp.go declares a var named version
 	"github.com/toolport/toolport/tool"
 )
@@ -42,6 +43,9 @@ type Env struct {
 	// Registry builds the tool registry; commands call it lazily so that
 	// `toolport --help` does not open databases or read keys.
 	Registry func(ctx context.Context, env *Env) (*tool.Registry, func(), error)
+	// Recorder, when set, records the upstream exchanges of the clients the
+	// command builds (TOOLPORT_RECORD_DIR, `toolport doctor --record`).
+	Recorder *record.Recorder
 }
 
 type command struct {
@@ -64,6 +68,7 @@ func commands() []command {
 		{"index", "toolport index add FILE.jsonl | status", "build and inspect the semantic track index", runIndex, false},
 		{"playlist", playlistUsage, "list and export the playlists the agent suggested", runPlaylist, false},
 		{"tidal", tidalUsage, "log in to your TIDAL account (to save playlists and sync the library)", runTidal, false},
+		{"doctor", "toolport doctor [--json] [--yes] [--record DIR]", "check every configured upstream with your keys", runDoctor, false},
 		{"version", "toolport version", "print the version, VCS revision and Go version (also --version)", runVersion, true},
 	}
 }
@@ -94,6 +99,16 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		}
 		for _, w := range env.Config.Warnings {
 			fmt.Fprintln(env.Stderr, "warning:", w)
+		}
+		// Commands that reach upstreams record when TOOLPORT_RECORD_DIR says
+		// so; doctor starts its own recording (its --record wins).
+		if !c.noCredentials && c.name != "doctor" {
+			if msg, err := startRecording(env, ""); err != nil {
+				fmt.Fprintf(env.Stderr, "toolport %s: %v\n", c.name, err)
+				return ExitFailure
+			} else if msg != "" {
+				fmt.Fprintf(env.Stderr, "toolport %s: %s\n", c.name, msg)
+			}
 		}
 		return c.run(ctx, env, args[1:])
 	}

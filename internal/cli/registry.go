@@ -55,15 +55,15 @@ func packTools(env *Env, db *sharedStore, engines *sharedEngines) ([]*tool.Tool,
 	if err != nil {
 		return nil, nil, err
 	}
+	searchCfg, odCfg, musicCfg := websearch.ConfigFromEnv(env.Config), opendata.ConfigFromEnv(env.Config), music.ConfigFromEnv(env.Config)
+	recordPacks(env, &searchCfg, &odCfg, &musicCfg)
 	var tools []*tool.Tool
-	searchCfg := websearch.ConfigFromEnv(env.Config)
 	searchCfg.BraveLimiter = engines.limiter("brave", searchCfg.BraveAPIKey, engines.braveRate)
 	tools = append(tools, websearch.Tools(searchCfg)...)
 	tools = append(tools, webfetch.Tool(fetchCfg))
-	tools = append(tools, opendata.Tools(opendata.ConfigFromEnv(env.Config))...)
+	tools = append(tools, opendata.Tools(odCfg)...)
 	// The music service opens the store and loads its index on first use,
 	// so that list and schema work on a machine with no database.
-	musicCfg := music.ConfigFromEnv(env.Config)
 	musicCfg.Tidal.Limiter = engines.limiter("tidal", musicCfg.Tidal.ClientID, engines.tidalRate)
 	if engines.cache != nil {
 		musicCfg.Tidal.Cache = engines.cache

@@ -88,7 +88,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	// The model first: its keys must be known to the registry that scrubs secrets.
-	provider, err := llm.FromConfig(env.Config)
+	provider, err := llm.FromConfigWithClient(env.Config, recordingClient(env, "model", nil))
 	var noModel error
 	var modelName string
 	var le *llm.Error
@@ -163,6 +163,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	// Before the registry: the builder reads secrets (a Musixmatch key) that
 	// the registry must know to scrub.
 	indexBuild := serveIndexBuilder(ctx, env, musicSvc, db, shared)
+	doctorFn := serveDoctor(env) // before the registry: it reads the keys of Redis, Weaviate, traces
 	// Traced with the session-aware provider, so that the tool spans of a chat
 	// turn carry its session id and Langfuse's observation type.
 	reg, err := newRegistry(env, tools, append(engines.registryOptions(), tool.WithTracerProvider(traced), tool.WithLogger(logger))...)
@@ -182,7 +183,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	srv, err := server.New(server.Config{
 		Store: db, Playlists: db, Registry: reg, IndexBuild: indexBuild, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
 		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
-		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout,
+		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout, Doctor: doctorFn,
 		Agent: agent.Config{
 			Provider: provider, NoModel: noModel, ModelName: modelName, MaxSteps: *maxSteps,
 			TurnTimeout: turnTimeout, TracerProvider: traced, Logger: logger,

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -78,7 +79,12 @@ func checkBaseURL(base string) error {
 // TOOLPORT_MODEL_IDLE_TIMEOUT (Go durations, "30s", "2m"; "off" for none) set
 // [Options.FirstByteTimeout] and [Options.IdleTimeout]. With no model
 // configured it returns [ErrNoModel].
-func FromConfig(c *config.Config) (Provider, error) {
+func FromConfig(c *config.Config) (Provider, error) { return FromConfigWithClient(c, nil) }
+
+// FromConfigWithClient is [FromConfig] with the provider's requests sent
+// through hc (nil: the default client), for callers that wrap the transport
+// (`toolport doctor`, recording).
+func FromConfigWithClient(c *config.Config, hc *http.Client) (Provider, error) {
 	spec, err := ParseModel(c.Env("TOOLPORT_MODEL"))
 	if err != nil {
 		return nil, err
@@ -94,7 +100,7 @@ func FromConfig(c *config.Config) (Provider, error) {
 	switch spec.Provider {
 	case ProviderAnthropic:
 		o := Options{
-			FirstByteTimeout: firstByte, IdleTimeout: idle,
+			FirstByteTimeout: firstByte, IdleTimeout: idle, HTTPClient: hc,
 			APIKey:  c.Secret("ANTHROPIC_API_KEY", "llm.anthropic.api_key"),
 			BaseURL: c.Default("ANTHROPIC_BASE_URL", ""),
 		}
@@ -107,7 +113,7 @@ func FromConfig(c *config.Config) (Provider, error) {
 		return NewAnthropic(spec.Model, o)
 	default:
 		o := Options{
-			FirstByteTimeout: firstByte, IdleTimeout: idle,
+			FirstByteTimeout: firstByte, IdleTimeout: idle, HTTPClient: hc,
 			APIKey:  c.Secret("OPENAI_API_KEY", "llm.openai.api_key"),
 			BaseURL: c.Default("OPENAI_BASE_URL", ""),
 		}

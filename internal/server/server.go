@@ -114,6 +114,8 @@ type Config struct {
 	Logger *slog.Logger
 	// IndexBuild runs the POST /api/index/build job; nil answers 503 there.
 	IndexBuild IndexBuilder
+	// Doctor serves GET /api/doctor (`toolport doctor`'s report); nil answers 404.
+	Doctor DoctorFunc
 }
 
 // Server is the chat server. Create it with [New].
@@ -222,6 +224,7 @@ func New(cfg Config) (*Server, error) {
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)
 	s.indexBuildRoutes(api)
+	api("GET /api/doctor", s.doctor)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolport/toolport/internal/record"
 )
 
 // maxRecordedBody bounds how much of each request body the server keeps;
@@ -182,4 +184,18 @@ func CKANResult(t testing.TB, name string) json.RawMessage {
 func CKANPackageSearch(t testing.TB) http.HandlerFunc {
 	t.Helper()
 	return Respond(http.StatusOK, "application/json;charset=utf-8", JSONFixture(t, "ckan", "demo.ckan.org/package_search_rows3_facets.json"))
+}
+
+// ReplayRecording starts a server that answers as the recording in dir
+// (made by internal/record: `toolport doctor --record DIR` or
+// TOOLPORT_RECORD_DIR) says upstream answered; upstream "" replays every
+// upstream of the recording. A request the recording does not hold gets
+// status 599 naming it, so a test shows where a client's requests drifted.
+func ReplayRecording(t testing.TB, dir, upstream string) *Server {
+	t.Helper()
+	rec, err := record.Load(dir)
+	if err != nil {
+		t.Fatalf("tooltest: %v", err)
+	}
+	return NewServer(t, rec.Replay(upstream))
 }

@@ -7,6 +7,7 @@ import { newMessage, applyEvent, finish, fromStored } from './model.js';
 import { renderMarkdown } from './markdown.js';
 import { ToolCard, toolLabel } from './cards.js';
 import { Bench } from './bench.js';
+import { Settings } from './settings.js';
 import { h, clear, icon, str } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
@@ -149,6 +150,7 @@ class App {
     $('bench-btn').appendChild(icon('wrench', 'icon icon-small'));
     $('bench-btn').addEventListener('click', () => this.showBench($('bench').hidden, true));
     $('open-bench').addEventListener('click', () => this.showBench(true, true));
+    $('settings-btn').addEventListener('click', () => (this.settings ||= new Settings(this.api, (t) => this.announce(t))).open());
     $('backdrop').addEventListener('click', () => this.toggleSidebar(false));
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape' && document.body.classList.contains('sidebar-open')) {

@@ -1,0 +1,60 @@
+package record
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func FuzzParseManifest(f *testing.F) {
+	f.Add([]byte(`{"format":1,"recorded":"2026-11-24T12:00:00Z","toolportVersion":"v1","exchanges":[{"upstream":"brave","method":"GET","host":"h","path":"/res/v1/web/search","query":"q=x","status":200,"body":"brave/001-get-x.json","headers":"brave/001-get-x.headers.txt","durationMs":3}]}`))
+	f.Add([]byte(`{"format":1,"exchanges":[{"method":"GET","path":"/","error":"dial tcp: refused","durationMs":0}]}`))
+	f.Add([]byte(`{"format":1,"exchanges":[{"method":"GET","path":"/","status":200,"body":"a/../../b"}]}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		m, err := ParseManifest(raw)
+		if err != nil {
+			return
+		}
+		for _, ex := range m.Exchanges {
+			for _, rel := range []string{ex.Body, ex.Headers} {
+				if rel == "" {
+					continue
+				}
+				p, err := within("/rec", rel)
+				if err != nil || !strings.HasPrefix(p, "/rec/") {
+					t.Fatalf("accepted file %q resolves to %q (%v)", rel, p, err)
+				}
+			}
+		}
+	})
+}
+
+func FuzzParseHeaders(f *testing.F) {
+	f.Add([]byte("HTTP/1.1 200 OK\nContent-Type: application/json\nX-RateLimit-Remaining: 1, 2\n"))
+	f.Add([]byte("no colon\n:\n a : b\n"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		for k := range ParseHeaders(raw) {
+			if k == "" || strings.ContainsAny(k, " \t\n") {
+				t.Fatalf("bad header name %q", k)
+			}
+		}
+	})
+}
+
+// FuzzScrub checks the scrubber's promise on arbitrary bodies: whatever the
+// bytes around it, a known secret never survives, raw or JSON-escaped.
+func FuzzScrub(f *testing.F) {
+	f.Add([]byte(`{"a":"xx-secret-value-xx"}`), "secret-value")
+	f.Add([]byte(`{"a":"\u0073ecret-value","b":"\"}`), "secret-value")
+	f.Add([]byte(`"\\"secret-value"`), "secret-value")
+	f.Fuzz(func(t *testing.T, body []byte, secret string) {
+		if len(secret) < MinSecretLen || strings.TrimSpace(secret) != secret || strings.Contains(Redacted, secret) || strings.Contains(secret, Redacted) {
+			return
+		}
+		s := NewScrubber(secret)
+		out := s.Bytes(body)
+		if bytes.Contains(out, []byte(secret)) {
+			t.Fatalf("secret %q survives in %q", secret, out)
+		}
+	})
+}

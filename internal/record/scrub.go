@@ -1,0 +1,277 @@
+package record
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Redacted replaces every secret in a recording.
+const Redacted = "REDACTED"
+
+// MinSecretLen is the shortest value treated as a secret: shorter ones
+// ("1", "en") would blank ordinary bytes all over a recording, and no real
+// key is that short.
+const MinSecretLen = 4
+
+// secretParams are query and form parameter names whose values are
+// credentials, compared case-insensitively with "-", "_" and "." removed.
+var secretParams = []string{
+	"key", "apikey", "apitoken", "token", "accesstoken", "refreshtoken", "idtoken",
+	"clientsecret", "secret", "password", "passwd", "pwd", "auth", "authorization",
+	"signature", "sig", "code", "codeverifier", "sessionid", "session", "cookie",
+	"subscriptiontoken", "secretkey", "privatekey", "credential", "credentials",
+}
+
+// secretFields are the JSON field names whose string values are learnt as
+// secrets. The list is narrower than secretParams: JSON bodies use "key" and
+// "code" for ordinary data (CKAN extras, error codes such as RATE_LIMITED),
+// which must not be blanked everywhere they appear.
+var secretFields = []string{
+	"apikey", "apitoken", "token", "accesstoken", "refreshtoken", "idtoken",
+	"clientsecret", "secret", "password", "secretkey", "privatekey", "subscriptiontoken",
+}
+
+// secretHeaders are request or response headers whose values are
+// credentials; their values are learnt as secrets and the headers are never
+// written.
+var secretHeaders = []string{
+	"Authorization", "Proxy-Authorization", "X-Subscription-Token", "X-Api-Key", "Api-Key",
+	"X-Goog-Api-Key", "Cookie", "Set-Cookie", "X-Auth-Token", "X-Access-Token",
+}
+
+// isSecretParam reports whether a query or form parameter holds a credential.
+func isSecretParam(name string) bool { return slices.Contains(secretParams, normName(name)) }
+
+// isSecretField reports whether a JSON field holds a credential.
+func isSecretField(name string) bool { return slices.Contains(secretFields, normName(name)) }
+
+func normName(name string) string {
+	return strings.ToLower(strings.NewReplacer("-", "", "_", "", ".", "").Replace(name))
+}
+
+func isSecretHeader(name string) bool {
+	for _, h := range secretHeaders {
+		if strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Scrubber removes secrets from bytes. It knows the secrets it was given and
+// learns more from what passes through it: values of credential headers,
+// query and form parameters, and JSON fields named like credentials (an
+// OAuth token response's access_token, for instance). It is safe for
+// concurrent use.
+type Scrubber struct {
+	mu      sync.Mutex
+	secrets []string // longest first, so a secret containing another goes whole
+}
+
+// NewScrubber returns a scrubber that knows secrets.
+func NewScrubber(secrets ...string) *Scrubber {
+	s := &Scrubber{}
+	s.Add(secrets...)
+	return s
+}
+
+// Add teaches the scrubber more secrets, with the forms they take in
+// transit: URL-encoded, JSON-escaped and base64 (HTTP Basic credentials).
+func (s *Scrubber) Add(secrets ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range secrets {
+		v = strings.TrimSpace(v)
+		if len(v) < MinSecretLen || v == Redacted {
+			continue
+		}
+		forms := []string{v, url.QueryEscape(v), url.PathEscape(v), jsonEscaped(v),
+			base64.StdEncoding.EncodeToString([]byte(v)), base64.RawURLEncoding.EncodeToString([]byte(v))}
+		for _, f := range forms {
+			if len(f) >= MinSecretLen && !slices.Contains(s.secrets, f) {
+				s.secrets = append(s.secrets, f)
+			}
+		}
+	}
+	slices.SortStableFunc(s.secrets, func(a, b string) int { return len(b) - len(a) })
+}
+
+// jsonEscaped is v as it appears inside a JSON string, without the quotes.
+func jsonEscaped(v string) string {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) < 2 {
+		return v
+	}
+	return string(b[1 : len(b)-1])
+}
+
+// Bytes returns b with every known secret replaced by [Redacted]. b is not
+// changed.
+func (s *Scrubber) Bytes(b []byte) []byte {
+	s.mu.Lock()
+	secrets := s.secrets
+	s.mu.Unlock()
+	out := b
+	for _, sec := range secrets {
+		if bytes.Contains(out, []byte(sec)) {
+			out = bytes.ReplaceAll(out, []byte(sec), []byte(Redacted))
+		}
+	}
+	if len(secrets) == 0 {
+		return bytes.Clone(b)
+	}
+	return scrubEscapedStrings(out, secrets)
+}
+
+// scrubEscapedStrings handles secrets hidden by JSON escapes that byte
+// search cannot see ("\u002d" for "-"): every quoted string with a
+// backslash in it is decoded, and if the decoded text holds a secret the
+// string is re-encoded with the secret replaced. Other bytes are untouched;
+// what is not a JSON string literal is left as it is.
+func scrubEscapedStrings(b []byte, secrets []string) []byte {
+	if !bytes.Contains(b, []byte(`\`)) {
+		return b
+	}
+	var out []byte
+	last := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		end, escaped := i+1, false
+		for ; end < len(b) && b[end] != '"'; end++ {
+			if b[end] == '\\' {
+				escaped = true
+				end++
+			}
+		}
+		if end >= len(b) {
+			break
+		}
+		if escaped {
+			var v string
+			if json.Unmarshal(b[i:end+1], &v) == nil {
+				scrubbed := v
+				for _, sec := range secrets {
+					scrubbed = strings.ReplaceAll(scrubbed, sec, Redacted)
+				}
+				if scrubbed != v {
+					enc, _ := json.Marshal(scrubbed)
+					out = append(append(out, b[last:i]...), enc...)
+					last = end + 1
+				}
+			}
+		}
+		i = end
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// String is [Scrubber.Bytes] for a string.
+func (s *Scrubber) String(v string) string { return string(s.Bytes([]byte(v))) }
+
+// LearnHeader learns the credentials in h's secret headers: the whole
+// value, the value after an auth scheme ("Bearer x"), the parts of HTTP
+// Basic credentials and each cookie's value.
+func (s *Scrubber) LearnHeader(h http.Header) {
+	for name, values := range h {
+		if !isSecretHeader(name) {
+			continue
+		}
+		for _, v := range values {
+			s.Add(v)
+			scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
+			if ok {
+				s.Add(cred)
+				if strings.EqualFold(scheme, "Basic") {
+					if dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
+						user, pass, _ := strings.Cut(string(dec), ":")
+						s.Add(string(dec), user, pass)
+					}
+				}
+			}
+			for part := range strings.SplitSeq(v, ";") {
+				if _, val, ok := strings.Cut(part, "="); ok {
+					s.Add(val)
+				}
+			}
+		}
+	}
+}
+
+// LearnValues learns the values of credential-named parameters.
+func (s *Scrubber) LearnValues(v url.Values) {
+	for name, values := range v {
+		if isSecretParam(name) {
+			s.Add(values...)
+		}
+	}
+}
+
+// maxLearnDepth bounds the JSON nesting LearnJSON walks.
+const maxLearnDepth = 64
+
+// LearnJSON learns the string values of credential-named fields anywhere in
+// a JSON document. Bytes that are not JSON teach nothing.
+func (s *Scrubber) LearnJSON(body []byte) {
+	if !json.Valid(body) {
+		return
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return
+	}
+	s.learnJSON(v, 0)
+}
+
+func (s *Scrubber) learnJSON(v any, depth int) {
+	if depth > maxLearnDepth {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if str, ok := val.(string); ok && isSecretField(k) {
+				s.Add(str)
+				continue
+			}
+			s.learnJSON(val, depth+1)
+		}
+	case []any:
+		for _, val := range x {
+			s.learnJSON(val, depth+1)
+		}
+	}
+}
+
+// Query returns a raw query with the values of credential-named parameters
+// replaced by [Redacted] and every known secret scrubbed. The parameters'
+// order is kept.
+func (s *Scrubber) Query(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	parts := strings.Split(raw, "&")
+	for i, p := range parts {
+		k, _, hasValue := strings.Cut(p, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if hasValue && isSecretParam(name) {
+			parts[i] = k + "=" + Redacted
+		}
+	}
+	return s.String(strings.Join(parts, "&"))
+}

@@ -1,0 +1,92 @@
+// The settings panel: what `toolport doctor` says about every upstream
+// (GET /api/doctor), one row each, so a person sees at a glance what works.
+// Checks that spend the person's quota (a web search, a model request) run
+// only when they press the second button.
+
+import { h, clear, str } from './dom.js';
+
+const STATUS_LABEL = {
+  ok: 'OK',
+  'not configured': 'Not configured',
+  failing: 'Failing',
+  skipped: 'Skipped',
+};
+
+/** Settings is the panel: a modal dialog built on first use. */
+export class Settings {
+  constructor(api, announce) {
+    this.api = api;
+    this.announce = announce || (() => {});
+    this.dlg = null;
+    this.running = false;
+  }
+
+  build() {
+    this.status = h('p', { class: 'dialog-text settings-status', id: 'settings-status', role: 'status', 'aria-live': 'polite' });
+    this.list = h('ul', { class: 'settings-list', id: 'settings-list', 'aria-labelledby': 'settings-title' });
+    this.runFree = h('button', { type: 'button', class: 'btn btn-ghost', id: 'settings-check' }, 'Check again');
+    this.runQuota = h('button', { type: 'button', class: 'btn btn-ghost', id: 'settings-check-quota' }, 'Include checks that cost quota');
+    const close = h('button', { type: 'button', class: 'btn btn-primary', id: 'settings-close' }, 'Close');
+    this.dlg = h('dialog', { class: 'dialog settings-dialog', id: 'settings-dialog', 'aria-labelledby': 'settings-title' },
+      h('div', { class: 'dialog-body' },
+        h('h2', { class: 'dialog-title', id: 'settings-title' }, 'Upstreams'),
+        h('p', { class: 'dialog-text' },
+          'Each upstream Toolport can use, checked with this server\u2019s keys: one cheap call each. ' +
+          'Checks that cost quota on your accounts run only when you include them.'),
+        this.status, this.list,
+        h('div', { class: 'dialog-actions' }, this.runFree, this.runQuota, close)));
+    this.runFree.addEventListener('click', () => this.check(false));
+    this.runQuota.addEventListener('click', () => this.check(true));
+    close.addEventListener('click', () => this.dlg.close());
+    document.body.appendChild(this.dlg);
+  }
+
+  /** open shows the panel and runs the free checks. */
+  async open() {
+    if (!this.dlg) this.build();
+    if (!this.dlg.open) this.dlg.showModal();
+    await this.check(false);
+  }
+
+  async check(quota) {
+    if (this.running) return;
+    this.running = true;
+    this.runFree.disabled = this.runQuota.disabled = true;
+    this.dlg.dataset.state = 'checking';
+    this.status.textContent = quota ? 'Checking every upstream, quota included\u2026' : 'Checking\u2026';
+    try {
+      const rep = await this.api.json('/api/doctor' + (quota ? '?quota=1' : ''));
+      this.render(rep);
+      this.dlg.dataset.state = 'done';
+    } catch (err) {
+      this.status.textContent = 'The check could not run: ' + (err && err.message ? err.message : String(err));
+      this.dlg.dataset.state = 'error';
+    } finally {
+      this.running = false;
+      this.runFree.disabled = this.runQuota.disabled = false;
+    }
+  }
+
+  render(rep) {
+    const results = Array.isArray(rep && rep.results) ? rep.results : [];
+    clear(this.list);
+    let failing = 0;
+    for (const r of results) {
+      const status = str(r.status);
+      if (status === 'failing') failing++;
+      const limits = r.limits && typeof r.limits === 'object'
+        ? Object.entries(r.limits).map(([k, v]) => `${k}: ${str(v)}`).join('; ') : '';
+      this.list.appendChild(h('li', { class: 'settings-row', 'data-upstream': str(r.name), 'data-status': status },
+        h('span', { class: 'settings-name' }, str(r.title) || str(r.name)),
+        h('span', { class: 'settings-badge' }, STATUS_LABEL[status] || status),
+        str(r.detail) ? h('span', { class: 'settings-detail' }, str(r.detail)) : null,
+        limits ? h('span', { class: 'settings-limits' }, 'Limits: ' + limits) : null,
+        str(r.fix) && status !== 'ok' ? h('span', { class: 'settings-fix' }, 'Fix: ' + str(r.fix)) : null));
+    }
+    const summary = failing === 0
+      ? `${results.length} upstreams checked; none configured is failing.`
+      : `${results.length} upstreams checked; ${failing} failing.`;
+    this.status.textContent = summary;
+    this.announce(summary);
+  }
+}

@@ -1,0 +1,70 @@
+package webuitest
+
+import (
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// doctor answers GET /api/doctor like the server: the shape of
+// doctor.Report, Brave skipped unless quota=1.
+func (f *fakeAPI) doctor(w http.ResponseWriter, r *http.Request) {
+	quota := r.URL.Query().Get("quota") == "1"
+	f.mu.Lock()
+	f.doctorRuns = append(f.doctorRuns, quota)
+	f.mu.Unlock()
+	brave := map[string]any{"name": "brave", "title": "Brave Search", "status": "skipped", "costsQuota": true,
+		"detail": "costs quota (one web search); not run", "fix": "run `toolport doctor --yes` to include it"}
+	if quota {
+		brave = map[string]any{"name": "brave", "title": "Brave Search", "status": "ok", "costsQuota": true,
+			"detail": `web_search_brave: 1 result for "toolport"`, "limits": map[string]string{"X-Ratelimit-Remaining": "0, 1977"}}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": false, "checked": "2026-03-14T09:00:00Z", "results": []any{
+		brave,
+		map[string]any{"name": "google", "title": "Google Programmable Search", "status": "not configured",
+			"detail": "no API key and engine id", "fix": "set GOOGLE_SEARCH_API_KEY and GOOGLE_SEARCH_ENGINE_ID"},
+		map[string]any{"name": "ckan", "title": "CKAN portal", "status": "failing",
+			"detail": "unreachable: cannot resolve data.gov.il", "fix": "check the network, a proxy, or the base URL"},
+	}})
+}
+
+// TestSettingsPanel opens the settings panel, reads the upstream rows, and
+// runs the checks that cost quota only when asked.
+func TestSettingsPanel(t *testing.T) {
+	api := newFakeAPI("s3cret-token", true, "")
+	srv := api.server(t)
+	b := NewBrowser(t, Options{Token: "s3cret-token"})
+	defer b.CheckNoProblems(t)
+	to := 30 * time.Second
+	rows := `[...document.querySelectorAll('#settings-list .settings-row')].map(r => [r.dataset.upstream, r.dataset.status, r.querySelector('.settings-badge').textContent])`
+	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(srv.URL+"/#token=s3cret-token"), waitReady(),
+		chromedp.Click(css("#settings-btn")),
+		WaitFor(`document.getElementById('settings-dialog')?.open && document.getElementById('settings-dialog').dataset.state === 'done'`))
+	got := Eval[[][]string](t, b, to, rows)
+	want := [][]string{{"brave", "skipped", "Skipped"}, {"google", "not configured", "Not configured"}, {"ckan", "failing", "Failing"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rows = %q, want %q", got, want)
+	}
+	if s := Eval[string](t, b, to, `document.getElementById('settings-status').textContent`); s != "3 upstreams checked; 1 failing." {
+		t.Errorf("status = %q", s)
+	}
+	if fix := Eval[string](t, b, to, `document.querySelector('[data-upstream="ckan"] .settings-fix').textContent`); fix != "Fix: check the network, a proxy, or the base URL" {
+		t.Errorf("ckan fix = %q", fix)
+	}
+
+	b.Do(t, to, chromedp.Click(css("#settings-check-quota")),
+		WaitFor(`document.querySelector('[data-upstream="brave"]')?.dataset.status === 'ok'`))
+	if lim := Eval[string](t, b, to, `document.querySelector('[data-upstream="brave"] .settings-limits').textContent`); lim != "Limits: X-Ratelimit-Remaining: 0, 1977" {
+		t.Errorf("brave limits = %q", lim)
+	}
+	b.Do(t, to, chromedp.Click(css("#settings-close")), WaitFor(`!document.getElementById('settings-dialog').open`))
+
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if !reflect.DeepEqual(api.doctorRuns, []bool{false, true}) {
+		t.Errorf("doctor runs = %v, want a free run on opening, then one with quota when asked", api.doctorRuns)
+	}
+}
