@@ -366,10 +366,18 @@ func (s *Server) markLost(ctx context.Context, conv, msgID string, ev agent.Erro
 // nil once the turn's first event is logged, or the error that kept it from
 // starting.
 func (s *Server) startTurn(ctx context.Context, conv, text string) (*localTurn, <-chan error, error) {
-	s.expire(ctx, conv)
 	id := uuid.NewString()
-	if _, err := s.cfg.Store.StartTurn(ctx, store.Turn{ID: id, ConversationID: conv, Owner: s.turns.replica,
-		LeaseUntil: time.Now().Add(s.lease())}); err != nil {
+	claim := store.Turn{ID: id, ConversationID: conv, Owner: s.turns.replica}
+	claim.LeaseUntil = time.Now().Add(s.lease())
+	_, err := s.cfg.Store.StartTurn(ctx, claim)
+	if errors.Is(err, store.ErrBusy) {
+		// The turn in the way may be one whose replica died: end it if its
+		// lease lapsed, and try once more.
+		s.expire(ctx, conv)
+		claim.LeaseUntil = time.Now().Add(s.lease())
+		_, err = s.cfg.Store.StartTurn(ctx, claim)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	tctx, cancel := context.WithCancelCause(s.turns.base)
