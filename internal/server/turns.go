@@ -28,7 +28,8 @@ import (
 // conversation) marks the turn incomplete and closes its event log.
 //
 // Every event is appended to the turn's log in the store (seq 1, 2, …)
-// before anyone sees it, then handed to this replica's streams from memory;
+// before anyone sees it (those that gather during a write go in the next
+// one), then handed to this replica's streams from memory;
 // other replicas learn of it from the store's notes (LISTEN/NOTIFY on
 // PostgreSQL) and read the log. A stream's SSE ids are "<turn id>:<seq>", so a
 // client that lost its stream resumes on any replica with Last-Event-ID.
@@ -62,22 +63,59 @@ type localTurn struct {
 	id, conv string
 	cancel   context.CancelCauseFunc
 
-	mu     sync.Mutex
-	events []store.TurnEvent
-	ended  bool
+	mu      sync.Mutex
+	events  []store.TurnEvent
+	logged  int  // events[:logged] are in the store's log (or failed to be)
+	ended   bool // the turn emitted its last event
+	more    chan struct{}
+	flushed chan struct{} // closed once every event is logged after the end
 }
 
-// after returns the events after seq and whether the turn has ended.
+// after returns the logged events after seq and whether the turn has ended
+// and all of them are logged. Only logged events go to clients, so that a
+// client resuming elsewhere finds in the log everything it has seen.
 func (lt *localTurn) after(seq int64) ([]store.TurnEvent, bool) {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
+	done := lt.ended && lt.logged == len(lt.events)
 	if seq < 0 {
 		seq = 0
 	}
-	if seq >= int64(len(lt.events)) {
-		return nil, lt.ended
+	if seq >= int64(lt.logged) {
+		return nil, done
 	}
-	return lt.events[seq:], lt.ended
+	return lt.events[seq:lt.logged], done
+}
+
+// logEvents writes a local turn's events to the store as they come: all
+// that gathered while the previous write ran go in the next one, so a busy
+// store gets fewer, larger writes instead of a queue of one-row inserts.
+func (s *Server) logEvents(lt *localTurn) {
+	defer close(lt.flushed)
+	for {
+		lt.mu.Lock()
+		batch := lt.events[lt.logged:]
+		done := lt.ended
+		lt.mu.Unlock()
+		if len(batch) == 0 {
+			if done {
+				return
+			}
+			<-lt.more
+			continue
+		}
+		if !s.turns.dead.Load() {
+			ctx, cancel := s.storeCtx()
+			if err := s.cfg.Store.AppendTurnEvents(ctx, lt.id, batch); err != nil {
+				s.logger.Warn("logging turn events", "turn", lt.id, "from", batch[0].Seq, "count", len(batch), "error", err)
+			}
+			cancel()
+		}
+		lt.mu.Lock()
+		lt.logged += len(batch)
+		lt.mu.Unlock()
+		s.wake(lt.id)
+	}
 }
 
 // turns is the server's side of cross-replica turns.
@@ -326,13 +364,14 @@ func (s *Server) closeLostTurn(ctx context.Context, t store.Turn) {
 	if msgID != "" {
 		s.markLost(ctx, t.ConversationID, msgID, lost)
 	}
+	var evs []store.TurnEvent
 	for _, ev := range []agent.Event{lost, agent.MessageEnd{MessageID: msgID, StopReason: agent.StopError}} {
 		data, _ := json.Marshal(ev)
 		last++
-		if err := s.cfg.Store.AppendTurnEvent(ctx, t.ID, last, data); err != nil {
-			s.logger.Warn("closing a lost turn", "turn", t.ID, "error", err)
-			return
-		}
+		evs = append(evs, store.TurnEvent{Seq: last, Data: data})
+	}
+	if err := s.cfg.Store.AppendTurnEvents(ctx, t.ID, evs); err != nil {
+		s.logger.Warn("closing a lost turn", "turn", t.ID, "error", err)
 	}
 }
 
@@ -381,12 +420,13 @@ func (s *Server) startTurn(ctx context.Context, conv, text string) (*localTurn, 
 		return nil, nil, err
 	}
 	tctx, cancel := context.WithCancelCause(s.turns.base)
-	lt := &localTurn{id: id, conv: conv, cancel: cancel}
+	lt := &localTurn{id: id, conv: conv, cancel: cancel, more: make(chan struct{}, 1), flushed: make(chan struct{})}
 	s.turns.mu.Lock()
 	s.turns.local[id] = lt
 	s.turns.mu.Unlock()
 	started := make(chan error, 1)
 	s.turns.wg.Add(1)
+	go s.logEvents(lt)
 	go s.runTurn(tctx, lt, text, started)
 	return lt, started, nil
 }
@@ -403,6 +443,13 @@ func (s *Server) runTurn(ctx context.Context, lt *localTurn, text string, starte
 		once.Do(func() { started <- nil })
 	}
 	err := s.agent.Turn(ctx, lt.conv, text, emit)
+	// The log is complete before the turn is marked ended, so that a
+	// stream elsewhere that sees it ended has read everything.
+	lt.mu.Lock()
+	lt.ended = true
+	lt.mu.Unlock()
+	lt.signal()
+	<-lt.flushed
 	once.Do(func() { started <- err })
 	state := store.TurnDone
 	if err != nil || stop == agent.StopCanceled || stop == "" {
@@ -415,9 +462,6 @@ func (s *Server) runTurn(ctx context.Context, lt *localTurn, text string, starte
 		}
 		cancel()
 	}
-	lt.mu.Lock()
-	lt.ended = true
-	lt.mu.Unlock()
 	s.turns.mu.Lock()
 	delete(s.turns.local, lt.id)
 	s.turns.mu.Unlock()
@@ -425,7 +469,8 @@ func (s *Server) runTurn(ctx context.Context, lt *localTurn, text string, starte
 	s.wake(lt.id)
 }
 
-// record logs one event of a local turn, then hands it to the streams.
+// record adds one event to a local turn; logEvents writes it to the store,
+// then hands it to the streams.
 func (s *Server) record(lt *localTurn, ev agent.Event) {
 	data, err := json.Marshal(ev)
 	if err != nil {
@@ -433,21 +478,16 @@ func (s *Server) record(lt *localTurn, ev agent.Event) {
 		data = []byte(`{"type":"error","code":"INTERNAL","message":"an event could not be encoded","retryable":false}`)
 	}
 	lt.mu.Lock()
-	seq := int64(len(lt.events)) + 1
+	lt.events = append(lt.events, store.TurnEvent{Seq: int64(len(lt.events)) + 1, Data: data})
 	lt.mu.Unlock()
-	if !s.turns.dead.Load() {
-		ctx, cancel := s.storeCtx()
-		// Logged first, so that whatever a client has seen, a resumed
-		// stream on another replica can continue after.
-		if err := s.cfg.Store.AppendTurnEvent(ctx, lt.id, seq, data); err != nil {
-			s.logger.Warn("logging a turn event", "turn", lt.id, "seq", seq, "error", err)
-		}
-		cancel()
+	lt.signal()
+}
+
+func (lt *localTurn) signal() {
+	select {
+	case lt.more <- struct{}{}:
+	default:
 	}
-	lt.mu.Lock()
-	lt.events = append(lt.events, store.TurnEvent{Seq: seq, Data: data})
-	lt.mu.Unlock()
-	s.wake(lt.id)
 }
 
 // isEnd reports whether an event is the last of its turn.

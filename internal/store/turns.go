@@ -101,9 +101,9 @@ type Turns interface {
 	// RequestStop asks a running turn's owner to stop it; false when it
 	// was not running.
 	RequestStop(ctx context.Context, id string) (bool, error)
-	// AppendTurnEvent adds event seq to a turn's log (seq is one more than
-	// the last); a seq already there is [ErrConflict].
-	AppendTurnEvent(ctx context.Context, turnID string, seq int64, data []byte) error
+	// AppendTurnEvents adds events to a turn's log in one transaction (their
+	// Seq following the last one's); a seq already there is [ErrConflict].
+	AppendTurnEvents(ctx context.Context, turnID string, events []TurnEvent) error
 	// TurnEvents returns up to limit events of a turn after seq after, in order.
 	TurnEvents(ctx context.Context, turnID string, after int64, limit int) ([]TurnEvent, error)
 	// DeleteEndedTurns deletes the turns (and their events) that ended

@@ -304,33 +304,69 @@ func (db *DB) RequestStop(ctx context.Context, id string) (bool, error) {
 	return n == 1, nil
 }
 
-// AppendTurnEvent logs one event; on PostgreSQL the same statement NOTIFYs.
-func (db *DB) AppendTurnEvent(ctx context.Context, turnID string, seq int64, data []byte) error {
-	if seq <= 0 {
-		return fmt.Errorf("%w: event seq %d", store.ErrInvalid, seq)
+// maxEventBatch bounds the rows of one multi-row INSERT (3 parameters each).
+const maxEventBatch = 200
+
+// AppendTurnEvents logs events with multi-row INSERTs in one transaction; on
+// PostgreSQL the last statement also NOTIFYs the last seq.
+func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []store.TurnEvent) error {
+	if len(events) == 0 {
+		return nil
 	}
-	if len(data) > store.MaxTurnEventBytes {
-		return fmt.Errorf("%w: event larger than %d bytes", store.ErrInvalid, store.MaxTurnEventBytes)
-	}
-	if err := validText("turn event", string(data)); err != nil {
-		return err
-	}
-	note := store.TurnNote{Kind: store.NoteEvent, TurnID: turnID, Seq: seq}
-	var err error
-	if db.d.name == store.EnginePostgres {
-		_, err = db.turns.ev.ExecContext(ctx, `WITH ins AS (
-            INSERT INTO turn_events (turn_id, seq, data) VALUES ($1, $2, $3) RETURNING seq)
-            SELECT pg_notify($4, $5) FROM ins`, turnID, seq, string(data), db.turns.channel, encodeNote(note))
-	} else {
-		_, err = db.w.ExecContext(ctx, `INSERT INTO turn_events (turn_id, seq, data) VALUES ($1, $2, $3)`, turnID, seq, string(data))
-	}
-	if err != nil {
-		if isUniqueViolation(err) {
-			return fmt.Errorf("store: turn %q event %d: %w", turnID, seq, store.ErrConflict)
+	for _, ev := range events {
+		if ev.Seq <= 0 {
+			return fmt.Errorf("%w: event seq %d", store.ErrInvalid, ev.Seq)
 		}
-		return fmt.Errorf("store: append turn event: %w", err)
+		if len(ev.Data) > store.MaxTurnEventBytes {
+			return fmt.Errorf("%w: event larger than %d bytes", store.ErrInvalid, store.MaxTurnEventBytes)
+		}
+		if err := validText("turn event", string(ev.Data)); err != nil {
+			return err
+		}
 	}
-	if db.d.name != store.EnginePostgres {
+	note := store.TurnNote{Kind: store.NoteEvent, TurnID: turnID, Seq: events[len(events)-1].Seq}
+	pg := db.d.name == store.EnginePostgres
+	pool := db.w
+	if pg {
+		pool = db.turns.ev
+	}
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: append turn events: %w", err)
+	}
+	defer rollback(tx)
+	for start := 0; start < len(events); start += maxEventBatch {
+		batch := events[start:min(start+maxEventBatch, len(events))]
+		var q strings.Builder
+		args := make([]any, 0, 3*len(batch)+2)
+		q.WriteString(`INSERT INTO turn_events (turn_id, seq, data) VALUES `)
+		for i, ev := range batch {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			fmt.Fprintf(&q, "($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
+			args = append(args, turnID, ev.Seq, string(ev.Data))
+		}
+		if pg && start+maxEventBatch >= len(events) {
+			// The note rides on the last statement (sent at commit).
+			n := len(args)
+			stmt := fmt.Sprintf(`WITH ins AS (%s RETURNING seq) SELECT pg_notify($%d, $%d) FROM ins LIMIT 1`, q.String(), n+1, n+2)
+			args = append(args, db.turns.channel, encodeNote(note))
+			_, err = tx.ExecContext(ctx, stmt, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, q.String(), args...)
+		}
+		if err != nil {
+			if isUniqueViolation(err) {
+				return fmt.Errorf("store: turn %q events: %w", turnID, store.ErrConflict)
+			}
+			return fmt.Errorf("store: append turn events: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: append turn events: %w", err)
+	}
+	if !pg {
 		db.turns.publish(note)
 	}
 	return nil

@@ -126,15 +126,19 @@ func TestTurnEventLogAndNotes(t *testing.T) {
 		waitNote(t, notes, func() { db.RequestStop(ctx, "t1") }, func(n store.TurnNote) bool {
 			return n.Kind == store.NoteStop && n.TurnID == "t1"
 		})
-		for i := int64(1); i <= 3; i++ {
-			if err := db.AppendTurnEvent(ctx, "t1", i, fmt.Appendf(nil, `{"type":"text_delta","content":"%d"}`, i)); err != nil {
-				t.Fatalf("AppendTurnEvent %d: %v", i, err)
-			}
+		ev := func(i int64) store.TurnEvent {
+			return store.TurnEvent{Seq: i, Data: fmt.Appendf(nil, `{"type":"text_delta","content":"%d"}`, i)}
 		}
-		if err := db.AppendTurnEvent(ctx, "t1", 2, []byte(`{}`)); !errors.Is(err, store.ErrConflict) {
+		if err := db.AppendTurnEvents(ctx, "t1", []store.TurnEvent{ev(1)}); err != nil {
+			t.Fatalf("AppendTurnEvents 1: %v", err)
+		}
+		if err := db.AppendTurnEvents(ctx, "t1", []store.TurnEvent{ev(2), ev(3)}); err != nil {
+			t.Fatalf("AppendTurnEvents 2, 3: %v", err)
+		}
+		if err := db.AppendTurnEvents(ctx, "t1", []store.TurnEvent{ev(4), ev(2)}); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("appending seq 2 again = %v, want ErrConflict", err)
 		}
-		if err := db.AppendTurnEvent(ctx, "t1", 4, []byte("a\x00b")); !errors.Is(err, store.ErrInvalid) {
+		if err := db.AppendTurnEvents(ctx, "t1", []store.TurnEvent{{Seq: 4, Data: []byte("a\x00b")}}); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("appending a NUL = %v, want ErrInvalid", err)
 		}
 		waitNote(t, notes, func() {}, func(n store.TurnNote) bool {
@@ -142,6 +146,20 @@ func TestTurnEventLogAndNotes(t *testing.T) {
 		})
 		evs, err := db.TurnEvents(ctx, "t1", 1, 10)
 		if err != nil || len(evs) != 2 || evs[0].Seq != 2 || string(evs[1].Data) != `{"type":"text_delta","content":"3"}` {
+			t.Errorf("TurnEvents after 1 = %+v, %v (seq 4 must not be half-written)", evs, err)
+		}
+		// A batch larger than one statement's rows.
+		var many []store.TurnEvent
+		for i := int64(4); i < 4+maxEventBatch+10; i++ {
+			many = append(many, ev(i))
+		}
+		if err := db.AppendTurnEvents(ctx, "t1", many); err != nil {
+			t.Fatalf("AppendTurnEvents of %d: %v", len(many), err)
+		}
+		if all, err := db.TurnEvents(ctx, "t1", 0, 1000); err != nil || len(all) != 3+len(many) || all[len(all)-1].Seq != int64(3+len(many)) {
+			t.Errorf("after a large batch the log has %d events, %v", len(all), err)
+		}
+		if evs, err = db.TurnEvents(ctx, "t1", 1, 2); err != nil || len(evs) != 2 {
 			t.Errorf("TurnEvents after 1 = %+v, %v", evs, err)
 		}
 		if _, err := db.EndTurn(ctx, "t1", "a", store.TurnDone); err != nil {
