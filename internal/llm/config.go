@@ -83,6 +83,12 @@ func FromConfig(c *config.Config) (Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FromSpec(c, spec)
+}
+
+// FromSpec builds the provider of one parsed model spec, with keys, base
+// URLs and timeouts from c as [FromConfig] describes.
+func FromSpec(c *config.Config, spec ModelSpec) (Provider, error) {
 	firstByte, err := ParseTimeout("TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT", c.Env("TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT"))
 	if err != nil {
 		return nil, fmt.Errorf("llm: %w", err)

@@ -55,6 +55,7 @@ type Store interface {
 	DeleteConversation(ctx context.Context, id string) error
 	RenameConversation(ctx context.Context, id, title string) (store.Conversation, error)
 	SearchConversations(ctx context.Context, query string, opt store.ListOptions) (store.ConversationPage, error)
+	SetConversationModel(ctx context.Context, id, model string) error
 	Ping(ctx context.Context) error
 }
 
@@ -209,6 +210,8 @@ func New(cfg Config) (*Server, error) {
 	api("DELETE /api/conversations/{id}", s.deleteConversation)
 	api("GET /api/conversations/{id}/export", s.exportConversation)
 	api("POST /api/conversations/{id}/messages", s.postMessage)
+	api("PUT /api/conversations/{id}/messages/{messageId}", s.editMessage)
+	api("POST /api/conversations/{id}/regenerate", s.regenerate)
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
