@@ -102,7 +102,7 @@ class MessageView {
     }
     const meta = h('div', { class: 'msg-meta' });
     const u = this.msg.usage;
-    if (u) {
+    if (u && (u.inputTokens > 0 || u.outputTokens > 0)) {
       const vars = { input: formatNumber(u.inputTokens), output: formatNumber(u.outputTokens) };
       meta.appendChild(h('span', { class: 'msg-usage', title: t('tokensTitle', vars) }, t('tokens', vars)));
     }
@@ -217,6 +217,7 @@ class App {
     $('new-chat').addEventListener('click', () => this.newChat());
     $('load-more').addEventListener('click', () => this.loadConversations(true));
     $('conv-search').addEventListener('input', () => {
+      followText($('conv-search'));
       clearTimeout(this.searchTimer);
       this.searchTimer = setTimeout(() => this.search($('conv-search').value), 250);
     });
@@ -261,6 +262,7 @@ class App {
 
   autosize() {
     const input = $('composer-input');
+    followText(input);
     input.style.height = 'auto';
     input.style.height = Math.min(input.scrollHeight, 240) + 'px';
   }
@@ -820,6 +822,17 @@ class App {
   stop() {
     if (this.stream) this.stream.controller.abort();
   }
+}
+
+/**
+ * followText gives a text field its direction from what is typed in it
+ * (dir="auto"), and the page's direction while it is empty, so that a
+ * placeholder reads the page's way (dir="auto" alone would make an empty
+ * field left to right).
+ */
+function followText(field) {
+  if (field.value.trim()) field.setAttribute('dir', 'auto');
+  else field.removeAttribute('dir');
 }
 
 function formatDate(s) {
