@@ -521,3 +521,95 @@ func TestHebrewConversation(t *testing.T) {
 	}
 	_ = e
 }
+
+// axeSource reads axe-core, which scripts/test installs (pinned) from npm.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("TOOLPORT_AXE_CORE")
+	if path == "" {
+		path = "../../../.cache/npm/node_modules/axe-core/axe.min.js"
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("axe-core is not installed (%v): run ./scripts/test, which installs it", err)
+	}
+	return string(b)
+}
+
+// axeViolation is one failed axe-core rule with the elements that fail it.
+type axeViolation struct {
+	ID, Impact, Help string
+	Targets          []string
+}
+
+const runAxe = `axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
+	.then(r => r.violations.map(v => ({ID: v.id, Impact: v.impact || '', Help: v.help, Targets: v.nodes.map(n => n.target.join(' ')).slice(0, 5)})))`
+
+// TestAccessibility checks the page with axe-core (WCAG 2.1 A and AA rules:
+// names and labels of every control, contrast, ARIA use) in light and dark,
+// on desktop and phone, with a conversation of tool cards open, in English
+// and Hebrew; and that the keyboard alone reaches every control in a
+// sensible order.
+func TestAccessibility(t *testing.T) {
+	e := newFeatureEnv(t)
+	axe := axeSource(t)
+	b := NewBrowser(t, Options{})
+	defer b.CheckNoProblems(t)
+	to := 90 * time.Second
+	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady(), send("cards for axe"), waitIdle(),
+		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 4`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.tool-card .tool-head').forEach(h => h.click())`),
+		chromedp.Evaluate[chromedp.Void](axe))
+	check := func(name string) {
+		for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
+			t.Errorf("%s: axe %s (%s): %s: %v", name, v.ID, v.Impact, v.Help, v.Targets)
+		}
+	}
+	check("desktop light")
+	b.Do(t, to, SetView(desktop(), "dark"))
+	check("desktop dark")
+	b.Do(t, to, SetView(phone(), "light"))
+	check("phone light")
+	b.Do(t, to, SetView(phone(), "dark"))
+	check("phone dark")
+	b.Do(t, to, SetView(desktop(), "light"), chromedp.Click(css("#bench-btn")), chromedp.WaitVisible(css(".bench-form")))
+	check("tool bench")
+
+	// Keyboard only: from the top of a fresh page, Tab goes through the
+	// skip link, the sidebar, the top bar and the thread to the message box,
+	// in the order they are read; nothing jumps the order with a positive
+	// tabindex.
+	b.Do(t, to, chromedp.Navigate(e.url+"/?c="+Eval[string](t, b, to, currentID)), waitReady(),
+		WaitFor(`document.querySelectorAll('#messages > li').length === 2`))
+	if n := Eval[int](t, b, to, `[...document.querySelectorAll('[tabindex]')].filter(e => e.tabIndex > 0).length`); n != 0 {
+		t.Errorf("%d elements have a positive tabindex", n)
+	}
+	var order []string
+	for range 40 {
+		b.Do(t, to, chromedp.KeyEvent("\t"))
+		order = append(order, Eval[string](t, b, to, `(e => e.id || e.className.split(' ').filter(c => !c.startsWith('btn')).join('.') || e.tagName.toLowerCase())(document.activeElement)`))
+		if order[len(order)-1] == "composer-input" {
+			break
+		}
+	}
+	want := []string{"skip-link", "new-chat", "conv-search", "conv-open", "conv-delete", "model-picker", "rename-btn", "export-md", "export-json", "bench-btn", "msg-edit", "tool-head", "tool-head", "tool-head", "tool-head", "msg-regenerate", "composer-input"}
+	var got []string
+	for _, o := range order {
+		if len(got) == 0 || got[len(got)-1] != o || o == "tool-head" {
+			got = append(got, o)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Tab order:\n got %q\nwant %q", got, want)
+	}
+	// Enter on the skip link's target is the message box; Escape closes an
+	// edit without sending.
+	b.Do(t, to, chromedp.Focus(css(".msg-edit")), chromedp.KeyEvent("\r"), WaitFor(`document.activeElement.classList.contains('edit-input')`),
+		chromedp.KeyEvent("\x1b"), WaitFor(`document.activeElement.classList.contains('msg-edit') && !document.querySelector('.edit-form')`))
+
+	// The Hebrew page passes the same rules.
+	ua := Eval[string](t, b, to, `navigator.userAgent`)
+	b.Do(t, to, cdpCall(emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}),
+		chromedp.Reload(), waitReady(), WaitFor(`document.documentElement.dir === 'rtl'`), chromedp.Evaluate[chromedp.Void](axe))
+	check("Hebrew")
+}

@@ -24,7 +24,7 @@ class MessageView {
     this.foot = h('div', { class: 'msg-foot' });
     if (msg.role === 'user') {
       this.bubble = h('div', { class: 'bubble' }, this.body);
-      this.editBtn = h('button', { type: 'button', class: 'btn btn-ghost btn-small msg-edit', 'aria-label': t('editLabel'), title: t('editLabel') }, t('edit'));
+      this.editBtn = h('button', { type: 'button', class: 'btn btn-ghost btn-small msg-edit', title: t('editLabel') }, t('edit'));
       this.editBtn.addEventListener('click', () => this.openEdit());
       this.el = h('li', { class: 'msg msg-user' }, h('div', { class: 'msg-user-col' }, this.bubble, h('div', { class: 'msg-actions' }, this.editBtn)));
     } else {
@@ -107,7 +107,7 @@ class MessageView {
       meta.appendChild(h('span', { class: 'msg-usage', title: t('tokensTitle', vars) }, t('tokens', vars)));
     }
     if (this.app.isLastAnswer(this) && !this.app.modelMissing() && this.app.stream === null) {
-      const b = h('button', { type: 'button', class: 'btn btn-ghost btn-small msg-regenerate', 'aria-label': t('regenerateLabel') }, t('regenerate'));
+      const b = h('button', { type: 'button', class: 'btn btn-ghost btn-small msg-regenerate', title: t('regenerateLabel') }, t('regenerate'));
       b.addEventListener('click', () => this.app.regenerate());
       meta.appendChild(b);
     }
