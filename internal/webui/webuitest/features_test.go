@@ -306,6 +306,10 @@ func TestConversationFeatures(t *testing.T) {
 		Screenshot(t, dir, "desktop-light-search"),
 		setField("#conv-search", "zzzz"),
 		WaitFor(`document.querySelectorAll('.conv').length === 0 && !document.getElementById('conv-empty').hidden`),
+		// A query with no word in it matches nothing, without an error banner.
+		setField("#conv-search", "!!!"),
+		WaitFor(`document.querySelectorAll('.conv').length === 0 && document.getElementById('conv-empty').textContent === 'No conversation matches.'`),
+		WaitForAsync(`new Promise(r => setTimeout(() => r(document.getElementById('load-error').hidden), 800))`),
 		setField("#conv-search", ""),
 		WaitFor(`document.querySelectorAll('.conv').length === 2`))
 

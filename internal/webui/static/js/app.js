@@ -472,6 +472,15 @@ class App {
       this.nextCursor = page && typeof page.nextCursor === 'string' && page.nextCursor ? page.nextCursor : null;
       this.renderSidebar();
     } catch (err) {
+      if (seq !== this.listSeq) return;
+      // A query the server cannot search (no word in it, too long) matches
+      // nothing; it is not a page error.
+      if (this.query && err instanceof APIError && err.status === 400) {
+        this.conversations = [];
+        this.nextCursor = null;
+        this.renderSidebar();
+        return;
+      }
       this.showLoadError(err);
     }
   }
