@@ -516,6 +516,19 @@ func TestHebrewConversation(t *testing.T) {
 	if got := Eval[string](t, b, to, `document.querySelector('.tool-card .badge.status').textContent`); got != "הושלם" {
 		t.Errorf("card status = %q, want the Hebrew הושלם", got)
 	}
+	// The bench in Hebrew: its strings, and a query field that follows
+	// what is typed in it.
+	b.Do(t, to, chromedp.Click(css("#bench-btn")), chromedp.Click(css(`.bench-tool[data-tool="semanticSearch"]`)),
+		chromedp.WaitVisible(css("#bench-semanticSearch-query")), chromedp.SendKeys(css("#bench-semanticSearch-query"), "שיר עצוב"))
+	if got := Eval[[]string](t, b, to, `[document.querySelector('.bench-title').textContent, document.querySelector('.bench-run').textContent,
+		getComputedStyle(document.getElementById('bench-semanticSearch-query')).direction]`); strings.Join(got, "|") != "ספסל הכלים|הרצה|rtl" {
+		t.Errorf("Hebrew bench = %q", got)
+	}
+	b.Do(t, to, setField("#bench-semanticSearch-query", ""), chromedp.SendKeys(css("#bench-semanticSearch-query"), "sad song"))
+	if d := Eval[string](t, b, to, `getComputedStyle(document.getElementById('bench-semanticSearch-query')).direction`); d != "ltr" {
+		t.Errorf("an English query in the Hebrew bench is %s, want ltr", d)
+	}
+	b.Do(t, to, Screenshot(t, dir, "desktop-light-hebrew-bench"), chromedp.Click(css("#bench-btn")))
 	for _, v := range []struct {
 		size   Viewport
 		scheme string

@@ -59,6 +59,14 @@ class Field {
     this.control.setAttribute('aria-describedby', described);
     this.control.dataset.field = name;
     this.control.addEventListener('invalid', () => this.showError(this.control.validationMessage));
+    // Typed text takes its own direction (a Hebrew query reads right to
+    // left); an empty field keeps the page's.
+    if (this.control.tagName === 'TEXTAREA' || this.control.type === 'text') {
+      this.control.addEventListener('input', () => {
+        if (this.control.value.trim()) this.control.setAttribute('dir', 'auto');
+        else this.control.removeAttribute('dir');
+      });
+    }
     this.control.addEventListener('input', () => {
       this.check();
       if (this.control.checkValidity()) this.showError('');
