@@ -41,6 +41,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -83,6 +84,14 @@ const maxTurnText = 8 << 20
 // ErrEmptyMessage is returned by [Agent.Turn] for a message with no text.
 var ErrEmptyMessage = errors.New("agent: the message is empty")
 
+// ErrNothingToRegenerate is returned by [Agent.Regenerate] for a
+// conversation without a user message.
+var ErrNothingToRegenerate = errors.New("agent: the conversation has no message to answer again")
+
+// ErrNotUserMessage is returned by [Agent.Edit] for a message that is not
+// the user's.
+var ErrNotUserMessage = errors.New("agent: only the user's messages can be edited")
+
 // Store is the part of [store.Conversations] the agent uses; *sqlstore.DB
 // implements it.
 type Store interface {
@@ -90,6 +99,16 @@ type Store interface {
 	AppendMessage(ctx context.Context, m store.Message) (store.Message, error)
 	UpdateMessage(ctx context.Context, m store.Message) error
 	UpdateTitle(ctx context.Context, id, title string) error
+	TruncateConversation(ctx context.Context, convID, fromID string) (int, error)
+}
+
+// Model is a model a conversation can answer with.
+type Model struct {
+	// Name is how clients choose it: "provider:model", never a base URL.
+	Name     string
+	Provider llm.Provider
+	// ContextWindow is the model's context limit in tokens; 0 when unknown.
+	ContextWindow int
 }
 
 // Config configures an [Agent]. Store and Registry are required.
@@ -106,6 +125,12 @@ type Config struct {
 	// ModelName names the model in traces (e.g. "anthropic:claude-sonnet-4-5");
 	// default Provider.Model().
 	ModelName string
+	// ContextWindow is Provider's context limit in tokens; 0 when unknown.
+	ContextWindow int
+	// Models are more models a conversation may choose (TOOLPORT_MODELS),
+	// by name; Provider is the default of every conversation that chose
+	// none. A name listed twice, or Provider's own, is used once.
+	Models []Model
 
 	// MaxSteps is the number of tool rounds per turn before the model is
 	// asked for an answer without tools. 0 means DefaultMaxSteps.
@@ -162,6 +187,7 @@ type Config struct {
 // conversation must not overlap (the server refuses a second one).
 type Agent struct {
 	cfg    Config
+	models []Model // the default first
 	defs   []llm.ToolDef
 	system string
 	tracer trace.Tracer
@@ -211,6 +237,17 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	a := &Agent{cfg: cfg, defs: defs, system: cfg.System, logger: cfg.Logger}
+	if cfg.Provider != nil {
+		a.models = append(a.models, Model{Name: cfg.ModelName, Provider: cfg.Provider, ContextWindow: cfg.ContextWindow})
+	}
+	for _, m := range cfg.Models {
+		if m.Provider == nil || m.Name == "" {
+			return nil, fmt.Errorf("agent: Models: %q needs a name and a provider", m.Name)
+		}
+		if !slices.ContainsFunc(a.models, func(x Model) bool { return x.Name == m.Name }) {
+			a.models = append(a.models, m)
+		}
+	}
 	if a.system == "" {
 		a.system = SystemPrompt(cfg.Registry)
 	}
@@ -239,6 +276,30 @@ func (a *Agent) ModelName() string {
 // ModelHelp says how to configure a model (the NoModel error's message).
 func (a *Agent) ModelHelp() string { return errorMessage(a.cfg.NoModel) }
 
+// Models lists the models a conversation can choose, the default first;
+// none when no model is configured.
+func (a *Agent) Models() []Model { return slices.Clone(a.models) }
+
+// HasModel reports whether name is one of [Agent.Models].
+func (a *Agent) HasModel(name string) bool {
+	return slices.ContainsFunc(a.models, func(m Model) bool { return m.Name == name })
+}
+
+// modelFor returns the model conversation c answers with: the one it chose,
+// or the default when it chose none or one no longer configured. The zero
+// Model means none is configured.
+func (a *Agent) modelFor(c store.Conversation) Model {
+	for _, m := range a.models {
+		if m.Name == c.Model && c.Model != "" {
+			return m
+		}
+	}
+	if len(a.models) > 0 {
+		return a.models[0]
+	}
+	return Model{}
+}
+
 // Turn runs one chat turn: the user's text in conversation convID, answered
 // by the model with tools. Events go to emit, which is never called
 // concurrently; emit should not block for long (it holds up the turn).
@@ -249,7 +310,38 @@ func (a *Agent) ModelHelp() string { return errorMessage(a.cfg.NoModel) }
 // [MessageStart] is emitted, every outcome is reported as events, ending with
 // [MessageEnd], and Turn returns nil.
 func (a *Agent) Turn(ctx context.Context, convID, text string, emit func(Event)) error {
-	if strings.TrimSpace(text) == "" {
+	return a.begin(ctx, convID, turnStart{text: text}, emit)
+}
+
+// Regenerate answers the conversation's last user message again: the
+// messages after it (the previous answer) are deleted, not kept, and the new
+// answer streams like a [Agent.Turn]'s. A conversation without a user message
+// is [ErrNothingToRegenerate].
+func (a *Agent) Regenerate(ctx context.Context, convID string, emit func(Event)) error {
+	return a.begin(ctx, convID, turnStart{regenerate: true}, emit)
+}
+
+// Edit replaces user message messageID with text and answers it: that
+// message and every later one are deleted (not kept), then the turn runs as
+// [Agent.Turn] does. An unknown message is store.ErrNotFound, one that is not
+// the user's [ErrNotUserMessage].
+func (a *Agent) Edit(ctx context.Context, convID, messageID, text string, emit func(Event)) error {
+	if messageID == "" {
+		return fmt.Errorf("agent: message %q: %w", messageID, store.ErrNotFound)
+	}
+	return a.begin(ctx, convID, turnStart{text: text, edit: messageID}, emit)
+}
+
+// turnStart is how a turn begins: a new message, an edit of an earlier one,
+// or the last one answered again.
+type turnStart struct {
+	text       string
+	edit       string // the id of the user message text replaces
+	regenerate bool
+}
+
+func (a *Agent) begin(ctx context.Context, convID string, st turnStart, emit func(Event)) error {
+	if !st.regenerate && strings.TrimSpace(st.text) == "" {
 		return ErrEmptyMessage
 	}
 	if d := a.cfg.TurnTimeout; d > 0 {
@@ -261,44 +353,105 @@ func (a *Agent) Turn(ctx context.Context, convID, text string, emit func(Event))
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
+	// base is the history the turn builds on; cut, the first message the
+	// turn replaces.
+	base, cut, userID := conv.Messages, "", ""
+	switch {
+	case st.regenerate:
+		i := lastUser(conv.Messages)
+		if i < 0 {
+			return ErrNothingToRegenerate
+		}
+		base, userID = conv.Messages[:i+1], conv.Messages[i].ID
+		if i+1 < len(conv.Messages) {
+			cut = conv.Messages[i+1].ID
+		}
+		if st.text = messageText(conv.Messages[i]); strings.TrimSpace(st.text) == "" {
+			return ErrNothingToRegenerate
+		}
+	case st.edit != "":
+		i := slices.IndexFunc(conv.Messages, func(m store.Message) bool { return m.ID == st.edit })
+		if i < 0 {
+			return fmt.Errorf("agent: message %q: %w", st.edit, store.ErrNotFound)
+		}
+		if conv.Messages[i].Role != store.RoleUser {
+			return ErrNotUserMessage
+		}
+		base, cut = conv.Messages[:i], st.edit
+	}
+	model := a.modelFor(conv)
 	ctx = WithSession(ctx, convID)
 	ctx, span := a.tracer.Start(ctx, "chat-message", trace.WithAttributes(
 		attribute.String(attrTraceName, "chat-message"),
 		attribute.String("conversation.id", convID),
-		attribute.String(attrInput, clip(text, maxSpanText)),
+		attribute.String(attrInput, clip(st.text, maxSpanText)),
+		attribute.Bool("chat.regenerate", st.regenerate),
+		attribute.Bool("chat.edit", st.edit != ""),
 	))
 	defer span.End()
 
-	user, _ := json.Marshal([]llm.Block{llm.Text(text)})
-	if _, err := a.cfg.Store.AppendMessage(ctx, store.Message{
-		ConversationID: convID, Role: store.RoleUser, Content: user,
-	}); err != nil {
-		span.SetStatus(codes.Error, "saving the user message failed")
-		return fmt.Errorf("agent: saving the user message: %w", err)
+	if cut != "" {
+		if _, err := a.cfg.Store.TruncateConversation(ctx, convID, cut); err != nil {
+			span.SetStatus(codes.Error, "replacing the later messages failed")
+			return fmt.Errorf("agent: replacing the later messages: %w", err)
+		}
 	}
-	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), emitFn: emit, span: span, toolBytes: a.cfg.MaxTurnToolBytes}
+	if !st.regenerate {
+		user, _ := json.Marshal([]llm.Block{llm.Text(st.text)})
+		m, err := a.cfg.Store.AppendMessage(ctx, store.Message{
+			ConversationID: convID, Role: store.RoleUser, Content: user,
+		})
+		if err != nil {
+			span.SetStatus(codes.Error, "saving the user message failed")
+			return fmt.Errorf("agent: saving the user message: %w", err)
+		}
+		userID = m.ID
+	}
+	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), model: model, emitFn: emit, span: span, toolBytes: a.cfg.MaxTurnToolBytes}
 	span.SetAttributes(attribute.String("message.id", t.msgID))
-	t.emit(MessageStart{MessageID: t.msgID, ConversationID: convID})
+	t.emit(MessageStart{MessageID: t.msgID, ConversationID: convID, UserMessageID: userID, Model: model.Name})
 	defer t.recoverPanic(ctx)
 	// The title is not needed for the first event, so its write comes after.
 	if conv.Title == "" && len(conv.Messages) == 0 {
-		if err := a.cfg.Store.UpdateTitle(ctx, convID, Title(text)); err != nil {
+		if err := a.cfg.Store.UpdateTitle(ctx, convID, Title(st.text)); err != nil {
 			a.logger.WarnContext(ctx, "setting the conversation title failed", "conversation", convID, "error", err)
 		}
 	}
 
-	if a.cfg.Provider == nil {
+	if model.Provider == nil {
 		t.failWith(ctx, ErrorEvent{Code: CodeModelNotConfigured, Message: errorMessage(a.cfg.NoModel)})
 		t.end(StopError)
 		span.SetStatus(codes.Error, "no model configured")
 		return nil
 	}
-	history, skipped := History(conv.Messages)
+	history, skipped := History(base)
 	if skipped > 0 {
 		a.logger.WarnContext(ctx, "stored messages could not be decoded and were left out", "conversation", convID, "count", skipped)
 	}
-	t.run(ctx, appendUser(history, llm.UserText(text)))
+	if !st.regenerate {
+		history = appendUser(history, llm.UserText(st.text))
+	}
+	t.run(ctx, history)
 	return nil
+}
+
+// lastUser returns the index of the last user message, or -1.
+func lastUser(msgs []store.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == store.RoleUser {
+			return i
+		}
+	}
+	return -1
+}
+
+// messageText is the text of a stored message's text blocks.
+func messageText(m store.Message) string {
+	var blocks []llm.Block
+	if json.Unmarshal(m.Content, &blocks) != nil {
+		return ""
+	}
+	return assistantText(blocks)
 }
 
 // appendUser adds m to msgs, merged into the last message if that is a user
@@ -336,6 +489,7 @@ type turn struct {
 	a      *Agent
 	convID string
 	msgID  string
+	model  Model
 	span   trace.Span
 
 	emitMu sync.Mutex
@@ -549,7 +703,8 @@ func (t *turn) save(ctx context.Context, incomplete bool) error {
 		ID: t.msgID, ConversationID: t.convID, Role: store.RoleAssistant, Content: content,
 		Incomplete: incomplete,
 		Error:      t.failure,
-		Usage:      &store.Usage{InputTokens: int(t.usage.InputTokens), OutputTokens: int(t.usage.OutputTokens)},
+		Usage: &store.Usage{InputTokens: int(t.usage.InputTokens), OutputTokens: int(t.usage.OutputTokens),
+			ContextTokens: int(t.usage.ContextTokens)},
 	}
 	if t.saved {
 		err = t.a.cfg.Store.UpdateMessage(sctx, m)
@@ -572,9 +727,9 @@ func (t *turn) generate(ctx context.Context, req llm.Request, step int) (context
 	ctx, span := a.tracer.Start(ctx, "llm-generation", trace.WithAttributes(
 		attribute.String(attrObservationType, "generation"),
 		attribute.String("gen_ai.operation.name", "chat"),
-		attribute.String("gen_ai.system", providerName(a.cfg.Provider)),
-		attribute.String("gen_ai.request.model", a.cfg.Provider.Model()),
-		attribute.String("langfuse.observation.model.name", a.cfg.Provider.Model()),
+		attribute.String("gen_ai.system", providerName(t.model.Provider)),
+		attribute.String("gen_ai.request.model", t.model.Provider.Model()),
+		attribute.String("langfuse.observation.model.name", t.model.Provider.Model()),
 		attribute.Int("chat.step", step),
 		attribute.Bool("chat.tools_allowed", req.ToolChoice != llm.ToolChoiceNone),
 		attribute.String(attrInput, clip(lastUserText(req.Messages), maxSpanText)),
@@ -608,6 +763,9 @@ func (t *turn) generate(ctx context.Context, req llm.Request, step int) (context
 	}
 	t.usage.InputTokens += resp.Usage.InputTokens
 	t.usage.OutputTokens += resp.Usage.OutputTokens
+	if c := resp.Usage.InputTokens + resp.Usage.OutputTokens; c > 0 {
+		t.usage.ContextTokens = c
+	}
 	span.SetAttributes(
 		attribute.Int64("gen_ai.usage.input_tokens", resp.Usage.InputTokens),
 		attribute.Int64("gen_ai.usage.output_tokens", resp.Usage.OutputTokens),
@@ -649,7 +807,7 @@ func (a *Agent) retryWait(ctx context.Context, err error) (time.Duration, bool) 
 // retried without the client seeing the text twice).
 func (t *turn) stream(ctx context.Context, req llm.Request) (resp *llm.Response, produced bool, err error) {
 	resp = &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}
-	s, err := t.a.cfg.Provider.Stream(ctx, req)
+	s, err := t.model.Provider.Stream(ctx, req)
 	if err != nil {
 		return resp, false, err
 	}

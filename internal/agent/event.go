@@ -42,10 +42,14 @@ type Event interface {
 }
 
 // MessageStart opens a turn, once the user's message is durably stored.
-// MessageID names the assistant message being produced.
+// MessageID names the assistant message being produced, UserMessageID the
+// stored user message it answers (what an edit names), Model the model
+// answering ("" when none is configured).
 type MessageStart struct {
 	MessageID      string
 	ConversationID string
+	UserMessageID  string
+	Model          string
 }
 
 // TextDelta is more text of the assistant's answer.
@@ -92,6 +96,10 @@ type MessageEnd struct {
 type Usage struct {
 	InputTokens  int64 `json:"inputTokens"`
 	OutputTokens int64 `json:"outputTokens"`
+	// ContextTokens is how full the model's context window was at the end:
+	// the input and output tokens of the last model call; absent when the
+	// model reported none.
+	ContextTokens int64 `json:"contextTokens,omitempty"`
 }
 
 // ErrorEvent reports a failure of the turn (the model failed, or none is
@@ -116,7 +124,9 @@ func (e MessageStart) MarshalJSON() ([]byte, error) {
 		Type           EventType `json:"type"`
 		MessageID      string    `json:"messageId"`
 		ConversationID string    `json:"conversationId"`
-	}{e.EventType(), e.MessageID, e.ConversationID})
+		UserMessageID  string    `json:"userMessageId,omitempty"`
+		Model          string    `json:"model,omitempty"`
+	}{e.EventType(), e.MessageID, e.ConversationID, e.UserMessageID, e.Model})
 }
 
 // MarshalJSON encodes the event in its wire form.

@@ -94,15 +94,25 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	// The model first: its keys must be known to the registry that scrubs secrets.
+	models, err := serveModels(env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
+		return ExitUsage
+	}
 	provider, err := llm.FromConfigWithClient(env.Config, recordingClient(env, "model", nil))
 	var noModel error
 	var modelName string
+	var contextWindow int
 	var le *llm.Error
 	switch {
 	case err == nil:
 		if spec, perr := llm.ParseModel(env.Config.Env("TOOLPORT_MODEL")); perr == nil {
 			modelName = spec.Provider + ":" + spec.Model // never the base URL, which may hold credentials
+			contextWindow = llm.ContextWindow(spec)
 		}
+	case env.Config.Env("TOOLPORT_MODEL") == "" && len(models) > 0:
+		// Without TOOLPORT_MODEL, the first of TOOLPORT_MODELS is the default.
+		provider, modelName, contextWindow = models[0].Provider, models[0].Name, models[0].ContextWindow
 	case errors.As(err, &le) && le.Code == llm.CodeNotConfigured:
 		provider, noModel = nil, err
 		fmt.Fprintf(env.Stderr, "toolport serve: warning: %s; chats will say how to configure a model\n", le.Message)
@@ -192,7 +202,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout, Doctor: doctorFn,
 		TurnLease: turnsCfg.lease, TurnEventsRetention: turnsCfg.retention, ReplicaID: turnsCfg.replica,
 		Agent: agent.Config{
-			Provider: provider, NoModel: noModel, ModelName: modelName, MaxSteps: *maxSteps,
+			Provider: provider, NoModel: noModel, ModelName: modelName, ContextWindow: contextWindow, Models: models, MaxSteps: *maxSteps,
 			TurnTimeout: turnTimeout, TracerProvider: traced, Logger: logger,
 		},
 	})
@@ -231,4 +241,23 @@ func serveHosts(addr, metricsAddr, extra string) ([]string, error) {
 		}
 	}
 	return hosts, nil
+}
+
+// serveModels builds the models of TOOLPORT_MODELS (a list in TOOLPORT_MODEL's
+// syntax) that conversations may choose besides the default; each needs its
+// provider's key like TOOLPORT_MODEL does.
+func serveModels(env *Env) ([]agent.Model, error) {
+	specs, err := llm.ParseModels(env.Config.Env("TOOLPORT_MODELS"))
+	if err != nil {
+		return nil, err
+	}
+	models := make([]agent.Model, 0, len(specs))
+	for _, spec := range specs {
+		p, err := llm.FromSpecWithClient(env.Config, spec, recordingClient(env, "model", nil))
+		if err != nil {
+			return nil, fmt.Errorf("TOOLPORT_MODELS: %s: %w", spec.Name(), err)
+		}
+		models = append(models, agent.Model{Name: spec.Name(), Provider: p, ContextWindow: llm.ContextWindow(spec)})
+	}
+	return models, nil
 }

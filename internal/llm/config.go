@@ -89,6 +89,18 @@ func FromConfigWithClient(c *config.Config, hc *http.Client) (Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FromSpecWithClient(c, spec, hc)
+}
+
+// FromSpec builds the provider of one parsed model spec, with keys, base
+// URLs and timeouts from c as [FromConfig] describes.
+func FromSpec(c *config.Config, spec ModelSpec) (Provider, error) {
+	return FromSpecWithClient(c, spec, nil)
+}
+
+// FromSpecWithClient is [FromSpec] with the provider's requests sent through
+// hc (nil: the default client).
+func FromSpecWithClient(c *config.Config, spec ModelSpec, hc *http.Client) (Provider, error) {
 	firstByte, err := ParseTimeout("TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT", c.Env("TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT"))
 	if err != nil {
 		return nil, fmt.Errorf("llm: %w", err)

@@ -31,7 +31,9 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 		ModelConfigured bool    `json:"modelConfigured"`
 		ModelHelp       string  `json:"modelHelp,omitempty"`
 		Tools           int     `json:"tools"`
-	}{Version: s.cfg.Version, Model: model, ModelConfigured: s.agent.ModelConfigured(), Tools: len(s.cfg.Registry.Tools())}
+		// Models are those a conversation can choose, the default first.
+		Models []modelJSON `json:"models"`
+	}{Version: s.cfg.Version, Model: model, ModelConfigured: s.agent.ModelConfigured(), Tools: len(s.cfg.Registry.Tools()), Models: s.modelsJSON()}
 	if !v.ModelConfigured {
 		v.ModelHelp = s.agent.ModelHelp()
 	}
@@ -44,6 +46,9 @@ type conversationJSON struct {
 	Title     string    `json:"title"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// Model is the conversation's chosen model; absent for the default
+	// (and in listings).
+	Model string `json:"model,omitempty"`
 }
 
 type messageJSON struct {
@@ -129,7 +134,7 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 		NextCursor    *string            `json:"nextCursor"`
 	}{Conversations: make([]conversationJSON, 0, len(page.Conversations))}
 	for _, c := range page.Conversations {
-		out.Conversations = append(out.Conversations, conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt})
+		out.Conversations = append(out.Conversations, conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt, c.Model})
 	}
 	if next := offset + len(page.Conversations); len(page.Conversations) > 0 && next < page.Total {
 		cur := encodeCursor(next)
@@ -151,11 +156,14 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
 // and the JSON export answer it.
 type conversationWithMessages struct {
 	conversationJSON
+	// Usage sums the token usage of the messages; absent when none has any.
+	Usage    *store.Usage  `json:"usage,omitempty"`
 	Messages []messageJSON `json:"messages"`
 }
 
 func conversationOut(c store.Conversation) conversationWithMessages {
-	out := conversationWithMessages{conversationJSON: conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt}, Messages: make([]messageJSON, 0, len(c.Messages))}
+	out := conversationWithMessages{conversationJSON: conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt, c.Model},
+		Usage: usageTotal(c.Messages), Messages: make([]messageJSON, 0, len(c.Messages))}
 	for _, m := range c.Messages {
 		out.Messages = append(out.Messages, messageJSON{m.ID, m.Role, m.Content, m.CreatedAt, m.Incomplete, m.Usage, m.Error})
 	}
@@ -163,8 +171,9 @@ func conversationOut(c store.Conversation) conversationWithMessages {
 }
 
 // renameConversation sets a conversation's title: {"title": "…"}, trimmed,
-// 1 to store.MaxTitleBytes bytes of valid UTF-8 without control characters.
-// It answers the conversation without its messages.
+// 1 to store.MaxTitleBytes bytes of valid UTF-8 without control characters,
+// and/or its model: {"model": "…"}, one GET /api/info lists or "" for the
+// default. It answers the conversation without its messages.
 func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 	body, ok := s.readBody(w, r)
 	if !ok {
@@ -177,6 +186,7 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 	}
 	var in struct {
 		Title *string `json:"title"`
+		Model *string `json:"model"`
 	}
 	if len(strings.TrimSpace(string(body))) == 0 {
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `the request body is empty: {"title": "…"} is required`)
@@ -184,6 +194,10 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "the request body is not valid JSON for this endpoint: "+jsonError(err))
+		return
+	}
+	if in.Title == nil && in.Model != nil {
+		s.changeModel(w, r, *in.Model)
 		return
 	}
 	if in.Title == nil {
@@ -202,12 +216,18 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"title" must be one line without control characters`)
 		return
 	}
+	if in.Model != nil && !s.setModel(w, r, r.PathValue("id"), *in.Model) {
+		return
+	}
 	c, err := s.cfg.Store.RenameConversation(r.Context(), r.PathValue("id"), title)
 	if err != nil {
 		s.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt})
+	if in.Model != nil {
+		c.Model = strings.TrimSpace(*in.Model)
+	}
+	writeJSON(w, http.StatusOK, conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt, c.Model})
 }
 
 // exportConversation answers the whole conversation as a download:

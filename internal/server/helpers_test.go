@@ -197,10 +197,17 @@ func (s *stream) first(typ string) map[string]any {
 // reading and closes the connection (the client goes away).
 func (e *env) chat(t testing.TB, ctx context.Context, convID, content string, onEvent func(map[string]any) bool) *stream {
 	t.Helper()
+	body, _ := json.Marshal(map[string]string{"content": content})
+	return e.streamRequest(t, ctx, "POST", "/api/conversations/"+convID+"/messages", string(body), onEvent)
+}
+
+// streamRequest sends a request answered with a chat stream (a message, a
+// regenerate, an edit) and reads it as chat does.
+func (e *env) streamRequest(t testing.TB, ctx context.Context, method, path, body string, onEvent func(map[string]any) bool) *stream {
+	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	body, _ := json.Marshal(map[string]string{"content": content})
-	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/api/conversations/"+convID+"/messages", strings.NewReader(string(body)))
+	req, _ := http.NewRequestWithContext(ctx, method, e.url+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if e.token != "" {
 		req.Header.Set("Authorization", "Bearer "+e.token)

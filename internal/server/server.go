@@ -57,6 +57,7 @@ type Store interface {
 	DeleteConversation(ctx context.Context, id string) error
 	RenameConversation(ctx context.Context, id, title string) (store.Conversation, error)
 	SearchConversations(ctx context.Context, query string, opt store.ListOptions) (store.ConversationPage, error)
+	SetConversationModel(ctx context.Context, id, model string) error
 	Ping(ctx context.Context) error
 }
 
@@ -251,6 +252,8 @@ func New(cfg Config) (*Server, error) {
 	api("POST /api/conversations/{id}/stop", s.stopTurn)
 	api("GET /api/conversations/{id}/stream", s.conversationStream)
 	api("GET /api/conversations/{id}/turns/{turnId}/events", s.turnEvents)
+	api("PUT /api/conversations/{id}/messages/{messageId}", s.editMessage)
+	api("POST /api/conversations/{id}/regenerate", s.regenerate)
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)
 	s.indexBuildRoutes(api)

@@ -404,7 +404,7 @@ func (s *Server) markLost(ctx context.Context, conv, msgID string, ev agent.Erro
 // startTurn claims the conversation and starts the turn; the channel gets
 // nil once the turn's first event is logged, or the error that kept it from
 // starting.
-func (s *Server) startTurn(ctx context.Context, conv, text string) (*localTurn, <-chan error, error) {
+func (s *Server) startTurn(ctx context.Context, conv string, run turnFunc) (*localTurn, <-chan error, error) {
 	id := uuid.NewString()
 	claim := store.Turn{ID: id, ConversationID: conv, Owner: s.turns.replica}
 	claim.LeaseUntil = time.Now().Add(s.lease())
@@ -427,11 +427,11 @@ func (s *Server) startTurn(ctx context.Context, conv, text string) (*localTurn, 
 	started := make(chan error, 1)
 	s.turns.wg.Add(1)
 	go s.logEvents(lt)
-	go s.runTurn(tctx, lt, text, started)
+	go s.runTurn(tctx, lt, run, started)
 	return lt, started, nil
 }
 
-func (s *Server) runTurn(ctx context.Context, lt *localTurn, text string, started chan<- error) {
+func (s *Server) runTurn(ctx context.Context, lt *localTurn, run turnFunc, started chan<- error) {
 	defer s.turns.wg.Done()
 	var once sync.Once
 	stop := ""
@@ -442,7 +442,7 @@ func (s *Server) runTurn(ctx context.Context, lt *localTurn, text string, starte
 		s.record(lt, ev)
 		once.Do(func() { started <- nil })
 	}
-	err := s.agent.Turn(ctx, lt.conv, text, emit)
+	err := run(ctx, emit)
 	// The log is complete before the turn is marked ended, so that a
 	// stream elsewhere that sees it ended has read everything.
 	lt.mu.Lock()
@@ -612,34 +612,48 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"content" must be a non-empty string`)
 		return
 	}
-	lt, started, err := s.startTurn(r.Context(), id, *body.Content)
+	err := s.runStreamedTurn(w, r, id, func(ctx context.Context, emit func(agent.Event)) error {
+		return s.agent.Turn(ctx, id, *body.Content, emit)
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such conversation")
+	case errors.Is(err, agent.ErrEmptyMessage):
+		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"content" must be a non-empty string`)
+	default:
+		s.storeError(w, r, err)
+	}
+}
+
+// turnFunc runs one turn of the agent (a new message, a regenerated answer
+// or an edit), sending its events to emit.
+type turnFunc func(ctx context.Context, emit func(agent.Event)) error
+
+// runStreamedTurn claims conversation conv, starts run as its turn and
+// streams the turn's events as the response. It answers 409 itself when the
+// conversation is busy; it returns the error of a turn that could not start,
+// for the caller to answer, and nil once the stream began.
+func (s *Server) runStreamedTurn(w http.ResponseWriter, r *http.Request, conv string, run turnFunc) error {
+	lt, started, err := s.startTurn(r.Context(), conv, run)
 	switch {
 	case errors.Is(err, store.ErrBusy):
 		writeError(w, http.StatusConflict, "CONFLICT", "a reply is already being written in this conversation")
-		return
+		return nil
 	case err != nil:
-		s.storeError(w, r, err)
-		return
+		return err
 	}
 	select {
 	case err := <-started:
-		switch {
-		case err == nil:
-		case errors.Is(err, store.ErrNotFound):
-			writeError(w, http.StatusNotFound, "NOT_FOUND", "no such conversation")
-			return
-		case errors.Is(err, agent.ErrEmptyMessage):
-			writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"content" must be a non-empty string`)
-			return
-		default:
-			s.storeError(w, r, err)
-			return
+		if err != nil {
+			return err
 		}
 	case <-r.Context().Done():
-		return
+		return nil
 	}
 	w.Header().Set("Toolport-Turn-Id", lt.id)
 	s.streamTurn(w, r, lt.id, 0)
+	return nil
 }
 
 // turnEvents resumes a turn's stream: GET

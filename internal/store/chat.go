@@ -22,6 +22,9 @@ const MaxContentBytes = 16 << 20
 // MaxTitleBytes bounds a conversation title.
 const MaxTitleBytes = 4096
 
+// MaxModelBytes bounds a conversation's model name.
+const MaxModelBytes = 256
+
 // Bounds of a [MessageError].
 const (
 	MaxErrorCodeBytes    = 64
@@ -35,7 +38,11 @@ type Conversation struct {
 	Title     string    `json:"title"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
-	Messages  []Message `json:"messages,omitempty"`
+	// Model is the model chosen for the conversation, as the server names
+	// it ("anthropic:claude-sonnet-4-5"); "" means the server's default. It
+	// is filled only by [Conversations.GetConversation].
+	Model    string    `json:"model,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
 }
 
 // Message is one message of a conversation.
@@ -71,6 +78,10 @@ type MessageError struct {
 type Usage struct {
 	InputTokens  int `json:"inputTokens"`
 	OutputTokens int `json:"outputTokens"`
+	// ContextTokens is how full the model's context window was when the
+	// turn ended: the input and output tokens of its last model call. 0
+	// when unknown.
+	ContextTokens int `json:"contextTokens,omitempty"`
 }
 
 // ConversationPage is one page of conversations.

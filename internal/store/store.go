@@ -77,6 +77,13 @@ type Conversations interface {
 	SearchConversations(ctx context.Context, query string, opt ListOptions) (ConversationPage, error)
 	// DeleteConversation deletes a conversation and its messages.
 	DeleteConversation(ctx context.Context, id string) error
+	// SetConversationModel sets the model a conversation answers with
+	// ("" for the default), or returns [ErrNotFound].
+	SetConversationModel(ctx context.Context, id, model string) error
+	// TruncateConversation deletes a message and every later one of its
+	// conversation (a regenerated or edited turn replaces them) and returns
+	// how many went; an unknown conversation or message is [ErrNotFound].
+	TruncateConversation(ctx context.Context, convID, fromID string) (int, error)
 }
 
 // Library stores the user's music library: tracks and albums.

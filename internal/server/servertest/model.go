@@ -25,6 +25,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // ModelName is the model the scripted server claims to be.
@@ -369,8 +370,17 @@ func writeData(w io.Writer, event string, v any) {
 func pieces(s string, n int) []string {
 	var out []string
 	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
+		// Cut on a rune boundary, as a real stream's JSON strings must:
+		// a piece that split a character would arrive as U+FFFD.
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		if cut == 0 {
+			cut = n
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
 	}
 	return append(out, s)
 }

@@ -99,8 +99,11 @@ func (db *DB) GetConversation(ctx context.Context, id string) (store.Conversatio
 		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
 	}
 	defer rollback(tx)
-	c, err := scanConversation(tx.QueryRowContext(ctx,
-		`SELECT id, title, created_at, updated_at FROM conversations WHERE id = $1`, id))
+	var c store.Conversation
+	var created, updated dbTime
+	err = tx.QueryRowContext(ctx, `SELECT id, title, created_at, updated_at, model FROM conversations WHERE id = $1`, id).
+		Scan(&c.ID, &c.Title, &created, &updated, &c.Model)
+	c.CreatedAt, c.UpdatedAt = created.t, updated.t
 	if err == sql.ErrNoRows {
 		return store.Conversation{}, fmt.Errorf("store: conversation %q: %w", id, store.ErrNotFound)
 	}
@@ -127,15 +130,15 @@ func (db *DB) GetConversation(ctx context.Context, id string) (store.Conversatio
 	return c, nil
 }
 
-const messageColumns = `id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message`
+const messageColumns = `id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message, context_tokens`
 
 func scanMessage(sc interface{ Scan(...any) error }) (store.Message, error) {
 	var m store.Message
 	var content []byte
-	var in, out sql.NullInt64
+	var in, out, cx sql.NullInt64
 	var at dbTime
 	var errCode, errMsg sql.NullString
-	if err := sc.Scan(&m.ID, &m.ConversationID, &m.Role, &content, &m.Incomplete, &in, &out, &at, &errCode, &errMsg); err != nil {
+	if err := sc.Scan(&m.ID, &m.ConversationID, &m.Role, &content, &m.Incomplete, &in, &out, &at, &errCode, &errMsg, &cx); err != nil {
 		return store.Message{}, err
 	}
 	if errCode.Valid {
@@ -144,7 +147,7 @@ func scanMessage(sc interface{ Scan(...any) error }) (store.Message, error) {
 	m.Content = json.RawMessage(content)
 	m.CreatedAt = at.t
 	if in.Valid || out.Valid {
-		m.Usage = &store.Usage{InputTokens: int(in.Int64), OutputTokens: int(out.Int64)}
+		m.Usage = &store.Usage{InputTokens: int(in.Int64), OutputTokens: int(out.Int64), ContextTokens: int(cx.Int64)}
 	}
 	return m, nil
 }
@@ -250,11 +253,14 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-func usageArgs(u *store.Usage) (in, out any) {
+func usageArgs(u *store.Usage) (in, out, context any) {
 	if u == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return u.InputTokens, u.OutputTokens
+	if u.ContextTokens <= 0 {
+		return u.InputTokens, u.OutputTokens, nil
+	}
+	return u.InputTokens, u.OutputTokens, u.ContextTokens
 }
 
 // AppendMessage adds a message at the end of its conversation and marks the
@@ -304,12 +310,12 @@ func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 	} else if n == 0 {
 		return fmt.Errorf("store: conversation %q: %w", m.ConversationID, store.ErrNotFound)
 	}
-	in, out := usageArgs(m.Usage)
+	in, out, cx := usageArgs(m.Usage)
 	ec, em := errorArgs(m.Error)
 	res, err = tx.ExecContext(ctx, `INSERT INTO messages
-        (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
-		m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em)
+        (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message, context_tokens)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+		m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em, cx)
 	if err != nil {
 		return fmt.Errorf("store: append message: %w", err)
 	}
@@ -328,7 +334,7 @@ func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
 	if err := validMessage(m); err != nil {
 		return err
 	}
-	in, out := usageArgs(m.Usage)
+	in, out, cx := usageArgs(m.Usage)
 	ec, em := errorArgs(m.Error)
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -337,9 +343,9 @@ func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
 	defer rollback(tx)
 	var conv string
 	err = tx.QueryRowContext(ctx, `UPDATE messages SET role = $2, content = $3, incomplete = $4,
-        input_tokens = $5, output_tokens = $6, error_code = $7, error_message = $8
+        input_tokens = $5, output_tokens = $6, error_code = $7, error_message = $8, context_tokens = $9
         WHERE id = $1 RETURNING conversation_id`,
-		m.ID, string(m.Role), string(m.Content), m.Incomplete, in, out, ec, em).Scan(&conv)
+		m.ID, string(m.Role), string(m.Content), m.Incomplete, in, out, ec, em, cx).Scan(&conv)
 	if err == sql.ErrNoRows {
 		return fmt.Errorf("store: message %q: %w", m.ID, store.ErrNotFound)
 	}

@@ -48,6 +48,7 @@ type fakeMessage struct {
 	CreatedAt  string           `json:"createdAt"`
 	Incomplete bool             `json:"incomplete"`
 	Error      map[string]any   `json:"error,omitempty"`
+	Usage      map[string]any   `json:"usage,omitempty"`
 }
 
 // failBeforeOutput is a prompt whose turn fails before any output.
@@ -279,7 +280,8 @@ func (f *fakeAPI) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.seq++
-	c.Messages = append(c.Messages, &fakeMessage{ID: fmt.Sprintf("msg-%d", f.seq), Role: "user", CreatedAt: c.UpdatedAt,
+	userID := fmt.Sprintf("msg-%d", f.seq)
+	c.Messages = append(c.Messages, &fakeMessage{ID: userID, Role: "user", CreatedAt: c.UpdatedAt,
 		Content: []map[string]any{{"type": "text", "text": body.Content}}})
 	if c.Title == "" {
 		c.Title = body.Content
@@ -299,7 +301,7 @@ func (f *fakeAPI) messages(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "data: %s\n\n", b)
 		fl.Flush()
 	}
-	send(map[string]any{"type": "message_start", "messageId": msg.ID, "conversationId": convID})
+	send(map[string]any{"type": "message_start", "messageId": msg.ID, "conversationId": convID, "userMessageId": userID})
 	fmt.Fprint(w, ": ping\n\n")
 	steps := f.script(body.Content)
 	if !f.modelConfigured {
@@ -347,6 +349,9 @@ func (f *fakeAPI) store(msg *fakeMessage, e map[string]any) {
 		// The real server stores a failed turn's error with the message.
 		msg.Error = map[string]any{"code": e["code"], "message": e["message"]}
 	case "message_end":
+		if u, ok := e["usage"].(map[string]int); ok {
+			msg.Usage = map[string]any{"inputTokens": u["inputTokens"], "outputTokens": u["outputTokens"]}
+		}
 		if e["stopReason"] == "error" || e["stopReason"] == "canceled" {
 			msg.Incomplete = true
 		}

@@ -448,7 +448,7 @@ func RunPageChecks(t *testing.T, baseURL string, opts Options) {
 		if h := Eval[string](t, b, to, lastAssistant(`.querySelector('.tool-card[data-tool="semanticSearch"]').dataset.statusHistory`)); h != "executing completed" {
 			t.Errorf("card status went %q, want %q", h, "executing completed")
 		}
-		if u := Eval[string](t, b, to, `[...document.querySelectorAll('#messages > li.msg-user')].pop().textContent`); u != p.Tool {
+		if u := Eval[string](t, b, to, `[...document.querySelectorAll('#messages > li.msg-user')].pop().querySelector('.bubble').textContent`); u != p.Tool {
 			t.Errorf("user bubble = %q, want %q", u, p.Tool)
 		}
 		if v := Eval[string](t, b, to, `document.getElementById('composer-input').value`); v != "" {

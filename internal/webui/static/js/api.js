@@ -82,10 +82,47 @@ export class Client {
     return this.json('/api/info');
   }
 
-  listConversations(cursor, limit = 20) {
+  /** listConversations lists a page; query, when set, searches titles and text. */
+  listConversations(cursor, limit = 20, query = '') {
     const q = new URLSearchParams({ limit: String(limit) });
     if (cursor) q.set('cursor', cursor);
+    if (query) q.set('q', query);
     return this.json('/api/conversations?' + q.toString());
+  }
+
+  /** updateConversation changes a conversation's title and/or model. */
+  updateConversation(id, fields) {
+    return this.json('/api/conversations/' + encodeURIComponent(id), {
+      method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(fields),
+    });
+  }
+
+  /**
+   * exportConversation downloads the conversation as format (markdown or
+   * json) and resolves to {blob, filename}, the name the server gave.
+   */
+  async exportConversation(id, format) {
+    const res = await this.fetch('/api/conversations/' + encodeURIComponent(id) + '/export?format=' + encodeURIComponent(format), {
+      headers: { Accept: format === 'json' ? 'application/json' : 'text/markdown' },
+    });
+    const cd = res.headers.get('Content-Disposition') || '';
+    const m = /filename="([^"]{1,200})"/.exec(cd);
+    return { blob: await res.blob(), filename: m ? m[1] : 'conversation.' + (format === 'json' ? 'json' : 'md') };
+  }
+
+  /** regenerate answers the last user message again; an event-stream response. */
+  regenerate(id, signal) {
+    return this.fetch('/api/conversations/' + encodeURIComponent(id) + '/regenerate', {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' }, body: '{}', signal,
+    });
+  }
+
+  /** editMessage replaces a user message (and all after it) and streams the answer. */
+  editMessage(id, messageId, content, signal) {
+    return this.fetch('/api/conversations/' + encodeURIComponent(id) + '/messages/' + encodeURIComponent(messageId), {
+      method: 'PUT', headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify({ content }), signal,
+    });
   }
 
   createConversation() {

@@ -4,24 +4,30 @@
 import { Client, APIError, takeTokenFromFragment } from './api.js';
 import { followTurn } from './sse.js';
 import { newMessage, applyEvent, finish, fromStored } from './model.js';
-import { renderMarkdown } from './markdown.js';
+import { renderMarkdown, setDirections } from './markdown.js';
 import { ToolCard, toolLabel } from './cards.js';
 import { Bench } from './bench.js';
 import { Settings } from './settings.js';
-import { h, clear, icon, str } from './dom.js';
+import { h, clear, icon, str, num } from './dom.js';
+import { t, localize, formatNumber } from './i18n.js';
 
 const $ = (id) => document.getElementById(id);
 
 /** MessageView shows one view-model message and follows its updates. */
 class MessageView {
-  constructor(msg, uid) {
+  constructor(msg, uid, app) {
     this.msg = msg;
     this.uid = uid;
+    this.app = app;
+    this.editing = null; // the edit form while it is open
     this.views = new Map(); // part → {el, card?, rendered?}
     this.body = h('div', { class: 'msg-body' });
     this.foot = h('div', { class: 'msg-foot' });
     if (msg.role === 'user') {
-      this.el = h('li', { class: 'msg msg-user' }, h('div', { class: 'bubble' }, this.body));
+      this.bubble = h('div', { class: 'bubble' }, this.body);
+      this.editBtn = h('button', { type: 'button', class: 'btn btn-ghost btn-small msg-edit', title: t('editLabel') }, t('edit'));
+      this.editBtn.addEventListener('click', () => this.openEdit());
+      this.el = h('li', { class: 'msg msg-user' }, h('div', { class: 'msg-user-col' }, this.bubble, h('div', { class: 'msg-actions' }, this.editBtn)));
     } else {
       this.el = h('li', { class: 'msg msg-assistant' },
         h('div', { class: 'avatar', 'aria-hidden': 'true' }),
@@ -37,7 +43,7 @@ class MessageView {
       let v = this.views.get(part);
       if (!v) {
         if (part.kind === 'text') {
-          v = { el: h('div', { class: 'md' }), rendered: -1 };
+          v = { el: h('div', { class: 'md', dir: 'auto' }), rendered: -1 };
         } else {
           const card = new ToolCard(part, `${this.uid}-${this.views.size}`);
           v = { el: card.el, card };
@@ -49,9 +55,9 @@ class MessageView {
       }
       if (part.kind === 'text' && v.rendered !== part.text.length) {
         if (this.msg.role === 'user') {
-          clear(v.el).appendChild(h('p', { class: 'plain' }, part.text));
+          clear(v.el).appendChild(h('p', { class: 'plain', dir: 'auto' }, part.text));
         } else {
-          clear(v.el).appendChild(renderMarkdown(part.text));
+          clear(v.el).appendChild(setDirections(renderMarkdown(part.text)));
         }
         v.rendered = part.text.length;
       }
@@ -75,20 +81,82 @@ class MessageView {
   renderFoot() {
     this.el.dataset.streaming = String(this.msg.streaming);
     this.el.dataset.incomplete = String(this.msg.incomplete);
-    if (this.msg.role === 'user') return;
+    if (this.msg.role === 'user') {
+      this.el.dataset.messageId = this.msg.id;
+      this.editBtn.hidden = !this.msg.id || this.app.stream !== null || this.app.modelMissing() || this.editing !== null;
+      return;
+    }
     clear(this.foot);
     for (const e of this.msg.errors) {
       this.foot.appendChild(h('div', { class: 'inline-error', role: 'alert' },
-        icon('alert'), h('span', null, e.message), e.code ? h('code', null, e.code) : null));
+        icon('alert'), h('span', { dir: 'auto' }, e.message), e.code ? h('code', null, e.code) : null));
     }
     if (this.msg.streaming) {
       const running = this.msg.parts.some((p) => p.kind === 'tool' && p.status === 'executing');
       if (!running) this.foot.appendChild(h('div', { class: 'typing', 'aria-hidden': 'true' }, h('span'), h('span'), h('span')));
-    } else if (this.msg.incomplete) {
-      this.foot.appendChild(h('div', { class: 'incomplete-note' }, icon('stop', 'icon icon-small'), 'This answer is incomplete: it ended before the model finished.'));
-    } else if (this.msg.parts.length === 0 && this.msg.errors.length === 0) {
-      this.foot.appendChild(h('div', { class: 'muted' }, '(no answer)'));
+      return;
     }
+    if (this.msg.incomplete) {
+      this.foot.appendChild(h('div', { class: 'incomplete-note' }, icon('stop', 'icon icon-small'), t('incomplete')));
+    } else if (this.msg.parts.length === 0 && this.msg.errors.length === 0) {
+      this.foot.appendChild(h('div', { class: 'muted' }, t('noAnswer')));
+    }
+    const meta = h('div', { class: 'msg-meta' });
+    const u = this.msg.usage;
+    if (u && (u.inputTokens > 0 || u.outputTokens > 0)) {
+      const vars = { input: formatNumber(u.inputTokens), output: formatNumber(u.outputTokens) };
+      meta.appendChild(h('span', { class: 'msg-usage', title: t('tokensTitle', vars) }, t('tokens', vars)));
+    }
+    if (this.app.isLastAnswer(this) && !this.app.modelMissing() && this.app.stream === null) {
+      const b = h('button', { type: 'button', class: 'btn btn-ghost btn-small msg-regenerate', title: t('regenerateLabel') }, t('regenerate'));
+      b.addEventListener('click', () => this.app.regenerate());
+      meta.appendChild(b);
+    }
+    if (meta.childNodes.length) this.foot.appendChild(meta);
+  }
+
+  /** openEdit replaces the user's bubble with a form to edit and resend it. */
+  openEdit() {
+    if (this.editing || this.app.stream) return;
+    const text = this.msg.parts.filter((p) => p.kind === 'text').map((p) => p.text).join('');
+    const id = `edit-${this.uid}`;
+    const area = h('textarea', { class: 'field edit-input', id, dir: 'auto', rows: 3 });
+    area.value = text;
+    const cancel = h('button', { type: 'button', class: 'btn btn-ghost btn-small' }, t('cancel'));
+    const form = h('form', { class: 'edit-form' },
+      h('label', { class: 'visually-hidden', for: id }, t('editField')),
+      area,
+      h('p', { class: 'edit-note muted' }, t('editNote')),
+      h('div', { class: 'edit-actions' }, cancel, h('button', { type: 'submit', class: 'btn btn-primary btn-small' }, t('saveAndSend'))));
+    const close = () => {
+      form.remove();
+      this.bubble.hidden = false;
+      this.editing = null;
+      this.renderFoot();
+      this.editBtn.focus();
+    };
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const value = area.value.trim();
+      if (!value) return;
+      this.editing = null;
+      this.app.editAndResend(this, value);
+    });
+    cancel.addEventListener('click', close);
+    area.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        close();
+      } else if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !e.altKey && !e.ctrlKey && !e.metaKey) {
+        e.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    this.editing = form;
+    this.bubble.hidden = true;
+    this.bubble.after(form);
+    this.renderFoot();
+    area.focus();
   }
 }
 
@@ -106,6 +174,10 @@ class App {
     this.tokenWaiters = null;
     this.bench = null; // built the first time it is shown
     this.title = '';
+    this.query = ''; // the sidebar's search
+    this.searchTimer = 0;
+    this.model = ''; // the current conversation's chosen model; '' is the default
+    this.listSeq = 0;
   }
 
   nextUid() {
@@ -115,6 +187,7 @@ class App {
 
   async start() {
     takeTokenFromFragment();
+    localize();
     this.bind();
     this.updateComposer();
     const opening = new URLSearchParams(location.search).get('c');
@@ -144,6 +217,15 @@ class App {
     $('stop-btn').addEventListener('click', () => this.stop());
     $('new-chat').addEventListener('click', () => this.newChat());
     $('load-more').addEventListener('click', () => this.loadConversations(true));
+    $('conv-search').addEventListener('input', () => {
+      followText($('conv-search'));
+      clearTimeout(this.searchTimer);
+      this.searchTimer = setTimeout(() => this.search($('conv-search').value), 250);
+    });
+    $('rename-btn').addEventListener('click', () => this.rename());
+    $('export-md').addEventListener('click', () => this.exportAs('markdown'));
+    $('export-json').addEventListener('click', () => this.exportAs('json'));
+    $('model-picker').addEventListener('change', () => this.pickModel($('model-picker').value));
     $('menu-btn').appendChild(icon('menu'));
     $('send-btn').appendChild(icon('send'));
     $('menu-btn').addEventListener('click', () => this.toggleSidebar());
@@ -182,6 +264,7 @@ class App {
 
   autosize() {
     const input = $('composer-input');
+    followText(input);
     input.style.height = 'auto';
     input.style.height = Math.min(input.scrollHeight, 240) + 'px';
   }
@@ -198,7 +281,7 @@ class App {
       clear(el);
       return;
     }
-    clear(el).append(h('strong', null, 'Something went wrong. '), err.message || String(err));
+    clear(el).append(h('strong', null, t('somethingWrong')), h('span', { dir: 'auto' }, err.message || String(err)));
     el.hidden = false;
   }
 
@@ -214,10 +297,11 @@ class App {
         chip.hidden = false;
       }
       if (info && info.modelConfigured === false) {
-        $('no-model-help').textContent = str(info.modelHelp) || 'Configure a model provider and restart the server.';
+        $('no-model-help').textContent = str(info.modelHelp) || t('noModelHelpDefault');
         $('no-model-banner').hidden = false;
       }
-      $('server-info').textContent = [info && str(info.version) ? 'Toolport ' + info.version : '', info && typeof info.tools === 'number' ? `${info.tools} tools` : ''].filter(Boolean).join(' · ');
+      this.renderModelPicker();
+      $('server-info').textContent = [info && str(info.version) ? t('version', { version: info.version }) : '', info && typeof info.tools === 'number' ? t('toolCount', { n: info.tools }) : ''].filter(Boolean).join(' · ');
       this.updateComposer();
     } catch (err) {
       this.showLoadError(err);
@@ -226,6 +310,89 @@ class App {
 
   modelMissing() {
     return this.info !== null && this.info.modelConfigured === false;
+  }
+
+  /** models lists the models a conversation can choose, the default first. */
+  models() {
+    const list = this.info && Array.isArray(this.info.models) ? this.info.models : [];
+    return list.filter((m) => m && typeof m.name === 'string' && m.name);
+  }
+
+  /** renderModelPicker shows the picker when there is a choice to make. */
+  renderModelPicker() {
+    const models = this.models();
+    const sel = $('model-picker');
+    const many = models.length > 1;
+    sel.hidden = !many;
+    $('model-chip').hidden = many || $('model-chip').textContent === '';
+    if (!many) return;
+    clear(sel);
+    models.forEach((m, i) => {
+      sel.appendChild(h('option', { value: i === 0 ? '' : m.name }, i === 0 ? t('modelDefault', { name: m.name }) : m.name));
+    });
+    sel.value = models.some((m, i) => i > 0 && m.name === this.model) ? this.model : '';
+  }
+
+  /** pickModel remembers a model choice for the current (or next) conversation. */
+  async pickModel(name) {
+    this.model = name;
+    this.renderUsage();
+    if (!this.currentId) return;
+    try {
+      await this.api.updateConversation(this.currentId, { model: name });
+    } catch (err) {
+      this.showLoadError(err);
+    }
+  }
+
+  /** modelInfo is the entry of /api/info's models for name ('' is the default). */
+  modelInfo(name) {
+    const models = this.models();
+    return models.find((m) => m.name === name) || models[0] || null;
+  }
+
+  /**
+   * renderUsage shows the conversation's token total and, when the model's
+   * limit is known, how full its context window was after the last answer.
+   */
+  renderUsage() {
+    let input = 0;
+    let output = 0;
+    let any = false;
+    let last = null;
+    for (const m of this.messages) {
+      if (m.role !== 'assistant' || !m.usage) continue;
+      input += m.usage.inputTokens;
+      output += m.usage.outputTokens;
+      any = true;
+      last = m;
+    }
+    const chip = $('conv-usage');
+    chip.hidden = !any;
+    if (any) {
+      chip.textContent = t('convTokens', { total: formatNumber(input + output) });
+      chip.title = t('convTokensTitle', { input: formatNumber(input), output: formatNumber(output) });
+    }
+    const meter = $('context-meter');
+    const info = last ? this.modelInfo(last.model || this.model) : null;
+    const limit = info ? num(info.contextWindow) : null;
+    const used = last && last.usage ? last.usage.contextTokens : 0;
+    meter.hidden = !(limit && used);
+    if (limit && used) {
+      const pct = Math.min(100, Math.round((used / limit) * 1000) / 10);
+      meter.max = limit;
+      meter.value = Math.min(used, limit);
+      const label = t('contextUsed', { pct: formatNumber(pct), used: formatNumber(used), limit: formatNumber(limit) });
+      meter.setAttribute('aria-label', label);
+      meter.title = label;
+      meter.textContent = label;
+    }
+  }
+
+  /** isLastAnswer reports whether view is the thread's last message and an answer. */
+  isLastAnswer(view) {
+    return this.views.length > 0 && this.views[this.views.length - 1] === view && view.msg.role === 'assistant' &&
+      this.messages.some((m) => m.role === 'user');
   }
 
   /** askToken shows the token dialog; concurrent 401s share one prompt. */
@@ -290,14 +457,32 @@ class App {
 
   // ---- Sidebar ----
 
+  /** search filters the sidebar by a query over titles and message text. */
+  async search(q) {
+    this.query = q.trim().slice(0, 256);
+    await this.loadConversations(false);
+    if (this.query) this.announce(t('searchResults', { n: this.conversations.length + (this.nextCursor ? '+' : '') }));
+  }
+
   async loadConversations(more) {
+    const seq = ++this.listSeq;
     try {
-      const page = await this.api.listConversations(more ? this.nextCursor : null);
+      const page = await this.api.listConversations(more ? this.nextCursor : null, 20, this.query);
+      if (seq !== this.listSeq) return; // a newer search answered first
       const list = Array.isArray(page && page.conversations) ? page.conversations : [];
       this.conversations = more ? this.conversations.concat(list) : list;
       this.nextCursor = page && typeof page.nextCursor === 'string' && page.nextCursor ? page.nextCursor : null;
       this.renderSidebar();
     } catch (err) {
+      if (seq !== this.listSeq) return;
+      // A query the server cannot search (no word in it, too long) matches
+      // nothing; it is not a page error.
+      if (this.query && err instanceof APIError && err.status === 400) {
+        this.conversations = [];
+        this.nextCursor = null;
+        this.renderSidebar();
+        return;
+      }
       this.showLoadError(err);
     }
   }
@@ -308,12 +493,12 @@ class App {
     for (const c of this.conversations) {
       if (!c || typeof c.id !== 'string' || seen.has(c.id)) continue;
       seen.add(c.id);
-      const title = str(c.title) || 'New conversation';
+      const title = str(c.title) || t('newConversation');
       const current = c.id === this.currentId;
       const open = h('button', { type: 'button', class: 'conv-open', 'aria-current': current ? 'page' : null },
-        h('span', { class: 'conv-name' }, title),
+        h('span', { class: 'conv-name', dir: 'auto' }, title),
         h('span', { class: 'conv-date' }, formatDate(c.updatedAt || c.createdAt)));
-      const del = h('button', { type: 'button', class: 'btn btn-icon conv-delete', 'aria-label': `Delete conversation “${title}”`, title: 'Delete' }, icon('trash'));
+      const del = h('button', { type: 'button', class: 'btn btn-icon conv-delete', 'aria-label': t('deleteConv', { title }), title: t('delete') }, icon('trash'));
       open.addEventListener('click', () => {
         this.toggleSidebar(false);
         this.open(c.id, true);
@@ -323,11 +508,12 @@ class App {
       ul.appendChild(li);
     }
     $('conv-empty').hidden = seen.size > 0;
+    $('conv-empty').textContent = this.query ? t('noMatches') : t('noConversations');
     $('load-more').hidden = !this.nextCursor;
   }
 
   async remove(id, title, btn) {
-    if (!(await this.confirm(`“${title}” and all its messages will be deleted. This cannot be undone.`))) {
+    if (!(await this.confirm(t('deleteConfirm', { title })))) {
       btn.focus();
       return;
     }
@@ -342,7 +528,7 @@ class App {
     this.conversations = this.conversations.filter((c) => c.id !== id);
     if (id === this.currentId) this.newChat();
     this.renderSidebar();
-    this.announce('Conversation deleted.');
+    this.announce(t('deleted'));
     $('new-chat').focus();
   }
 
@@ -350,8 +536,9 @@ class App {
 
   setTitle(title) {
     this.title = title || '';
+    $('conv-actions').hidden = !this.currentId;
     if (!$('bench').hidden) return;
-    $('conv-title').textContent = title || 'Discover Chat';
+    $('conv-title').textContent = title || t('appTitle');
     document.title = (title ? title + ' · ' : '') + 'Toolport';
   }
 
@@ -369,8 +556,8 @@ class App {
       this.setTitle(this.title);
       return;
     }
-    $('conv-title').textContent = 'Tools';
-    document.title = 'Tools · Toolport';
+    $('conv-title').textContent = t('tools');
+    document.title = t('tools') + ' · Toolport';
     if (!this.bench) this.bench = new Bench(this.api, $('bench'), (text) => this.announce(text));
     if (focus) $('bench-title').focus();
     await this.bench.load();
@@ -381,6 +568,8 @@ class App {
     this.showBench(false);
     this.currentId = null;
     this.messages = [];
+    this.model = '';
+    this.renderModelPicker();
     this.renderThread();
     this.setTitle('');
     if (push && location.search) history.pushState(null, '', location.pathname);
@@ -397,7 +586,7 @@ class App {
       conv = await this.api.getConversation(id);
     } catch (err) {
       if (err instanceof APIError && err.status === 404) {
-        this.showLoadError(new Error('That conversation no longer exists.'));
+        this.showLoadError(new Error(t('gone')));
         this.newChat(push);
         return;
       }
@@ -406,29 +595,46 @@ class App {
     }
     this.showBench(false);
     this.currentId = id;
+    this.model = str(conv && conv.model);
+    this.renderModelPicker();
     this.messages = fromStored(conv && conv.messages);
     this.renderThread();
     this.setTitle(str(conv && conv.title));
     if (push) history.pushState(null, '', '?c=' + encodeURIComponent(id));
     this.renderSidebar();
     this.scrollToEnd();
-    this.announce(`Opened ${str(conv && conv.title) || 'conversation'}.`);
+    this.announce(t('opened', { title: str(conv && conv.title) || t('conversation') }));
   }
 
   renderThread() {
     const ol = clear($('messages'));
-    this.views = this.messages.map((m) => new MessageView(m, this.nextUid()));
+    this.views = [];
+    for (const m of this.messages) this.views.push(new MessageView(m, this.nextUid(), this));
     for (const v of this.views) ol.appendChild(v.el);
+    this.refreshFoots();
     $('welcome').hidden = this.messages.length > 0;
+    this.renderUsage();
+  }
+
+  /** refreshFoots re-renders every message's actions (which depend on the thread). */
+  refreshFoots() {
+    for (const v of this.views) v.renderFoot();
   }
 
   addMessage(msg) {
     this.messages.push(msg);
-    const v = new MessageView(msg, this.nextUid());
+    const v = new MessageView(msg, this.nextUid(), this);
     this.views.push(v);
     $('messages').appendChild(v.el);
     $('welcome').hidden = true;
     return v;
+  }
+
+  /** truncateFrom removes message i and all after it from the thread. */
+  truncateFrom(i) {
+    for (const v of this.views.slice(i)) v.el.remove();
+    this.messages = this.messages.slice(0, i);
+    this.views = this.views.slice(0, i);
   }
 
   nearBottom() {
@@ -447,7 +653,7 @@ class App {
     $('send-btn').hidden = streaming;
     const input = $('composer-input');
     input.disabled = this.modelMissing();
-    input.placeholder = this.modelMissing() ? 'Configure a model to start chatting' : 'Ask anything…';
+    input.placeholder = this.modelMissing() ? t('configureModel') : t('askAnything');
     $('send-btn').disabled = this.modelMissing();
     // Without a model the composer gives way to a way into the tool bench.
     $('composer').hidden = this.modelMissing();
@@ -462,22 +668,12 @@ class App {
     const input = $('composer-input');
     const text = input.value.trim();
     if (!text || this.stream || this.modelMissing()) return;
-    const controller = new AbortController();
-    const user = newMessage('user');
-    user.parts.push({ kind: 'text', text });
-    const msg = newMessage('assistant');
-    msg.streaming = true;
-    this.stream = { controller, msg, view: null };
     input.value = '';
     this.autosize();
+    const user = newMessage('user');
+    user.parts.push({ kind: 'text', text });
     this.addMessage(user);
-    const view = this.addMessage(msg);
-    this.stream.view = view;
-    this.updateComposer();
-    this.scrollToEnd();
-    this.announce('Sending…');
-    let incomplete = false;
-    try {
+    await this.runTurn(user, async (signal) => {
       if (!this.currentId) {
         const conv = await this.api.createConversation();
         this.currentId = conv.id;
@@ -486,18 +682,65 @@ class App {
         // Show it in the sidebar now; the server names it after this message.
         this.conversations.unshift({ id: conv.id, title: text.slice(0, 80), createdAt: conv.createdAt, updatedAt: conv.createdAt });
         this.renderSidebar();
+        // A model picked before the conversation existed applies to it.
+        if (this.model) await this.api.updateConversation(conv.id, { model: this.model });
       }
-      const res = await this.api.sendMessage(this.currentId, text, controller.signal);
-      this.announce('The assistant is answering.');
+      return this.api.sendMessage(this.currentId, text, signal);
+    });
+  }
+
+  /** regenerate answers the last user message again, replacing the last answer. */
+  async regenerate() {
+    if (this.stream || !this.currentId || this.modelMissing()) return;
+    let i = this.messages.length - 1;
+    while (i >= 0 && this.messages[i].role !== 'user') i -= 1;
+    if (i < 0) return;
+    this.truncateFrom(i + 1);
+    await this.runTurn(this.messages[i], (signal) => this.api.regenerate(this.currentId, signal));
+  }
+
+  /** editAndResend replaces view's user message, and all after it, with text. */
+  async editAndResend(view, text) {
+    const i = this.views.indexOf(view);
+    if (i < 0 || this.stream || !view.msg.id) return;
+    const oldID = view.msg.id;
+    this.truncateFrom(i);
+    const user = newMessage('user');
+    user.parts.push({ kind: 'text', text });
+    this.addMessage(user);
+    await this.runTurn(user, (signal) => this.api.editMessage(this.currentId, oldID, text, signal));
+  }
+
+  /**
+   * runTurn streams an answer to user (already shown) from the response
+   * start(signal) resolves to: a new message, a regenerate or an edit.
+   */
+  async runTurn(user, start) {
+    const controller = new AbortController();
+    const msg = newMessage('assistant');
+    msg.streaming = true;
+    msg.model = this.model || (this.models()[0] ? this.models()[0].name : '');
+    this.stream = { controller, msg, view: null };
+    const view = this.addMessage(msg);
+    this.stream.view = view;
+    this.updateComposer();
+    this.refreshFoots();
+    this.scrollToEnd();
+    this.announce(t('sending'));
+    let incomplete = false;
+    try {
+      const res = await start(controller.signal);
+      this.announce(t('answering'));
       const conv = this.currentId;
       // A dropped connection is resumed by followTurn (any replica can
       // answer); the answer keeps being written meanwhile.
       const ended = await followTurn(res, (ev) => {
         const follow = this.nearBottom();
         const changed = applyEvent(msg, ev);
-        if (ev.type === 'tool_call_start' && changed) this.announce(`Running ${toolLabel(changed.name)}…`);
-        if (ev.type === 'tool_call_end' && changed) this.announce(`${toolLabel(changed.name)} finished.`);
-        if (ev.type === 'tool_call_error' && changed) this.announce(`${toolLabel(changed.name)} failed.`);
+        if (ev.type === 'message_start' && typeof ev.userMessageId === 'string' && ev.userMessageId) user.id = ev.userMessageId;
+        if (ev.type === 'tool_call_start' && changed) this.announce(t('running', { tool: toolLabel(changed.name) }));
+        if (ev.type === 'tool_call_end' && changed) this.announce(t('finished', { tool: toolLabel(changed.name) }));
+        if (ev.type === 'tool_call_error' && changed) this.announce(t('failed', { tool: toolLabel(changed.name) }));
         if (ev.type === 'message_end' || ev.type === 'error') view.sync();
         else view.schedule(changed);
         if (follow) this.scrollToEnd();
@@ -505,7 +748,7 @@ class App {
         signal: controller.signal,
         reconnect: (lastId) => this.api.fetch('/api/conversations/' + encodeURIComponent(conv) + '/stream',
           { headers: { Accept: 'text/event-stream', 'Last-Event-ID': lastId }, signal: controller.signal }),
-        onRetry: () => this.announce('Connection lost; reconnecting…'),
+        onRetry: () => this.announce(t('reconnecting')),
       });
       if (!ended) incomplete = true;
     } catch (err) {
@@ -517,12 +760,79 @@ class App {
       }
     } finally {
       if (msg.streaming || incomplete) finish(msg, incomplete || msg.incomplete);
-      view.sync();
       this.stream = null;
+      view.sync();
+      this.refreshFoots();
+      this.renderUsage();
       this.updateComposer();
-      this.announce(msg.incomplete ? 'Stopped.' : msg.errors.length ? 'The answer failed.' : 'Answer complete.');
+      this.announce(msg.incomplete ? t('stopped') : msg.errors.length ? t('answerFailed') : t('answerComplete'));
       this.loadConversations(false);
-      if (document.activeElement === document.body || document.activeElement === $('stop-btn')) input.focus();
+      const input = $('composer-input');
+      if (document.activeElement === document.body || document.activeElement === $('stop-btn') || !document.activeElement) input.focus();
+    }
+  }
+
+  /** rename asks for a new title and saves it. */
+  async rename() {
+    if (!this.currentId) return;
+    const dlg = $('rename-dialog');
+    const input = $('rename-input');
+    const err = $('rename-error');
+    input.value = this.title;
+    err.hidden = true;
+    const title = await new Promise((resolve) => {
+      const form = $('rename-form');
+      const cancel = $('rename-cancel');
+      const done = (v) => {
+        form.removeEventListener('submit', onOK);
+        cancel.removeEventListener('click', onCancel);
+        dlg.removeEventListener('cancel', onCancel);
+        if (dlg.open) dlg.close();
+        resolve(v);
+      };
+      const onOK = (e) => {
+        e.preventDefault();
+        const v = input.value.trim();
+        if (v) done(v);
+      };
+      const onCancel = (e) => {
+        if (e) e.preventDefault();
+        done(null);
+      };
+      form.addEventListener('submit', onOK);
+      cancel.addEventListener('click', onCancel);
+      dlg.addEventListener('cancel', onCancel);
+      dlg.showModal();
+      input.select();
+    });
+    $('rename-btn').focus();
+    if (!title) return;
+    try {
+      const c = await this.api.updateConversation(this.currentId, { title });
+      this.setTitle(str(c && c.title) || title);
+      const entry = this.conversations.find((x) => x.id === this.currentId);
+      if (entry) entry.title = this.title;
+      this.renderSidebar();
+      this.announce(t('renamed'));
+    } catch (e) {
+      this.showLoadError(e);
+    }
+  }
+
+  /** exportAs downloads the conversation as Markdown or JSON. */
+  async exportAs(format) {
+    if (!this.currentId) return;
+    try {
+      const { blob, filename } = await this.api.exportConversation(this.currentId, format);
+      const url = URL.createObjectURL(blob);
+      const a = h('a', { href: url, download: filename, hidden: true });
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+      this.announce(t('exported'));
+    } catch (e) {
+      this.showLoadError(e);
     }
   }
 
@@ -537,6 +847,17 @@ class App {
         { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }).catch(() => {});
     }
   }
+}
+
+/**
+ * followText gives a text field its direction from what is typed in it
+ * (dir="auto"), and the page's direction while it is empty, so that a
+ * placeholder reads the page's way (dir="auto" alone would make an empty
+ * field left to right).
+ */
+function followText(field) {
+  if (field.value.trim()) field.setAttribute('dir', 'auto');
+  else field.removeAttribute('dir');
 }
 
 function formatDate(s) {

@@ -10,6 +10,7 @@ import { APIError } from './api.js';
 import { ToolCard, toolLabel } from './cards.js';
 import { partFromResult } from './model.js';
 import { h, clear, icon, str, num, arr, obj, formatDuration } from './dom.js';
+import { t as tr } from './i18n.js';
 
 // Bounds on what a schema can make the page build.
 const MAX_TOOLS = 200;
@@ -18,11 +19,11 @@ const MAX_ENUM = 200;
 // Strings allowed to be this long get a textarea rather than a line.
 const TEXTAREA_FROM = 500;
 
-const PACK_LABEL = { web: 'Web', ckan: 'Open data (CKAN)', music: 'Music' };
+const PACK_LABEL = { web: 'packWeb', ckan: 'packCkan', music: 'packMusic' };
 
 /** packLabel names a pack for people. */
 function packLabel(pack) {
-  return PACK_LABEL[pack] || pack || 'Other';
+  return PACK_LABEL[pack] ? tr(PACK_LABEL[pack]) : pack || tr('packOther');
 }
 
 /** schemaType returns the one type of a property schema ("null" aside). */
@@ -58,6 +59,14 @@ class Field {
     this.control.setAttribute('aria-describedby', described);
     this.control.dataset.field = name;
     this.control.addEventListener('invalid', () => this.showError(this.control.validationMessage));
+    // Typed text takes its own direction (a Hebrew query reads right to
+    // left); an empty field keeps the page's.
+    if (this.control.tagName === 'TEXTAREA' || this.control.type === 'text') {
+      this.control.addEventListener('input', () => {
+        if (this.control.value.trim()) this.control.setAttribute('dir', 'auto');
+        else this.control.removeAttribute('dir');
+      });
+    }
     this.control.addEventListener('input', () => {
       this.check();
       if (this.control.checkValidity()) this.showError('');
@@ -89,7 +98,7 @@ class Field {
     switch (this.kind) {
       case 'enum': {
         const sel = h('select', base);
-        if (!this.required || def === undefined) sel.appendChild(h('option', { value: '' }, def === undefined ? '(not set)' : '(default)'));
+        if (!this.required || def === undefined) sel.appendChild(h('option', { value: '' }, def === undefined ? tr('notSet') : tr('byDefault')));
         s.enum.forEach((v, i) => {
           sel.appendChild(h('option', { value: String(i), selected: def !== undefined && v === def }, String(v)));
         });
@@ -156,9 +165,9 @@ class Field {
         return what;
       }
       case 'list': {
-        const parts = ['one per line'];
-        if (num(s.minItems) !== null) parts.push(`at least ${s.minItems}`);
-        if (num(s.maxItems) !== null) parts.push(`at most ${s.maxItems}`);
+        const parts = [tr('onePerLine')];
+        if (num(s.minItems) !== null) parts.push(tr('atLeast', { n: s.minItems }));
+        if (num(s.maxItems) !== null) parts.push(tr('atMost', { n: s.maxItems }));
         return parts.join(', ');
       }
       case 'json':
@@ -276,13 +285,13 @@ export class Bench {
     this.loading = null;
     this.current = null; // {def, fields, form, result, run}
     this.runSeq = 0;
-    this.list = h('div', { class: 'bench-tools', role: 'navigation', 'aria-label': 'Tools by pack' });
+    this.list = h('div', { class: 'bench-tools', role: 'navigation', 'aria-label': tr('toolsByPack') });
     this.panel = h('div', { class: 'bench-panel', id: 'bench-panel' });
-    this.status = h('p', { class: 'muted bench-status' }, 'Loading the tools…');
+    this.status = h('p', { class: 'muted bench-status' }, tr('loadingTools'));
     clear(root).append(
       h('div', { class: 'bench-head' },
-        h('h2', { class: 'bench-title', id: 'bench-title', tabindex: '-1' }, 'Tool bench'),
-        h('p', { class: 'bench-intro' }, 'Run any tool directly with arguments you choose. No model is involved.')),
+        h('h2', { class: 'bench-title', id: 'bench-title', tabindex: '-1' }, tr('benchTitle')),
+        h('p', { class: 'bench-intro' }, tr('benchIntro'))),
       this.status, this.list, this.panel);
   }
 
@@ -296,7 +305,7 @@ export class Bench {
       }).catch((err) => {
         this.loading = null;
         this.status.hidden = false;
-        clear(this.status).append(h('span', { class: 'is-error', role: 'alert' }, 'The tools could not be loaded: ' + (err && err.message ? err.message : String(err))));
+        clear(this.status).append(h('span', { class: 'is-error', role: 'alert' }, tr('toolsNotLoaded') + (err && err.message ? err.message : String(err))));
       });
     }
     return this.loading;
@@ -305,7 +314,7 @@ export class Bench {
   renderList() {
     clear(this.list);
     this.status.hidden = this.tools.length > 0;
-    if (this.tools.length === 0) this.status.textContent = 'This server has no tools.';
+    if (this.tools.length === 0) this.status.textContent = tr('noTools');
     const packs = new Map();
     for (const t of this.tools) {
       const p = str(t.pack);
@@ -342,13 +351,13 @@ export class Bench {
     const entries = Object.entries(props).slice(0, MAX_FIELDS).filter(([, s]) => obj(s));
     entries.sort(([a], [b]) => Number(required.has(b)) - Number(required.has(a)));
     const fields = entries.map(([k, s]) => new Field(name, k, s, required.has(k)));
-    const run = h('button', { type: 'submit', class: 'btn btn-primary bench-run' }, 'Run');
-    const reset = h('button', { type: 'button', class: 'btn btn-ghost bench-reset' }, 'Reset');
+    const run = h('button', { type: 'submit', class: 'btn btn-primary bench-run' }, tr('run'));
+    const reset = h('button', { type: 'button', class: 'btn btn-ghost bench-reset' }, tr('reset'));
     const result = h('div', { class: 'bench-result', 'aria-live': 'polite' });
     const form = h('form', { class: 'bench-form', novalidate: true, 'data-tool': name, 'aria-labelledby': 'bench-tool-title' },
-      fields.length ? fields.map((f) => f.el) : h('p', { class: 'muted' }, 'This tool takes no arguments.'),
+      fields.length ? fields.map((f) => f.el) : h('p', { class: 'muted' }, tr('noArguments')),
       h('div', { class: 'bench-actions' }, run, reset,
-        fields.some((f) => f.required) ? h('span', { class: 'muted req-note' }, h('span', { class: 'req', 'aria-hidden': 'true' }, '*'), ' required') : null));
+        fields.some((f) => f.required) ? h('span', { class: 'muted req-note' }, h('span', { class: 'req', 'aria-hidden': 'true' }, '*'), ' ' + tr('required')) : null));
     const title = str(def.title) || toolLabel(name);
     clear(this.panel).append(
       h('div', { class: 'bench-tool-head' },
@@ -400,7 +409,7 @@ export class Bench {
     if (!cur || cur.run.disabled) return;
     const args = this.args();
     if (!args) {
-      this.announce('Some arguments need fixing.');
+      this.announce(tr('argsNeedFixing'));
       return;
     }
     const name = cur.def.name;
@@ -410,7 +419,7 @@ export class Bench {
     const part = partFromResult(`bench-${seq}`, name, args, undefined);
     const card = new ToolCard(part, `bench-${seq}`);
     clear(cur.result).append(card.el);
-    this.announce(`Running ${toolLabel(name)}…`);
+    this.announce(tr('running', { tool: toolLabel(name) }));
     const t0 = performance.now();
     let text = '';
     let env;
@@ -420,7 +429,7 @@ export class Bench {
       try {
         env = JSON.parse(text);
       } catch {
-        failure = new Error('The server answered with something that is not JSON.');
+        failure = new Error(tr('notJSON'));
       }
     } catch (err) {
       failure = err;
@@ -433,7 +442,7 @@ export class Bench {
       const code = failure instanceof APIError ? failure.code : '';
       clear(cur.result).append(h('div', { class: 'inline-error bench-error', role: 'alert' },
         icon('alert'), h('span', null, failure.message || String(failure)), code ? h('code', null, code) : null));
-      this.announce(`${toolLabel(name)} could not be called.`);
+      this.announce(tr('couldNotCall', { tool: toolLabel(name) }));
       return;
     }
     const done = partFromResult(`bench-${seq}`, name, args, env);
@@ -442,10 +451,10 @@ export class Bench {
     const tool = formatDuration(num(obj(env) && env.durationMs));
     cur.result.append(
       h('p', { class: 'bench-timing' },
-        h('span', { class: 'bench-timing-tool' }, 'Tool ', h('strong', null, tool || '—')),
-        h('span', { class: 'bench-timing-trip' }, 'Round trip ', h('strong', null, formatDuration(roundTrip)))),
+        h('span', { class: 'bench-timing-tool' }, tr('toolTime') + ' ', h('strong', null, tool || '—')),
+        h('span', { class: 'bench-timing-trip' }, tr('roundTrip') + ' ', h('strong', null, formatDuration(roundTrip)))),
       h('div', { class: 'bench-raw' },
-        h('h4', { class: 'bench-raw-title', id: `bench-raw-title-${seq}` }, 'Raw JSON'),
+        h('h4', { class: 'bench-raw-title', id: `bench-raw-title-${seq}` }, tr('rawJSON')),
         h('pre', { class: 'raw-json bench-raw-json', tabindex: '0', 'aria-labelledby': `bench-raw-title-${seq}` }, prettyJSON(env, text))));
     // Long forms push the result below the fold: bring it into view.
     card.el.scrollIntoView({ block: 'nearest' });

@@ -1,12 +1,19 @@
 // Tool invocation cards: a header button (icon, friendly name, status,
 // summary, duration) that expands a region with the full result rendered per
 // tool, plus a Raw JSON view. Everything from the tool is untrusted: it only
-// reaches the page as text nodes, http(s) links and https artwork.
+// reaches the page as text nodes, http(s) links and https artwork, and every
+// field takes its direction from its own text (dir="auto"), so Hebrew titles
+// read right to left inside an English page and the other way round.
+//
+// Each tool's result has a renderer in a small registry: other modules add
+// theirs with registerRenderer (the playlist card does), without touching
+// this file's switch of built-in ones.
 
 import {
   h, clear, icon, link, artwork, str, num, arr, obj, clip, formatDuration, formatTrackTime, safeURL,
 } from './dom.js';
 import { PLAYLIST_TOOLS, renderPlaylistResult } from './playlist.js';
+import { t, formatNumber } from './i18n.js';
 
 /** TOOLS maps tool names to their friendly name and icon. */
 export const TOOLS = {
@@ -32,12 +39,12 @@ export function toolLabel(name) {
   return (TOOLS[name] && TOOLS[name].label) || name || 'Tool';
 }
 
-const STATUS_LABEL = {
-  pending: 'Pending',
-  executing: 'Running',
-  completed: 'Completed',
-  failed: 'Failed',
-  canceled: 'Stopped',
+const STATUS_KEY = {
+  pending: 'statusPending',
+  executing: 'statusExecuting',
+  completed: 'statusCompleted',
+  failed: 'statusFailed',
+  canceled: 'statusCanceled',
 };
 
 // Lists longer than this are cut, with a note, to keep the page responsive.
@@ -53,8 +60,8 @@ export class ToolCard {
     this.bodyId = `tool-body-${uid}`;
     this.rawId = `tool-raw-${uid}`;
     this.badge = h('span', { class: 'badge status' });
-    this.retried = h('span', { class: 'badge badge-retried', hidden: true }, 'Retried');
-    this.summary = h('span', { class: 'tool-summary' });
+    this.retried = h('span', { class: 'badge badge-retried', hidden: true }, t('retried'));
+    this.summary = h('span', { class: 'tool-summary', dir: 'auto' });
     this.duration = h('span', { class: 'tool-duration' });
     this.head = h('button', {
       type: 'button', class: 'tool-head', 'aria-expanded': 'false', 'aria-controls': this.bodyId,
@@ -63,9 +70,9 @@ export class ToolCard {
     h('span', { class: 'tool-title' }, h('span', { class: 'tool-name' }, toolLabel(part.name)), this.badge, this.retried),
     this.summary, this.duration, icon('chevron', 'icon chevron'));
     this.content = h('div', { class: 'tool-content' });
-    this.rawBtn = h('button', { type: 'button', class: 'btn btn-ghost btn-small raw-toggle', 'aria-expanded': 'false', 'aria-controls': this.rawId }, 'Raw JSON');
-    this.raw = h('pre', { class: 'raw-json', id: this.rawId, hidden: true });
-    this.body = h('div', { class: 'tool-body', id: this.bodyId, role: 'region', 'aria-label': toolLabel(part.name) + ' details', hidden: true },
+    this.rawBtn = h('button', { type: 'button', class: 'btn btn-ghost btn-small raw-toggle', 'aria-expanded': 'false', 'aria-controls': this.rawId }, t('rawJSON'));
+    this.raw = h('pre', { class: 'raw-json', id: this.rawId, dir: 'ltr', hidden: true });
+    this.body = h('div', { class: 'tool-body', id: this.bodyId, role: 'region', 'aria-label': t('details', { tool: toolLabel(part.name) }), hidden: true },
       this.content, h('div', { class: 'tool-actions' }, this.rawBtn), this.raw);
     this.el = h('div', { class: 'tool-card', 'data-tool': part.name }, this.head, this.body);
     this.head.addEventListener('click', () => this.toggle());
@@ -89,7 +96,7 @@ export class ToolCard {
     this.el.dataset.statusHistory = (part.history || [part.status]).join(' ');
     this.el.dataset.toolCallId = part.id;
     this.badge.className = `badge status status-${part.status}`;
-    this.badge.textContent = STATUS_LABEL[part.status] || part.status;
+    this.badge.textContent = STATUS_KEY[part.status] ? t(STATUS_KEY[part.status]) : part.status;
     this.retried.hidden = !part.wasRetried;
     this.duration.textContent = formatDuration(part.durationMs);
     clear(this.summary);
@@ -99,16 +106,16 @@ export class ToolCard {
     } else {
       this.summary.classList.remove('is-error');
       let line = part.summary;
-      if (!line && part.status === 'executing') line = describeInput(part.input) || 'Working…';
-      if (!line && part.status === 'canceled') line = 'Stopped before it finished';
+      if (!line && part.status === 'executing') line = describeInput(part.input) || t('working');
+      if (!line && part.status === 'canceled') line = t('stoppedBefore');
       this.summary.append(clip(line, 200));
     }
     clear(this.content);
     this.content.appendChild(renderInput(part.input));
     if (part.status === 'failed') this.content.appendChild(renderFailure(part));
     else if (part.status === 'completed') this.content.appendChild(renderResult(part.name, part.result));
-    else if (part.status === 'canceled') this.content.appendChild(h('p', { class: 'muted' }, 'The call was stopped before it returned a result.'));
-    else this.content.appendChild(h('p', { class: 'muted' }, 'Waiting for the result…'));
+    else if (part.status === 'canceled') this.content.appendChild(h('p', { class: 'muted' }, t('callStopped')));
+    else this.content.appendChild(h('p', { class: 'muted' }, t('waiting')));
     const rawValue = { input: part.input, result: part.result };
     this.raw.textContent = jsonText(rawValue);
   }
@@ -139,60 +146,42 @@ function renderInput(input) {
   const dl = h('dl', { class: 'tool-input' });
   for (const [k, v] of Object.entries(o).slice(0, 12)) {
     const text = typeof v === 'string' ? v : jsonText(v);
-    dl.append(h('dt', null, k), h('dd', null, clip(text, 300)));
+    dl.append(h('dt', { dir: 'auto' }, k), h('dd', { dir: 'auto' }, clip(text, 300)));
   }
   return dl;
 }
 
 function renderFailure(part) {
   return h('div', { class: 'tool-error', role: 'note' },
-    h('p', { class: 'tool-error-msg' }, icon('alert'), h('span', null, part.error)),
+    h('p', { class: 'tool-error-msg' }, icon('alert'), h('span', { dir: 'auto' }, part.error)),
     h('p', { class: 'tool-error-meta' },
       part.errorCode ? h('code', null, part.errorCode) : null,
-      h('span', null, part.wasRetried ? 'Retried once, then gave up.' : part.retryable ? 'Retryable, not retried.' : 'Not retried (not a transient error).')));
+      h('span', null, part.wasRetried ? t('retriedGaveUp') : part.retryable ? t('retryable') : t('notRetried'))));
+}
+
+/**
+ * renderers maps a tool name to the function that renders its result
+ * envelope (an object) as a node. registerRenderer adds or replaces one.
+ */
+const renderers = new Map();
+
+/**
+ * registerRenderer makes fn render the results of tool name. fn gets the
+ * result envelope (a plain object) and returns a node; it must build the DOM
+ * with dom.js's helpers (text only), like the renderers here. The helpers it
+ * may share are exported below (section, paged, trackList…).
+ */
+export function registerRenderer(name, fn) {
+  if (typeof name === 'string' && name && typeof fn === 'function') renderers.set(name, fn);
 }
 
 /** renderResult renders a tool's result envelope for people. */
 export function renderResult(name, result) {
   const r = obj(result);
-  if (!r) return h('pre', { class: 'json' }, jsonText(result));
-  const playlist = renderPlaylistResult(name, r);
-  if (playlist) return section(playlist);
-  switch (name) {
-    case 'semanticSearch':
-      return section(trackList(r.tracks));
-    case 'tidalSearch':
-      return section(
-        arr(r.tracks).length ? [h('h4', { class: 'result-heading' }, 'Tracks'), trackList(r.tracks)] : null,
-        arr(r.albums).length ? [h('h4', { class: 'result-heading' }, 'Albums'), albumGrid(r.albums)] : null,
-        !arr(r.tracks).length && !arr(r.albums).length ? empty() : null);
-    case 'albumTracks':
-      return section(albumHeader(obj(r.album) || { ...r, title: r.title || r.albumTitle }), trackList(r.tracks));
-    case 'batchMetadata':
-      return section(trackList(r.tracks),
-        arr(r.notFound).length ? h('p', { class: 'muted' }, 'Not found: ', arr(r.notFound).map(str).filter(Boolean).join(', ')) : null);
-    case 'searchDatasets':
-      return section(
-        num(r.total) !== null ? h('p', { class: 'muted' }, `${arr(r.datasets).length} of ${r.total} datasets`) : null,
-        datasetList(r.datasets));
-    case 'getDatasetDetails':
-      return section(datasetDetails(r));
-    case 'listGroups':
-      return section(nameList(r.groups, r.names));
-    case 'listOrganizations':
-      return section(nameList(r.organizations, r.names));
-    case 'listTags':
-      return section(nameList(r.tags, r.names));
-    case 'queryDatastore':
-      return section(recordsTable(r));
-    case 'web_search_brave':
-    case 'web_search_google':
-      return section(webResults(r.results));
-    case 'web_fetch':
-      return section(fetchedPage(r));
-    default:
-      return h('pre', { class: 'json' }, jsonText(stripEnvelope(r)));
-  }
+  if (!r) return h('pre', { class: 'json', dir: 'ltr' }, jsonText(result));
+  const fn = renderers.get(name);
+  if (fn) return fn(r);
+  return h('pre', { class: 'json', dir: 'ltr' }, jsonText(stripEnvelope(r)));
 }
 
 function stripEnvelope(r) {
@@ -200,59 +189,107 @@ function stripEnvelope(r) {
   return rest;
 }
 
-function section(...children) {
+/** section wraps a result's parts. */
+export function section(...children) {
   return h('div', { class: 'result' }, children);
 }
 
 function empty() {
-  return h('p', { class: 'muted' }, 'No results.');
+  return h('p', { class: 'muted' }, t('noResults'));
 }
 
-function more(list) {
-  return list.length > MAX_ITEMS ? h('p', { class: 'muted' }, `…and ${list.length - MAX_ITEMS} more (see Raw JSON).`) : null;
+// Page sizes of the lists inside cards.
+const PAGE = { tracks: 10, albums: 12, datasets: 5, web: 5, rows: 10, resources: 10 };
+
+let pagerSeq = 0;
+
+/**
+ * paged shows items a page at a time inside a card: container (a list or
+ * table body) holds the page's items, made by renderItem, and Previous/Next
+ * buttons below it move through the pages. A single page gets no buttons.
+ * Returns [wrapper, nav]; the caller places the wrapper.
+ */
+export function paged(items, size, wrapper, container, renderItem) {
+  const list = items.slice(0, MAX_ITEMS * 10);
+  const pages = Math.max(1, Math.ceil(list.length / size));
+  let page = 0;
+  pagerSeq += 1;
+  const id = `pager-${pagerSeq}`;
+  if (!container.id) container.id = `${id}-items`;
+  const status = h('span', { class: 'pager-status', 'aria-live': 'polite' });
+  const prev = h('button', { type: 'button', class: 'btn btn-ghost btn-small pager-prev', 'aria-controls': container.id }, t('previous'));
+  const next = h('button', { type: 'button', class: 'btn btn-ghost btn-small pager-next', 'aria-controls': container.id }, t('next'));
+  const show = () => {
+    clear(container);
+    const from = page * size;
+    for (const it of list.slice(from, from + size)) container.appendChild(renderItem(it, from));
+    prev.disabled = page === 0;
+    next.disabled = page >= pages - 1;
+    status.textContent = t('itemsRange', { from: formatNumber(from + 1), to: formatNumber(Math.min(from + size, list.length)), total: formatNumber(list.length) });
+    wrapper.dataset.page = String(page + 1);
+  };
+  prev.addEventListener('click', () => {
+    if (page > 0) page -= 1;
+    show();
+  });
+  next.addEventListener('click', () => {
+    if (page < pages - 1) page += 1;
+    show();
+  });
+  show();
+  const nav = pages > 1 ? h('div', { class: 'pager', role: 'group', 'aria-label': t('pageOf', { page: 1, pages }) }, prev, status, next) : null;
+  if (nav) {
+    const label = () => nav.setAttribute('aria-label', t('pageOf', { page: page + 1, pages }));
+    prev.addEventListener('click', label);
+    next.addEventListener('click', label);
+  }
+  return [wrapper, nav];
 }
 
-function trackList(tracks) {
+/** trackList renders tracks with artwork, badges and the matching caption. */
+export function trackList(tracks) {
   const list = arr(tracks).map(obj).filter(Boolean);
   if (list.length === 0) return empty();
   const ol = h('ol', { class: 'tracks' });
-  for (const t of list.slice(0, MAX_ITEMS)) {
+  return paged(list, PAGE.tracks, ol, ol, (tr) => {
     const badges = h('span', { class: 'track-badges' },
-      t.inLibrary === true ? h('span', { class: 'badge badge-library' }, 'In library') : null,
-      t.isIndexed === true ? h('span', { class: 'badge badge-indexed' }, 'Indexed') : null);
-    const score = num(t.score);
-    ol.appendChild(h('li', { class: 'track' },
-      artwork(t.artworkUrl, ''),
+      tr.inLibrary === true ? h('span', { class: 'badge badge-library' }, t('inLibrary')) : null,
+      tr.isIndexed === true ? h('span', { class: 'badge badge-indexed' }, t('indexed')) : null);
+    const score = num(tr.score);
+    // The caption says why the track matched: the index's interpretation
+    // (what semantic search compares with the query) or a caption field.
+    const caption = str(tr.caption) || str(tr.matchedCaption) || str(tr.interpretation);
+    return h('li', { class: 'track' },
+      artwork(tr.artworkUrl, ''),
       h('span', { class: 'track-main' },
-        h('span', { class: 'track-title' }, str(t.title) || 'Untitled'),
-        h('span', { class: 'track-sub' }, [str(t.artist), str(t.album)].filter(Boolean).join(' · '))),
+        h('span', { class: 'track-title', dir: 'auto' }, str(tr.title) || t('untitled')),
+        h('span', { class: 'track-sub', dir: 'auto' }, [str(tr.artist), str(tr.album)].filter(Boolean).join(' · ')),
+        caption ? h('span', { class: 'track-caption', dir: 'auto' }, clip(caption, 220)) : null),
       badges,
-      h('span', { class: 'track-score', title: score !== null ? 'Similarity score' : null }, score !== null ? score.toFixed(2) : ''),
-      h('span', { class: 'track-time' }, formatTrackTime(t.duration))));
-  }
-  return [ol, more(list)];
+      h('span', { class: 'track-score', title: score !== null ? t('similarity') : null }, score !== null ? score.toFixed(2) : ''),
+      h('span', { class: 'track-time' }, formatTrackTime(tr.duration)));
+  });
 }
 
 function albumGrid(albums) {
   const list = arr(albums).map(obj).filter(Boolean);
   const grid = h('ul', { class: 'albums' });
-  for (const a of list.slice(0, MAX_ITEMS)) {
+  return paged(list, PAGE.albums, grid, grid, (a) => {
     const year = str(a.releaseDate).slice(0, 4);
     const tc = num(a.trackCount);
-    grid.appendChild(h('li', { class: 'album' },
+    return h('li', { class: 'album' },
       artwork(a.artworkUrl, '', 'album-art'),
-      h('span', { class: 'album-title' }, str(a.title) || 'Untitled'),
-      h('span', { class: 'album-sub' }, [str(a.artist), year, tc !== null ? `${tc} tracks` : ''].filter(Boolean).join(' · ')),
-      a.inLibrary === true ? h('span', { class: 'badge badge-library' }, 'In library') : null));
-  }
-  return [grid, more(list)];
+      h('span', { class: 'album-title', dir: 'auto' }, str(a.title) || t('untitled')),
+      h('span', { class: 'album-sub', dir: 'auto' }, [str(a.artist), year, tc !== null ? t('trackCount', { n: tc }) : ''].filter(Boolean).join(' · ')),
+      a.inLibrary === true ? h('span', { class: 'badge badge-library' }, t('inLibrary')) : null);
+  });
 }
 
 function albumHeader(a) {
   if (!a || !str(a.title)) return null;
   return h('div', { class: 'album-header' },
     artwork(a.artworkUrl, '', 'album-art'),
-    h('span', null, h('strong', null, str(a.title)), h('br'), h('span', { class: 'muted' }, str(a.artist))));
+    h('span', null, h('strong', { dir: 'auto' }, str(a.title)), h('br'), h('span', { class: 'muted', dir: 'auto' }, str(a.artist))));
 }
 
 function orgName(o) {
@@ -264,40 +301,50 @@ function orgName(o) {
 function chips(items, cls = 'chip') {
   const list = arr(items).map((x) => (typeof x === 'string' ? x : orgName(x))).filter(Boolean);
   if (!list.length) return null;
-  return h('span', { class: 'chips' }, list.slice(0, 12).map((x) => h('span', { class: cls }, x)));
+  return h('span', { class: 'chips' }, list.slice(0, 12).map((x) => h('span', { class: cls, dir: 'auto' }, x)));
+}
+
+/** portalLink links a dataset's page on its portal. */
+function portalLink(d) {
+  const url = str(d.portalUrl) || str(d.datasetUrl);
+  return safeURL(url) ? h('span', { class: 'dataset-portal' }, icon('link', 'icon icon-small'), link(url, t('openOnPortal'))) : null;
+}
+
+function datasetItem(d) {
+  return h('li', { class: 'dataset' },
+    h('div', { class: 'dataset-title', dir: 'auto' }, link(str(d.portalUrl) || d.datasetUrl, str(d.title) || str(d.name) || t('untitledDataset'))),
+    orgName(d.organization) ? h('div', { class: 'dataset-org', dir: 'auto' }, icon('building', 'icon icon-small'), orgName(d.organization)) : null,
+    str(d.description) ? h('p', { class: 'dataset-desc', dir: 'auto' }, clip(d.description, 240)) : null,
+    h('div', { class: 'dataset-meta' }, chips(d.formats, 'chip chip-format'),
+      str(d.metadata_modified) ? h('span', { class: 'muted' }, t('updated', { date: str(d.metadata_modified).slice(0, 10) })) : null,
+      portalLink(d)));
 }
 
 function datasetList(datasets) {
   const list = arr(datasets).map(obj).filter(Boolean);
   if (list.length === 0) return empty();
   const ul = h('ul', { class: 'datasets' });
-  for (const d of list.slice(0, MAX_ITEMS)) {
-    ul.appendChild(h('li', { class: 'dataset' },
-      h('div', { class: 'dataset-title' }, link(d.datasetUrl, str(d.title) || str(d.name) || 'Untitled dataset')),
-      orgName(d.organization) ? h('div', { class: 'dataset-org' }, icon('building', 'icon icon-small'), orgName(d.organization)) : null,
-      str(d.description) ? h('p', { class: 'dataset-desc' }, clip(d.description, 240)) : null,
-      h('div', { class: 'dataset-meta' }, chips(d.formats, 'chip chip-format'),
-        str(d.metadata_modified) ? h('span', { class: 'muted' }, 'Updated ' + str(d.metadata_modified).slice(0, 10)) : null)));
-  }
-  return [ul, more(list)];
+  return paged(list, PAGE.datasets, ul, ul, datasetItem);
 }
 
 function datasetDetails(d) {
   const lic = obj(d.license);
   const resources = arr(d.resources).map(obj).filter(Boolean);
+  const ul = h('ul', { class: 'resources' });
   return [
     h('div', { class: 'dataset dataset-single' },
-      h('div', { class: 'dataset-title' }, link(d.datasetUrl, str(d.title) || str(d.name) || 'Untitled dataset')),
-      orgName(d.organization) ? h('div', { class: 'dataset-org' }, icon('building', 'icon icon-small'), orgName(d.organization)) : null,
-      str(d.notes) ? h('p', { class: 'dataset-desc' }, clip(d.notes, 600)) : null,
+      h('div', { class: 'dataset-title', dir: 'auto' }, link(str(d.portalUrl) || d.datasetUrl, str(d.title) || str(d.name) || t('untitledDataset'))),
+      orgName(d.organization) ? h('div', { class: 'dataset-org', dir: 'auto' }, icon('building', 'icon icon-small'), orgName(d.organization)) : null,
+      str(d.notes) ? h('p', { class: 'dataset-desc', dir: 'auto' }, clip(d.notes, 600)) : null,
       h('div', { class: 'dataset-meta' }, chips(d.tags),
-        lic && (str(lic.title) || str(lic.id)) ? h('span', { class: 'muted' }, 'Licence: ' + (str(lic.title) || str(lic.id))) : null)),
-    resources.length ? h('h4', { class: 'result-heading' }, `Resources (${resources.length})`) : null,
-    resources.length ? h('ul', { class: 'resources' }, resources.slice(0, MAX_ITEMS).map((r) => h('li', { class: 'resource' },
+        lic && (str(lic.title) || str(lic.id)) ? h('span', { class: 'muted', dir: 'auto' }, t('licence', { name: str(lic.title) || str(lic.id) })) : null,
+        portalLink(d))),
+    resources.length ? h('h4', { class: 'result-heading' }, t('resources', { n: resources.length })) : null,
+    resources.length ? paged(resources, PAGE.resources, ul, ul, (r) => h('li', { class: 'resource' },
       str(r.format) ? h('span', { class: 'chip chip-format' }, str(r.format)) : null,
-      link(r.url, str(r.name) || str(r.url) || 'Resource', 'resource-name'),
-      r.datastore_active === true ? h('span', { class: 'badge badge-indexed' }, 'Queryable') : null,
-      str(r.description) ? h('span', { class: 'resource-desc muted' }, clip(r.description, 160)) : null))) : null,
+      h('span', { dir: 'auto' }, link(r.url, str(r.name) || str(r.url) || 'Resource', 'resource-name')),
+      r.datastore_active === true ? h('span', { class: 'badge badge-indexed' }, t('queryable')) : null,
+      str(r.description) ? h('span', { class: 'resource-desc muted', dir: 'auto' }, clip(r.description, 160)) : null)) : null,
   ];
 }
 
@@ -306,13 +353,13 @@ function nameList(objects, names) {
   if (objs.length) {
     return h('ul', { class: 'names' }, objs.slice(0, MAX_ITEMS).map((o) => {
       const count = num(o.package_count) ?? num(o.count);
-      return h('li', { class: 'chip' }, str(o.display_name) || str(o.title) || str(o.name),
+      return h('li', { class: 'chip', dir: 'auto' }, str(o.display_name) || str(o.title) || str(o.name),
         count !== null ? h('span', { class: 'chip-count' }, String(count)) : null);
     }));
   }
   const list = arr(names).map(str).filter(Boolean);
   if (!list.length) return empty();
-  return h('ul', { class: 'names' }, list.slice(0, MAX_ITEMS).map((x) => h('li', { class: 'chip' }, x)));
+  return h('ul', { class: 'names' }, list.slice(0, MAX_ITEMS).map((x) => h('li', { class: 'chip', dir: 'auto' }, x)));
 }
 
 function cellText(v) {
@@ -321,36 +368,50 @@ function cellText(v) {
   return jsonText(v);
 }
 
+/** recordsTable renders datastore rows as a table, a page of rows at a time. */
 function recordsTable(r) {
   const records = arr(r.records).map(obj).filter(Boolean);
   let cols = arr(r.fields).map((f) => str(obj(f) && f.id)).filter(Boolean);
   if (!cols.length && records.length) cols = Object.keys(records[0]);
   cols = cols.slice(0, 24);
   if (!records.length) return empty();
-  const shown = records.slice(0, 50);
+  const tbody = h('tbody');
+  const table = h('div', { class: 'md-table datastore-table' }, h('table', null,
+    h('thead', null, h('tr', null, cols.map((c) => h('th', { scope: 'col', dir: 'auto' }, c)))),
+    tbody));
   return [
-    h('p', { class: 'muted' }, `${records.length} of ${num(r.total) ?? records.length} rows`),
-    h('div', { class: 'md-table' }, h('table', null,
-      h('thead', null, h('tr', null, cols.map((c) => h('th', null, c)))),
-      h('tbody', null, shown.map((rec) => h('tr', null, cols.map((c) => h('td', null, clip(cellText(rec[c]), 200)))))))),
+    h('p', { class: 'muted' }, t('rowsOf', { shown: formatNumber(records.length), total: formatNumber(num(r.total) ?? records.length) })),
+    paged(records, PAGE.rows, table, tbody, (rec) => h('tr', null, cols.map((c) => h('td', { dir: 'auto' }, clip(cellText(rec[c]), 200))))),
   ];
+}
+
+/** site names where a web result is from: the publisher, else the host. */
+function site(x, href) {
+  const named = str(x.source) || str(x.siteName) || str(x.site) || str(obj(x.profile) && x.profile.name);
+  if (named) return named;
+  return href ? new URL(href).host.replace(/^www\./, '') : '';
 }
 
 function webResults(results) {
   const list = arr(results).map(obj).filter(Boolean);
   if (list.length === 0) return empty();
-  return h('ol', { class: 'web-results' }, list.slice(0, MAX_ITEMS).map((x) => {
+  const ol = h('ol', { class: 'web-results' });
+  return paged(list, PAGE.web, ol, ol, (x) => {
     const href = safeURL(x.url);
     let where = str(x.url);
     if (href) {
       const u = new URL(href);
       where = u.host + (u.pathname === '/' ? '' : u.pathname);
     }
+    const from = site(x, href);
     return h('li', { class: 'web-result' },
-      h('div', { class: 'web-title' }, link(x.url, str(x.title) || str(x.url))),
-      h('div', { class: 'web-url' }, clip(where, 100)),
-      str(x.snippet) ? h('p', { class: 'web-snippet' }, clip(x.snippet, 400)) : null);
-  }));
+      h('div', { class: 'web-title', dir: 'auto' }, link(x.url, str(x.title) || str(x.url))),
+      h('div', { class: 'web-where' },
+        from ? h('span', { class: 'web-site', dir: 'auto' }, from) : null,
+        h('span', { class: 'web-url', dir: 'ltr' }, clip(where, 100)),
+        str(x.age) ? h('span', { class: 'muted' }, str(x.age)) : null),
+      str(x.snippet) || str(x.description) ? h('p', { class: 'web-snippet', dir: 'auto' }, clip(str(x.snippet) || str(x.description), 400)) : null);
+  });
 }
 
 function fetchedPage(r) {
@@ -359,9 +420,33 @@ function fetchedPage(r) {
   const first = lines.slice(0, 20).join('\n');
   const total = num(r.totalLines) ?? lines.length;
   return [
-    h('div', { class: 'web-title' }, link(r.url, str(r.title) || str(r.url) || 'Fetched page')),
-    str(r.url) ? h('div', { class: 'web-url' }, clip(r.url, 120)) : null,
-    h('pre', { class: 'page-excerpt' }, clip(first, 3000)),
-    h('p', { class: 'muted' }, `Showing ${Math.min(20, lines.length)} of ${total} lines`),
+    h('div', { class: 'web-title', dir: 'auto' }, link(r.url, str(r.title) || str(r.url) || t('fetchedPage'))),
+    str(r.url) ? h('div', { class: 'web-url', dir: 'ltr' }, clip(r.url, 120)) : null,
+    h('pre', { class: 'page-excerpt', dir: 'auto' }, clip(first, 3000)),
+    h('p', { class: 'muted' }, t('linesOf', { shown: Math.min(20, lines.length), total })),
   ];
 }
+
+// The built-in renderers, one per tool.
+for (const name of Object.keys(PLAYLIST_TOOLS)) {
+  registerRenderer(name, (r) => section(renderPlaylistResult(name, r)));
+}
+registerRenderer('semanticSearch', (r) => section(trackList(r.tracks)));
+registerRenderer('tidalSearch', (r) => section(
+  arr(r.tracks).length ? [h('h4', { class: 'result-heading' }, t('tracks')), trackList(r.tracks)] : null,
+  arr(r.albums).length ? [h('h4', { class: 'result-heading' }, t('albums')), albumGrid(r.albums)] : null,
+  !arr(r.tracks).length && !arr(r.albums).length ? empty() : null));
+registerRenderer('albumTracks', (r) => section(albumHeader(obj(r.album) || { ...r, title: r.title || r.albumTitle }), trackList(r.tracks)));
+registerRenderer('batchMetadata', (r) => section(trackList(r.tracks),
+  arr(r.notFound).length ? h('p', { class: 'muted' }, t('notFound'), arr(r.notFound).map(str).filter(Boolean).join(', ')) : null));
+registerRenderer('searchDatasets', (r) => section(
+  num(r.total) !== null ? h('p', { class: 'muted' }, t('datasetsOf', { shown: arr(r.datasets).length, total: r.total })) : null,
+  datasetList(r.datasets)));
+registerRenderer('getDatasetDetails', (r) => section(datasetDetails(r)));
+registerRenderer('listGroups', (r) => section(nameList(r.groups, r.names)));
+registerRenderer('listOrganizations', (r) => section(nameList(r.organizations, r.names)));
+registerRenderer('listTags', (r) => section(nameList(r.tags, r.names)));
+registerRenderer('queryDatastore', (r) => section(recordsTable(r)));
+registerRenderer('web_search_brave', (r) => section(webResults(r.results)));
+registerRenderer('web_search_google', (r) => section(webResults(r.results)));
+registerRenderer('web_fetch', (r) => section(fetchedPage(r)));

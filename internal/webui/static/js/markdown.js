@@ -29,6 +29,18 @@ export function renderMarkdown(text) {
   return frag;
 }
 
+// Text blocks take their direction from their own first strong character
+// (dir="auto"), so a Hebrew paragraph reads right to left beside an English
+// one; code stays left to right.
+const AUTO_DIR = 'p, li, h1, h2, h3, h4, h5, h6, blockquote, th, td, ul, ol';
+
+/** setDirections marks the text blocks of rendered Markdown dir="auto". */
+export function setDirections(frag) {
+  for (const el of frag.querySelectorAll(AUTO_DIR)) el.setAttribute('dir', 'auto');
+  for (const el of frag.querySelectorAll('pre')) el.setAttribute('dir', 'ltr');
+  return frag;
+}
+
 const RE_FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
 const RE_HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 const RE_HR = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;

@@ -9,7 +9,16 @@
 // completed, failed, canceled.
 
 export function newMessage(role, id) {
-  return { id: id || '', role, parts: [], incomplete: false, streaming: false, errors: [] };
+  return { id: id || '', role, parts: [], incomplete: false, streaming: false, errors: [], usage: null, model: '' };
+}
+
+/** usageOf returns a usage object's token counts, or null. */
+export function usageOf(u) {
+  if (!isObj(u)) return null;
+  const input = n(u.inputTokens);
+  const output = n(u.outputTokens);
+  if (input === null && output === null) return null;
+  return { inputTokens: input || 0, outputTokens: output || 0, contextTokens: n(u.contextTokens) || 0 };
 }
 
 function isObj(v) {
@@ -93,6 +102,7 @@ export function applyEvent(msg, ev) {
   switch (ev.type) {
     case 'message_start':
       msg.id = s(ev.messageId) || msg.id;
+      msg.model = s(ev.model) || msg.model;
       return null;
     case 'text_delta':
       return appendText(msg, s(ev.content));
@@ -133,6 +143,7 @@ export function applyEvent(msg, ev) {
       return p;
     }
     case 'message_end': {
+      msg.usage = usageOf(ev.usage) || msg.usage;
       const reason = s(ev.stopReason);
       if (reason === 'canceled' || reason === 'error') finish(msg, true);
       else finish(msg, false);
@@ -176,6 +187,7 @@ export function fromStored(messages) {
     const role = m.role === 'user' ? 'user' : 'assistant';
     const msg = newMessage(role, s(m.id));
     msg.incomplete = m.incomplete === true;
+    if (role === 'assistant') msg.usage = usageOf(m.usage);
     const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
     for (const b of blocks) {
       if (!isObj(b)) continue;
