@@ -85,6 +85,38 @@ type rowsOut struct {
 
 func (o rowsOut) Summary() string { return fmt.Sprintf("%d rows", len(o.Records)) }
 
+type resourceHit struct {
+	ID              string `json:"id"`
+	Name            string `json:"name"`
+	Format          string `json:"format"`
+	URL             string `json:"url"`
+	Size            int64  `json:"size"`
+	DatastoreActive bool   `json:"datastore_active"`
+	PortalURL       string `json:"portalUrl"`
+}
+
+type resourcesOut struct {
+	Count     int           `json:"count"`
+	Resources []resourceHit `json:"resources"`
+}
+
+func (o resourcesOut) Summary() string { return fmt.Sprintf("%d resources", len(o.Resources)) }
+
+type previewColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+type previewOut struct {
+	Format    string           `json:"format"`
+	Encoding  string           `json:"encoding"`
+	Columns   []previewColumn  `json:"columns"`
+	Rows      []map[string]any `json:"rows"`
+	PortalURL string           `json:"portalUrl"`
+}
+
+func (o previewOut) Summary() string { return fmt.Sprintf("%d rows", len(o.Rows)) }
+
 type trackHit struct {
 	ISRC           string  `json:"isrc"`
 	Title          string  `json:"title"`
@@ -132,6 +164,23 @@ func cardTools(t *testing.T) *tool.Registry {
 				}
 				return out, nil
 			})),
+		tool.Must(tool.New(tool.Spec{Name: "searchResources", Description: "Searches resources.", Pack: "ckan"},
+			func(ctx context.Context, in cardQuery) (resourcesOut, error) {
+				return resourcesOut{Count: 2, Resources: []resourceHit{
+					{ID: "r1", Name: "תחנות ניטור 2024", Format: "CSV", URL: "https://data.gov.il/files/air.csv", Size: 2048, DatastoreActive: true,
+						PortalURL: "https://data.gov.il/he/datasets/moep/air-quality/r1"},
+					{ID: "r2", Name: "Noise", Format: "XLSX", URL: "https://data.gov.il/files/noise.xlsx"},
+				}}, nil
+			})),
+		tool.Must(tool.New(tool.Spec{Name: "previewResource", Description: "Previews a file.", Pack: "ckan"},
+			func(ctx context.Context, in cardQuery) (previewOut, error) {
+				out := previewOut{Format: "csv", Encoding: "windows-1255", PortalURL: "https://data.gov.il/he/datasets/moep/air-quality/r1",
+					Columns: []previewColumn{{"תחנה", "string"}, {"PM2.5", "number"}}}
+				for i := 1; i <= 3; i++ {
+					out.Rows = append(out.Rows, map[string]any{"תחנה": fmt.Sprintf("עכו %d", i), "PM2.5": fmt.Sprint(20 + i)})
+				}
+				return out, nil
+			})),
 		tool.Must(tool.New(tool.Spec{Name: "semanticSearch", Description: "Finds tracks by meaning.", Pack: "music"},
 			func(ctx context.Context, in cardQuery) (tracksOut, error) {
 				return tracksOut{Tracks: []trackHit{
@@ -157,7 +206,9 @@ func cardTurns() []servertest.Turn {
 			servertest.Call("c1", "web_search_brave", `{"query":"air quality"}`),
 			servertest.Call("c2", "searchDatasets", `{"query":"air quality"}`),
 			servertest.Call("c3", "queryDatastore", `{"query":"haifa"}`),
-			servertest.Call("c4", "semanticSearch", `{"query":"bittersweet"}`)}, InputTokens: 900, OutputTokens: 40},
+			servertest.Call("c4", "semanticSearch", `{"query":"bittersweet"}`),
+			servertest.Call("c5", "searchResources", `{"query":"air"}`),
+			servertest.Call("c6", "previewResource", `{"query":"r1"}`)}, InputTokens: 900, OutputTokens: 40},
 		{Match: "cards", Step: 1, Events: []servertest.Event{servertest.Text("Here is what I found.")}, InputTokens: 4000, OutputTokens: 60},
 		{Match: "מאגרים", Events: []servertest.Event{servertest.Text("אחפש מאגרים."),
 			servertest.Call("h1", "searchDatasets", `{"query":"איכות אוויר"}`)}, InputTokens: 700, OutputTokens: 20},
@@ -395,7 +446,7 @@ func TestEveryCardType(t *testing.T) {
 	defer b.CheckNoProblems(t)
 	to := 60 * time.Second
 	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady(), send("show me cards"), waitIdle(),
-		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 4`),
+		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 6`),
 		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.tool-card .tool-head').forEach(h => h.click())`))
 
 	type card struct {
@@ -406,7 +457,7 @@ func TestEveryCardType(t *testing.T) {
 	read := func() map[string]card {
 		return Eval[map[string]card](t, b, to, `Object.fromEntries([...document.querySelectorAll('.tool-card')].map(c => [c.dataset.tool, {
 			Sites: [...c.querySelectorAll('.web-site')].map(e => e.textContent),
-			Links: [...c.querySelectorAll('.web-title a, .dataset-title a')].map(a => a.href),
+			Links: [...c.querySelectorAll('.web-title a, .dataset-title a, a.resource-name')].map(a => a.href),
 			Orgs: [...c.querySelectorAll('.dataset-org')].map(e => e.textContent),
 			Formats: [...c.querySelectorAll('.chip-format')].map(e => e.textContent),
 			Portal: [...c.querySelectorAll('.dataset-portal a')].map(a => a.href),
@@ -429,6 +480,15 @@ func TestEveryCardType(t *testing.T) {
 	rows := got["queryDatastore"]
 	if rows.Rows != 10 || rows.Range != "1–10 of 23" {
 		t.Errorf("datastore card = %+v, want the first 10 of 23 rows", rows)
+	}
+	res := got["searchResources"]
+	if strings.Join(res.Formats, ",") != "CSV,XLSX" || len(res.Links) != 2 ||
+		res.Links[0] != "https://data.gov.il/he/datasets/moep/air-quality/r1" || res.Links[1] != "https://data.gov.il/files/noise.xlsx" {
+		t.Errorf("resources card = %+v, want formats and links to the portal page (else the file)", res)
+	}
+	preview := got["previewResource"]
+	if preview.Rows != 3 || len(preview.Portal) != 1 || preview.Portal[0] != "https://data.gov.il/he/datasets/moep/air-quality/r1" {
+		t.Errorf("preview card = %+v, want the 3 rows as a table and the portal link", preview)
 	}
 	tracks := got["semanticSearch"]
 	if len(tracks.Captions) != 2 || !strings.Contains(tracks.Captions[0], "bittersweet piano ballad") {
@@ -574,7 +634,7 @@ func TestAccessibility(t *testing.T) {
 	defer b.CheckNoProblems(t)
 	to := 90 * time.Second
 	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady(), send("cards for axe"), waitIdle(),
-		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 4`),
+		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 6`),
 		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.tool-card .tool-head').forEach(h => h.click())`),
 		chromedp.Evaluate[chromedp.Void](axe))
 	check := func(name string) {
@@ -609,7 +669,7 @@ func TestAccessibility(t *testing.T) {
 			break
 		}
 	}
-	want := []string{"skip-link", "new-chat", "conv-search", "conv-open", "conv-delete", "model-picker", "rename-btn", "export-md", "export-json", "bench-btn", "settings-btn", "msg-edit", "tool-head", "tool-head", "tool-head", "tool-head", "msg-regenerate", "composer-input"}
+	want := []string{"skip-link", "new-chat", "conv-search", "conv-open", "conv-delete", "model-picker", "rename-btn", "export-md", "export-json", "bench-btn", "settings-btn", "msg-edit", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "msg-regenerate", "composer-input"}
 	var got []string
 	for _, o := range order {
 		if len(got) == 0 || got[len(got)-1] != o || o == "tool-head" {

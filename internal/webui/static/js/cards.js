@@ -431,6 +431,54 @@ function fetchedPage(r) {
 for (const name of Object.keys(PLAYLIST_TOOLS)) {
   registerRenderer(name, (r) => section(renderPlaylistResult(name, r)));
 }
+/** resourceItem is one CKAN resource: format, name linked to its portal page, size. */
+function resourceItem(r) {
+  const size = num(r.size);
+  return h('li', { class: 'resource' },
+    str(r.format) ? h('span', { class: 'chip chip-format' }, str(r.format)) : null,
+    h('span', { dir: 'auto' }, link(str(r.portalUrl) || r.url, str(r.name) || str(r.url) || 'Resource', 'resource-name')),
+    r.datastore_active === true ? h('span', { class: 'badge badge-indexed' }, t('queryable')) : null,
+    size !== null && size > 0 ? h('span', { class: 'muted' }, formatBytes(size)) : null,
+    str(r.description) ? h('span', { class: 'resource-desc muted', dir: 'auto' }, clip(r.description, 160)) : null);
+}
+function formatBytes(n) {
+  if (n < 1024) return formatNumber(n) + ' B';
+  if (n < 1 << 20) return formatNumber(Math.round(n / 1024)) + ' KB';
+  return formatNumber(Math.round(n / (1 << 20) * 10) / 10) + ' MB';
+}
+function resourceList(resources) {
+  const list = arr(resources).map(obj).filter(Boolean);
+  if (list.length === 0) return empty();
+  const ul = h('ul', { class: 'resources' });
+  return paged(list, PAGE.resources, ul, ul, resourceItem);
+}
+/** resourceDetails is getResourceDetails: the resource, then its datastore columns. */
+function resourceDetails(r) {
+  const ds = obj(r.datastore);
+  const fields = ds ? arr(ds.fields).map(obj).filter(Boolean) : [];
+  return [
+    h('ul', { class: 'resources' }, resourceItem(r)),
+    fields.length ? h('div', { class: 'dataset-meta' }, fields.slice(0, 60).map((f) =>
+      h('span', { class: 'chip', dir: 'auto' }, str(f.id) + (str(f.type) ? ' · ' + str(f.type) : '')))) : null,
+    portalLink(r),
+  ];
+}
+/** previewTable is previewResource: the guessed columns and the first rows. */
+function previewTable(r) {
+  const cols = arr(r.columns).map(obj).filter(Boolean).slice(0, 24);
+  const records = arr(r.rows).map(obj).filter(Boolean);
+  if (!cols.length || !records.length) return empty();
+  const tbody = h('tbody');
+  const table = h('div', { class: 'md-table datastore-table' }, h('table', null,
+    h('thead', null, h('tr', null, cols.map((c) => h('th', { scope: 'col', dir: 'auto', title: str(c.type) }, str(c.name))))),
+    tbody));
+  return [
+    h('p', { class: 'muted' }, [str(r.format).toUpperCase(), str(r.sheet), str(r.encoding)].filter(Boolean).join(' · ')),
+    paged(records, PAGE.rows, table, tbody, (rec) => h('tr', null, cols.map((c) => h('td', { dir: 'auto' }, clip(cellText(rec[str(c.name)]), 200))))),
+    portalLink(r),
+  ];
+}
+
 registerRenderer('semanticSearch', (r) => section(trackList(r.tracks)));
 registerRenderer('tidalSearch', (r) => section(
   arr(r.tracks).length ? [h('h4', { class: 'result-heading' }, t('tracks')), trackList(r.tracks)] : null,
@@ -447,6 +495,14 @@ registerRenderer('listGroups', (r) => section(nameList(r.groups, r.names)));
 registerRenderer('listOrganizations', (r) => section(nameList(r.organizations, r.names)));
 registerRenderer('listTags', (r) => section(nameList(r.tags, r.names)));
 registerRenderer('queryDatastore', (r) => section(recordsTable(r)));
+registerRenderer('searchResources', (r) => section(
+  num(r.count) !== null ? h('p', { class: 'muted' }, `${formatNumber(arr(r.resources).length)} / ${formatNumber(r.count)}`) : null,
+  resourceList(r.resources)));
+registerRenderer('getResourceDetails', (r) => section(resourceDetails(r)));
+registerRenderer('previewResource', (r) => section(previewTable(r)));
+registerRenderer('news_search_brave', (r) => section(webResults(r.results)));
+registerRenderer('image_search_brave', (r) => section(webResults(r.results)));
+registerRenderer('video_search_brave', (r) => section(webResults(r.results)));
 registerRenderer('web_search_brave', (r) => section(webResults(r.results)));
 registerRenderer('web_search_google', (r) => section(webResults(r.results)));
 registerRenderer('web_fetch', (r) => section(fetchedPage(r)));
