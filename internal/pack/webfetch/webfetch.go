@@ -27,6 +27,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/toolport/toolport/extract"
+	"github.com/toolport/toolport/extract/pdftext"
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/robots"
 	"github.com/toolport/toolport/safehttp"
@@ -70,6 +71,9 @@ type Config struct {
 	// RobotsTimeout bounds one robots.txt fetch (default 5 s); a robots.txt
 	// that does not answer in time disallows the fetch, as RFC 9309 says.
 	RobotsTimeout time.Duration
+	// PDF bounds PDF extraction (pages, characters, time, parsers at
+	// once); zero fields take pdftext's defaults.
+	PDF pdftext.Options
 	// HTTP, when set, is used instead of a client built from the fields
 	// above (tests inject resolvers and TLS roots this way).
 	HTTP *safehttp.Client
@@ -199,7 +203,8 @@ const description = "Fetches content from a specified URL and returns it as mark
 	"Or page by characters with start_index and max_length (default 5000), not combined with offset/limit: " +
 	"pass the returned nextStartIndex as start_index (e.g. 0, then 5000). " +
 	"raw: true returns the decoded document (e.g. HTML source) instead of extracted markdown. " +
-	"Plain text and JSON are returned as they are; PDFs and images are not supported. " +
+	"Plain text and JSON are returned as they are. PDFs are returned as their text, each page after a line <!-- page N -->; " +
+	"encrypted PDFs fail with PDF_ENCRYPTED and scans without a text layer with PDF_NO_TEXT. Images are not supported. " +
 	"Private and local network addresses are refused, and so are pages the site's robots.txt disallows."
 
 // Tool declares web_fetch.
@@ -223,7 +228,7 @@ func Tool(cfg Config) *tool.Tool {
 	if cfg.QueueWait <= 0 {
 		cfg.QueueWait = DefaultQueueWait
 	}
-	f := &fetcher{http: hc, limit: newLimiter(cfg.MaxConcurrent, cfg.MaxInFlightBytes, cfg.QueueWait)}
+	f := &fetcher{http: hc, limit: newLimiter(cfg.MaxConcurrent, cfg.MaxInFlightBytes, cfg.QueueWait), pdf: pdftext.New(cfg.PDF)}
 	if !cfg.IgnoreRobots {
 		f.robots = robots.NewChecker(robots.Options{HTTP: hc, UserAgent: cfg.UserAgent, Timeout: cfg.RobotsTimeout})
 	}
@@ -237,6 +242,7 @@ type fetcher struct {
 	http   *safehttp.Client
 	limit  *limiter        // shared by every call of this tool instance
 	robots *robots.Checker // nil when robots.txt is ignored
+	pdf    *pdftext.Extractor
 }
 
 func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
@@ -284,7 +290,7 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 	}
 	defer releaseBytes()
 	tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 2, Message: "extracting"})
-	title, markdown, mediaType, err := render(ctx, resp, in.Raw)
+	title, markdown, mediaType, err := f.render(ctx, resp, in.Raw)
 	if err != nil {
 		return Output{}, err
 	}
@@ -392,7 +398,7 @@ func byteIndex(s string, n int) int {
 
 // render turns a response body into a title and Markdown according to its type.
 // With raw, an HTML page is returned decoded but not extracted.
-func render(ctx context.Context, resp *safehttp.Response, raw bool) (title, markdown, mediaType string, err error) {
+func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool) (title, markdown, mediaType string, err error) {
 	mediaType, _, perr := mime.ParseMediaType(resp.ContentType)
 	if perr != nil {
 		mediaType = strings.ToLower(strings.TrimSpace(strings.Split(resp.ContentType, ";")[0]))
@@ -420,6 +426,12 @@ func render(ctx context.Context, resp *safehttp.Response, raw bool) (title, mark
 			return "", "", mediaType, tool.Errorf(tool.CodeParse, "Failed to parse HTML: %v", err)
 		}
 		return doc.Title, doc.Markdown, mediaType, nil
+	case kindPDF:
+		if raw {
+			return "", "", mediaType, &tool.Error{Code: tool.CodeUnsupported,
+				Message: fmt.Sprintf("raw mode returns text documents; %s is a PDF: fetch it without raw for its text", hostPath(resp))}
+		}
+		return f.renderPDF(ctx, resp, mediaType)
 	case kindText:
 		// Text and JSON pass through, decoded to UTF-8 by the same rules.
 		utf8, err := extract.DecodeHTML(resp.Body, resp.ContentType)
@@ -431,6 +443,39 @@ func render(ctx context.Context, resp *safehttp.Response, raw bool) (title, mark
 		return "", "", mediaType, &tool.Error{Code: tool.CodeUnsupported,
 			Message: fmt.Sprintf("web_fetch cannot read %s content (from %s): only HTML, plain text and JSON are supported", describeType(mediaType), hostPath(resp))}
 	}
+}
+
+// renderPDF extracts a PDF's text. Its failures get their own codes, so
+// that an agent can tell a scan from a locked document from a broken one.
+func (f *fetcher) renderPDF(ctx context.Context, resp *safehttp.Response, mediaType string) (title, markdown, _ string, err error) {
+	doc, err := f.pdf.Extract(ctx, resp.Body)
+	switch {
+	case err == nil:
+		markdown = doc.Markdown
+		if doc.Truncated {
+			markdown += fmt.Sprintf("\n\n<!-- only the first %d of %d pages were read -->\n", doc.PagesRead, doc.Pages)
+		}
+		return doc.Title, markdown, mediaType, nil
+	case errors.Is(err, pdftext.ErrEncrypted):
+		return "", "", mediaType, &tool.Error{Code: tool.CodePDFEncrypted, Err: err,
+			Message: fmt.Sprintf("The PDF at %s is encrypted (it needs a password), so its text cannot be read", hostPath(resp))}
+	case errors.Is(err, pdftext.ErrNoText):
+		return "", "", mediaType, &tool.Error{Code: tool.CodePDFNoText, Err: err,
+			Message: fmt.Sprintf("The PDF at %s has no text layer (it is likely a scan); reading it would need OCR", hostPath(resp))}
+	case errors.Is(err, pdftext.ErrTooLarge):
+		return "", "", mediaType, &tool.Error{Code: tool.CodeUnsupported, Err: err,
+			Message: fmt.Sprintf("The PDF at %s is too large to read: %v", hostPath(resp), strings.TrimPrefix(err.Error(), "pdftext: "))}
+	case errors.Is(err, pdftext.ErrBusy):
+		return "", "", mediaType, &tool.Error{Code: tool.CodeRateLimit, Retryable: true, Err: err,
+			Message: "web_fetch is busy reading other PDFs; try again shortly"}
+	case ctx.Err() != nil:
+		return "", "", mediaType, ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded):
+		return "", "", mediaType, &tool.Error{Code: tool.CodeTimeout, Err: err,
+			Message: fmt.Sprintf("Reading the PDF at %s took too long", hostPath(resp))}
+	}
+	return "", "", mediaType, &tool.Error{Code: tool.CodeParse, Err: err,
+		Message: fmt.Sprintf("Failed to read the PDF at %s: it is malformed or uses features this reader does not support", hostPath(resp))}
 }
 
 // htmlTitle is the text of a document's first <title>, read up to <body>.
@@ -460,6 +505,7 @@ const (
 	kindOther contentKind = iota
 	kindHTML
 	kindText
+	kindPDF
 )
 
 func classifyType(mediaType string, body []byte) contentKind {
@@ -472,8 +518,13 @@ func classifyType(mediaType string, body []byte) contentKind {
 		return kindText
 	case strings.HasPrefix(mediaType, "text/"):
 		return kindText
+	case mediaType == "application/pdf", mediaType == "application/x-pdf":
+		return kindPDF
 	case mediaType == "", mediaType == "application/octet-stream", mediaType == "binary/octet-stream":
 		// Servers that do not say: sniff, as a browser would.
+		if pdftext.IsPDF(body) {
+			return kindPDF
+		}
 		sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(body))
 		if sniffed == "application/octet-stream" || sniffed == "" {
 			return kindOther
