@@ -92,3 +92,23 @@ func TestPDF(t *testing.T) {
 		}
 	})
 }
+
+func TestCanonicalAndLang(t *testing.T) {
+	page := `<html lang="%s"><head><title>T</title><link rel="canonical" href="/canonical/page"></head><body><article><p>` +
+		strings.Repeat("Enough words for the extractor to keep this paragraph as content. ", 8) + `</p></article></body></html>`
+	srv := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Language", "de-CH")
+		w.Write([]byte(strings.Replace(page, "%s", r.URL.Query().Get("lang"), 1)))
+	}))
+	reg := registry(t, webfetch.Config{})
+	for declared, want := range map[string]string{"pt_BR": "pt-BR", "": "de-CH"} {
+		res, out := call(t, reg, map[string]any{"url": srv.URL + "/p?lang=" + declared})
+		if !res.OK() {
+			t.Fatal(res.JSON)
+		}
+		if out.CanonicalURL != srv.URL+"/canonical/page" || out.Lang != want {
+			t.Errorf("lang=%q: canonical %q lang %q; want %q", declared, out.CanonicalURL, out.Lang, want)
+		}
+	}
+}

@@ -179,6 +179,11 @@ type Output struct {
 	ContentType string `json:"contentType"`
 	// Raw says that Content is the decoded document, not extracted Markdown.
 	Raw bool `json:"raw,omitempty"`
+	// CanonicalURL is the page's declared canonical URL (link rel=canonical).
+	CanonicalURL string `json:"canonicalUrl,omitempty" jsonschema:"The page's canonical URL, when it declares one"`
+	// Lang is the page's language (BCP 47): <html lang>, a Content-Language
+	// meta or header, else the extractor's finding (HTML only).
+	Lang string `json:"lang,omitempty" jsonschema:"The page's language (BCP 47), when known"`
 }
 
 // Summary says what was fetched.
@@ -290,7 +295,8 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 	}
 	defer releaseBytes()
 	tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 2, Message: "extracting"})
-	title, markdown, mediaType, err := f.render(ctx, resp, in.Raw)
+	var info pageInfo
+	title, markdown, mediaType, err := f.render(ctx, resp, in.Raw, &info)
 	if err != nil {
 		return Output{}, err
 	}
@@ -305,6 +311,7 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 		out = page(markdown, in.Offset, in.Limit)
 	}
 	out.URL, out.Title, out.ContentType, out.Raw = resp.URL.String(), title, mediaType, in.Raw
+	out.CanonicalURL, out.Lang = info.canonical, info.lang
 	tool.ReportProgress(ctx, tool.Progress{Done: 2, Total: 2, Message: "done"})
 	return out, nil
 }
@@ -398,7 +405,10 @@ func byteIndex(s string, n int) int {
 
 // render turns a response body into a title and Markdown according to its type.
 // With raw, an HTML page is returned decoded but not extracted.
-func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool) (title, markdown, mediaType string, err error) {
+// pageInfo is what a page declares about itself, filled in by render.
+type pageInfo struct{ canonical, lang string }
+
+func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool, info *pageInfo) (title, markdown, mediaType string, err error) {
 	mediaType, _, perr := mime.ParseMediaType(resp.ContentType)
 	if perr != nil {
 		mediaType = strings.ToLower(strings.TrimSpace(strings.Split(resp.ContentType, ";")[0]))
@@ -416,7 +426,7 @@ func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool)
 			text := bytes.ToValidUTF8(utf8, []byte("\uFFFD"))
 			return htmlTitle(text), string(text), mediaType, nil
 		}
-		doc, err := extract.Extract(ctx, utf8, resp.URL, extract.Options{})
+		doc, err := extract.Extract(ctx, utf8, resp.URL, extract.Options{ContentLanguage: resp.Header.Get("Content-Language")})
 		switch {
 		case errors.Is(err, extract.ErrNoContent):
 			return "", "", mediaType, tool.Errorf(tool.CodeParse, "The page at %s has no readable content (it may need JavaScript to render)", hostPath(resp))
@@ -425,6 +435,7 @@ func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool)
 		case err != nil:
 			return "", "", mediaType, tool.Errorf(tool.CodeParse, "Failed to parse HTML: %v", err)
 		}
+		info.canonical, info.lang = doc.Canonical, doc.Lang
 		return doc.Title, doc.Markdown, mediaType, nil
 	case kindPDF:
 		if raw {
