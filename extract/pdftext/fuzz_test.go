@@ -15,6 +15,7 @@ func FuzzExtract(f *testing.F) {
 	for _, name := range []string{"walden.pdf", "blank-scan.pdf", "walden-encrypted-rc4.pdf"} {
 		f.Add(read(f, name))
 	}
+	f.Add(buildPDF(f, []byte("BT /F1 12 Tf 72 700 Td (Hello) Tj ET"), []byte("BT (x) ' T* [(a) -250 (b)] TJ ET")))
 	f.Add([]byte("%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF"))
 	x := pdftext.New(pdftext.Options{MaxPages: 20, MaxBytes: 1 << 20, Timeout: 2 * time.Second, MaxWorkers: 4})
 	f.Fuzz(func(t *testing.T, data []byte) {

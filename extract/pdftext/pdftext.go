@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,9 @@ const (
 	DefaultMaxBytes   = 32 << 20
 	DefaultTimeout    = 20 * time.Second
 	DefaultMaxWorkers = 2
+	// DefaultMaxPageContent is far above real pages' content (a dense
+	// page of text is 10–100 KiB of operators).
+	DefaultMaxPageContent = 16 << 20
 )
 
 // Options bound an Extractor. Zero fields take the defaults.
@@ -66,6 +70,10 @@ type Options struct {
 	// MaxWorkers bounds the documents parsed at once. A document that
 	// outlives its deadline keeps its worker until the parser returns.
 	MaxWorkers int
+	// MaxPageContent caps one page's content streams once decompressed
+	// (default 16 MiB): the parser holds a page's text in memory, and a
+	// few KiB of Flate can expand to gigabytes. Such a page is skipped.
+	MaxPageContent int64
 }
 
 // Document is an extracted PDF.
@@ -75,6 +83,7 @@ type Document struct {
 	Pages     int    // pages in the document
 	PagesRead int    // pages whose text is in Markdown
 	Truncated bool   // pages were left out (MaxPages or MaxChars)
+	Skipped   []int  // pages left out for content over MaxPageContent
 }
 
 // Extractor reads PDFs within its Options. It is safe for concurrent use.
@@ -99,6 +108,9 @@ func New(opts Options) *Extractor {
 	}
 	if opts.MaxWorkers <= 0 {
 		opts.MaxWorkers = DefaultMaxWorkers
+	}
+	if opts.MaxPageContent <= 0 {
+		opts.MaxPageContent = DefaultMaxPageContent
 	}
 	return &Extractor{opts: opts, workers: make(chan struct{}, opts.MaxWorkers)}
 }
@@ -179,7 +191,11 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
 		}
 		page := r.Page(n)
 		text := ""
-		if !page.V.IsNull() {
+		oversized := !page.V.IsNull() && contentSize(page.V.Key("Contents"), e.opts.MaxPageContent) > e.opts.MaxPageContent
+		if oversized {
+			doc.Skipped = append(doc.Skipped, n)
+		}
+		if !page.V.IsNull() && !oversized {
 			// nil: fonts are looked up per page, their names being page-local.
 			if text, err = page.GetPlainText(nil); err != nil {
 				return nil, fmt.Errorf("%w: page %d: %v", ErrMalformed, n, err)
@@ -191,6 +207,9 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
 			md.WriteString("\n\n")
 		}
 		fmt.Fprintf(&md, "<!-- page %d -->\n", n)
+		if oversized {
+			fmt.Fprintf(&md, "<!-- page %d skipped: over %d MiB of content -->\n", n, e.opts.MaxPageContent>>20)
+		}
 		if text != "" {
 			md.WriteString("\n")
 			md.WriteString(text)
@@ -205,6 +224,29 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
 	}
 	doc.Markdown = md.String()
 	return doc, nil
+}
+
+// contentSize measures a page's content (a stream or an array of them)
+// once decompressed, reading at most limit+1 bytes and keeping none.
+func contentSize(v pdf.Value, limit int64) int64 {
+	var total int64
+	measure := func(s pdf.Value) {
+		rc := s.Reader()
+		defer rc.Close()
+		n, _ := io.Copy(io.Discard, io.LimitReader(rc, limit+1-total))
+		total += n
+	}
+	switch v.Kind() {
+	case pdf.Stream:
+		measure(v)
+	case pdf.Array:
+		for i := 0; i < v.Len() && total <= limit; i++ {
+			if s := v.Index(i); s.Kind() == pdf.Stream {
+				measure(s)
+			}
+		}
+	}
+	return total
 }
 
 // encrypted reports whether the document's trailer names an /Encrypt

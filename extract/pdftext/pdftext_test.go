@@ -1,8 +1,11 @@
 package pdftext_test
 
 import (
+	"bytes"
+	"compress/zlib"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -145,4 +148,63 @@ func BenchmarkExtract(b *testing.B) {
 		pages += doc.PagesRead
 	}
 	b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
+}
+
+// buildPDF writes a PDF (CONSTRUCTED here, offsets computed) whose pages
+// have the given content streams, Flate-compressed.
+func buildPDF(t testing.TB, contents ...[]byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	var offsets []int
+	obj := func(body string) {
+		offsets = append(offsets, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	}
+	b.WriteString("%PDF-1.4\n")
+	kids := ""
+	for i := range contents {
+		kids += fmt.Sprintf("%d 0 R ", 4+2*i)
+	}
+	obj("<</Type/Catalog/Pages 2 0 R>>")
+	obj(fmt.Sprintf("<</Type/Pages/Kids[%s]/Count %d>>", kids, len(contents)))
+	obj("<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>")
+	for i, c := range contents {
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		zw.Write(c)
+		zw.Close()
+		obj(fmt.Sprintf("<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Resources<</Font<</F1 3 0 R>>>>/Contents %d 0 R>>", 5+2*i))
+		obj(fmt.Sprintf("<</Length %d/Filter/FlateDecode>>\nstream\n%s\nendstream", z.Len(), z.Bytes()))
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, o := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
+	return b.Bytes()
+}
+
+func TestDecompressionBomb(t *testing.T) {
+	// Page 2 expands from ~10 KiB to 10 MiB of text operators.
+	bomb := bytes.Repeat([]byte("BT /F1 12 Tf 72 700 Td (aaaaaaaaaaaaaaaaaaaa) Tj ET\n"), 10<<20/51)
+	data := buildPDF(t, []byte("BT /F1 12 Tf 72 700 Td (Hello from page one) Tj ET"), bomb,
+		[]byte("BT /F1 12 Tf 72 700 Td (And page three) Tj ET"))
+	if len(data) > 64<<10 {
+		t.Fatalf("the bomb is %d bytes compressed; want it small", len(data))
+	}
+	doc, err := pdftext.New(pdftext.Options{MaxPageContent: 1 << 20}).Extract(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Skipped) != 1 || doc.Skipped[0] != 2 || strings.Contains(doc.Markdown, "aaaa") ||
+		!strings.Contains(doc.Markdown, "Hello from page one") || !strings.Contains(doc.Markdown, "And page three") ||
+		!strings.Contains(doc.Markdown, "<!-- page 2 skipped: over 1 MiB of content -->") {
+		t.Errorf("skipped %v, markdown:\n%.400s", doc.Skipped, doc.Markdown)
+	}
+	// Under the default cap the same page is read.
+	doc, err = pdftext.New(pdftext.Options{}).Extract(context.Background(), data)
+	if err != nil || len(doc.Skipped) != 0 || !strings.Contains(doc.Markdown, "aaaa") {
+		t.Errorf("default cap: err %v, skipped %v", err, doc.Skipped)
+	}
 }
