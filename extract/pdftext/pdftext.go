@@ -191,7 +191,7 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
 		}
 		page := r.Page(n)
 		text := ""
-		oversized := !page.V.IsNull() && contentSize(page.V.Key("Contents"), e.opts.MaxPageContent) > e.opts.MaxPageContent
+		oversized := !page.V.IsNull() && pageSize(page, e.opts.MaxPageContent) > e.opts.MaxPageContent
 		if oversized {
 			doc.Skipped = append(doc.Skipped, n)
 		}
@@ -226,8 +226,23 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
 	return doc, nil
 }
 
-// contentSize measures a page's content (a stream or an array of them)
-// once decompressed, reading at most limit+1 bytes and keeping none.
+// pageSize measures, decompressed, what the parser reads whole for a
+// page: its content streams and its fonts' ToUnicode maps. It reads at
+// most limit+1 bytes and keeps none.
+func pageSize(page pdf.Page, limit int64) int64 {
+	total := contentSize(page.V.Key("Contents"), limit)
+	fonts := page.Resources().Key("Font")
+	for _, name := range fonts.Keys() {
+		if total > limit {
+			break
+		}
+		total += contentSize(fonts.Key(name).Key("ToUnicode"), limit-total)
+	}
+	return total
+}
+
+// contentSize measures a stream or an array of streams once decompressed,
+// reading at most limit+1 bytes and keeping none.
 func contentSize(v pdf.Value, limit int64) int64 {
 	var total int64
 	measure := func(s pdf.Value) {
