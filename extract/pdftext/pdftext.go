@@ -220,6 +220,9 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
 		if doc.Pages == 0 {
 			return nil, fmt.Errorf("%w: no pages", ErrMalformed)
 		}
+		if len(doc.Skipped) > 0 {
+			return nil, fmt.Errorf("%w: %d pages over %d MiB of content once decompressed, and no text on the others", ErrTooLarge, len(doc.Skipped), e.opts.MaxPageContent>>20)
+		}
 		return nil, fmt.Errorf("%w (%d pages, all without text: a scan or images)", ErrNoText, doc.Pages)
 	}
 	doc.Markdown = md.String()

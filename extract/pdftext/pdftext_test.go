@@ -202,6 +202,10 @@ func TestDecompressionBomb(t *testing.T) {
 		!strings.Contains(doc.Markdown, "<!-- page 2 skipped: over 1 MiB of content -->") {
 		t.Errorf("skipped %v, markdown:\n%.400s", doc.Skipped, doc.Markdown)
 	}
+	// A document that is nothing but such pages is too large, not a scan.
+	if _, err := pdftext.New(pdftext.Options{MaxPageContent: 1 << 20}).Extract(context.Background(), buildPDF(t, bomb)); !errors.Is(err, pdftext.ErrTooLarge) {
+		t.Errorf("bomb only: got %v, want ErrTooLarge", err)
+	}
 	// Under the default cap the same page is read.
 	doc, err = pdftext.New(pdftext.Options{}).Extract(context.Background(), data)
 	if err != nil || len(doc.Skipped) != 0 || !strings.Contains(doc.Markdown, "aaaa") {
