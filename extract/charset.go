@@ -75,30 +75,40 @@ func DecodeHTML(body []byte, contentType string) (out []byte, err error) {
 		}
 		return body, nil
 	}
-	if label := sniffCharset(body); label != "" {
-		candidates = append(candidates, label)
-	}
-	candidates = append(candidates, "windows-1252") // the web's default for legacy pages
-
 	var best []byte
 	bestErrs := -1
 	tried := make(map[encoding.Encoding]bool)
-	for _, label := range candidates {
+	// try decodes with label; it reports whether the result is clean.
+	try := func(label string) bool {
 		e := lookup(label)
 		if e == nil || tried[e] {
-			continue
+			return false
 		}
 		tried[e] = true
 		out, err := decodeWith(e, body)
 		if err != nil {
-			continue
+			return false
 		}
 		errs := bytes.Count(out, []byte("\uFFFD")) - bytes.Count(body, []byte("\uFFFD"))
 		if errs <= 0 {
-			return out, nil
+			best, bestErrs = out, 0
+			return true
 		}
 		if bestErrs < 0 || errs < bestErrs {
 			best, bestErrs = out, errs
+		}
+		return false
+	}
+	for _, label := range candidates {
+		if try(label) {
+			return best, nil
+		}
+	}
+	// The statistical sniff (milliseconds on a large page) runs only when
+	// no declared charset decodes the page cleanly.
+	for _, label := range []string{sniffCharset(body), "windows-1252"} { // 1252: the web's default for legacy pages
+		if label != "" && try(label) {
+			return best, nil
 		}
 	}
 	if best == nil {

@@ -35,6 +35,10 @@ type Options struct {
 	// MaxNodes bounds the number of elements handed to the main-content
 	// extractors; a larger page is rendered whole instead. Zero means 200000.
 	MaxNodes int
+
+	// ContentLanguage is the response's Content-Language header, if any:
+	// Document.Lang when the page itself declares no language.
+	ContentLanguage string
 }
 
 // Document is the main content of a page.
@@ -45,8 +49,13 @@ type Document struct {
 	Markdown string
 	// SiteName is the name of the site, when the page declares one.
 	SiteName string
-	// Lang is the page's language (BCP 47) when declared.
+	// Lang is the page's language (BCP 47): as declared by <html lang>, a
+	// Content-Language <meta> or Options.ContentLanguage, else as the
+	// extractor found it.
 	Lang string
+	// Canonical is the page's <link rel=canonical> URL, absolute, http(s)
+	// only; empty when the page declares none.
+	Canonical string
 }
 
 // ErrNoContent is returned when a page has no extractable text at all.
@@ -122,6 +131,7 @@ func extractWith(ctx context.Context, page []byte, pageURL *url.URL, opts Option
 		return nil, err
 	}
 	base := documentBase(root, pageURL)
+	canonical, declaredLang := headInfo(root, base)
 	if st == strategyToolport {
 		pruneInert(root)
 	} else {
@@ -183,7 +193,7 @@ func extractWith(ctx context.Context, page []byte, pageURL *url.URL, opts Option
 	if strings.TrimSpace(md) == "" {
 		return nil, ErrNoContent
 	}
-	return &Document{Title: meta.title, Markdown: md, SiteName: meta.siteName, Lang: meta.lang}, nil
+	return &Document{Title: meta.title, Markdown: md, SiteName: meta.siteName, Lang: cmp.Or(declaredLang, bcp47(opts.ContentLanguage), bcp47(meta.lang)), Canonical: canonical}, nil
 }
 
 // Defaults for Options.

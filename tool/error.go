@@ -37,6 +37,10 @@ const (
 	// CodeRobotsDisallowed: the site's robots.txt forbids the fetch, or could
 	// not be read (RFC 9309 then forbids everything). Not retryable.
 	CodeRobotsDisallowed Code = "ROBOTS_DISALLOWED"
+	// CodePDFEncrypted: the PDF needs a password to be read. Not retryable.
+	CodePDFEncrypted Code = "PDF_ENCRYPTED"
+	// CodePDFNoText: the PDF has no text layer (a scan). Not retryable.
+	CodePDFNoText Code = "PDF_NO_TEXT"
 )
 
 // Error is a tool failure. It is what a tool handler returns (directly or wrapped)

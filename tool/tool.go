@@ -123,6 +123,19 @@ func (t *Tool) Name() string { return t.spec.Name }
 // Spec returns the tool's name, description and annotations.
 func (t *Tool) Spec() Spec { return t.spec }
 
+// CheckSchemas compiles the tool's input and output schemas, which
+// otherwise happens on the first call: tests use it to catch a schema that
+// does not compile without calling every tool.
+func (t *Tool) CheckSchemas() error {
+	if _, err := t.input.compiled(); err != nil {
+		return fmt.Errorf("tool %s: input schema: %w", t.spec.Name, err)
+	}
+	if _, err := t.output.compiled(); err != nil {
+		return fmt.Errorf("tool %s: output schema: %w", t.spec.Name, err)
+	}
+	return nil
+}
+
 // InputSchema returns a copy of the tool's input schema.
 func (t *Tool) InputSchema() *jsonschema.Schema { return t.input.doc.CloneSchemas() }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -47,8 +48,12 @@ type Violation struct {
 
 // validator checks JSON values against one compiled schema.
 type validator struct {
-	doc      *jsonschema.Schema // the published schema, for defaults and field lists
-	compiled *sv.Schema
+	doc *jsonschema.Schema // the published schema, for defaults and field lists
+	// compiled compiles the schema on first use: compiling every tool's
+	// schemas (and checking them against the 2020-12 metaschema) is most
+	// of what `toolport list` or `TOOL --schema` would otherwise spend at
+	// start-up, and neither validates anything.
+	compiled func() (*sv.Schema, error)
 }
 
 func newValidator(s *jsonschema.Schema) (*validator, error) {
@@ -56,6 +61,10 @@ func newValidator(s *jsonschema.Schema) (*validator, error) {
 	if err != nil {
 		return nil, err
 	}
+	return &validator{doc: s, compiled: sync.OnceValues(func() (*sv.Schema, error) { return compileSchema(raw) })}, nil
+}
+
+func compileSchema(raw []byte) (*sv.Schema, error) {
 	doc, err := sv.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
@@ -67,11 +76,7 @@ func newValidator(s *jsonschema.Schema) (*validator, error) {
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, err
 	}
-	compiled, err := c.Compile(loc)
-	if err != nil {
-		return nil, err
-	}
-	return &validator{doc: s, compiled: compiled}, nil
+	return c.Compile(loc)
 }
 
 // decodeArgs parses raw tool arguments, applies schema defaults, validates, and
@@ -135,7 +140,13 @@ func violationText(vs []Violation, more int) string {
 // schema in as many ways as it has members (95,000 unknown keys fit in
 // MaxArgumentBytes), so only the violations shown are ever described.
 func (v *validator) check(val any) (vs []Violation, more int) {
-	err := v.compiled.Validate(val)
+	compiled, err := v.compiled()
+	if err != nil {
+		// A schema derived from Go types that does not compile is a bug
+		// (CheckSchemas catches it in tests); fail closed.
+		return []Violation{{Rule: "schema", Message: clipText("the tool's schema does not compile: "+err.Error(), maxViolationBytes)}}, 0
+	}
+	err = compiled.Validate(val)
 	if err == nil {
 		return nil, 0
 	}

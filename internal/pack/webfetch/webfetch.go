@@ -27,6 +27,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/toolport/toolport/extract"
+	"github.com/toolport/toolport/extract/pdftext"
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/robots"
 	"github.com/toolport/toolport/safehttp"
@@ -70,6 +71,9 @@ type Config struct {
 	// RobotsTimeout bounds one robots.txt fetch (default 5 s); a robots.txt
 	// that does not answer in time disallows the fetch, as RFC 9309 says.
 	RobotsTimeout time.Duration
+	// PDF bounds PDF extraction (pages, characters, time, parsers at
+	// once); zero fields take pdftext's defaults.
+	PDF pdftext.Options
 	// HTTP, when set, is used instead of a client built from the fields
 	// above (tests inject resolvers and TLS roots this way).
 	HTTP *safehttp.Client
@@ -175,6 +179,11 @@ type Output struct {
 	ContentType string `json:"contentType"`
 	// Raw says that Content is the decoded document, not extracted Markdown.
 	Raw bool `json:"raw,omitempty"`
+	// CanonicalURL is the page's declared canonical URL (link rel=canonical).
+	CanonicalURL string `json:"canonicalUrl,omitempty" jsonschema:"The page's canonical URL, when it declares one"`
+	// Lang is the page's language (BCP 47): <html lang>, a Content-Language
+	// meta or header, else the extractor's finding (HTML only).
+	Lang string `json:"lang,omitempty" jsonschema:"The page's language (BCP 47), when known"`
 }
 
 // Summary says what was fetched.
@@ -199,7 +208,8 @@ const description = "Fetches content from a specified URL and returns it as mark
 	"Or page by characters with start_index and max_length (default 5000), not combined with offset/limit: " +
 	"pass the returned nextStartIndex as start_index (e.g. 0, then 5000). " +
 	"raw: true returns the decoded document (e.g. HTML source) instead of extracted markdown. " +
-	"Plain text and JSON are returned as they are; PDFs and images are not supported. " +
+	"Plain text and JSON are returned as they are. PDFs are returned as their text, each page after a line <!-- page N -->; " +
+	"encrypted PDFs fail with PDF_ENCRYPTED and scans without a text layer with PDF_NO_TEXT. Images are not supported. " +
 	"Private and local network addresses are refused, and so are pages the site's robots.txt disallows."
 
 // Tool declares web_fetch.
@@ -223,7 +233,7 @@ func Tool(cfg Config) *tool.Tool {
 	if cfg.QueueWait <= 0 {
 		cfg.QueueWait = DefaultQueueWait
 	}
-	f := &fetcher{http: hc, limit: newLimiter(cfg.MaxConcurrent, cfg.MaxInFlightBytes, cfg.QueueWait)}
+	f := &fetcher{http: hc, limit: newLimiter(cfg.MaxConcurrent, cfg.MaxInFlightBytes, cfg.QueueWait), pdf: pdftext.New(cfg.PDF)}
 	if !cfg.IgnoreRobots {
 		f.robots = robots.NewChecker(robots.Options{HTTP: hc, UserAgent: cfg.UserAgent, Timeout: cfg.RobotsTimeout})
 	}
@@ -237,6 +247,7 @@ type fetcher struct {
 	http   *safehttp.Client
 	limit  *limiter        // shared by every call of this tool instance
 	robots *robots.Checker // nil when robots.txt is ignored
+	pdf    *pdftext.Extractor
 }
 
 func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
@@ -284,7 +295,8 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 	}
 	defer releaseBytes()
 	tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 2, Message: "extracting"})
-	title, markdown, mediaType, err := render(ctx, resp, in.Raw)
+	var info pageInfo
+	title, markdown, mediaType, err := f.render(ctx, resp, in.Raw, &info)
 	if err != nil {
 		return Output{}, err
 	}
@@ -299,6 +311,7 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 		out = page(markdown, in.Offset, in.Limit)
 	}
 	out.URL, out.Title, out.ContentType, out.Raw = resp.URL.String(), title, mediaType, in.Raw
+	out.CanonicalURL, out.Lang = info.canonical, info.lang
 	tool.ReportProgress(ctx, tool.Progress{Done: 2, Total: 2, Message: "done"})
 	return out, nil
 }
@@ -392,7 +405,10 @@ func byteIndex(s string, n int) int {
 
 // render turns a response body into a title and Markdown according to its type.
 // With raw, an HTML page is returned decoded but not extracted.
-func render(ctx context.Context, resp *safehttp.Response, raw bool) (title, markdown, mediaType string, err error) {
+// pageInfo is what a page declares about itself, filled in by render.
+type pageInfo struct{ canonical, lang string }
+
+func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool, info *pageInfo) (title, markdown, mediaType string, err error) {
 	mediaType, _, perr := mime.ParseMediaType(resp.ContentType)
 	if perr != nil {
 		mediaType = strings.ToLower(strings.TrimSpace(strings.Split(resp.ContentType, ";")[0]))
@@ -410,7 +426,7 @@ func render(ctx context.Context, resp *safehttp.Response, raw bool) (title, mark
 			text := bytes.ToValidUTF8(utf8, []byte("\uFFFD"))
 			return htmlTitle(text), string(text), mediaType, nil
 		}
-		doc, err := extract.Extract(ctx, utf8, resp.URL, extract.Options{})
+		doc, err := extract.Extract(ctx, utf8, resp.URL, extract.Options{ContentLanguage: resp.Header.Get("Content-Language")})
 		switch {
 		case errors.Is(err, extract.ErrNoContent):
 			return "", "", mediaType, tool.Errorf(tool.CodeParse, "The page at %s has no readable content (it may need JavaScript to render)", hostPath(resp))
@@ -419,7 +435,14 @@ func render(ctx context.Context, resp *safehttp.Response, raw bool) (title, mark
 		case err != nil:
 			return "", "", mediaType, tool.Errorf(tool.CodeParse, "Failed to parse HTML: %v", err)
 		}
+		info.canonical, info.lang = doc.Canonical, doc.Lang
 		return doc.Title, doc.Markdown, mediaType, nil
+	case kindPDF:
+		if raw {
+			return "", "", mediaType, &tool.Error{Code: tool.CodeUnsupported,
+				Message: fmt.Sprintf("raw mode returns text documents; %s is a PDF: fetch it without raw for its text", hostPath(resp))}
+		}
+		return f.renderPDF(ctx, resp, mediaType)
 	case kindText:
 		// Text and JSON pass through, decoded to UTF-8 by the same rules.
 		utf8, err := extract.DecodeHTML(resp.Body, resp.ContentType)
@@ -431,6 +454,39 @@ func render(ctx context.Context, resp *safehttp.Response, raw bool) (title, mark
 		return "", "", mediaType, &tool.Error{Code: tool.CodeUnsupported,
 			Message: fmt.Sprintf("web_fetch cannot read %s content (from %s): only HTML, plain text and JSON are supported", describeType(mediaType), hostPath(resp))}
 	}
+}
+
+// renderPDF extracts a PDF's text. Its failures get their own codes, so
+// that an agent can tell a scan from a locked document from a broken one.
+func (f *fetcher) renderPDF(ctx context.Context, resp *safehttp.Response, mediaType string) (title, markdown, _ string, err error) {
+	doc, err := f.pdf.Extract(ctx, resp.Body)
+	switch {
+	case err == nil:
+		markdown = doc.Markdown
+		if doc.Truncated {
+			markdown += fmt.Sprintf("\n\n<!-- only the first %d of %d pages were read -->\n", doc.PagesRead, doc.Pages)
+		}
+		return doc.Title, markdown, mediaType, nil
+	case errors.Is(err, pdftext.ErrEncrypted):
+		return "", "", mediaType, &tool.Error{Code: tool.CodePDFEncrypted, Err: err,
+			Message: fmt.Sprintf("The PDF at %s is encrypted (it needs a password), so its text cannot be read", hostPath(resp))}
+	case errors.Is(err, pdftext.ErrNoText):
+		return "", "", mediaType, &tool.Error{Code: tool.CodePDFNoText, Err: err,
+			Message: fmt.Sprintf("The PDF at %s has no text layer (it is likely a scan); reading it would need OCR", hostPath(resp))}
+	case errors.Is(err, pdftext.ErrTooLarge):
+		return "", "", mediaType, &tool.Error{Code: tool.CodeUnsupported, Err: err,
+			Message: fmt.Sprintf("The PDF at %s is too large to read: %v", hostPath(resp), strings.TrimPrefix(err.Error(), "pdftext: "))}
+	case errors.Is(err, pdftext.ErrBusy):
+		return "", "", mediaType, &tool.Error{Code: tool.CodeRateLimit, Retryable: true, Err: err,
+			Message: "web_fetch is busy reading other PDFs; try again shortly"}
+	case ctx.Err() != nil:
+		return "", "", mediaType, ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded):
+		return "", "", mediaType, &tool.Error{Code: tool.CodeTimeout, Err: err,
+			Message: fmt.Sprintf("Reading the PDF at %s took too long", hostPath(resp))}
+	}
+	return "", "", mediaType, &tool.Error{Code: tool.CodeParse, Err: err,
+		Message: fmt.Sprintf("Failed to read the PDF at %s: it is malformed or uses features this reader does not support", hostPath(resp))}
 }
 
 // htmlTitle is the text of a document's first <title>, read up to <body>.
@@ -460,6 +516,7 @@ const (
 	kindOther contentKind = iota
 	kindHTML
 	kindText
+	kindPDF
 )
 
 func classifyType(mediaType string, body []byte) contentKind {
@@ -472,8 +529,13 @@ func classifyType(mediaType string, body []byte) contentKind {
 		return kindText
 	case strings.HasPrefix(mediaType, "text/"):
 		return kindText
+	case mediaType == "application/pdf", mediaType == "application/x-pdf":
+		return kindPDF
 	case mediaType == "", mediaType == "application/octet-stream", mediaType == "binary/octet-stream":
 		// Servers that do not say: sniff, as a browser would.
+		if pdftext.IsPDF(body) {
+			return kindPDF
+		}
 		sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(body))
 		if sniffed == "application/octet-stream" || sniffed == "" {
 			return kindOther

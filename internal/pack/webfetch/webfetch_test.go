@@ -211,7 +211,7 @@ func TestStatusesAndTypes(t *testing.T) {
 		{path: "/challenge-200", code: tool.CodeBlocked, message: "anti-bot challenge"},
 		{path: "/text", message: "line one\nline two\nline three"},
 		{path: "/json", message: `{"a": [1, 2], "b": "<x>"}`},
-		{path: "/pdf", code: tool.CodeUnsupported, message: "cannot read PDF content"},
+		{path: "/pdf", code: tool.CodeParse, message: "PDF at"},
 		{path: "/png", code: tool.CodeUnsupported, message: "image (image/png)"},
 		{path: "/gzip", message: "## Executors"},
 		{path: "/empty", code: tool.CodeParse, message: "no readable content"},

@@ -1,0 +1,97 @@
+package extract
+
+import (
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/text/language"
+)
+
+// headInfo reads what a page declares about itself: its canonical URL
+// (the first <link rel=canonical>, resolved against base, http or https
+// only) and its language (<html lang>, else a Content-Language <meta>),
+// normalised as a BCP 47 tag. Only <html>, <head> and their children are
+// visited: these declarations live there and pages can be large.
+func headInfo(root *html.Node, base *url.URL) (canonical, lang string) {
+	var visit func(n *html.Node, depth int)
+	visit = func(n *html.Node, depth int) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "html":
+				if lang == "" {
+					lang = bcp47(attr(n, "lang"))
+				}
+			case "link":
+				if canonical == "" && hasToken(attr(n, "rel"), "canonical") {
+					canonical = resolveHTTP(base, attr(n, "href"))
+				}
+			case "meta":
+				if lang == "" && strings.EqualFold(attr(n, "http-equiv"), "content-language") {
+					lang = bcp47(attr(n, "content"))
+				}
+			case "body":
+				return
+			}
+		}
+		if depth >= 3 {
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			visit(c, depth+1)
+		}
+	}
+	visit(root, 0)
+	return canonical, lang
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return strings.TrimSpace(a.Val)
+		}
+	}
+	return ""
+}
+
+func hasToken(list, token string) bool {
+	for _, t := range strings.Fields(list) {
+		if strings.EqualFold(t, token) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveHTTP resolves href against base; anything but an absolute http(s)
+// URL (javascript:, data:, unresolvable) is dropped.
+func resolveHTTP(base *url.URL, href string) string {
+	u, err := url.Parse(href)
+	if err != nil || href == "" {
+		return ""
+	}
+	if base != nil {
+		u = base.ResolveReference(u)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return ""
+	}
+	u.Fragment = ""
+	return u.String()
+}
+
+// bcp47 normalises a declared language (the first of a Content-Language
+// list, "en_US" style underscores accepted) to a BCP 47 tag, or "" when
+// it is not one.
+func bcp47(declared string) string {
+	first, _, _ := strings.Cut(declared, ",")
+	first = strings.ReplaceAll(strings.TrimSpace(first), "_", "-")
+	if first == "" || len(first) > 35 {
+		return ""
+	}
+	tag, err := language.Parse(first)
+	if err != nil || tag == language.Und {
+		return ""
+	}
+	return tag.String()
+}

@@ -1,0 +1,312 @@
+// Package pdftext turns PDF documents into Markdown text with page markers.
+//
+// Parsing uses github.com/ledongthuc/pdf, a maintained fork of rsc.io/pdf
+// that decodes fonts' ToUnicode maps and encodings (see BENCHMARKS.md for
+// the comparison that chose it). That library reports malformed input by
+// panicking and cannot be interrupted, so an Extractor runs it on its own
+// goroutine: panics become ErrMalformed, a deadline ends the wait, and a
+// fixed number of workers bounds what a stuck document can hold on to.
+//
+// Each page starts with a line "<!-- page N -->" (N from 1): an HTML
+// comment, so renderers hide it while a reader (or a model) can still
+// cite pages and see where a page break falls.
+package pdftext
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// Errors an extraction can end with; test with errors.Is.
+var (
+	// ErrEncrypted: the document needs a password to be read.
+	ErrEncrypted = errors.New("pdftext: the PDF is encrypted")
+	// ErrNoText: the document has pages but no extractable text (a scan,
+	// or text drawn as images or outlines).
+	ErrNoText = errors.New("pdftext: the PDF has no text layer")
+	// ErrMalformed: the document could not be parsed.
+	ErrMalformed = errors.New("pdftext: malformed PDF")
+	// ErrTooLarge: the document is larger than Options.MaxBytes.
+	ErrTooLarge = errors.New("pdftext: the PDF is too large")
+	// ErrBusy: every worker is taken (possibly by stuck documents) and
+	// none freed up before the context ended.
+	ErrBusy = errors.New("pdftext: too many PDFs are being read")
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxPages   = 500
+	DefaultMaxChars   = 2_000_000
+	DefaultMaxBytes   = 32 << 20
+	DefaultTimeout    = 20 * time.Second
+	DefaultMaxWorkers = 2
+	// DefaultMaxPageContent is far above real pages' content (a dense
+	// page of text is 10–100 KiB of operators).
+	DefaultMaxPageContent = 16 << 20
+)
+
+// Options bound an Extractor. Zero fields take the defaults.
+type Options struct {
+	// MaxPages is how many pages are read; later pages are left out and
+	// Document.Truncated is set.
+	MaxPages int
+	// MaxChars caps the Markdown's length in bytes; reading stops at the
+	// first page past it and Document.Truncated is set.
+	MaxChars int
+	// MaxBytes refuses larger documents outright (ErrTooLarge).
+	MaxBytes int64
+	// Timeout bounds one extraction, on top of the context's deadline.
+	Timeout time.Duration
+	// MaxWorkers bounds the documents parsed at once. A document that
+	// outlives its deadline keeps its worker until the parser returns.
+	MaxWorkers int
+	// MaxPageContent caps one page's content streams once decompressed
+	// (default 16 MiB): the parser holds a page's text in memory, and a
+	// few KiB of Flate can expand to gigabytes. Such a page is skipped.
+	MaxPageContent int64
+}
+
+// Document is an extracted PDF.
+type Document struct {
+	Title     string // the Info dictionary's Title, if any
+	Markdown  string // the text, each page after a "<!-- page N -->" line
+	Pages     int    // pages in the document
+	PagesRead int    // pages whose text is in Markdown
+	Truncated bool   // pages were left out (MaxPages or MaxChars)
+	Skipped   []int  // pages left out for content over MaxPageContent
+}
+
+// Extractor reads PDFs within its Options. It is safe for concurrent use.
+type Extractor struct {
+	opts    Options
+	workers chan struct{}
+}
+
+// New returns an Extractor with opts (zero fields defaulted).
+func New(opts Options) *Extractor {
+	if opts.MaxPages <= 0 {
+		opts.MaxPages = DefaultMaxPages
+	}
+	if opts.MaxChars <= 0 {
+		opts.MaxChars = DefaultMaxChars
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxWorkers <= 0 {
+		opts.MaxWorkers = DefaultMaxWorkers
+	}
+	if opts.MaxPageContent <= 0 {
+		opts.MaxPageContent = DefaultMaxPageContent
+	}
+	return &Extractor{opts: opts, workers: make(chan struct{}, opts.MaxWorkers)}
+}
+
+// IsPDF reports whether data starts like a PDF ("%PDF-" within the first
+// KiB, where readers accept it).
+func IsPDF(data []byte) bool {
+	return bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-"))
+}
+
+// Extract reads data's text as Markdown. It fails with ErrEncrypted,
+// ErrNoText, ErrMalformed, ErrTooLarge, ErrBusy or the context's error
+// (context.DeadlineExceeded also when Options.Timeout runs out).
+func (e *Extractor) Extract(ctx context.Context, data []byte) (*Document, error) {
+	if int64(len(data)) > e.opts.MaxBytes {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(data), e.opts.MaxBytes)
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
+	defer cancel()
+	select {
+	case e.workers <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", ErrBusy, ctx.Err())
+	}
+	type result struct {
+		doc *Document
+		err error
+	}
+	done := make(chan result, 1) // buffered: an abandoned worker must not block
+	var stop atomic.Bool
+	go func() {
+		defer func() { <-e.workers }()
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r = result{err: fmt.Errorf("%w: %v", ErrMalformed, p)}
+			}
+			done <- r
+		}()
+		r.doc, r.err = e.read(data, &stop)
+	}()
+	select {
+	case r := <-done:
+		return r.doc, r.err
+	case <-ctx.Done():
+		stop.Store(true) // the worker stops at the next page
+		return nil, ctx.Err()
+	}
+}
+
+// read parses data; it may panic (the caller recovers).
+func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
+	if !IsPDF(data) {
+		return nil, fmt.Errorf("%w: no %%PDF- header", ErrMalformed)
+	}
+	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		// The parser's messages may quote the encryption dictionary's
+		// binary keys: say what kind of failure it was, not its text.
+		if errors.Is(err, pdf.ErrInvalidPassword) {
+			return nil, fmt.Errorf("%w with a password", ErrEncrypted)
+		}
+		if encrypted(data) {
+			return nil, fmt.Errorf("%w with a scheme this reader does not support", ErrEncrypted)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	doc := &Document{Pages: r.NumPage(), Title: cleanLine(r.Trailer().Key("Info").Key("Title").Text())}
+	var md strings.Builder
+	textChars := 0
+	for n := 1; n <= doc.Pages; n++ {
+		if stop.Load() {
+			return nil, context.DeadlineExceeded
+		}
+		if n > e.opts.MaxPages || md.Len() >= e.opts.MaxChars {
+			doc.Truncated = true
+			break
+		}
+		page := r.Page(n)
+		text := ""
+		oversized := !page.V.IsNull() && pageSize(page, e.opts.MaxPageContent) > e.opts.MaxPageContent
+		if oversized {
+			doc.Skipped = append(doc.Skipped, n)
+		}
+		if !page.V.IsNull() && !oversized {
+			// nil: fonts are looked up per page, their names being page-local.
+			if text, err = page.GetPlainText(nil); err != nil {
+				return nil, fmt.Errorf("%w: page %d: %v", ErrMalformed, n, err)
+			}
+		}
+		text = normalise(text)
+		textChars += utf8.RuneCountInString(text)
+		if md.Len() > 0 {
+			md.WriteString("\n\n")
+		}
+		fmt.Fprintf(&md, "<!-- page %d -->\n", n)
+		if oversized {
+			fmt.Fprintf(&md, "<!-- page %d skipped: over %d MiB of content -->\n", n, e.opts.MaxPageContent>>20)
+		}
+		if text != "" {
+			md.WriteString("\n")
+			md.WriteString(text)
+		}
+		doc.PagesRead++
+	}
+	if textChars == 0 {
+		if doc.Pages == 0 {
+			return nil, fmt.Errorf("%w: no pages", ErrMalformed)
+		}
+		if len(doc.Skipped) > 0 {
+			return nil, fmt.Errorf("%w: %d pages over %d MiB of content once decompressed, and no text on the others", ErrTooLarge, len(doc.Skipped), e.opts.MaxPageContent>>20)
+		}
+		return nil, fmt.Errorf("%w (%d pages, all without text: a scan or images)", ErrNoText, doc.Pages)
+	}
+	doc.Markdown = md.String()
+	return doc, nil
+}
+
+// pageSize measures, decompressed, what the parser reads whole for a
+// page: its content streams and its fonts' ToUnicode maps. It reads at
+// most limit+1 bytes and keeps none.
+func pageSize(page pdf.Page, limit int64) int64 {
+	total := contentSize(page.V.Key("Contents"), limit)
+	fonts := page.Resources().Key("Font")
+	for _, name := range fonts.Keys() {
+		if total > limit {
+			break
+		}
+		total += contentSize(fonts.Key(name).Key("ToUnicode"), limit-total)
+	}
+	return total
+}
+
+// contentSize measures a stream or an array of streams once decompressed,
+// reading at most limit+1 bytes and keeping none.
+func contentSize(v pdf.Value, limit int64) int64 {
+	var total int64
+	measure := func(s pdf.Value) {
+		rc := s.Reader()
+		defer rc.Close()
+		n, _ := io.Copy(io.Discard, io.LimitReader(rc, limit+1-total))
+		total += n
+	}
+	switch v.Kind() {
+	case pdf.Stream:
+		measure(v)
+	case pdf.Array:
+		for i := 0; i < v.Len() && total <= limit; i++ {
+			if s := v.Index(i); s.Kind() == pdf.Stream {
+				measure(s)
+			}
+		}
+	}
+	return total
+}
+
+// encrypted reports whether the document's trailer names an /Encrypt
+// dictionary: the parser's error for a scheme it does not support says
+// nothing about encryption.
+func encrypted(data []byte) bool {
+	tail := data[max(0, len(data)-4096):]
+	return bytes.Contains(tail, []byte("/Encrypt")) || bytes.Contains(data[:min(len(data), 4096)], []byte("/Encrypt"))
+}
+
+// normalise trims each line, drops control characters, keeps at most one
+// blank line in a row and none at either end.
+func normalise(text string) string {
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	var b strings.Builder
+	blank := false
+	for _, line := range strings.Split(text, "\n") {
+		line = cleanLine(line)
+		if line == "" {
+			blank = b.Len() > 0
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+			if blank {
+				b.WriteString("\n")
+			}
+		}
+		blank = false
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// cleanLine collapses a line's white space and removes control
+// characters (NUL and the like from undecodable glyphs).
+func cleanLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\t' {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
