@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/toolport/toolport/internal/config"
@@ -15,7 +16,12 @@ func TestToolSchemasCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, _, err := packTools(&Env{Config: c}, newSharedStore(c))
+	engines, err := openSharedEngines(c, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engines.Close()
+	tools, _, err := packTools(&Env{Config: c}, newSharedStore(c), engines)
 	if err != nil {
 		t.Fatal(err)
 	}
