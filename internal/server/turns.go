@@ -416,6 +416,10 @@ func (s *Server) startTurn(ctx context.Context, conv string, run turnFunc) (*loc
 		claim.LeaseUntil = time.Now().Add(s.lease())
 		_, err = s.cfg.Store.StartTurn(ctx, claim)
 	}
+	if errors.Is(err, store.ErrBusy) && s.awaitEnding(ctx, conv) {
+		claim.LeaseUntil = time.Now().Add(s.lease())
+		_, err = s.cfg.Store.StartTurn(ctx, claim)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -488,6 +492,65 @@ func (lt *localTurn) signal() {
 	case lt.more <- struct{}{}:
 	default:
 	}
+}
+
+// endingWait bounds how long a new turn waits for a conversation's turn
+// that has sent its last event to be marked ended.
+const endingWait = 3 * time.Second
+
+// awaitEnding waits, briefly, for conv's running turn to be released when
+// it has already logged its last event, and reports whether it was. A
+// client may send its next message as soon as it reads message_end, which
+// is logged (and streamed) before the owner marks the turn ended; that
+// message must not get a 409. A turn still answering is not waited for.
+func (s *Server) awaitEnding(ctx context.Context, conv string) bool {
+	t, err := s.cfg.Store.RunningTurn(ctx, conv)
+	if errors.Is(err, store.ErrNotFound) {
+		return true // released meanwhile
+	}
+	if err != nil || !s.finishing(ctx, t.ID) {
+		return false
+	}
+	wait := time.NewTimer(endingWait)
+	defer wait.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-wait.C:
+			return false
+		case <-tick.C:
+			if _, err := s.cfg.Store.RunningTurn(ctx, conv); errors.Is(err, store.ErrNotFound) {
+				return true
+			}
+		}
+	}
+}
+
+// finishing reports whether turn id has logged its last event: from memory
+// when this replica runs it, else from the tail of its log.
+func (s *Server) finishing(ctx context.Context, id string) bool {
+	if lt := s.localTurn(id); lt != nil {
+		lt.mu.Lock()
+		defer lt.mu.Unlock()
+		return lt.ended || len(lt.events) > 0 && isEnd(lt.events[len(lt.events)-1].Data)
+	}
+	const page = 512
+	var after int64
+	var last []byte
+	for range 64 { // a turn's log is bounded well below 64 pages
+		evs, err := s.cfg.Store.TurnEvents(ctx, id, after, page)
+		if err != nil || len(evs) == 0 {
+			break
+		}
+		last, after = evs[len(evs)-1].Data, evs[len(evs)-1].Seq
+		if len(evs) < page {
+			break
+		}
+	}
+	return last != nil && isEnd(last)
 }
 
 // isEnd reports whether an event is the last of its turn.
