@@ -30,6 +30,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 			"  TOOLPORT_TURN_TIMEOUT  bound on a chat turn (default 10m); TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT\n"+
 			"                         (30s) and TOOLPORT_MODEL_IDLE_TIMEOUT (2m) bound the model's silences\n"+
 			"  TOOLPORT_DATABASE_URL  postgres://… or a SQLite file (or database.url; default: the user's data dir)\n"+
+			"  TOOLPORT_TURN_LEASE, TOOLPORT_TURN_EVENTS_RETENTION, TOOLPORT_REPLICA_ID: turns across replicas (15s, 10m, random)\n"+
 			"  TOOLPORT_API_TOKEN     bearer token required on /api, /mcp and /metrics (required off loopback)\n"+
 			"  TOOLPORT_ALLOWED_HOSTS, TOOLPORT_ALLOWED_ORIGINS, TOOLPORT_METRICS_ADDR: defaults of the flags\n"+
 			"  OTEL_EXPORTER_OTLP_ENDPOINT or LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY/LANGFUSE_HOST for traces")
@@ -54,6 +55,11 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	turnTimeout, err := llm.ParseTimeout("TOOLPORT_TURN_TIMEOUT", env.Config.Env("TOOLPORT_TURN_TIMEOUT"))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
+		return ExitUsage
+	}
+	turnsCfg, err := turnSettings(env.Config.Env)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitUsage
@@ -180,6 +186,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		Store: db, Registry: reg, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
 		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
 		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout,
+		TurnLease: turnsCfg.lease, TurnEventsRetention: turnsCfg.retention, ReplicaID: turnsCfg.replica,
 		Agent: agent.Config{
 			Provider: provider, NoModel: noModel, ModelName: modelName, MaxSteps: *maxSteps,
 			TurnTimeout: turnTimeout, TracerProvider: traced, Logger: logger,

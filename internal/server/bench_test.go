@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/server/servertest"
+	"github.com/toolport/toolport/internal/store/storetest"
 )
 
 // benchConcurrency is the number of chat turns run at once.
@@ -171,4 +173,90 @@ func BenchmarkOpenStreams500(b *testing.B) {
 	}
 	b.ReportMetric(perStream/1024, "KiB-heap/stream")
 	b.ReportMetric(goroutines, "goroutines/stream")
+}
+
+// replicaBenchTurns is the number of chat turns run at once across replicas.
+const replicaBenchTurns = 200
+
+// BenchmarkChatTurnsReplicas runs 200 chat turns at once on PostgreSQL with
+// the turn event log on (every event logged and NOTIFYed, the claim a lease
+// row), against one server and against two servers sharing the database
+// (turns sent round-robin, each with a pool of its own, as two replicas), in
+// the same run. It reports turns per second and the time to the first event.
+func BenchmarkChatTurnsReplicas(b *testing.B) {
+	for _, n := range []int{1, 2} {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			dsn := storetest.DSN(b, storetest.Postgres)
+			ms := servertest.NewModelServer(b,
+				servertest.Turn{Match: "bench", Events: []servertest.Event{servertest.Text("Looking it up."), servertest.Call("", "lookup", `{"query":"jazz"}`)}, InputTokens: 100, OutputTokens: 10},
+				servertest.Turn{Match: "bench", Step: 1, Events: []servertest.Event{servertest.Text("Found "), servertest.Text("two.")}, InputTokens: 150, OutputTokens: 5})
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.MaxIdleConnsPerHost = 2 * replicaBenchTurns
+			p, err := llm.NewAnthropic(servertest.ModelName, llm.Options{APIKey: servertest.APIKey, BaseURL: ms.URL, HTTPClient: &http.Client{Transport: tr}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var envs []*env
+			for range n {
+				envs = append(envs, newEnv(b, envOptions{dsn: dsn, model: ms, agent: agent.Config{Provider: p}}))
+			}
+			ctr := http.DefaultTransport.(*http.Transport).Clone()
+			ctr.MaxIdleConnsPerHost = 2 * replicaBenchTurns
+			client := &http.Client{Transport: ctr}
+			var firsts []time.Duration
+			var total time.Duration
+			var turns int
+			for b.Loop() {
+				b.StopTimer()
+				convs := make([]string, replicaBenchTurns)
+				for i := range convs {
+					convs[i] = envs[0].newConversation(b)
+				}
+				b.StartTimer()
+				start := time.Now()
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				for i, conv := range convs {
+					e := envs[i%n]
+					wg.Go(func() {
+						t0 := time.Now()
+						res, err := post(context.Background(), client, e.url, conv, "bench please")
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						defer res.Body.Close()
+						r := bufio.NewReader(res.Body)
+						first := true
+						var last string
+						for {
+							line, err := r.ReadString('\n')
+							if err != nil {
+								break
+							}
+							if strings.HasPrefix(line, "data: ") {
+								if first {
+									mu.Lock()
+									firsts = append(firsts, time.Since(t0))
+									mu.Unlock()
+									first = false
+								}
+								last = line
+							}
+						}
+						if !strings.Contains(last, `"stopReason":"end_turn"`) {
+							b.Errorf("turn did not end well: %s", last)
+						}
+					})
+				}
+				wg.Wait()
+				total += time.Since(start)
+				turns += replicaBenchTurns
+			}
+			slices.Sort(firsts)
+			b.ReportMetric(float64(turns)/total.Seconds(), "turns/s")
+			b.ReportMetric(float64(firsts[len(firsts)/2].Microseconds())/1000, "ms-first-event-p50")
+			b.ReportMetric(float64(firsts[len(firsts)*99/100].Microseconds())/1000, "ms-first-event-p99")
+		})
+	}
 }

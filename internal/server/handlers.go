@@ -1,10 +1,8 @@
 package server
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,7 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/tool"
 )
@@ -39,16 +36,6 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 		v.ModelHelp = s.agent.ModelHelp()
 	}
 	writeJSON(w, http.StatusOK, v)
-}
-
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if err := s.cfg.Store.Ping(ctx); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "the database does not answer"})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // conversationJSON is a conversation in a listing.
@@ -261,76 +248,6 @@ func (s *Server) exportConversation(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
-}
-
-func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if !s.claim(id) {
-		writeError(w, http.StatusConflict, "CONFLICT", "a reply is being written in this conversation; stop it first")
-		return
-	}
-	defer s.release(id)
-	if err := s.cfg.Store.DeleteConversation(r.Context(), id); err != nil {
-		s.storeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// claim marks a conversation as having a turn in progress; false if it
-// already has one (two turns at once would interleave their messages).
-func (s *Server) claim(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running[id] {
-		return false
-	}
-	s.running[id] = true
-	return true
-}
-
-func (s *Server) release(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.running, id)
-}
-
-func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	var body struct {
-		Content *string `json:"content"`
-	}
-	if !s.decodeBody(w, r, &body, false) {
-		return
-	}
-	if body.Content == nil || strings.TrimSpace(*body.Content) == "" {
-		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"content" must be a non-empty string`)
-		return
-	}
-	if !s.claim(id) {
-		writeError(w, http.StatusConflict, "CONFLICT", "a reply is already being written in this conversation")
-		return
-	}
-	defer s.release(id)
-	s.streams.Add(1)
-	defer s.streams.Done()
-	s.metrics.streamsOpen.Inc()
-	defer s.metrics.streamsOpen.Dec()
-
-	sse := newSSE(w, s.cfg.HeartbeatInterval, s.cfg.WriteTimeout)
-	defer sse.close()
-	err := s.agent.Turn(r.Context(), id, *body.Content, sse.emit)
-	if err == nil || sse.begun() {
-		return
-	}
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such conversation")
-	case errors.Is(err, agent.ErrEmptyMessage):
-		writeError(w, http.StatusBadRequest, "BAD_REQUEST", `"content" must be a non-empty string`)
-	default:
-		s.storeError(w, r, err)
-	}
 }
 
 // listTools answers the MCP definitions of the tools, each with the pack it

@@ -77,6 +77,10 @@ type envOptions struct {
 	agent     agent.Config
 	reg       *tool.Registry
 	dsn       string
+	// db and model, when set, are shared with another env (a second
+	// replica); dsn and turns are then ignored.
+	db    *sqlstore.DB
+	model *servertest.ModelServer
 	// config, when set, adjusts the server's configuration.
 	config func(*server.Config)
 }
@@ -86,13 +90,19 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.dsn == "" {
 		o.dsn = filepath.Join(t.TempDir(), "toolport.db")
 	}
-	db, err := sqlstore.Open(context.Background(), o.dsn)
-	if err != nil {
-		t.Fatal(err)
+	db := o.db
+	if db == nil {
+		var err error
+		if db, err = sqlstore.Open(context.Background(), o.dsn); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
 	}
-	t.Cleanup(func() { db.Close() })
 	e := &env{db: db, token: o.token}
-	e.model = servertest.NewModelServer(t, o.turns...)
+	e.model = o.model
+	if e.model == nil {
+		e.model = servertest.NewModelServer(t, o.turns...)
+	}
 	acfg := o.agent
 	acfg.ModelRetryDelay = time.Millisecond
 	if !o.noModel && acfg.Provider == nil {
@@ -110,10 +120,12 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.config != nil {
 		o.config(&cfg)
 	}
+	var err error
 	e.srv, err = server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.srv.Close)
 	e.http = httptest.NewServer(e.srv.Handler())
 	e.url = e.http.URL
 	t.Cleanup(e.http.Close)
@@ -156,7 +168,9 @@ func (e *env) newConversation(t testing.TB) string {
 // stream is a chat stream as read off the wire.
 type stream struct {
 	status int
+	turnID string // the Toolport-Turn-Id header
 	events []map[string]any
+	ids    []string // each event's SSE id
 	pings  int
 	raw    string
 }
@@ -196,7 +210,14 @@ func (e *env) chat(t testing.TB, ctx context.Context, convID, content string, on
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	s := &stream{status: res.StatusCode}
+	return readStream(t, res, onEvent)
+}
+
+// readStream reads an SSE response, checking its framing: every event is
+// an id line and a data line.
+func readStream(t testing.TB, res *http.Response, onEvent func(map[string]any) bool) *stream {
+	t.Helper()
+	s := &stream{status: res.StatusCode, turnID: res.Header.Get("Toolport-Turn-Id")}
 	if res.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(res.Body)
 		s.raw = string(b)
@@ -214,6 +235,18 @@ func (e *env) chat(t testing.TB, ctx context.Context, convID, content string, on
 			break
 		}
 		line = strings.TrimSuffix(line, "\n")
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			s.ids = append(s.ids, id)
+			line, err = r.ReadString('\n')
+			raw.WriteString(line)
+			if err != nil || !strings.HasPrefix(line, "data: ") {
+				t.Errorf("id %q not followed by a data line (got %q, %v)", id, line, err)
+				break
+			}
+			line = strings.TrimSuffix(line, "\n")
+		} else if strings.HasPrefix(line, "data: ") {
+			t.Errorf("event without an id: %q", line)
+		}
 		switch {
 		case line == "":
 			t.Errorf("stray blank line in the stream")

@@ -46,10 +46,12 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 )
 
-// Store is the part of the store the server uses: [store.Conversations] and
-// a health check; *sqlstore.DB implements it.
+// Store is the part of the store the server uses: [store.Conversations],
+// [store.Turns] (turns across replicas) and a health check; *sqlstore.DB
+// implements it.
 type Store interface {
 	agent.Store
+	store.Turns
 	CreateConversation(ctx context.Context, c store.Conversation) (store.Conversation, error)
 	ListConversations(ctx context.Context, opt store.ListOptions) (store.ConversationPage, error)
 	DeleteConversation(ctx context.Context, id string) error
@@ -109,6 +111,21 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// Logger receives errors; nil discards them.
 	Logger *slog.Logger
+
+	// ReplicaID names this server among the replicas sharing the store (it
+	// owns the turns it runs); "" means a random one.
+	ReplicaID string
+	// TurnLease is how long a turn's claim on its conversation holds
+	// without renewal (renewed every TurnLease/3): a replica that dies
+	// releases its conversations after at most this. 0 means
+	// DefaultTurnLease.
+	TurnLease time.Duration
+	// TurnEventsRetention is how long a turn's event log is kept after it
+	// ends, for clients resuming late; 0 means DefaultTurnEventsRetention.
+	TurnEventsRetention time.Duration
+	// Checks are engines /healthz reports and /readyz requires, besides
+	// the store.
+	Checks []Check
 }
 
 // Server is the chat server. Create it with [New].
@@ -122,8 +139,7 @@ type Server struct {
 	hosts          hostSet
 	origins        *http.CrossOriginProtection
 
-	mu      sync.Mutex
-	running map[string]bool // conversations with a turn in progress
+	turns turns
 
 	streams sync.WaitGroup
 }
@@ -151,13 +167,24 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
 	}
+	if cfg.TurnLease <= 0 {
+		cfg.TurnLease = DefaultTurnLease
+	}
+	if cfg.TurnEventsRetention <= 0 {
+		cfg.TurnEventsRetention = DefaultTurnEventsRetention
+	}
+	for _, c := range cfg.Checks {
+		if c.Name == "" || c.Check == nil {
+			return nil, errors.New("server: every Config.Checks entry needs a Name and a Check")
+		}
+	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
-	s := &Server{cfg: cfg, running: map[string]bool{}, logger: cfg.Logger}
+	s := &Server{cfg: cfg, logger: cfg.Logger}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -209,6 +236,9 @@ func New(cfg Config) (*Server, error) {
 	api("DELETE /api/conversations/{id}", s.deleteConversation)
 	api("GET /api/conversations/{id}/export", s.exportConversation)
 	api("POST /api/conversations/{id}/messages", s.postMessage)
+	api("POST /api/conversations/{id}/stop", s.stopTurn)
+	api("GET /api/conversations/{id}/stream", s.conversationStream)
+	api("GET /api/conversations/{id}/turns/{turnId}/events", s.turnEvents)
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
@@ -216,6 +246,7 @@ func New(cfg Config) (*Server, error) {
 	})
 	mux.Handle("/mcp", s.auth(s.withBody(mcpHandler)))
 	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
 	if cfg.MetricsListener != nil {
 		mm := http.NewServeMux()
 		mm.Handle("GET /metrics", m.handler(cfg.Metrics))
@@ -227,6 +258,7 @@ func New(cfg Config) (*Server, error) {
 		mux.Handle("/", cfg.Web)
 	}
 	s.handler = m.instrument(s.guard(mux))
+	s.initTurns()
 	return s, nil
 }
 
@@ -277,19 +309,32 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	grace, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 	defer cancel()
 	err := hs.Shutdown(grace)
-	if err != nil {
-		// Turns still running: cancel them, and give them time to save.
+	// Turns run apart from their streams: those whose clients left are
+	// still running. Let them use what is left of the grace.
+	if err != nil || !waitUntilCtx(&s.turns.wg, grace) {
+		// Cancel them (each saves what it has and sends message_end to its
+		// streams), let their streams deliver that, then cut the streams
+		// that follow other replicas' turns (their clients resume elsewhere).
+		s.cancelTurns(errShuttingDown)
+		waitUntil(&s.streams, time.After(time.Second))
 		cancelBase()
-		done := make(chan struct{})
-		go func() { s.streams.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(agent.DefaultSaveTimeout):
-		}
+		waitUntil(&s.streams, time.After(time.Second))
 		hs.Close()
 	}
 	<-errc
+	s.Close()
 	return nil
+}
+
+func waitUntilCtx(wg *sync.WaitGroup, ctx context.Context) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // CheckAddr refuses to serve on a non-loopback address without a token:

@@ -1,24 +1,21 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/toolport/toolport/internal/agent"
 )
 
-// sse writes a chat turn as Server-Sent Events: one "data: <json>" line and a
-// blank line per event, and ": ping" comments every heartbeat interval so that
+// sse writes a chat turn as Server-Sent Events: an "id: <turn id>:<seq>" line,
+// one "data: <json>" line and a blank line per event, and ": ping" comments every heartbeat interval so that
 // proxies keep an idle stream open. The response starts with the first event,
 // so a turn that is refused before it starts can still answer with a JSON
 // error and its status.
 //
 // Writes carry a deadline: a client that stops reading fails the writes (and
 // its connection) instead of holding up the turn forever. After a failed
-// write the rest of the turn's events are dropped; the turn itself learns
-// that the client left from its context.
+// write the rest of the turn's events are dropped; the turn itself goes on
+// (the client may resume it on any replica with Last-Event-ID).
 type sse struct {
 	w            http.ResponseWriter
 	rc           *http.ResponseController
@@ -44,15 +41,12 @@ func (s *sse) begun() bool {
 	return s.started
 }
 
-// emit sends one event; it is the agent's emit function.
-func (s *sse) emit(ev agent.Event) {
-	data, err := json.Marshal(ev)
-	if err != nil {
-		// Cannot happen for the agent's event types; never break the frame.
-		data = []byte(`{"type":"error","code":"INTERNAL","message":"an event could not be encoded","retryable":false}`)
-	}
-	frame := make([]byte, 0, len(data)+8)
-	frame = append(frame, "data: "...)
+// send sends one event with its SSE id.
+func (s *sse) send(id string, data []byte) {
+	frame := make([]byte, 0, len(id)+len(data)+16)
+	frame = append(frame, "id: "...)
+	frame = append(frame, id...)
+	frame = append(frame, "\ndata: "...)
 	frame = append(frame, data...)
 	frame = append(frame, "\n\n"...)
 	s.mu.Lock()
@@ -61,6 +55,13 @@ func (s *sse) emit(ev agent.Event) {
 		s.startLocked()
 	}
 	s.writeLocked(frame)
+}
+
+// failedWrite reports whether a write failed (the client stopped reading).
+func (s *sse) failedWrite() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
 }
 
 func (s *sse) startLocked() {

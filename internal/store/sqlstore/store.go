@@ -49,6 +49,8 @@ type DB struct {
 	// appends group concurrent AppendMessage calls into one transaction
 	// (see appender).
 	appends *appender
+	// turns carries turn notes between processes (see turns.go).
+	turns *turnNotes
 }
 
 // Open connects to the store named by dsn and applies any pending migrations.
@@ -92,6 +94,10 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		db.Close()
 		return nil, fileError(kind, target, err)
 	}
+	if err := db.initTurns(ctx, target); err != nil {
+		db.Close()
+		return nil, err
+	}
 	workers := 1 // SQLite has one writer
 	if kind == store.EnginePostgres {
 		workers = postgresAppendWorkers
@@ -117,7 +123,7 @@ func (db *DB) Close() error {
 	if db.appends != nil {
 		db.appends.close()
 	}
-	err := db.w.Close()
+	err := errors.Join(db.turns.close(), db.w.Close())
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())
 	}

@@ -2,7 +2,7 @@
 // conversations, the message thread and the composer to the chat API.
 
 import { Client, APIError, takeTokenFromFragment } from './api.js';
-import { readEvents } from './sse.js';
+import { followTurn } from './sse.js';
 import { newMessage, applyEvent, finish, fromStored } from './model.js';
 import { renderMarkdown } from './markdown.js';
 import { ToolCard, toolLabel } from './cards.js';
@@ -487,17 +487,23 @@ class App {
       }
       const res = await this.api.sendMessage(this.currentId, text, controller.signal);
       this.announce('The assistant is answering.');
-      let ended = false;
-      await readEvents(res.body, (ev) => {
+      const conv = this.currentId;
+      // A dropped connection is resumed by followTurn (any replica can
+      // answer); the answer keeps being written meanwhile.
+      const ended = await followTurn(res, (ev) => {
         const follow = this.nearBottom();
         const changed = applyEvent(msg, ev);
         if (ev.type === 'tool_call_start' && changed) this.announce(`Running ${toolLabel(changed.name)}…`);
         if (ev.type === 'tool_call_end' && changed) this.announce(`${toolLabel(changed.name)} finished.`);
         if (ev.type === 'tool_call_error' && changed) this.announce(`${toolLabel(changed.name)} failed.`);
-        if (ev.type === 'message_end') ended = true;
         if (ev.type === 'message_end' || ev.type === 'error') view.sync();
         else view.schedule(changed);
         if (follow) this.scrollToEnd();
+      }, {
+        signal: controller.signal,
+        reconnect: (lastId) => this.api.fetch('/api/conversations/' + encodeURIComponent(conv) + '/stream',
+          { headers: { Accept: 'text/event-stream', 'Last-Event-ID': lastId }, signal: controller.signal }),
+        onRetry: () => this.announce('Connection lost; reconnecting…'),
       });
       if (!ended) incomplete = true;
     } catch (err) {
@@ -519,7 +525,15 @@ class App {
   }
 
   stop() {
-    if (this.stream) this.stream.controller.abort();
+    if (!this.stream) return;
+    this.stream.controller.abort();
+    // The turn runs on the server apart from this connection: ask it to
+    // stop (whichever replica runs it). An older server without the
+    // endpoint stops when the connection closes.
+    if (this.currentId) {
+      this.api.fetch('/api/conversations/' + encodeURIComponent(this.currentId) + '/stop',
+        { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' }).catch(() => {});
+    }
   }
 }
 

@@ -1,0 +1,504 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolport/toolport/internal/store"
+)
+
+var _ store.Turns = (*DB)(nil)
+
+// turnNotes carries turn notes between the processes sharing the store.
+//
+// On PostgreSQL a note is a NOTIFY on a channel named after the schema, sent
+// in the statement that makes the change (so it goes out at commit, never
+// before the row is visible); each watcher LISTENs on a connection of its
+// own. Event rows go through a pool of their own with synchronous_commit off:
+// the log is a replay buffer for reconnecting clients (the answer itself is
+// saved as a message, durably), and waiting for a WAL flush per text delta
+// would put a disk sync in front of every event.
+//
+// On SQLite (one process) notes go from writer to watchers in memory.
+type turnNotes struct {
+	dsn     string  // PostgreSQL only
+	channel string  // PostgreSQL only
+	ev      *sql.DB // where event rows are written
+
+	mu       sync.Mutex
+	watchers map[int]func(store.TurnNote)
+	next     int
+}
+
+// initTurns prepares turn notes; target is the PostgreSQL DSN.
+func (db *DB) initTurns(ctx context.Context, target string) error {
+	n := &turnNotes{ev: db.w, watchers: map[int]func(store.TurnNote){}}
+	db.turns = n
+	if db.d.name != store.EnginePostgres {
+		return nil
+	}
+	var schema string
+	if err := db.w.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fmt.Errorf("store: turn notes: %w", err)
+	}
+	n.dsn, n.channel = target, "toolport_turns."+schema
+	u, err := url.Parse(target)
+	if err != nil {
+		return fmt.Errorf("%w: malformed PostgreSQL URL", store.ErrInvalid)
+	}
+	q := u.Query()
+	q.Set("synchronous_commit", "off")
+	u.RawQuery = q.Encode()
+	ev, err := sql.Open("pgx", u.String())
+	if err != nil {
+		return fmt.Errorf("%w: malformed PostgreSQL URL", store.ErrInvalid)
+	}
+	ev.SetMaxOpenConns(8)
+	ev.SetMaxIdleConns(8)
+	ev.SetConnMaxIdleTime(5 * time.Minute)
+	n.ev = ev
+	return nil
+}
+
+func (n *turnNotes) close() error {
+	if n == nil || n.dsn == "" {
+		return nil
+	}
+	return n.ev.Close()
+}
+
+// publish delivers a note to this process's watchers (SQLite).
+func (n *turnNotes) publish(note store.TurnNote) {
+	n.mu.Lock()
+	fns := make([]func(store.TurnNote), 0, len(n.watchers))
+	for _, fn := range n.watchers {
+		fns = append(fns, fn)
+	}
+	n.mu.Unlock()
+	for _, fn := range fns {
+		fn(note)
+	}
+}
+
+// encodeNote and parseNote are the NOTIFY payload: "<kind> <turn id>[ <seq>]".
+func encodeNote(n store.TurnNote) string {
+	s := string(rune(n.Kind)) + " " + n.TurnID
+	if n.Kind == store.NoteEvent {
+		s += " " + strconv.FormatInt(n.Seq, 10)
+	}
+	return s
+}
+
+func parseNote(payload string) (store.TurnNote, bool) {
+	kind, rest, ok := strings.Cut(payload, " ")
+	if !ok || len(kind) != 1 || rest == "" {
+		return store.TurnNote{}, false
+	}
+	n := store.TurnNote{Kind: store.TurnNoteKind(kind[0])}
+	switch n.Kind {
+	case store.NoteEvent:
+		id, seq, ok := strings.Cut(rest, " ")
+		v, err := strconv.ParseInt(seq, 10, 64)
+		if !ok || err != nil || v <= 0 || id == "" {
+			return store.TurnNote{}, false
+		}
+		n.TurnID, n.Seq = id, v
+	case store.NoteStop, store.NoteEnd:
+		if strings.Contains(rest, " ") {
+			return store.TurnNote{}, false
+		}
+		n.TurnID = rest
+	default:
+		return store.TurnNote{}, false
+	}
+	return n, true
+}
+
+// notify sends a note after a change committed outside a statement that
+// could carry it.
+func (db *DB) notify(ctx context.Context, n store.TurnNote) {
+	if db.d.name != store.EnginePostgres {
+		db.turns.publish(n)
+		return
+	}
+	// A lost note only delays watchers until their next poll.
+	_, _ = db.w.ExecContext(ctx, `SELECT pg_notify($1, $2)`, db.turns.channel, encodeNote(n))
+}
+
+const turnColumns = `id, conversation_id, owner, state, lease_until, stop_requested, started_at, ended_at`
+
+func scanTurn(sc interface{ Scan(...any) error }) (store.Turn, error) {
+	var t store.Turn
+	var lease, started, ended dbTime
+	var state string
+	if err := sc.Scan(&t.ID, &t.ConversationID, &t.Owner, &state, &lease, &t.StopRequested, &started, &ended); err != nil {
+		return store.Turn{}, err
+	}
+	t.State, t.LeaseUntil, t.StartedAt, t.EndedAt = store.TurnState(state), lease.t, started.t, ended.t
+	return t, nil
+}
+
+// StartTurn claims a conversation for a new turn with one conditional INSERT:
+// the partial unique index on running turns refuses a second one.
+func (db *DB) StartTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
+	if t.ID == "" || t.ConversationID == "" || t.Owner == "" {
+		return store.Turn{}, fmt.Errorf("%w: a turn needs an id, a conversation and an owner", store.ErrInvalid)
+	}
+	if err := validText("turn", t.ID, t.ConversationID, t.Owner); err != nil {
+		return store.Turn{}, err
+	}
+	t.State, t.StartedAt, t.EndedAt, t.StopRequested = store.TurnRunning, now(), time.Time{}, false
+	t.LeaseUntil = normTime(t.LeaseUntil)
+	res, err := db.w.ExecContext(ctx, `INSERT INTO turns (id, conversation_id, owner, state, lease_until, started_at)
+        SELECT $1, id, $3, 'running', $4, $5 FROM conversations WHERE id = $2
+        ON CONFLICT DO NOTHING`,
+		t.ID, t.ConversationID, t.Owner, db.d.time(t.LeaseUntil), db.d.time(t.StartedAt))
+	if err != nil {
+		return store.Turn{}, fmt.Errorf("store: start turn: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return store.Turn{}, fmt.Errorf("store: start turn: %w", err)
+	} else if n == 1 {
+		return t, nil
+	}
+	var exists int
+	err = db.w.QueryRowContext(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, t.ConversationID).Scan(&exists)
+	if err != nil {
+		return store.Turn{}, fmt.Errorf("store: start turn: %w", err)
+	}
+	if exists == 0 {
+		return store.Turn{}, fmt.Errorf("store: conversation %q: %w", t.ConversationID, store.ErrNotFound)
+	}
+	return store.Turn{}, fmt.Errorf("store: conversation %q: %w", t.ConversationID, store.ErrBusy)
+}
+
+// RenewTurns extends owner's leases in one statement.
+func (db *DB) RenewTurns(ctx context.Context, owner string, ids []string, until time.Time) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, chunk := range chunks(ids, lookupChunk) {
+		args := append([]any{db.d.time(normTime(until)), owner}, chunk...)
+		rows, err := db.w.QueryContext(ctx, `UPDATE turns SET lease_until = $1
+            WHERE owner = $2 AND state = 'running' AND id IN (`+placeholders(3, len(chunk))+`)
+            RETURNING id, stop_requested`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("store: renew turns: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var stop bool
+			if err := rows.Scan(&id, &stop); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: renew turns: %w", err)
+			}
+			out[id] = stop
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: renew turns: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// EndTurn ends a running turn and notes it.
+func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnState) (bool, error) {
+	if state != store.TurnDone && state != store.TurnIncomplete {
+		return false, fmt.Errorf("%w: turn state %q", store.ErrInvalid, state)
+	}
+	res, err := db.w.ExecContext(ctx, `UPDATE turns SET state = $1, ended_at = $2
+        WHERE id = $3 AND owner = $4 AND state = 'running'`, string(state), db.d.time(now()), id, owner)
+	if err != nil {
+		return false, fmt.Errorf("store: end turn: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: end turn: %w", err)
+	}
+	if n == 1 {
+		db.notify(ctx, store.TurnNote{Kind: store.NoteEnd, TurnID: id})
+	}
+	return n == 1, nil
+}
+
+// ExpireTurns flips lapsed leases with UPDATE … RETURNING, so each expired
+// turn goes to the one caller whose statement changed it.
+func (db *DB) ExpireTurns(ctx context.Context, at time.Time, conversationID string) ([]store.Turn, error) {
+	q := `UPDATE turns SET state = 'incomplete', ended_at = $1 WHERE state = 'running' AND lease_until < $1`
+	args := []any{db.d.time(normTime(at))}
+	if conversationID != "" {
+		q += ` AND conversation_id = $2`
+		args = append(args, conversationID)
+	}
+	rows, err := db.w.QueryContext(ctx, q+` RETURNING `+turnColumns, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: expire turns: %w", err)
+	}
+	var out []store.Turn
+	for rows.Next() {
+		t, err := scanTurn(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: expire turns: %w", err)
+		}
+		out = append(out, t)
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("store: expire turns: %w", err)
+	}
+	for _, t := range out {
+		db.notify(ctx, store.TurnNote{Kind: store.NoteEnd, TurnID: t.ID})
+	}
+	return out, nil
+}
+
+// GetTurn returns a turn or [store.ErrNotFound].
+func (db *DB) GetTurn(ctx context.Context, id string) (store.Turn, error) {
+	t, err := scanTurn(db.r.QueryRowContext(ctx, `SELECT `+turnColumns+` FROM turns WHERE id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Turn{}, fmt.Errorf("store: turn %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Turn{}, fmt.Errorf("store: get turn: %w", err)
+	}
+	return t, nil
+}
+
+// RunningTurn returns a conversation's running turn or [store.ErrNotFound].
+func (db *DB) RunningTurn(ctx context.Context, conversationID string) (store.Turn, error) {
+	t, err := scanTurn(db.r.QueryRowContext(ctx, `SELECT `+turnColumns+` FROM turns
+        WHERE conversation_id = $1 AND state = 'running'`, conversationID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Turn{}, fmt.Errorf("store: running turn of %q: %w", conversationID, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Turn{}, fmt.Errorf("store: running turn: %w", err)
+	}
+	return t, nil
+}
+
+// RequestStop flags a running turn and notes it to its owner.
+func (db *DB) RequestStop(ctx context.Context, id string) (bool, error) {
+	res, err := db.w.ExecContext(ctx, `UPDATE turns SET stop_requested = TRUE WHERE id = $1 AND state = 'running'`, id)
+	if err != nil {
+		return false, fmt.Errorf("store: stop turn: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: stop turn: %w", err)
+	}
+	if n == 1 {
+		db.notify(ctx, store.TurnNote{Kind: store.NoteStop, TurnID: id})
+	}
+	return n == 1, nil
+}
+
+// maxEventBatch bounds the rows of one multi-row INSERT (3 parameters each).
+const maxEventBatch = 200
+
+// AppendTurnEvents logs events with multi-row INSERTs in one transaction; on
+// PostgreSQL the last statement also NOTIFYs the last seq.
+func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []store.TurnEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	for _, ev := range events {
+		if ev.Seq <= 0 {
+			return fmt.Errorf("%w: event seq %d", store.ErrInvalid, ev.Seq)
+		}
+		if len(ev.Data) > store.MaxTurnEventBytes {
+			return fmt.Errorf("%w: event larger than %d bytes", store.ErrInvalid, store.MaxTurnEventBytes)
+		}
+		if err := validText("turn event", string(ev.Data)); err != nil {
+			return err
+		}
+	}
+	note := store.TurnNote{Kind: store.NoteEvent, TurnID: turnID, Seq: events[len(events)-1].Seq}
+	pg := db.d.name == store.EnginePostgres
+	pool := db.w
+	if pg {
+		pool = db.turns.ev
+	}
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: append turn events: %w", err)
+	}
+	defer rollback(tx)
+	for start := 0; start < len(events); start += maxEventBatch {
+		batch := events[start:min(start+maxEventBatch, len(events))]
+		var q strings.Builder
+		args := make([]any, 0, 3*len(batch)+2)
+		q.WriteString(`INSERT INTO turn_events (turn_id, seq, data) VALUES `)
+		for i, ev := range batch {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			fmt.Fprintf(&q, "($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
+			args = append(args, turnID, ev.Seq, string(ev.Data))
+		}
+		if pg && start+maxEventBatch >= len(events) {
+			// The note rides on the last statement (sent at commit).
+			n := len(args)
+			stmt := fmt.Sprintf(`WITH ins AS (%s RETURNING seq) SELECT pg_notify($%d, $%d) FROM ins LIMIT 1`, q.String(), n+1, n+2)
+			args = append(args, db.turns.channel, encodeNote(note))
+			_, err = tx.ExecContext(ctx, stmt, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, q.String(), args...)
+		}
+		if err != nil {
+			if isUniqueViolation(err) {
+				return fmt.Errorf("store: turn %q events: %w", turnID, store.ErrConflict)
+			}
+			return fmt.Errorf("store: append turn events: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: append turn events: %w", err)
+	}
+	if !pg {
+		db.turns.publish(note)
+	}
+	return nil
+}
+
+// isUniqueViolation recognises a duplicate key on either engine.
+func isUniqueViolation(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLSTATE 23505") || strings.Contains(msg, "UNIQUE constraint failed")
+}
+
+// TurnEvents reads a turn's log after seq after.
+func (db *DB) TurnEvents(ctx context.Context, turnID string, after int64, limit int) ([]store.TurnEvent, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 1000
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT seq, data FROM turn_events
+        WHERE turn_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, turnID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: turn events: %w", err)
+	}
+	defer rows.Close()
+	var out []store.TurnEvent
+	for rows.Next() {
+		var ev store.TurnEvent
+		var data string
+		if err := rows.Scan(&ev.Seq, &data); err != nil {
+			return nil, fmt.Errorf("store: turn events: %w", err)
+		}
+		ev.Data = []byte(data)
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: turn events: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteEndedTurns drops ended turns and, by cascade, their events.
+func (db *DB) DeleteEndedTurns(ctx context.Context, before time.Time) (int, error) {
+	res, err := db.w.ExecContext(ctx, `DELETE FROM turns WHERE state <> 'running' AND ended_at < $1`, db.d.time(normTime(before)))
+	if err != nil {
+		return 0, fmt.Errorf("store: delete ended turns: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("store: delete ended turns: %w", err)
+	}
+	return int(n), nil
+}
+
+// DeleteIdleConversation deletes a conversation in one statement that
+// checks there is no live turn in it.
+func (db *DB) DeleteIdleConversation(ctx context.Context, id string, at time.Time) error {
+	res, err := db.w.ExecContext(ctx, `DELETE FROM conversations WHERE id = $1 AND NOT EXISTS (
+        SELECT 1 FROM turns WHERE conversation_id = $1 AND state = 'running' AND lease_until >= $2)`,
+		id, db.d.time(normTime(at)))
+	if err != nil {
+		return fmt.Errorf("store: delete conversation: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("store: delete conversation: %w", err)
+	}
+	if n == 1 {
+		return nil
+	}
+	var exists int
+	if err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, id).Scan(&exists); err != nil {
+		return fmt.Errorf("store: delete conversation: %w", err)
+	}
+	if exists == 0 {
+		return fmt.Errorf("store: conversation %q: %w", id, store.ErrNotFound)
+	}
+	return fmt.Errorf("store: conversation %q: %w", id, store.ErrBusy)
+}
+
+// WatchTurns delivers notes until ctx ends. On PostgreSQL it LISTENs on a
+// connection of its own and reconnects (with a NoteResync) when it drops.
+func (db *DB) WatchTurns(ctx context.Context, fn func(store.TurnNote)) error {
+	n := db.turns
+	if db.d.name != store.EnginePostgres {
+		n.mu.Lock()
+		id := n.next
+		n.next++
+		n.watchers[id] = fn
+		n.mu.Unlock()
+		<-ctx.Done()
+		n.mu.Lock()
+		delete(n.watchers, id)
+		n.mu.Unlock()
+		return nil
+	}
+	backoff := 100 * time.Millisecond
+	for first := true; ; first = false {
+		err := n.listen(ctx, fn, !first)
+		if ctx.Err() != nil {
+			return nil
+		}
+		_ = err // the connection dropped; try again
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// listen runs one LISTEN connection until it fails or ctx ends.
+func (n *turnNotes) listen(ctx context.Context, fn func(store.TurnNote), resync bool) error {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	conn, err := pgx.Connect(cctx, n.dsn)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("store: listen: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{n.channel}.Sanitize()); err != nil {
+		return fmt.Errorf("store: listen: %w", err)
+	}
+	if resync {
+		// Notes sent while no connection listened are lost.
+		fn(store.TurnNote{Kind: store.NoteResync})
+	}
+	for {
+		msg, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return fmt.Errorf("store: listen: %w", err)
+		}
+		if note, ok := parseNote(msg.Payload); ok {
+			fn(note)
+		}
+	}
+}

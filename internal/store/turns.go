@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// ErrBusy reports that a conversation already has a running turn (whose
+// lease has not expired), so another cannot start and it cannot be deleted.
+var ErrBusy = errors.New("store: a turn is running in this conversation")
+
+// TurnState is where a [Turn] is.
+type TurnState string
+
+// The states of a turn.
+const (
+	TurnRunning TurnState = "running"
+	// TurnDone is a turn that ended by itself (answered or failed).
+	TurnDone TurnState = "done"
+	// TurnIncomplete is a turn that was cut short: stopped, canceled, or its
+	// replica stopped renewing its lease.
+	TurnIncomplete TurnState = "incomplete"
+)
+
+// Turn is one chat turn as the store tracks it across replicas: who runs it
+// and until when its claim on the conversation holds.
+type Turn struct {
+	ID             string
+	ConversationID string
+	// Owner names the replica running the turn.
+	Owner string
+	State TurnState
+	// LeaseUntil is when the claim lapses unless the owner renews it.
+	LeaseUntil    time.Time
+	StopRequested bool
+	StartedAt     time.Time
+	EndedAt       time.Time // zero while running
+}
+
+// TurnEvent is one event of a turn's log: its JSON as streamed, numbered
+// from 1 in the order the turn emitted it.
+type TurnEvent struct {
+	Seq  int64
+	Data json.RawMessage
+}
+
+// MaxTurnEventBytes bounds one logged event (a tool result is already cut
+// to 64 KiB by the agent; text deltas are small).
+const MaxTurnEventBytes = 1 << 20
+
+// TurnNoteKind is what a [TurnNote] tells.
+type TurnNoteKind byte
+
+// The kinds of turn notes.
+const (
+	// NoteEvent: the turn's log has a new event, Seq.
+	NoteEvent TurnNoteKind = 'e'
+	// NoteStop: someone asked the turn to stop.
+	NoteStop TurnNoteKind = 's'
+	// NoteEnd: the turn ended (or its lease was found expired).
+	NoteEnd TurnNoteKind = 'x'
+	// NoteResync: notes may have been missed (the listener reconnected);
+	// every watcher should re-read what it follows. TurnID is empty.
+	NoteResync TurnNoteKind = 'r'
+)
+
+// TurnNote is a change to a turn, delivered to every process watching the
+// store ([Turns.WatchTurns]). Notes are wake-ups: the log and the turn row
+// are the truth.
+type TurnNote struct {
+	Kind   TurnNoteKind
+	TurnID string
+	Seq    int64
+}
+
+// Turns coordinates chat turns between the processes sharing a store: the
+// one-turn-per-conversation claim as a lease, stop requests, and each turn's
+// event log with change notes.
+type Turns interface {
+	// StartTurn claims t.ConversationID for the new turn t (ID, Owner and
+	// LeaseUntil set by the caller): [ErrBusy] if another turn runs there,
+	// [ErrNotFound] if the conversation does not exist.
+	StartTurn(ctx context.Context, t Turn) (Turn, error)
+	// RenewTurns extends the leases of owner's running turns ids to until.
+	// It returns, for each turn still running under owner, whether a stop
+	// was requested; a turn missing from the answer is no longer owner's.
+	RenewTurns(ctx context.Context, owner string, ids []string, until time.Time) (map[string]bool, error)
+	// EndTurn ends owner's running turn id in state; false when it was not
+	// running under owner any more (its lease expired and was taken).
+	EndTurn(ctx context.Context, id, owner string, state TurnState) (bool, error)
+	// ExpireTurns ends, as [TurnIncomplete], the running turns whose lease
+	// ended before now (of conversationID only, when not ""), and returns
+	// them: each expired turn is returned to exactly one caller.
+	ExpireTurns(ctx context.Context, now time.Time, conversationID string) ([]Turn, error)
+	// GetTurn returns a turn, or [ErrNotFound].
+	GetTurn(ctx context.Context, id string) (Turn, error)
+	// RunningTurn returns the running turn of a conversation, or [ErrNotFound].
+	RunningTurn(ctx context.Context, conversationID string) (Turn, error)
+	// RequestStop asks a running turn's owner to stop it; false when it
+	// was not running.
+	RequestStop(ctx context.Context, id string) (bool, error)
+	// AppendTurnEvents adds events to a turn's log in one transaction (their
+	// Seq following the last one's); a seq already there is [ErrConflict].
+	AppendTurnEvents(ctx context.Context, turnID string, events []TurnEvent) error
+	// TurnEvents returns up to limit events of a turn after seq after, in order.
+	TurnEvents(ctx context.Context, turnID string, after int64, limit int) ([]TurnEvent, error)
+	// DeleteEndedTurns deletes the turns (and their events) that ended
+	// before before.
+	DeleteEndedTurns(ctx context.Context, before time.Time) (int, error)
+	// DeleteIdleConversation deletes a conversation unless a turn with a
+	// live lease runs in it ([ErrBusy]).
+	DeleteIdleConversation(ctx context.Context, id string, now time.Time) error
+	// WatchTurns calls fn with every note of every process sharing the
+	// store until ctx ends; fn must not block for long.
+	WatchTurns(ctx context.Context, fn func(TurnNote)) error
+}
