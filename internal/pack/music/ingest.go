@@ -193,6 +193,11 @@ func (s *Service) ingestBatch(ctx context.Context, db Store, batch []store.Index
 		for i := range changed {
 			changed[i].Embedding, changed[i].Embedder = vecs[i], emb.Name()
 		}
+		// Weaviate first: a failure after it leaves the store without the
+		// batch, so the same ingestion run again writes both.
+		if err := s.writeVectors(ctx, changed, emb.Name()); err != nil {
+			return err
+		}
 		if err := db.UpsertIndex(ctx, changed); err != nil {
 			return err
 		}
@@ -200,7 +205,7 @@ func (s *Service) ingestBatch(ctx context.Context, db Store, batch []store.Index
 	st.Added += added
 	st.Updated += updated
 	st.Unchanged += unchanged
-	if len(changed) == 0 {
+	if len(changed) == 0 || s.usesWeaviate() {
 		return nil
 	}
 	// Under loadMu: a load in progress may have scanned past these records,

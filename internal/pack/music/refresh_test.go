@@ -54,7 +54,7 @@ func TestSearchSeesWhatAnotherProcessIngests(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock := tooltest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-		svc := New(server, testEmbedder(t), nil, WithRefreshInterval(interval), WithClock(clock.Now))
+		svc := New(server, testEmbedder(t), nil, WithRefreshInterval(interval), WithClock(clock.Now), WithNotifications(false)) // polling alone
 		harpsichord := SemanticSearchInput{Query: "baroque harpsichord fugue"}
 		if got := isrcsFound(t, svc, harpsichord); slices.Contains(got, "QZHAR0000001") {
 			t.Fatalf("found %v before the record exists", got)
@@ -111,7 +111,7 @@ func TestRefreshHandlesDeletions(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock := tooltest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-		svc := New(server, testEmbedder(t), nil, WithRefreshInterval(interval), WithClock(clock.Now))
+		svc := New(server, testEmbedder(t), nil, WithRefreshInterval(interval), WithClock(clock.Now), WithNotifications(false)) // polling alone
 		if _, err := svc.Engine(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestSearchesRunDuringRefresh(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock := tooltest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-		svc := New(server, testEmbedder(t), nil, WithRefreshInterval(interval), WithClock(clock.Now))
+		svc := New(server, testEmbedder(t), nil, WithRefreshInterval(interval), WithClock(clock.Now), WithNotifications(false)) // polling alone
 		if _, err := svc.Engine(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/embedding"
 	"github.com/toolport/toolport/internal/index"
+	"github.com/toolport/toolport/internal/index/weaviate"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/tidal"
 	"github.com/toolport/toolport/tool"
@@ -35,12 +37,19 @@ type Config struct {
 	// index records another process wrote (DefaultRefreshInterval when 0;
 	// never when negative). See [WithRefreshInterval].
 	RefreshInterval time.Duration
+	// Weaviate, when its URL is set, keeps the track index in Weaviate
+	// instead of in memory (see [WithWeaviate]).
+	Weaviate weaviate.Config
+	// weaviateErr is why the Weaviate settings could not be read; the music
+	// tools that need the index report it.
+	weaviateErr error
 }
 
 // DefaultRefreshInterval is how often, at most, semanticSearch checks the
 // store for records written by another process: a check is one cheap query,
 // and a few seconds is as fresh as someone running `toolport index add`
-// next to a server notices.
+// next to a server notices. On PostgreSQL the store's notifications bring
+// changes at once and the check runs only every [WatchFallbackInterval].
 const DefaultRefreshInterval = 5 * time.Second
 
 // Option tunes a [Service] made by [New] or [Open].
@@ -58,6 +67,13 @@ func WithRefreshInterval(d time.Duration) Option {
 	}
 }
 
+// WithNotifications turns following the store's change notifications
+// (PostgreSQL) on or off; it is on by default. Off, the service polls every
+// RefreshInterval as on SQLite (tests of polling use it).
+func WithNotifications(on bool) Option {
+	return func(s *Service) { s.noWatch = !on }
+}
+
 // WithClock replaces time.Now for refresh scheduling, so that tests can move
 // time instead of sleeping.
 func WithClock(now func() time.Time) Option {
@@ -71,7 +87,9 @@ func WithClock(now func() time.Time) Option {
 // ConfigFromEnv reads the TIDAL settings ([TidalConfigFromEnv]) and the
 // embeddings settings ([embedding.ConfigFromEnv]).
 func ConfigFromEnv(c *config.Config) Config {
-	return Config{Tidal: TidalConfigFromEnv(c), Embeddings: embedding.ConfigFromEnv(c)}
+	cfg := Config{Tidal: TidalConfigFromEnv(c), Embeddings: embedding.ConfigFromEnv(c)}
+	cfg.Weaviate, cfg.weaviateErr = weaviate.ConfigFromEnv(c)
+	return cfg
 }
 
 // Service is what the music tools run against: the store, the embedder, the
@@ -102,6 +120,11 @@ type Service struct {
 	nextCheck    time.Time          // guarded by loadMu
 	refreshEvery time.Duration
 	now          func() time.Time
+	// watchOnce starts listening for the store's change notifications
+	// (PostgreSQL) after the first load; watching is set while they arrive.
+	watchOnce sync.Once
+	watching  atomic.Bool
+	noWatch   bool
 
 	// engineMu guards the engine pointer, which a full reload replaces.
 	engineMu sync.Mutex
@@ -113,6 +136,13 @@ type Service struct {
 
 	fmu      sync.RWMutex
 	features map[string]featureVec // ISRC → audio features, for search filters
+
+	// The Weaviate index, when configured (vectors.go).
+	vecCfg    weaviate.Config
+	vecCfgErr error
+	vecMu     sync.Mutex // guards vec and vecReady
+	vec       *weaviate.Backend
+	vecReady  bool
 }
 
 // Open returns a service for cfg over the store openStore returns. Nothing is
@@ -132,7 +162,10 @@ func Open(cfg Config, openStore func(ctx context.Context) (Store, error), opts .
 	} else {
 		s.tidal = tc
 	}
-	s.setOptions(append([]Option{WithRefreshInterval(cfg.RefreshInterval)}, opts...))
+	s.setOptions(append([]Option{WithRefreshInterval(cfg.RefreshInterval), WithWeaviate(cfg.Weaviate)}, opts...))
+	if cfg.weaviateErr != nil {
+		s.vecCfgErr = &tool.Error{Code: tool.CodeConfig, Message: "the Weaviate settings are invalid: " + cfg.weaviateErr.Error(), Err: cfg.weaviateErr}
+	}
 	return s
 }
 
@@ -249,6 +282,11 @@ func (s *Service) Engine(ctx context.Context) (*index.Engine, error) {
 // It is the step that keeps searches from writing; `toolport serve` runs it
 // at startup and `toolport index add` after ingesting.
 func (s *Service) Load(ctx context.Context) (LoadStats, error) {
+	if s.usesWeaviate() {
+		// Nothing to hold in memory: bring Weaviate up to date instead.
+		n, _, err := s.SyncVectors(ctx)
+		return LoadStats{Reembedded: n}, err
+	}
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	return s.reloadLocked(ctx, true)
@@ -290,8 +328,58 @@ func (s *Service) reloadLocked(ctx context.Context, persist bool) (LoadStats, er
 	s.engine = eng
 	s.engineMu.Unlock()
 	s.seen = v
-	s.nextCheck = s.now().Add(s.refreshEvery)
+	s.nextCheck = s.now().Add(s.pollInterval())
+	if s.refreshEvery >= 0 && !s.noWatch {
+		s.watchOnce.Do(func() { s.startWatch(db) })
+	}
 	return st, nil
+}
+
+// WatchFallbackInterval is how often, at most, a search checks the store for
+// changes while the store notifies them (PostgreSQL): notifications do the
+// work and the check only catches one lost with a dropped connection.
+const WatchFallbackInterval = time.Minute
+
+// indexWatcher is a store that announces track index changes
+// (*sqlstore.DB on PostgreSQL).
+type indexWatcher interface {
+	WatchIndex(ctx context.Context, changed func()) error
+}
+
+// startWatch follows the store's change notifications, if it sends them, for
+// as long as the store is open: each one refreshes the engine in the
+// background with the records written since, so that a change made through
+// another process is in the next search without waiting for a poll.
+func (s *Service) startWatch(db Store) {
+	w, ok := db.(indexWatcher)
+	if !ok {
+		return
+	}
+	kick := make(chan struct{}, 1) // coalesces notifications that arrive during a refresh
+	go func() {
+		for range kick {
+			_, _ = s.Refresh(context.Background()) // a failure is retried by the next notification or poll
+		}
+	}()
+	go func() {
+		defer close(kick)
+		defer s.watching.Store(false)
+		_ = w.WatchIndex(context.Background(), func() {
+			s.watching.Store(true)
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		})
+	}()
+}
+
+// pollInterval is how long a search waits between checks of the store.
+func (s *Service) pollInterval() time.Duration {
+	if s.watching.Load() && s.refreshEvery >= 0 {
+		return max(s.refreshEvery, WatchFallbackInterval)
+	}
+	return s.refreshEvery
 }
 
 // refreshIfDue brings the engine up to date with the store when the refresh
@@ -341,7 +429,7 @@ func (s *Service) Refresh(ctx context.Context) (RefreshStats, error) {
 // the engine is rebuilt from the whole store: deletions are rare, and a
 // rebuild is simple and correct. s.loadMu must be held.
 func (s *Service) refreshLocked(ctx context.Context) (RefreshStats, error) {
-	s.nextCheck = s.now().Add(s.refreshEvery)
+	s.nextCheck = s.now().Add(s.pollInterval())
 	db, err := s.Store(ctx)
 	if err != nil {
 		return RefreshStats{}, err
@@ -499,6 +587,10 @@ func fields(r store.IndexRecord) index.Fields {
 // loading the engine: the write-back step of [Service.Load] for commands that
 // do not search (`toolport index add`). It reports how many it embedded.
 func (s *Service) Reembed(ctx context.Context) (int, error) {
+	if s.usesWeaviate() {
+		n, _, err := s.SyncVectors(ctx)
+		return n, err
+	}
 	db, err := s.Store(ctx)
 	if err != nil {
 		return 0, err

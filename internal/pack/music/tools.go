@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolport/toolport/internal/index"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/tidal"
 	"github.com/toolport/toolport/tool"
@@ -163,34 +164,29 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 			return SemanticSearchOutput{}, &tool.Error{Code: tool.CodeValidation, Message: "a minimum filter is above its maximum"}
 		}
 	}
-	if _, err := s.Engine(ctx); err != nil {
-		return SemanticSearchOutput{}, err
-	}
-	// Pick up what other processes (toolport index add) wrote meanwhile; a
-	// refresh may replace the engine, so it is fetched again after.
-	if err := s.refreshIfDue(ctx); err != nil {
-		return SemanticSearchOutput{}, err
-	}
-	eng, err := s.Engine(ctx)
-	if err != nil {
-		return SemanticSearchOutput{}, err
-	}
-	db, err := s.Store(ctx)
-	if err != nil {
-		return SemanticSearchOutput{}, err
-	}
-	out := SemanticSearchOutput{Tracks: []IndexedTrackResult{}, Query: in.Query, indexEmpty: eng.Len() == 0}
-	var filter func(string) bool
-	if len(bounds) > 0 {
-		filter = s.featureFilter(bounds)
-	}
 	k := in.Limit
 	if in.InLibraryOnly {
 		k = max(k, libraryPool)
 	}
-	hits, err := eng.Search(ctx, q, k, filter)
+	out := SemanticSearchOutput{Tracks: []IndexedTrackResult{}, Query: in.Query}
+	var hits []index.Hit
+	if s.usesWeaviate() {
+		// Weaviate is shared by every replica: nothing to refresh.
+		h, empty, err := s.searchWeaviate(ctx, q, k, bounds)
+		if err != nil {
+			return SemanticSearchOutput{}, err
+		}
+		hits, out.indexEmpty = h, empty
+	} else {
+		h, empty, err := s.searchEngine(ctx, q, k, bounds)
+		if err != nil {
+			return SemanticSearchOutput{}, err
+		}
+		hits, out.indexEmpty = h, empty
+	}
+	db, err := s.Store(ctx)
 	if err != nil {
-		return SemanticSearchOutput{}, fmt.Errorf("semantic search: %w", err)
+		return SemanticSearchOutput{}, err
 	}
 	isrcs := make([]string, len(hits))
 	for i, h := range hits {
@@ -241,6 +237,31 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 	}
 	out.TotalFound = len(out.Tracks)
 	return out, nil
+}
+
+// searchEngine ranks with the in-memory engine, first picking up what other
+// processes wrote meanwhile. It also reports whether the index is empty.
+func (s *Service) searchEngine(ctx context.Context, q string, k int, bounds []bound) ([]index.Hit, bool, error) {
+	if _, err := s.Engine(ctx); err != nil {
+		return nil, false, err
+	}
+	// A refresh may replace the engine, so it is fetched again after.
+	if err := s.refreshIfDue(ctx); err != nil {
+		return nil, false, err
+	}
+	eng, err := s.Engine(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	var filter func(string) bool
+	if len(bounds) > 0 {
+		filter = s.featureFilter(bounds)
+	}
+	hits, err := eng.Search(ctx, q, k, filter)
+	if err != nil {
+		return nil, false, fmt.Errorf("semantic search: %w", err)
+	}
+	return hits, eng.Len() == 0, nil
 }
 
 // featureFilter keeps tracks whose known features are within every bound; a

@@ -51,6 +51,8 @@ type DB struct {
 	appends *appender
 	// turns carries turn notes between processes (see turns.go).
 	turns *turnNotes
+	// watch holds the running WatchIndex listeners (indexwatch.go).
+	watch watchers
 }
 
 // Open connects to the store named by dsn and applies any pending migrations.
@@ -120,6 +122,7 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close releases the database connections. Operations in flight fail.
 func (db *DB) Close() error {
+	db.watch.close()
 	if db.appends != nil {
 		db.appends.close()
 	}
