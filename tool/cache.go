@@ -209,7 +209,9 @@ func (r *Registry) runCached(ctx context.Context, t *Tool, pol CachePolicy, args
 		res.Cached, res.CachedAge, res.cachedBody, res.cachedSummary = true, out.age, out.body, out.summary
 		return out.value, nil
 	}
+	var led atomic.Bool // this call runs the flight: its error is its own
 	ch := r.flights.DoChan(key, func() (any, error) {
+		led.Store(true)
 		out, err := r.fill(ctx, t, key, pol, maxAge, canonical)
 		return out, err
 	})
@@ -221,7 +223,7 @@ func (r *Registry) runCached(ctx context.Context, t *Tool, pol CachePolicy, args
 	}
 	out, _ := shared.Val.(outcome)
 	err = shared.Err
-	if err != nil && shared.Shared && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	if err != nil && !led.Load() && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		// The call this one joined was given up by its own caller: this
 		// caller has not given up, so it calls for itself.
 		out, err = r.execute(ctx, t, canonical)

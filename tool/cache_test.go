@@ -378,8 +378,10 @@ func TestResultCacheBoundedWait(t *testing.T) {
 	_ = b.Register(slowThenFast(t))
 	done := make(chan *tool.Result, 1)
 	go func() { done <- a.Call(context.Background(), "search", []byte(`{"query":"slow"}`)) }()
-	for calls.Load() == 0 {
-		time.Sleep(5 * time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); calls.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first call never reached the tool")
+		}
 	}
 	start := time.Now()
 	res := b.Call(context.Background(), "search", []byte(`{"query":"slow"}`))
@@ -405,5 +407,38 @@ func TestResultCacheSelect(t *testing.T) {
 	reg.Call(context.Background(), "search", []byte(`{"query":"go"}`))
 	if res := sub.Call(context.Background(), "search", []byte(`{"query":"go","maxAgeSeconds":60}`)); !res.OK() || !res.Cached {
 		t.Fatalf("selected registry: %s", res)
+	}
+}
+
+// A call that joined another whose caller gave up calls the upstream itself.
+func TestResultCacheLeaderGivesUp(t *testing.T) {
+	var calls atomic.Int32
+	tl := newSearch(t, func(ctx context.Context, in searchInput) (searchOutput, error) {
+		if calls.Add(1) == 1 {
+			<-ctx.Done()
+			return searchOutput{}, ctx.Err()
+		}
+		return searchOutput{Echo: in, Total: 7}, nil
+	})
+	reg := tool.NewRegistry(tool.WithRetryDelay(time.Millisecond),
+		tool.WithResultCache(cache.NewMemory(cache.MemoryConfig{}), map[string]tool.CachePolicy{"search": {TTL: time.Hour}}))
+	_ = reg.Register(tl)
+	leaderCtx, cancel := context.WithCancel(context.Background())
+	leader := make(chan *tool.Result, 1)
+	go func() { leader <- reg.Call(leaderCtx, "search", []byte(`{"query":"xy"}`)) }()
+	for deadline := time.Now().Add(5 * time.Second); calls.Load() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first call never reached the tool")
+		}
+	}
+	joined := make(chan *tool.Result, 1)
+	go func() { joined <- reg.Call(context.Background(), "search", []byte(`{"query":"xy"}`)) }()
+	time.Sleep(50 * time.Millisecond) // the second call joins the first
+	cancel()
+	if res := <-leader; res.OK() {
+		t.Fatalf("the cancelled call succeeded: %s", res)
+	}
+	if res := <-joined; !res.OK() || res.Value.(searchOutput).Total != 7 {
+		t.Fatalf("the joined call: %s", res)
 	}
 }
