@@ -9,8 +9,10 @@ import (
 )
 
 // Check is an engine the server depends on, for /healthz and /readyz: the
-// store is always the first ("store", required); Config.Checks adds others
-// (a Redis cache, a vector engine). Check's error is shown on /healthz, so
+// store is always the first ("store", required), then "turn-notes" (not
+// required: whether the store's notes from other replicas arrive) when the
+// store reports it; Config.Checks adds others (a Redis cache, a vector
+// engine). Check's error is shown on /healthz, so
 // it must not carry secrets (no URLs with passwords).
 type Check struct {
 	Name string
@@ -35,7 +37,11 @@ type checkResult struct {
 
 // runChecks runs every check at once; ready is false when a required one failed.
 func (s *Server) runChecks(ctx context.Context) (results []checkResult, ready, healthy bool) {
-	checks := append([]Check{{Name: "store", Required: true, Check: s.cfg.Store.Ping}}, s.cfg.Checks...)
+	checks := []Check{{Name: "store", Required: true, Check: s.cfg.Store.Ping}}
+	if n, ok := s.cfg.Store.(interface{ TurnNotesHealth(context.Context) error }); ok {
+		checks = append(checks, Check{Name: "turn-notes", Check: n.TurnNotesHealth})
+	}
+	checks = append(checks, s.cfg.Checks...)
 	results = make([]checkResult, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {

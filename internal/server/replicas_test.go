@@ -306,8 +306,12 @@ func TestDeadReplicaReleasesItsConversation(t *testing.T) {
 }
 
 func TestReadyzFailsWhileARequiredEngineIsDown(t *testing.T) {
+	eachEngine(t, testReadyz)
+}
+
+func testReadyz(t *testing.T, engine string) {
 	var cacheDown atomic.Bool
-	e := newEnv(t, envOptions{config: func(c *server.Config) {
+	e := newEnv(t, envOptions{dsn: storetest.DSN(t, engine), config: func(c *server.Config) {
 		c.Checks = []server.Check{{Name: "cache", Check: func(context.Context) error {
 			if cacheDown.Load() {
 				return errors.New("cache: connection refused")
@@ -322,8 +326,14 @@ func TestReadyzFailsWhileARequiredEngineIsDown(t *testing.T) {
 		rcode, _ := e.do(t, "GET", "/readyz", "")
 		return code, h, rcode
 	}
-	code, h, ready := health()
-	if code != 200 || ready != 200 || h["status"] != "ok" {
+	var code, ready int
+	var h map[string]any
+	// On PostgreSQL the LISTEN connection comes up in the background.
+	waitFor(t, "every engine up", func() bool {
+		code, h, ready = health()
+		return h["status"] == "ok"
+	})
+	if code != 200 || ready != 200 || !strings.Contains(fmt.Sprint(h["checks"]), "turn-notes") {
 		t.Errorf("all up: healthz %d %v, readyz %d", code, h, ready)
 	}
 	cacheDown.Store(true)
@@ -337,7 +347,32 @@ func TestReadyzFailsWhileARequiredEngineIsDown(t *testing.T) {
 		t.Errorf("store down: healthz %d %v, readyz %d; want 200 unavailable, 503", code, h, ready)
 	}
 	checks, _ := h["checks"].([]any)
-	if len(checks) != 2 || fmt.Sprint(checks[0]) != fmt.Sprint(map[string]any{"name": "store", "required": true, "status": "down", "error": "the database does not answer"}) {
+	if len(checks) != 3 || fmt.Sprint(checks[0]) != fmt.Sprint(map[string]any{"name": "store", "required": true, "status": "down", "error": "the database does not answer"}) {
 		t.Errorf("checks = %v", checks)
+	}
+}
+
+// An ended turn's log is deleted after TurnEventsRetention, by the sweeper.
+func TestEndedTurnsLogIsDeletedAfterRetention(t *testing.T) {
+	e := newEnv(t, envOptions{
+		turns:  []servertest.Turn{{Match: "hi", Events: []servertest.Event{servertest.Text("Hello.")}}},
+		config: func(c *server.Config) { c.TurnLease = 300 * time.Millisecond; c.TurnEventsRetention = time.Millisecond },
+	})
+	conv := e.newConversation(t)
+	s := e.chat(t, context.Background(), conv, "hi", nil)
+	if s.first("message_end") == nil {
+		t.Fatalf("turn = %s", s.raw)
+	}
+	path := "/api/conversations/" + conv + "/turns/" + s.turnID + "/events"
+	waitFor(t, "the sweeper to delete the turn's log", func() bool {
+		status, _ := e.do(t, "GET", path, "")
+		return status == http.StatusNotFound
+	})
+	if evs, err := e.db.TurnEvents(context.Background(), s.turnID, 0, 10); err != nil || len(evs) != 0 {
+		t.Errorf("events left: %d, %v", len(evs), err)
+	}
+	c, err := e.db.GetConversation(context.Background(), conv)
+	if err != nil || len(c.Messages) != 2 {
+		t.Errorf("the conversation must outlive its turn's log: %+v, %v", c.Messages, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,6 +38,8 @@ type turnNotes struct {
 	mu       sync.Mutex
 	watchers map[int]func(store.TurnNote)
 	next     int
+
+	listening atomic.Int32 // PostgreSQL: LISTEN connections up
 }
 
 // initTurns prepares turn notes; target is the PostgreSQL DSN.
@@ -488,6 +491,8 @@ func (n *turnNotes) listen(ctx context.Context, fn func(store.TurnNote), resync 
 	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{n.channel}.Sanitize()); err != nil {
 		return fmt.Errorf("store: listen: %w", err)
 	}
+	n.listening.Add(1)
+	defer n.listening.Add(-1)
 	if resync {
 		// Notes sent while no connection listened are lost.
 		fn(store.TurnNote{Kind: store.NoteResync})
@@ -501,4 +506,15 @@ func (n *turnNotes) listen(ctx context.Context, fn func(store.TurnNote), resync 
 			fn(note)
 		}
 	}
+}
+
+// TurnNotesHealth reports whether this process receives other processes'
+// turn notes: on PostgreSQL, whether a LISTEN connection is up (without one,
+// streams following other replicas' turns fall back to polling and stop
+// requests wait for the next lease renewal). SQLite needs none.
+func (db *DB) TurnNotesHealth(context.Context) error {
+	if db.d.name != store.EnginePostgres || db.turns.listening.Load() > 0 {
+		return nil
+	}
+	return errors.New("not listening for turn notes (LISTEN connection down)")
 }
