@@ -160,12 +160,15 @@ func (c *Config) normalise() error {
 	}
 	urls, grpcs := splitList(c.URL), splitList(c.GRPCAddr)
 	if len(urls) == 0 || len(urls) > 16 {
-		return fmt.Errorf("%s: want 1 to 16 comma-separated http(s)://host:port, got %q", EnvURL, c.URL)
+		return fmt.Errorf("%s: want 1 to 16 comma-separated http(s)://host:port", EnvURL)
 	}
-	for _, raw := range urls {
+	// The URLs are not quoted back: a mistyped one may hold a password.
+	for i, raw := range urls {
 		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
-			return fmt.Errorf("%s: want http(s)://host:port, got %q", EnvURL, raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") ||
+			u.User != nil || u.RawQuery != "" {
+			return fmt.Errorf("%s: URL %d of %d is not http(s)://host:port (no path, query or credentials: the key goes in %s)",
+				EnvURL, i+1, len(urls), EnvAPIKey)
 		}
 	}
 	if len(grpcs) > 0 && len(grpcs) != len(urls) {
@@ -393,6 +396,9 @@ var termProps = []struct {
 	{"lyricsTerms", 1, func(f index.Fields) string { return f.Lyrics }, true},
 }
 
+// maxFieldBytes bounds the text indexed per field, as the embedded BM25 does.
+const maxFieldBytes = 64 << 10
+
 // searchProps is the hybrid query's property list with boosts.
 func searchProps() []string {
 	var out []string
@@ -483,7 +489,11 @@ func (b *Backend) Upsert(ctx context.Context, tracks []Track) error {
 			props := map[string]any{propISRC: t.ISRC, propEmbedder: t.Embedder,
 				propTitle: t.Fields.Title, propArtist: t.Fields.Artist}
 			for _, p := range termProps {
-				props[p.name] = analysed(p.field(t.Fields))
+				text := p.field(t.Fields)
+				if len(text) > maxFieldBytes {
+					text = text[:maxFieldBytes]
+				}
+				props[p.name] = analysed(text)
 			}
 			for _, f := range FeatureNames {
 				if v, ok := t.Features[f]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {

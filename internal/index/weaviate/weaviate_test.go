@@ -34,6 +34,7 @@ func TestConfigFromEnv(t *testing.T) {
 				Consistency: "ONE", APIKey: "k3y", Timeout: 3 * time.Second, Alpha: 0.2}, ""},
 		{"URL without scheme", map[string]string{"TOOLPORT_VECTOR_URL": "127.0.0.1:8080"}, weaviate.Config{}, "TOOLPORT_VECTOR_URL"},
 		{"URL with a path", map[string]string{"TOOLPORT_VECTOR_URL": "http://h:8080/v1"}, weaviate.Config{}, "TOOLPORT_VECTOR_URL"},
+		{"URL with credentials", map[string]string{"TOOLPORT_VECTOR_URL": "http://u:hunter2@h:8080"}, weaviate.Config{}, "TOOLPORT_VECTOR_URL"},
 		{"several nodes", map[string]string{"TOOLPORT_VECTOR_URL": "http://a:8080, http://b:8080", "TOOLPORT_WEAVIATE_GRPC_ADDR": "a:50051,b:50051"},
 			weaviate.Config{URL: "http://a:8080, http://b:8080", GRPCAddr: "a:50051,b:50051", Collection: "ToolportTrack", Replication: 1,
 				Consistency: "QUORUM", Timeout: 10 * time.Second, Alpha: 0.2}, ""},
@@ -55,6 +56,9 @@ func TestConfigFromEnv(t *testing.T) {
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "hunter2") {
+					t.Errorf("err = %v: quotes a password", err)
 				}
 				return
 			}

@@ -2,6 +2,7 @@ package music
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -61,4 +62,43 @@ func TestPostgresNotifiesOtherServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually("a deleted track", func(got []string) bool { return !slices.Contains(got, "QZHAR0000001") })
+}
+
+// BenchmarkNotifiedChangeReachesAnotherService times, per change, one
+// service's ingestion of one track until another service's search finds it,
+// both on one PostgreSQL: the ingestion, the notification's trip and the
+// incremental refresh it triggers (before, a poll every 5 s).
+func BenchmarkNotifiedChangeReachesAnotherService(b *testing.B) {
+	dsn := storetest.DSN(b, storetest.Postgres)
+	ctx := context.Background()
+	a := New(openStore(b, dsn), testEmbedder(b), nil, WithRefreshInterval(time.Hour))
+	other := New(openStore(b, dsn), testEmbedder(b), nil, WithRefreshInterval(time.Hour))
+	if _, err := a.Ingest(ctx, strings.NewReader(seedJSONL), IngestOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := other.Engine(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		isrc := fmt.Sprintf("QZBEN%07d", i)
+		word := fmt.Sprintf("zorblax%d", i)
+		line := fmt.Sprintf(`{"isrc":%q,"title":"Track %s","artist":"Bench"}`, isrc, word)
+		if _, err := a.Ingest(ctx, strings.NewReader(line), IngestOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			out, err := other.semanticSearch(ctx, SemanticSearchInput{Query: word, Limit: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(out.Tracks) == 1 && out.Tracks[0].ISRC == isrc {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%s not seen after 10 s", isrc)
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
 }

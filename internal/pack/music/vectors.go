@@ -18,10 +18,10 @@ import (
 // every search is a hybrid query to Weaviate, which every replica shares,
 // so a change made anywhere is visible to the next search everywhere. The
 // SQL store stays the record of truth (metadata, vectors, content hashes);
-// Weaviate holds what searching needs and is written first, so that a
-// failure between the two leaves at most a Weaviate object the store does
-// not know, which searches skip, and never a stored record Weaviate lacks
-// without the next run of the same ingestion repairing it.
+// Weaviate holds what searching needs and is written first. A failure
+// between the two writes leaves at most Weaviate objects the store does not
+// know, which searches skip (they read metadata from the store), and the
+// store without the batch, so running the same ingestion again writes both.
 
 // WithWeaviate makes the service search and write the track index in
 // Weaviate as cfg says instead of an in-memory engine (cfg.URL empty: no

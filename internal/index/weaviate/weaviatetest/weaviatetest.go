@@ -129,6 +129,32 @@ func StartWith(t testing.TB, size int, extra map[string]string) *Cluster {
 	if size < 1 {
 		t.Fatalf("weaviatetest: cluster size %d", size)
 	}
+	// Ports are chosen free but may be taken by another process before the
+	// server binds them; such a start is retried on new ports.
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		c, err := start(t, bin, size, extra)
+		if err == nil {
+			return c
+		}
+		portClash := false
+		for _, n := range c.Nodes {
+			n.Kill()
+			portClash = portClash || strings.Contains(n.Log(), "address already in use")
+		}
+		if !portClash || attempt == attempts {
+			for _, n := range c.Nodes {
+				t.Logf("weaviatetest: %s log:\n%s", n.Name, tail(n.Log(), 4000))
+			}
+			t.Fatalf("weaviatetest: %v", err)
+		}
+		t.Logf("weaviatetest: a port was taken meanwhile (%v); starting again on other ports", err)
+	}
+}
+
+// start starts the nodes and waits for them; on error the nodes started so
+// far are in the returned cluster.
+func start(t testing.TB, bin string, size int, extra map[string]string) (*Cluster, error) {
 	type ports struct{ http, grpc, gossip, raft int }
 	var ps []ports
 	taken := map[int]bool{}
@@ -185,7 +211,7 @@ func StartWith(t testing.TB, size int, extra map[string]string) *Cluster {
 		}
 		n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
 		if err := n.cmd.Start(); err != nil {
-			t.Fatalf("weaviatetest: starting %s: %v", name, err)
+			return c, fmt.Errorf("starting %s: %w", name, err)
 		}
 		go func() { _ = n.cmd.Wait(); close(n.done) }()
 		t.Cleanup(n.Kill)
@@ -194,19 +220,16 @@ func StartWith(t testing.TB, size int, extra map[string]string) *Cluster {
 		// stays alone, so the others start once it listens.
 		if i == 0 && size > 1 {
 			if err := waitListening(ctx, n, p.gossip); err != nil {
-				t.Fatalf("weaviatetest: %s: %v\n%s", name, err, tail(n.Log(), 4000))
+				return c, fmt.Errorf("%s: %w", name, err)
 			}
 		}
 	}
 	for _, n := range c.Nodes {
 		if err := waitReady(ctx, n, size); err != nil {
-			for _, m := range c.Nodes {
-				t.Logf("weaviatetest: %s log:\n%s", m.Name, tail(m.Log(), 4000))
-			}
-			t.Fatalf("weaviatetest: %s: %v", n.Name, err)
+			return c, fmt.Errorf("%s: %w", n.Name, err)
 		}
 	}
-	return c
+	return c, nil
 }
 
 // waitReady polls the node's readiness endpoint, then its node list until
