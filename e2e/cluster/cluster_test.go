@@ -1,0 +1,277 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// defaultTurns is the test's load when TOOLPORT_CLUSTER_TURNS is unset:
+// what the whole deployment (three replicas, three Weaviate nodes,
+// PostgreSQL, Redis, the scripted model and the client) handles on a
+// shared two-core machine well within the test's time budget. The issue's
+// 300 runs with TOOLPORT_CLUSTER_TURNS=300.
+const defaultTurns = 60
+
+// spread is the time over which the turns are started, so that turns begin
+// before, during and after the kills.
+const spread = 4 * time.Second
+
+func envInt(tb testing.TB, name string, def int) int {
+	tb.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 10000 {
+		tb.Fatalf("%s: want a whole number from 1 to 10000, got %q", name, v)
+	}
+	return n
+}
+
+// TestClusterSurvivesAReplicaAndAWeaviateNodeDying is the issue's proof on
+// real engines: concurrent turns round-robin across three replicas, one
+// replica and one Weaviate node killed mid-load, dropped streams resumed on
+// the survivors.
+func TestClusterSurvivesAReplicaAndAWeaviateNodeDying(t *testing.T) {
+	requireEngines(t)
+	n := envInt(t, "TOOLPORT_CLUSTER_TURNS", defaultTurns)
+	d := deploy(t, 3)
+	c := newClient(d.replicas)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	victim, victimNode := d.replicas[2], d.weaviate.Nodes[0]
+
+	// semanticSearch, all along, on the replicas that stay up.
+	var search searcher
+	stopSearch := make(chan struct{})
+	var searchWG sync.WaitGroup
+	searchWG.Go(func() { search.run(ctx, c, d.replicas[:2], stopSearch) })
+
+	// The kills: once half the messages are acknowledged, while their
+	// answers stream (each answer takes about a second of pauses).
+	killed := make(chan time.Time, 1)
+	go func() {
+		for c.acked.Load() < int64(n/2) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		time.Sleep(pause)
+		victim.Kill()
+		victimNode.Kill()
+		killed <- time.Now()
+	}()
+
+	start := time.Now()
+	turns := make([]*turn, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * spread / time.Duration(n))
+			turns[i] = c.runTurn(ctx, i, fmt.Sprintf("cluster turn #%04d", i))
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var killedAt time.Time
+	select {
+	case killedAt = <-killed:
+	default:
+		t.Fatalf("the kills never happened: %d of %d messages acknowledged", c.acked.Load(), n)
+	}
+
+	// Every turn: acknowledged and ended, its events exactly once.
+	survivors := d.alive()
+	var firstEvents []time.Duration
+	var completed, incomplete, resumed, unacked int
+	cachedOn := map[string]int{}
+	for _, tr := range turns {
+		if tr.err != nil {
+			t.Errorf("turn %d (%s, conversation %s, turn %s): %v", tr.n, tr.replica, tr.conv, tr.turnID, tr.err)
+			continue
+		}
+		stored, err := c.messages(ctx, tr.n, tr.conv)
+		if err != nil {
+			t.Errorf("turn %d: %v", tr.n, err)
+			continue
+		}
+		users := 0
+		for _, m := range stored {
+			if m.Role == "user" && strings.Contains(string(m.Content), tr.text) {
+				users++
+			}
+		}
+		if !tr.acked {
+			// In flight when its replica died: stored at most once.
+			unacked++
+			if users > 1 {
+				t.Errorf("turn %d: an unacknowledged message stored %d times", tr.n, users)
+			}
+			continue
+		}
+		if users != 1 {
+			t.Errorf("turn %d: the acknowledged message is stored %d times, want once", tr.n, users)
+		}
+		firstEvents = append(firstEvents, tr.firstEvent)
+		if tr.streams > 1 {
+			resumed++
+		}
+		checkEvents(t, tr)
+		replay, err := c.replay(ctx, tr.n, tr)
+		if err != nil {
+			t.Errorf("turn %d: %v", tr.n, err)
+		} else if !eventsEqual(replay, tr.events) {
+			t.Errorf("turn %d (%d streams): the client received %d events, the log holds %d: not the same events",
+				tr.n, tr.streams, len(tr.events), len(replay))
+		}
+
+		// Completed, or stored as incomplete.
+		msgID, stop := endOf(tr.events)
+		var answer *message
+		for i := range stored {
+			if stored[i].ID == msgID {
+				answer = &stored[i]
+			}
+		}
+		switch {
+		case answer == nil:
+			t.Errorf("turn %d: the answer %s is not stored", tr.n, msgID)
+		case stop == "end_turn" && !answer.Incomplete:
+			completed++
+		case stop != "end_turn" && answer.Incomplete:
+			incomplete++
+		default:
+			t.Errorf("turn %d: the stream ended with %q but the stored answer has incomplete=%v", tr.n, stop, answer.Incomplete)
+		}
+		if webFetchCached(tr.events) {
+			cachedOn[tr.replica]++
+		}
+	}
+	if resumed == 0 {
+		t.Errorf("no stream was dropped and resumed: the kill at %v proved nothing", killedAt.Sub(start))
+	}
+
+	// The upstream page was fetched once for every web_fetch of every
+	// replica, and the survivors still answer from the shared cache.
+	for _, r := range survivors {
+		res, err := c.callTool(ctx, r, "web_fetch", fmt.Sprintf(`{"url":%q}`, d.pageURL))
+		if err != nil || res["success"] != true || res["cached"] != true {
+			t.Errorf("web_fetch on %s after the run: want a cached success, got %v %v", r.name, res, err)
+		}
+	}
+	if h := d.hits.Load(); h != 1 {
+		t.Errorf("the page was fetched %d times for %d turns on 3 replicas, want once", h, n)
+	}
+	for _, r := range d.replicas {
+		if cachedOn[r.name] == 0 {
+			t.Errorf("no turn on %s got the cached page (cached results by replica: %v)", r.name, cachedOn)
+		}
+	}
+
+	close(stopSearch)
+	searchWG.Wait()
+	for _, f := range search.failures {
+		t.Errorf("semanticSearch failed: %s", f)
+	}
+	if len(search.latencies) < 10 {
+		t.Errorf("only %d searches answered during the run", len(search.latencies))
+	}
+
+	t.Logf("%d turns in %v (%.1f turns/s) on 3 replicas; %s and Weaviate %s killed at %v",
+		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), victim.name, victimNode.Name, killedAt.Sub(start).Round(time.Millisecond))
+	t.Logf("%d completed, %d stored incomplete, %d unacknowledged; %d streams resumed on another replica",
+		completed, incomplete, unacked, resumed)
+	t.Logf("first event p50 %v p99 %v; semanticSearch %d calls, p50 %v p99 %v, %d failures; cached web_fetch by replica %v",
+		percentile(firstEvents, 50).Round(time.Millisecond), percentile(firstEvents, 99).Round(time.Millisecond),
+		len(search.latencies), percentile(search.latencies, 50).Round(time.Millisecond),
+		percentile(search.latencies, 99).Round(time.Millisecond), len(search.failures), cachedOn)
+}
+
+// checkEvents checks a turn's received events: message_start first,
+// message_end last, ids of this turn with sequence numbers rising by one.
+func checkEvents(t *testing.T, tr *turn) {
+	t.Helper()
+	evs := tr.events
+	if len(evs) < 2 || evs[0].kind() != "message_start" || evs[len(evs)-1].kind() != "message_end" {
+		t.Errorf("turn %d: want message_start … message_end, got %d events", tr.n, len(evs))
+		return
+	}
+	var prev int64
+	for i, ev := range evs {
+		id, seq, ok := strings.Cut(ev.ID, ":")
+		n, err := strconv.ParseInt(seq, 10, 64)
+		if !ok || id != tr.turnID || err != nil {
+			t.Errorf("turn %d: event %d has id %q, want %s:<seq>", tr.n, i, ev.ID, tr.turnID)
+			return
+		}
+		if i > 0 && n != prev+1 {
+			t.Errorf("turn %d: event %d has seq %d after %d: an event missing or repeated", tr.n, i, n, prev)
+			return
+		}
+		prev = n
+	}
+}
+
+func eventsEqual(a, b []event) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// endOf returns the answer's message id and the turn's stop reason.
+func endOf(evs []event) (msgID, stop string) {
+	for _, ev := range evs {
+		var e struct {
+			Type       string `json:"type"`
+			MessageID  string `json:"messageId"`
+			StopReason string `json:"stopReason"`
+		}
+		_ = json.Unmarshal([]byte(ev.Data), &e)
+		switch e.Type {
+		case "message_start":
+			msgID = e.MessageID
+		case "message_end":
+			stop = e.StopReason
+		}
+	}
+	return msgID, stop
+}
+
+// webFetchCached reports whether the turn's web_fetch answered from the cache.
+func webFetchCached(evs []event) bool {
+	fetches := map[string]bool{}
+	for _, ev := range evs {
+		var e struct {
+			Type       string `json:"type"`
+			ToolCallID string `json:"toolCallId"`
+			ToolName   string `json:"toolName"`
+			Result     struct {
+				Cached bool `json:"cached"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal([]byte(ev.Data), &e)
+		switch {
+		case e.Type == "tool_call_start" && e.ToolName == "web_fetch":
+			fetches[e.ToolCallID] = true
+		case e.Type == "tool_call_end" && fetches[e.ToolCallID] && e.Result.Cached:
+			return true
+		}
+	}
+	return false
+}
