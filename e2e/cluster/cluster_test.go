@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -187,6 +188,21 @@ func TestClusterSurvivesAReplicaAndAWeaviateNodeDying(t *testing.T) {
 		t.Errorf("only %d searches answered during the run", len(search.latencies))
 	}
 
+	// /healthz names every engine; /readyz requires Weaviate, so it fails
+	// once no node answers, while Redis is reported and not required.
+	checks := health(t, c, survivors[0], "/healthz", http.StatusOK)
+	if checks["weaviate"] != "up required" || checks["redis"] != "up optional" || checks["store"] != "up required" {
+		t.Errorf("/healthz on %s = %v, want store and weaviate up and required, redis up and optional", survivors[0].name, checks)
+	}
+	for _, node := range d.weaviate.Nodes {
+		node.Kill()
+	}
+	for _, r := range survivors {
+		if checks := health(t, c, r, "/readyz", http.StatusServiceUnavailable); checks["weaviate"] != "down required" {
+			t.Errorf("/readyz on %s with every Weaviate node down = %v", r.name, checks)
+		}
+	}
+
 	t.Logf("%d turns in %v (%.1f turns/s) on 3 replicas; %s and Weaviate %s killed at %v",
 		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), victim.name, victimNode.Name, killedAt.Sub(start).Round(time.Millisecond))
 	t.Logf("%d completed, %d stored incomplete, %d unacknowledged; %d streams resumed on another replica",
@@ -274,4 +290,41 @@ func webFetchCached(evs []event) bool {
 		}
 	}
 	return false
+}
+
+// health reads /healthz or /readyz, waiting up to 20 s for the status want,
+// and returns each check as "<status> required|optional".
+func health(t *testing.T, c *client, r *replica, path string, want int) map[string]string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := c.http.Get(r.url + path)
+		if err != nil {
+			t.Errorf("%s on %s: %v", path, r.name, err)
+			return nil
+		}
+		var body struct {
+			Checks []struct {
+				Name, Status string
+				Required     bool
+			}
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil {
+			t.Errorf("%s on %s: %v", path, r.name, err)
+			return nil
+		}
+		if resp.StatusCode == want || time.Now().After(deadline) {
+			if resp.StatusCode != want {
+				t.Errorf("%s on %s = %d, want %d", path, r.name, resp.StatusCode, want)
+			}
+			out := map[string]string{}
+			for _, ch := range body.Checks {
+				out[ch.Name] = ch.Status + map[bool]string{true: " required", false: " optional"}[ch.Required]
+			}
+			return out
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
