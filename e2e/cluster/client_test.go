@@ -23,6 +23,8 @@ type client struct {
 	replicas []*replica // the load balancer's rotation
 	http     *http.Client
 	acked    atomic.Int64 // messages acknowledged so far
+	open     atomic.Int64 // acknowledged turns not yet ended
+	peak     atomic.Int64 // the most turns open at once
 }
 
 func newClient(replicas []*replica) *client {
@@ -103,7 +105,15 @@ func (c *client) runTurn(ctx context.Context, i int, text string) *turn {
 	t := &turn{n: i, text: text}
 	start := time.Now()
 	defer func() { t.duration = time.Since(start) }()
-	resp, _, err := c.do(ctx, i, http.MethodPost, "/api/conversations", map[string]string{"title": text}, nil)
+	// A conversation whose creation got no answer (its replica died) is
+	// created again on the next replica: the first, if made, stays empty.
+	var resp *http.Response
+	var err error
+	for k := range len(c.replicas) {
+		if resp, _, err = c.do(ctx, i+k, http.MethodPost, "/api/conversations", map[string]string{"title": text}, nil); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		t.err = fmt.Errorf("creating the conversation: %w", err)
 		return t
@@ -132,6 +142,10 @@ func (c *client) runTurn(ctx context.Context, i int, text string) *turn {
 	}
 	t.acked, t.turnID = true, resp.Header.Get("Toolport-Turn-Id")
 	c.acked.Add(1)
+	open := c.open.Add(1)
+	defer c.open.Add(-1)
+	for p := c.peak.Load(); open > p && !c.peak.CompareAndSwap(p, open); p = c.peak.Load() {
+	}
 	if t.turnID == "" {
 		t.err = errors.New("the answer to the message has no Toolport-Turn-Id")
 		resp.Body.Close()

@@ -114,7 +114,7 @@ func (r *replica) Kill() {
 
 // pause is the scripted model's wait between pieces of its answer, so that
 // streams are open when the replica carrying them is killed.
-const pause = 250 * time.Millisecond
+const pause = time.Second
 
 // modelTurns is the script: every turn asks semanticSearch and web_fetch of
 // the same page, then streams its answer in pieces. "bench" turns stream
