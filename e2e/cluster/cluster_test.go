@@ -40,7 +40,13 @@ func envInt(tb testing.TB, name string, def int) int {
 // TestClusterSurvivesAReplicaAndAWeaviateNodeDying is the proof on
 // real engines: concurrent turns round-robin across three replicas, one
 // replica and one Weaviate node killed mid-load, dropped streams resumed on
-// the survivors.
+// the survivors. It checks that every acknowledged message is stored once
+// (and an unacknowledged one at most once), that every turn completed or is
+// stored incomplete and no conversation stays held, that every stream
+// (resumed or not) holds its turn's logged events exactly once, that no
+// tool call of any turn failed and semanticSearch answered all along, that
+// one upstream fetch served every replica, and that /readyz requires
+// Weaviate.
 func TestClusterSurvivesAReplicaAndAWeaviateNodeDying(t *testing.T) {
 	requireEngines(t)
 	n := envInt(t, "TOOLPORT_CLUSTER_TURNS", defaultTurns)
@@ -163,6 +169,11 @@ func TestClusterSurvivesAReplicaAndAWeaviateNodeDying(t *testing.T) {
 			incomplete++
 		default:
 			t.Errorf("turn %d: the stream ended with %q but the stored answer has incomplete=%v", tr.n, stop, answer.Incomplete)
+		}
+		for _, ev := range tr.events {
+			if ev.kind() == "tool_call_error" {
+				t.Errorf("turn %d: a tool call failed: %s", tr.n, ev.Data)
+			}
 		}
 		if webFetchCached(tr.events) {
 			cachedOn[tr.replica]++
