@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/testexec"
 )
 
 // defaultTurns is the test's load when TOOLPORT_CLUSTER_TURNS is unset: the
@@ -45,8 +48,9 @@ func envInt(tb testing.TB, name string, def int) int {
 // stored incomplete and no conversation stays held, that every stream
 // (resumed or not) holds its turn's logged events exactly once, that no
 // tool call of any turn failed and semanticSearch answered all along, that
-// one upstream fetch served every replica, and that /readyz requires
-// Weaviate.
+// one upstream fetch served every replica, that a track another process
+// adds during the outage is in every survivor's next search, and that
+// /readyz requires Weaviate.
 func TestClusterSurvivesAReplicaAndAWeaviateNodeDying(t *testing.T) {
 	requireEngines(t)
 	n := envInt(t, "TOOLPORT_CLUSTER_TURNS", defaultTurns)
@@ -207,6 +211,22 @@ func TestClusterSurvivesAReplicaAndAWeaviateNodeDying(t *testing.T) {
 	}
 	if len(search.latencies) < 10 {
 		t.Errorf("only %d searches answered during the run", len(search.latencies))
+	}
+
+	// An index change made by another process (`toolport index add`, with
+	// one Weaviate node still down) is in every survivor's next search.
+	jsonl := filepath.Join(t.TempDir(), "more.jsonl")
+	if err := os.WriteFile(jsonl, []byte(`{"isrc":"AUNMG2400017","title":"Elegy","artist":"Nadia Stern","interpretation":"Solo cello lament, mournful bowed strings"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := testexec.Run(t, d.bin, d.env, "", "index", "add", jsonl); res.Code != 0 {
+		t.Errorf("index add during the outage: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	for _, r := range survivors {
+		res, err := c.callTool(ctx, r, "semanticSearch", `{"query":"mournful cello","limit":3}`)
+		if err != nil || firstISRC(res) != "AUNMG2400017" {
+			t.Errorf("semanticSearch on %s right after index add: %v %v", r.name, res, err)
+		}
 	}
 
 	// /healthz names every engine; /readyz requires Weaviate, so it fails
