@@ -263,6 +263,11 @@ func (r *Registry) fill(ctx context.Context, t *Tool, key string, pol CachePolic
 	}
 	if locked {
 		defer release()
+		// The holder before us may have stored its result and released the
+		// lock since we last looked: read again rather than call twice.
+		if out, ok := r.lookup(ctx, t, key, maxAge); ok {
+			return out, nil
+		}
 	}
 	out, err := r.execute(ctx, t, args)
 	if err == nil {

@@ -442,3 +442,39 @@ func TestResultCacheLeaderGivesUp(t *testing.T) {
 		t.Fatalf("the joined call: %s", res)
 	}
 }
+
+// handoffCache is a shared cache in which another replica holds a key's fill
+// lock at the first try, and stores its result and releases the lock just
+// before the second try succeeds.
+type handoffCache struct {
+	*cache.Memory
+	tries   atomic.Int32
+	between func()
+}
+
+func (c *handoffCache) TryLock(ctx context.Context, key string, ttl time.Duration) (func(), bool, error) {
+	switch c.tries.Add(1) {
+	case 1:
+		return nil, false, nil
+	case 2:
+		c.between()
+	}
+	return c.Memory.TryLock(ctx, key, ttl)
+}
+
+// A call that gets the fill lock after another replica released it reads
+// the result that replica stored instead of calling the upstream again.
+func TestResultCacheLockAfterAnotherReplicasFill(t *testing.T) {
+	u := &upstream{}
+	c := &handoffCache{Memory: cache.NewMemory(cache.MemoryConfig{})}
+	a, b := cachedRegistry(t, c, u), cachedRegistry(t, c, u)
+	c.between = func() {
+		if res := b.Call(context.Background(), "search", []byte(`{"query":"handoff"}`)); !res.OK() {
+			t.Errorf("the other replica's call: %s", res)
+		}
+	}
+	res := a.Call(context.Background(), "search", []byte(`{"query":"handoff"}`))
+	if !res.OK() || !res.Cached || u.calls.Load() != 1 {
+		t.Fatalf("call = %s, cached %v, after %d upstream calls; want the other replica's result and one call", res, res.Cached, u.calls.Load())
+	}
+}

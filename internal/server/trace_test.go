@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/server/servertest"
+	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/telemetry"
 	"github.com/toolport/toolport/tool"
 )
@@ -81,6 +83,13 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 	}})
 	conv := e.newConversation(t)
 	e.chat(t, context.Background(), conv, "find jazz", nil)
+	// The stream can deliver message_end before the turn's root span ends
+	// (it ends when the agent returns, just before the turn is marked
+	// ended): wait for that, or shutdown may flush without it.
+	waitFor(t, "the turn to end", func() bool {
+		_, err := e.db.RunningTurn(context.Background(), conv)
+		return errors.Is(err, store.ErrNotFound)
+	})
 	if err := shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

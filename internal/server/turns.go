@@ -594,7 +594,7 @@ func (s *Server) streamTurn(w http.ResponseWriter, r *http.Request, id string, a
 				t, err := s.cfg.Store.GetTurn(ctx, id)
 				if err != nil || t.State != store.TurnRunning {
 					if evs, err = s.cfg.Store.TurnEvents(ctx, id, after, turnReadBatch); err != nil || len(evs) == 0 {
-						ended = true
+						ended = err != nil || s.logClosed(ctx, t, after)
 					}
 				}
 			}
@@ -626,6 +626,24 @@ func (s *Server) streamTurn(w http.ResponseWriter, r *http.Request, id string, a
 		case <-time.After(turnPoll):
 		}
 	}
+}
+
+// lostCloseGrace is how long after a turn ended a stream waits for the end
+// of its log: a lost turn is marked ended (ExpireTurns) before the replica
+// that expired it appends its error and message_end (closeLostTurn).
+const lostCloseGrace = 2 * storeOpTimeout
+
+// logClosed reports whether an ended turn's log is complete up to seq, its
+// event seq being message_end, or whether waiting for it is over.
+func (s *Server) logClosed(ctx context.Context, t store.Turn, seq int64) bool {
+	if t.EndedAt.IsZero() || time.Since(t.EndedAt) > lostCloseGrace {
+		return true
+	}
+	if seq == 0 {
+		return false // nothing logged yet: its end is to come
+	}
+	evs, err := s.cfg.Store.TurnEvents(ctx, t.ID, seq-1, 1)
+	return err != nil || len(evs) == 0 || isEnd(evs[0].Data)
 }
 
 // maxResumeSeq bounds the sequence number a Last-Event-ID may carry.
