@@ -292,12 +292,35 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		r.SetMaxIdleConns(8)
 		db.r = r
 	}
-	if err := db.w.PingContext(ctx); err != nil {
+	if err := pingSQLite(ctx, db.w); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
 	}
 	return db, nil
 }
+
+// pingSQLite opens the writer's connection. Switching a new file to WAL
+// needs a lock that SQLite does not wait for with the busy handler, so a
+// process opening the file while another creates it can get SQLITE_BUSY at
+// once: that is retried until busyTimeout.
+func pingSQLite(ctx context.Context, w *sql.DB) error {
+	deadline := time.Now().Add(busyTimeout)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		err := w.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqliteBusy || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+	}
+}
+
+// sqliteBusy is SQLITE_BUSY, the primary result code of a locked database.
+const sqliteBusy = 5
 
 func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 	p, err := sql.Open("pgx", dsn)
