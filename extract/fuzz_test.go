@@ -23,6 +23,7 @@ func FuzzExtract(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(article("<p>Some <a href='/x'>link</a> text.</p><pre>a\n b</pre>")))
+	f.Add([]byte(article("<figure><img src='/a.png' alt='a described picture'><figcaption>A caption long enough to anchor.</figcaption></figure><a href='/b'><img src=b.png alt='share this page'></a><img data-src='//c/d.jpg' alt='lazy loaded image'>")))
 	u, _ := url.Parse("https://example.com/dir/page.html")
 	f.Fuzz(func(t *testing.T, page []byte) {
 		if !utf8.Valid(page) {
@@ -31,7 +32,8 @@ func FuzzExtract(f *testing.F) {
 				return
 			}
 		}
-		doc, err := Extract(context.Background(), page, u, Options{})
+		// Both pipelines, the default (own) and the legacy one, alternately.
+		doc, err := Extract(context.Background(), page, u, Options{Legacy: len(page)%2 == 1})
 		if err != nil {
 			return
 		}

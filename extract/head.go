@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 	"golang.org/x/text/language"
 )
 
@@ -94,4 +95,72 @@ func bcp47(declared string) string {
 		return ""
 	}
 	return tag.String()
+}
+
+// ownMeta reads the title and site name a page declares in its head
+// (og:title or twitter:title, else <title>; og:site_name), for the
+// pipeline that does not run go-trafilatura's metadata pass.
+func ownMeta(root *html.Node) pageMeta {
+	var og, tw, title, site string
+	var visit func(n *html.Node, depth int)
+	visit = func(n *html.Node, depth int) {
+		if n.Type == html.ElementNode {
+			switch n.Data {
+			case "meta":
+				key := strings.ToLower(cmpOr(attr(n, "property"), attr(n, "name")))
+				switch key {
+				case "og:title":
+					og = cmpOr(og, attr(n, "content"))
+				case "twitter:title":
+					tw = cmpOr(tw, attr(n, "content"))
+				case "og:site_name":
+					site = cmpOr(site, attr(n, "content"))
+				}
+			case "title":
+				if title == "" {
+					title = textOf(n)
+				}
+			case "body":
+				return
+			}
+		}
+		if depth >= 3 {
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			visit(c, depth+1)
+		}
+	}
+	visit(root, 0)
+	title = cmpOr(og, tw, title)
+	if strings.TrimSpace(title) == "" {
+		title = firstH1(root)
+	}
+	return pageMeta{title: strings.Join(strings.Fields(title), " "), siteName: site}
+}
+
+// firstH1 returns the text of the page's first <h1>: the title of a page
+// that declares none in its head.
+func firstH1(root *html.Node) string {
+	var h string
+	walkSkip(root, func(n *html.Node) bool {
+		if h != "" {
+			return false
+		}
+		if n.Type == html.ElementNode && n.DataAtom == atom.H1 {
+			h = textOf(n)
+			return false
+		}
+		return true
+	})
+	return h
+}
+
+func cmpOr(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

@@ -28,10 +28,8 @@ const structured = `<!doctype html><html lang="en_GB"><head><title>Pipelines in 
 <p>Each stage closes its outbound channels when all the send operations are done, and keeps receiving values from inbound channels until those channels are closed.</p>
 </article><footer>© Example</footer></body></html>`
 
-// TestStructureKept: headings, lists, code, links and tables survive
-// extraction. Images' alt text does not yet: go-trafilatura drops images
-// unless IncludeImages is set, and setting it costs 0.01 F1 on the dev set
-// (0.971 → 0.961), so it stays off (see BENCHMARKS.md).
+// TestStructureKept: headings, lists, code, links, tables and described
+// images survive extraction.
 func TestStructureKept(t *testing.T) {
 	base, _ := url.Parse("https://example.org/blog/pipelines?utm=x")
 	doc, err := extract.Extract(context.Background(), []byte(structured), base, extract.Options{})
@@ -45,6 +43,7 @@ func TestStructureKept(t *testing.T) {
 		"code block":     "func gen(nums ...int) <-chan int {",
 		"link":           "[the language specification](https://example.org/ref/spec)",
 		"table":          "| gen | 1 |",
+		"image":          "![Three stages joined by channels](https://example.org/img/pipeline.png)",
 	} {
 		if !strings.Contains(doc.Markdown, want) {
 			t.Errorf("%s lost: want %q in\n%s", what, want, doc.Markdown)

@@ -3,6 +3,7 @@ package tidal
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -269,32 +270,76 @@ func (c *Client) waitShared(ctx context.Context) error {
 	return contextError(err)
 }
 
-// cacheKey names a request's answer in Config.Cache.
-func cacheKey(target string) string { return "tidal:" + target }
+// cacheKey names a request's answer in Config.Cache. The "v2" entries start
+// with the time they were stored (8 bytes, Unix nanoseconds, big-endian), so
+// that a call can ask for answers at most so old and learn how old they are.
+func cacheKey(target string) string { return "tidal:v2:" + target }
 
-// cached returns the cached answer to target, if any.
+// cacheUseKey carries a [cacheUse] in a call's context.
+type cacheUseKey struct{}
+
+// cacheUse is what a call asks of the cache (WithCacheUse).
+type cacheUse struct {
+	maxAge time.Duration
+	used   func(age time.Duration)
+}
+
+// WithCacheUse returns a context whose catalogue reads accept an answer from
+// Config.Cache only if it is at most maxAge old (0: none, the request goes to
+// TIDAL and refreshes the cache), and call used, when not nil, with the age
+// of every cached answer they use. Without it, answers up to the cache TTL
+// are used.
+func WithCacheUse(ctx context.Context, maxAge time.Duration, used func(age time.Duration)) context.Context {
+	return context.WithValue(ctx, cacheUseKey{}, cacheUse{maxAge: max(maxAge, 0), used: used})
+}
+
+// cached returns the cached answer to target, if there is one the call may
+// use.
 func (c *Client) cached(ctx context.Context, target string) (*document, bool) {
 	if c.cfg.Cache == nil {
 		return nil, false
 	}
-	body, ok, err := c.cfg.Cache.Get(ctx, cacheKey(target))
-	if err != nil || !ok {
+	use, asked := ctx.Value(cacheUseKey{}).(cacheUse)
+	if asked && use.maxAge == 0 {
 		return nil, false
 	}
-	doc, err := decodeDocument(body)
-	return doc, err == nil
+	raw, ok, err := c.cfg.Cache.Get(ctx, cacheKey(target))
+	if err != nil || !ok || len(raw) < 8 {
+		return nil, false
+	}
+	age := c.now().Sub(time.Unix(0, int64(binary.BigEndian.Uint64(raw[:8]))))
+	if age < 0 {
+		age = 0 // another replica's clock is ahead: the answer is new
+	}
+	if age > c.cacheTTL() || (asked && age > use.maxAge) {
+		return nil, false
+	}
+	doc, err := decodeDocument(raw[8:])
+	if err != nil {
+		return nil, false
+	}
+	if asked && use.used != nil {
+		use.used(age)
+	}
+	return doc, true
 }
 
-// keep stores a successful answer's body.
+func (c *Client) cacheTTL() time.Duration {
+	if c.cfg.CacheTTL > 0 {
+		return c.cfg.CacheTTL
+	}
+	return DefaultCacheTTL
+}
+
+// keep stores a successful answer's body with the time it was stored.
 func (c *Client) keep(ctx context.Context, target string, body []byte) {
 	if c.cfg.Cache == nil {
 		return
 	}
-	ttl := c.cfg.CacheTTL
-	if ttl <= 0 {
-		ttl = DefaultCacheTTL
-	}
-	_ = c.cfg.Cache.Set(ctx, cacheKey(target), body, ttl) // a failure only costs the reuse
+	entry := make([]byte, 8, 8+len(body))
+	binary.BigEndian.PutUint64(entry, uint64(c.now().UnixNano()))
+	entry = append(entry, body...)
+	_ = c.cfg.Cache.Set(ctx, cacheKey(target), entry, c.cacheTTL()) // a failure only costs the reuse
 }
 
 // do sends one request. It returns the body of a successful answer, and the

@@ -125,3 +125,55 @@ func TestCacheKeepsUsersApart(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheUse: a call's context says how old a cached answer it accepts,
+// and learns the age of the answers it was given.
+func TestCacheUse(t *testing.T) {
+	f := newFakeTidal(t)
+	shared := cache.NewMemory(cache.MemoryConfig{})
+	c := f.client(func(cfg *Config) { cfg.Cache = shared })
+	clock := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { return clock }
+	ctx := context.Background()
+	if _, err := c.Search(ctx, "radiohead", SearchTracks, 10); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(90 * time.Second)
+	search := func(maxAge time.Duration) (sent int, ages []time.Duration) {
+		t.Helper()
+		before := len(f.apiRequests())
+		use := WithCacheUse(ctx, maxAge, func(age time.Duration) { ages = append(ages, age) })
+		if _, err := c.Search(use, "radiohead", SearchTracks, 10); err != nil {
+			t.Fatal(err)
+		}
+		return len(f.apiRequests()) - before, ages
+	}
+	tests := []struct {
+		name     string
+		maxAge   time.Duration
+		wantSent bool
+		wantAge  time.Duration
+	}{
+		{"an answer younger than maxAge is reused, with its age", 5 * time.Minute, false, 90 * time.Second},
+		{"an answer older than maxAge is asked again", time.Minute, true, 0},
+		{"the refreshed answer is reused at age 0", time.Minute, false, 0},
+		{"maxAge 0 always asks TIDAL", 0, true, 0},
+	}
+	for _, tt := range tests {
+		sent, ages := search(tt.maxAge)
+		if (sent > 0) != tt.wantSent {
+			t.Errorf("%s: %d requests sent", tt.name, sent)
+		}
+		if tt.wantSent && len(ages) != 0 {
+			t.Errorf("%s: reported cached ages %v for an answer from TIDAL", tt.name, ages)
+		}
+		if !tt.wantSent && (len(ages) == 0 || ages[0] != tt.wantAge) {
+			t.Errorf("%s: cached ages %v, want [%v]", tt.name, ages, tt.wantAge)
+		}
+	}
+	// Past the TTL an answer is never used, whatever the call accepts.
+	clock = clock.Add(DefaultCacheTTL + time.Second)
+	if sent, _ := search(365 * 24 * time.Hour); sent == 0 {
+		t.Error("an answer older than the cache TTL was reused")
+	}
+}

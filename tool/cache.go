@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -36,6 +37,15 @@ type CachePolicy struct {
 	// TTL is how long a result may be reused. It should fit how fast the
 	// upstream's answers change and how scarce its quota is.
 	TTL time.Duration
+	// InTool says the tool caches its upstream reads itself instead of the
+	// registry caching its whole result: for a tool whose result mixes
+	// upstream answers with data that must be read on every call (a catalogue
+	// search that marks the tracks in the user's library). The tool still
+	// takes "fresh" and "maxAgeSeconds": it reads the age it may accept with
+	// [CacheMaxAge] (TTL, lowered by those arguments) and tells what it
+	// reused with [ReportCached], which sets the result's "cached" and
+	// "cachedAgeSeconds".
+	InTool bool
 }
 
 // The arguments every cacheable tool accepts on top of its own, and the
@@ -102,12 +112,31 @@ type resultCaching struct {
 // cacheable returns a copy of t whose schemas carry the cache arguments and
 // result fields.
 func cacheable(t *Tool) (*Tool, error) {
-	in := t.input.doc.CloneSchemas()
 	for _, name := range []string{ArgFresh, ArgMaxAgeSeconds} {
-		if _, clash := in.Properties[name]; clash {
+		if _, clash := t.input.doc().Properties[name]; clash {
 			return nil, fmt.Errorf("tool %s: input field %q clashes with the cache argument", t.Name(), name)
 		}
 	}
+	// The schemas with the cache fields are built on first use, like the
+	// tool's own (see Tool.envelope).
+	cp := *t
+	cp.input = newLazyValidator(func() *jsonschema.Schema { return cacheInputSchema(t.input.doc()) })
+	cp.envelope = sync.OnceValue(func() *jsonschema.Schema { return cacheEnvelopeSchema(t.envelope()) })
+	// The key names the output's shape, so that a deployment that changes it
+	// does not read results of the old shape.
+	out := t.output.doc()
+	cp.cacheVersion = sync.OnceValue(func() string {
+		raw, _ := json.Marshal(out)
+		sum := sha256.Sum256(raw)
+		return hex.EncodeToString(sum[:4])
+	})
+	return &cp, nil
+}
+
+// cacheInputSchema is a copy of a tool's input schema with the cache
+// arguments added.
+func cacheInputSchema(doc *jsonschema.Schema) *jsonschema.Schema {
+	in := doc.CloneSchemas()
 	if in.Properties == nil {
 		in.Properties = map[string]*jsonschema.Schema{}
 	}
@@ -118,22 +147,17 @@ func cacheable(t *Tool) (*Tool, error) {
 	if len(in.PropertyOrder) > 0 {
 		in.PropertyOrder = append(in.PropertyOrder, ArgFresh, ArgMaxAgeSeconds)
 	}
-	iv, err := newValidator(in)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: cacheable input schema: %w", t.Name(), err)
-	}
-	env := t.envelope.CloneSchemas()
-	env.Properties[FieldCached] = &jsonschema.Schema{Type: "boolean", Description: "Present and true when the result came from the cache"}
-	env.Properties[FieldCachedAge] = &jsonschema.Schema{Type: "integer", Minimum: ptr(0.0), Description: "How old the cached result is, in seconds"}
+	return in
+}
+
+// cacheEnvelopeSchema is a copy of a tool's result schema with the cache
+// fields added.
+func cacheEnvelopeSchema(envelope *jsonschema.Schema) *jsonschema.Schema {
+	env := envelope.CloneSchemas()
+	env.Properties[FieldCached] = &jsonschema.Schema{Type: "boolean", Description: "Present and true when the result, or an upstream answer in it, came from the cache"}
+	env.Properties[FieldCachedAge] = &jsonschema.Schema{Type: "integer", Minimum: ptr(0.0), Description: "How old the cached result (or the oldest cached answer in it) is, in seconds"}
 	env.PropertyOrder = append(env.PropertyOrder, FieldCached, FieldCachedAge)
-	cp := *t
-	cp.input, cp.envelope = iv, env
-	raw, _ := json.Marshal(t.output.doc)
-	sum := sha256.Sum256(raw)
-	// The key names the output's shape, so that a deployment that changes it
-	// does not read results of the old shape.
-	cp.cacheVersion = hex.EncodeToString(sum[:4])
-	return &cp, nil
+	return env
 }
 
 // cacheControl is what the cache arguments of one call ask.
@@ -172,7 +196,7 @@ func splitCacheArgs(args []byte) (cacheControl, []byte, error) {
 // cacheKey names a call's result: tool, output shape and arguments.
 func cacheKey(t *Tool, canonical []byte) string {
 	sum := sha256.Sum256(canonical)
-	return "tool:" + t.Name() + ":" + t.cacheVersion + ":" + hex.EncodeToString(sum[:])
+	return "tool:" + t.Name() + ":" + t.cacheVersion() + ":" + hex.EncodeToString(sum[:])
 }
 
 // outcome is what one execution (or a cache read) produced.
@@ -196,6 +220,18 @@ func (r *Registry) runCached(ctx context.Context, t *Tool, pol CachePolicy, args
 	maxAge := pol.TTL
 	if ctl.maxAge >= 0 {
 		maxAge = min(maxAge, ctl.maxAge)
+	}
+	if pol.InTool {
+		if ctl.fresh {
+			maxAge = 0
+		}
+		use := &inToolUse{maxAge: maxAge}
+		out, err := r.execute(context.WithValue(ctx, inToolKey{}, use), t, canonical)
+		res.Retried = out.retried
+		if age, ok := use.oldest(); ok && err == nil {
+			res.Cached, res.CachedAge = true, age
+		}
+		return out.value, err
 	}
 	if ctl.fresh || maxAge == 0 {
 		out, err := r.execute(ctx, t, canonical)
@@ -399,5 +435,55 @@ func WithCacheFill(lock, wait time.Duration) Option {
 		if wait > 0 {
 			r.fillWait = wait
 		}
+	}
+}
+
+// inToolKey carries an [inToolUse] in the context of a call of a tool whose
+// policy is InTool.
+type inToolKey struct{}
+
+// inToolUse is the cache age a call of an InTool tool accepts and the oldest
+// cached answer it reported using.
+type inToolUse struct {
+	maxAge time.Duration
+	mu     sync.Mutex
+	used   bool
+	age    time.Duration
+}
+
+func (u *inToolUse) report(age time.Duration) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.used || age > u.age {
+		u.used, u.age = true, max(age, 0)
+	}
+}
+
+func (u *inToolUse) oldest() (time.Duration, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.age, u.used
+}
+
+// CacheMaxAge returns how old an upstream answer from its own cache the
+// current call of an InTool tool (see [CachePolicy]) may use: the policy's
+// TTL, lowered by the call's "maxAgeSeconds", and 0 (none) when it asked for
+// "fresh". ok is false outside such a call (no cache configured): the tool
+// then uses its own default.
+func CacheMaxAge(ctx context.Context) (maxAge time.Duration, ok bool) {
+	u, ok := ctx.Value(inToolKey{}).(*inToolUse)
+	if !ok {
+		return 0, false
+	}
+	return u.maxAge, true
+}
+
+// ReportCached tells the registry that the current call of an InTool tool
+// used an upstream answer from its cache, age old. The result then carries
+// "cached": true and, in "cachedAgeSeconds", the oldest age reported. It does
+// nothing outside such a call.
+func ReportCached(ctx context.Context, age time.Duration) {
+	if u, ok := ctx.Value(inToolKey{}).(*inToolUse); ok {
+		u.report(age)
 	}
 }

@@ -478,3 +478,81 @@ func TestResultCacheLockAfterAnotherReplicasFill(t *testing.T) {
 		t.Fatalf("call = %s, cached %v, after %d upstream calls; want the other replica's result and one call", res, res.Cached, u.calls.Load())
 	}
 }
+
+// TestInToolCache: a tool that caches its upstream reads itself gets the cache
+// arguments and reports what it reused; the registry never reuses its whole
+// result.
+func TestInToolCache(t *testing.T) {
+	ctx := context.Background()
+	type seen struct {
+		maxAge time.Duration
+		ok     bool
+	}
+	var got []seen
+	var reuseAge atomic.Int64 // <0: the tool reused nothing
+	tl := newSearch(t, func(ctx context.Context, in searchInput) (searchOutput, error) {
+		m, ok := tool.CacheMaxAge(ctx)
+		got = append(got, seen{m, ok})
+		if a := reuseAge.Load(); a >= 0 {
+			tool.ReportCached(ctx, time.Duration(a))
+			tool.ReportCached(ctx, time.Duration(a)/2) // the oldest answer wins
+		}
+		return searchOutput{Echo: in, Total: len(got)}, nil
+	})
+	reg := tool.NewRegistry(tool.WithResultCache(cache.NewMemory(cache.MemoryConfig{}),
+		map[string]tool.CachePolicy{"search": {TTL: time.Hour, InTool: true}}))
+	if err := reg.Register(tl); err != nil {
+		t.Fatal(err)
+	}
+	if props := reg.Tools()[0].InputSchema().Properties; props["fresh"] == nil || props["maxAgeSeconds"] == nil {
+		t.Fatalf("an InTool tool's schema lacks the cache arguments: %v", props)
+	}
+	tests := []struct {
+		name       string
+		args       string
+		reused     time.Duration // -1: nothing reused
+		wantMaxAge time.Duration
+		wantCached bool
+	}{
+		{"without cache arguments the TTL applies", `{"query":"go"}`, -1, time.Hour, false},
+		{"maxAgeSeconds lowers it", `{"query":"go","maxAgeSeconds":60}`, 40 * time.Second, time.Minute, true},
+		{"maxAgeSeconds never raises it", `{"query":"go","maxAgeSeconds":86400}`, -1, time.Hour, false},
+		{"fresh accepts nothing cached", `{"query":"go","fresh":true}`, -1, 0, false},
+		{"a reused answer is reported with its age", `{"query":"go"}`, 125 * time.Second, time.Hour, true},
+	}
+	for i, tt := range tests {
+		reuseAge.Store(int64(tt.reused))
+		res := reg.Call(ctx, "search", []byte(tt.args))
+		if !res.OK() {
+			t.Fatalf("%s: %s", tt.name, res)
+		}
+		if len(got) != i+1 {
+			t.Fatalf("%s: the tool ran %d times in %d calls: the registry reused a result", tt.name, len(got), i+1)
+		}
+		if s := got[i]; !s.ok || s.maxAge != tt.wantMaxAge {
+			t.Errorf("%s: CacheMaxAge = %v, %v; want %v, true", tt.name, s.maxAge, s.ok, tt.wantMaxAge)
+		}
+		env := envelope(t, res)
+		if tt.wantCached {
+			if !res.Cached || env["cached"] != true || env["cachedAgeSeconds"] != float64(tt.reused/time.Second) {
+				t.Errorf("%s: envelope %s, want cached and age %v", tt.name, res.JSON, tt.reused)
+			}
+		} else if res.Cached || env["cached"] != nil {
+			t.Errorf("%s: nothing was reused but the result says cached: %s", tt.name, res.JSON)
+		}
+		if e := res.Value.(searchOutput).Echo; e.Query != "go" {
+			t.Errorf("%s: the tool was given %+v", tt.name, e)
+		}
+	}
+	// Outside such a call (no cache configured) the tool learns nothing.
+	plain := registry(t, newSearch(t, func(ctx context.Context, in searchInput) (searchOutput, error) {
+		if _, ok := tool.CacheMaxAge(ctx); ok {
+			t.Error("CacheMaxAge ok outside an InTool call")
+		}
+		tool.ReportCached(ctx, time.Minute) // does nothing
+		return searchOutput{Echo: in}, nil
+	}))
+	if res := plain.Call(ctx, "search", []byte(`{"query":"go"}`)); !res.OK() || res.Cached {
+		t.Fatalf("plain call: %s", res)
+	}
+}

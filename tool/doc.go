@@ -15,7 +15,7 @@
 // tool formats.
 //
 // A [Registry] runs calls. Input is decoded, defaults are applied and the result is
-// validated (github.com/santhosh-tekuri/jsonschema/v6) before the tool does any I/O;
+// validated (internal/schemacheck) before the tool does any I/O;
 // output is validated before it is returned. Failures are values: an [*Error] with a
 // [Code], never a panic. Transient failures are retried once. Every call is traced as an
 // OpenTelemetry span named "tool-<name>".
@@ -58,6 +58,11 @@
 // tool: in one process they join it, and processes sharing the cache wait
 // (at most [DefaultFillWait]) for the one holding the key's lock. A cache
 // that fails is logged and bypassed; the call goes on without it.
+//
+// A policy with InTool set leaves the caching to the tool, for results that
+// mix cached upstream answers with data read on every call: the tool takes the
+// same two arguments, reads the age it may accept with [CacheMaxAge], and
+// reports what it reused with [ReportCached].
 //
 // # Secrets
 //

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -47,13 +48,17 @@ type Tool struct {
 	input  *validator
 	output *validator
 	// envelope is the published output schema: the tool's fields plus the
-	// success/summary/durationMs every result carries.
-	envelope *jsonschema.Schema
+	// success/summary/durationMs every result carries. It is built on first
+	// use: cloning schemas is most of what declaring a tool costs, and
+	// `toolport list` never reads them.
+	envelope func() *jsonschema.Schema
 	invoke   func(ctx context.Context, args []byte) (any, error)
 	// decodeOutput reads an output back from its JSON (a cached result).
 	decodeOutput func([]byte) (any, error)
 	// cacheVersion names the output's shape in cache keys (cacheable tools).
-	cacheVersion string
+	// It hashes the encoded output schema, so it is worked out on the first
+	// cached call, not when the tool is registered.
+	cacheVersion func() string
 }
 
 // New declares a tool from its Go input and output types. The input type must be
@@ -78,15 +83,7 @@ func New[In any, Out Summarizer](spec Spec, fn Func[In, Out]) (*Tool, error) {
 	if out.Type != "object" {
 		return nil, fmt.Errorf("tool %s: output type must be a struct", spec.Name)
 	}
-	iv, err := newValidator(in)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: input schema: %w", spec.Name, err)
-	}
-	ov, err := newValidator(out)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: output schema: %w", spec.Name, err)
-	}
-	t := &Tool{spec: spec, input: iv, output: ov, envelope: envelopeSchema(out)}
+	t := &Tool{spec: spec, input: newValidator(in), output: newValidator(out), envelope: sync.OnceValue(func() *jsonschema.Schema { return envelopeSchema(out) })}
 	t.invoke = func(ctx context.Context, args []byte) (any, error) {
 		var v In
 		// UseNumber keeps large integers exact in free-form (map[string]any) inputs.
@@ -137,11 +134,11 @@ func (t *Tool) CheckSchemas() error {
 }
 
 // InputSchema returns a copy of the tool's input schema.
-func (t *Tool) InputSchema() *jsonschema.Schema { return t.input.doc.CloneSchemas() }
+func (t *Tool) InputSchema() *jsonschema.Schema { return t.input.doc().CloneSchemas() }
 
 // OutputSchema returns a copy of the schema of a successful result, envelope
 // fields included.
-func (t *Tool) OutputSchema() *jsonschema.Schema { return t.envelope.CloneSchemas() }
+func (t *Tool) OutputSchema() *jsonschema.Schema { return t.envelope().CloneSchemas() }
 
 // ValidateArguments checks raw arguments without calling the tool, returning the
 // normalised arguments (defaults applied) or a CodeValidation error.

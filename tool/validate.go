@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,10 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	sv "github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/toolport/toolport/internal/schemacheck"
 )
 
 // MaxArgumentBytes bounds the JSON arguments of one call. Tool inputs are
@@ -48,35 +44,25 @@ type Violation struct {
 
 // validator checks JSON values against one compiled schema.
 type validator struct {
-	doc *jsonschema.Schema // the published schema, for defaults and field lists
-	// compiled compiles the schema on first use: compiling every tool's
-	// schemas (and checking them against the 2020-12 metaschema) is most
-	// of what `toolport list` or `TOOL --schema` would otherwise spend at
-	// start-up, and neither validates anything.
-	compiled func() (*sv.Schema, error)
+	// doc is the published schema, for defaults and field lists. It is
+	// never changed once built (callers clone it first).
+	doc func() *jsonschema.Schema
+	// compiled compiles the schema on first use: `toolport list` and
+	// `TOOL --schema` validate nothing, and a server compiles only the
+	// tools it is asked to call.
+	compiled func() (*schemacheck.Schema, error)
 }
 
-func newValidator(s *jsonschema.Schema) (*validator, error) {
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	return &validator{doc: s, compiled: sync.OnceValues(func() (*sv.Schema, error) { return compileSchema(raw) })}, nil
+func newValidator(s *jsonschema.Schema) *validator {
+	return newLazyValidator(func() *jsonschema.Schema { return s })
 }
 
-func compileSchema(raw []byte) (*sv.Schema, error) {
-	doc, err := sv.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	c := sv.NewCompiler()
-	c.DefaultDraft(sv.Draft2020)
-	c.AssertFormat()
-	const loc = "toolport:///schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(loc)
+// newLazyValidator is a validator whose schema is built on first use.
+func newLazyValidator(build func() *jsonschema.Schema) *validator {
+	doc := sync.OnceValue(build)
+	return &validator{doc: doc, compiled: sync.OnceValues(func() (*schemacheck.Schema, error) {
+		return schemacheck.Compile(doc())
+	})}
 }
 
 // decodeArgs parses raw tool arguments, applies schema defaults, validates, and
@@ -89,7 +75,7 @@ func (v *validator) decodeArgs(raw []byte) ([]byte, *Error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
-	val, err := sv.UnmarshalJSON(bytes.NewReader(raw))
+	val, err := schemacheck.Decode(raw)
 	if err != nil {
 		return nil, &Error{Code: CodeValidation, Message: "arguments: not valid JSON: " + jsonErrorText(err), Err: err}
 	}
@@ -97,7 +83,7 @@ func (v *validator) decodeArgs(raw []byte) ([]byte, *Error) {
 	if !ok {
 		return nil, &Error{Code: CodeValidation, Message: "arguments: must be a JSON object, got " + jsonType(val)}
 	}
-	applyDefaults(v.doc, obj)
+	applyDefaults(v.doc(), obj)
 	if vs, more := v.check(obj); len(vs) > 0 {
 		return nil, violationError(vs, more)
 	}
@@ -134,138 +120,116 @@ func violationText(vs []Violation, more int) string {
 	return strings.Join(msgs, "; ")
 }
 
-// check validates a decoded JSON value (as produced by sv.UnmarshalJSON or by
-// json.Unmarshal with UseNumber) and returns at most MaxViolations of its
+// check validates a decoded JSON value (as produced by schemacheck.Decode or
+// by json.Unmarshal with UseNumber) and returns at most MaxViolations of its
 // violations, sorted by path, and the number left out. A value can break its
 // schema in as many ways as it has members (95,000 unknown keys fit in
 // MaxArgumentBytes), so only the violations shown are ever described.
 func (v *validator) check(val any) (vs []Violation, more int) {
 	compiled, err := v.compiled()
 	if err != nil {
-		// A schema derived from Go types that does not compile is a bug
-		// (CheckSchemas catches it in tests); fail closed.
+		// A schema that does not compile is a bug (CheckSchemas catches it
+		// in tests): fail closed.
 		return []Violation{{Rule: "schema", Message: clipText("the tool's schema does not compile: "+err.Error(), maxViolationBytes)}}, 0
 	}
-	err = compiled.Validate(val)
-	if err == nil {
+	leaves := compiled.Validate(val)
+	if len(leaves) == 0 {
 		return nil, 0
 	}
-	var ve *sv.ValidationError
-	if !errors.As(err, &ve) {
-		return []Violation{{Rule: "schema", Message: clipText(err.Error(), maxViolationBytes)}}, 0
+	total := 0
+	for _, leaf := range leaves {
+		total += max(len(leaf.Names), 1)
 	}
-	var leaves []*sv.ValidationError
-	total := collect(ve, &leaves)
-	// Which violations are shown must not depend on map order (the validator
-	// walks objects in it): take them in order of instance location.
-	slices.SortStableFunc(leaves, func(a, b *sv.ValidationError) int {
-		return slices.Compare(a.InstanceLocation, b.InstanceLocation)
+	// The violations shown are the first in order of instance location.
+	slices.SortStableFunc(leaves, func(a, b schemacheck.Error) int {
+		return slices.Compare(a.Location, b.Location)
 	})
 	hinted := map[string]bool{} // locations whose known fields were listed already
-	for _, leaf := range leaves {
+	for i := range leaves {
 		if len(vs) >= MaxViolations {
 			break
 		}
-		vs = append(vs, v.describe(leaf, val, MaxViolations-len(vs), hinted)...)
+		vs = append(vs, v.describe(&leaves[i], MaxViolations-len(vs), hinted)...)
 	}
 	more = total - len(vs)
 	slices.SortStableFunc(vs, func(a, b Violation) int { return strings.Compare(a.Path, b.Path) })
 	return slices.CompactFunc(vs, func(a, b Violation) bool { return a.Message == b.Message }), more
 }
 
-// collect gathers the leaves of a validation error tree and returns the
-// number of violations they hold, without describing any.
-func collect(ve *sv.ValidationError, leaves *[]*sv.ValidationError) int {
-	if len(ve.Causes) > 0 {
-		n := 0
-		for _, c := range ve.Causes {
-			n += collect(c, leaves)
-		}
-		return n
-	}
-	*leaves = append(*leaves, ve)
-	switch k := ve.ErrorKind.(type) {
-	case *kind.Required:
-		return max(len(k.Missing), 1)
-	case *kind.AdditionalProperties:
-		return max(len(k.Properties), 1)
-	}
-	return 1
-}
-
-var printer = message.NewPrinter(language.English)
-
-// describe renders one leaf error as at most limit violations. The first
+// describe renders one error as at most limit violations. The first
 // unknown field at a location lists the known fields there (hinted records
 // the locations already done), so the list appears once, not per field.
-func (v *validator) describe(ve *sv.ValidationError, root any, limit int, hinted map[string]bool) []Violation {
-	path := renderPath(ve.InstanceLocation)
+func (v *validator) describe(e *schemacheck.Error, limit int, hinted map[string]bool) []Violation {
+	path := renderPath(e.Location)
 	at := path
 	if at == "" {
 		at = "arguments"
 	}
-	one := func(rule, format string, args ...any) []Violation {
-		return []Violation{{Path: path, Rule: rule, Message: clipText(at+": "+fmt.Sprintf(format, args...), maxViolationBytes)}}
+	one := func(format string, args ...any) []Violation {
+		return []Violation{{Path: path, Rule: e.Keyword, Message: clipText(at+": "+fmt.Sprintf(format, args...), maxViolationBytes)}}
 	}
-	switch k := ve.ErrorKind.(type) {
-	case *kind.Required:
+	switch e.Keyword {
+	case "required":
 		var vs []Violation
-		for _, m := range smallest(k.Missing, limit) {
+		for _, m := range e.Names[:min(limit, len(e.Names))] {
 			p := joinPath(path, clipText(m, maxPathToken))
 			vs = append(vs, Violation{Path: p, Rule: "required", Message: p + ": required"})
 		}
 		return vs
-	case *kind.AdditionalProperties:
+	case "additionalProperties":
 		var vs []Violation
-		for _, name := range smallest(k.Properties, limit) {
+		for _, name := range e.Names[:min(limit, len(e.Names))] {
 			p := joinPath(path, clipText(name, maxPathToken))
 			msg := p + ": unknown field"
 			if !hinted[path] {
 				hinted[path] = true
-				if known := v.propertyNames(ve.InstanceLocation); len(known) > 0 {
+				if known := v.propertyNames(e.Location); len(known) > 0 {
 					msg += " (known fields: " + listText(known, maxKnownFields) + ")"
 				}
 			}
 			vs = append(vs, Violation{Path: p, Rule: "additionalProperties", Message: clipText(msg, maxViolationBytes)})
 		}
 		return vs
-	case *kind.Type:
-		got := valueAt(root, ve.InstanceLocation)
-		return one("type", "expected %s, got %s %s", strings.Join(k.Want, " or "), k.Got, preview(got))
-	case *kind.Maximum:
-		return one("maximum", "must be <= %s, got %s", ratString(k.Want), ratString(k.Got))
-	case *kind.Minimum:
-		return one("minimum", "must be >= %s, got %s", ratString(k.Want), ratString(k.Got))
-	case *kind.ExclusiveMaximum:
-		return one("exclusiveMaximum", "must be < %s, got %s", ratString(k.Want), ratString(k.Got))
-	case *kind.ExclusiveMinimum:
-		return one("exclusiveMinimum", "must be > %s, got %s", ratString(k.Want), ratString(k.Got))
-	case *kind.MinLength:
-		return one("minLength", "must be at least %d characters, got %d", k.Want, k.Got)
-	case *kind.MaxLength:
-		return one("maxLength", "must be at most %d characters, got %d", k.Want, k.Got)
-	case *kind.MinItems:
-		return one("minItems", "must have at least %d items, got %d", k.Want, k.Got)
-	case *kind.MaxItems:
-		return one("maxItems", "must have at most %d items, got %d", k.Want, k.Got)
-	case *kind.Enum:
-		want := make([]string, len(k.Want))
-		for i, w := range k.Want {
+	case "type":
+		return one("expected %s, got %s %s", strings.Join(e.Types, " or "), e.TypeGot, preview(e.Got))
+	case "maximum":
+		return one("must be <= %s, got %s", e.Want, e.GotText)
+	case "minimum":
+		return one("must be >= %s, got %s", e.Want, e.GotText)
+	case "exclusiveMaximum":
+		return one("must be < %s, got %s", e.Want, e.GotText)
+	case "exclusiveMinimum":
+		return one("must be > %s, got %s", e.Want, e.GotText)
+	case "minLength":
+		return one("must be at least %s characters, got %d", e.Want, e.Count)
+	case "maxLength":
+		return one("must be at most %s characters, got %d", e.Want, e.Count)
+	case "minItems":
+		return one("must have at least %s items, got %d", e.Want, e.Count)
+	case "maxItems":
+		return one("must have at most %s items, got %d", e.Want, e.Count)
+	case "enum", "const":
+		want := make([]string, len(e.Values))
+		for i, w := range e.Values {
 			want[i] = preview(w)
 		}
-		return one("enum", "must be one of %s, got %s", strings.Join(want, ", "), preview(k.Got))
-	case *kind.Pattern:
-		return one("pattern", "must match the pattern %s, got %s", strconv.Quote(k.Want), preview(k.Got))
-	case *kind.Format:
-		return one("format", "must be a valid %s, got %s", k.Want, preview(k.Got))
+		if e.Keyword == "const" {
+			return one("must be %s, got %s", want[0], preview(e.Got))
+		}
+		return one("must be one of %s, got %s", strings.Join(want, ", "), preview(e.Got))
+	case "pattern":
+		return one("must match the pattern %s, got %s", strconv.Quote(e.Want), preview(e.Got))
+	case "format":
+		return one("must be a valid %s, got %s", e.Want, preview(e.Got))
+	case "false":
+		return one("no value is allowed here, got %s", preview(e.Got))
 	}
-	rule := strings.Join(ve.ErrorKind.KeywordPath(), "/")
-	return one(rule, "%s", ve.ErrorKind.LocalizedString(printer))
+	return one("not a JSON value: %s", preview(e.Got))
 }
 
 // propertyNames lists the properties the schema allows at an instance location.
 func (v *validator) propertyNames(loc []string) []string {
-	s := v.doc
+	s := v.doc()
 	for _, tok := range loc {
 		switch {
 		case s == nil:
@@ -309,13 +273,6 @@ func renderPath(loc []string) string {
 	return b.String()
 }
 
-// smallest returns the n smallest of names, sorted. It sorts names in place:
-// they belong to a validation error that is read once.
-func smallest(names []string, n int) []string {
-	slices.Sort(names)
-	return names[:min(n, len(names))]
-}
-
 // listText joins at most n names, saying how many were left out.
 func listText(names []string, n int) string {
 	if len(names) <= n {
@@ -343,24 +300,6 @@ func joinPath(parent, name string) string {
 	return parent + "." + name
 }
 
-func valueAt(v any, loc []string) any {
-	for _, tok := range loc {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
-	}
-	return v
-}
-
 // preview renders a value for an error message, short enough to read.
 func preview(v any) string {
 	raw, err := json.Marshal(v)
@@ -372,17 +311,6 @@ func preview(v any) string {
 		return string(r[:max]) + "…"
 	}
 	return string(raw)
-}
-
-func ratString(r *big.Rat) string {
-	if r == nil {
-		return "?"
-	}
-	if r.IsInt() {
-		return r.Num().String()
-	}
-	f, _ := r.Float64()
-	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 func jsonType(v any) string {

@@ -7,10 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/toolport/toolport/internal/store/storetest"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolport/toolport/internal/index/weaviate/weaviatetest"
@@ -150,7 +149,7 @@ func deploy(tb testing.TB, n int) *deployment {
 	d := &deployment{bin: build.Build(tb, "../../cmd/toolport")}
 	suffix := randomHex(tb)
 
-	d.dbURL = createDatabase(tb, "toolport_cluster_"+suffix)
+	d.dbURL = storetest.Database(tb)
 	prefix := "toolport-cluster-" + suffix + ":"
 	tb.Cleanup(func() { deleteRedisKeys(tb, prefix) })
 
@@ -288,42 +287,6 @@ func (d *deployment) alive() []*replica {
 		}
 	}
 	return out
-}
-
-// createDatabase creates a database of the test's own on the test
-// PostgreSQL server, dropped when the test ends, and returns its URL.
-func createDatabase(tb testing.TB, name string) string {
-	tb.Helper()
-	admin := os.Getenv(envDatabase)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		tb.Fatalf("%s is set but PostgreSQL does not answer: %v", envDatabase, err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		tb.Fatalf("creating database %s: %v", name, err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			tb.Errorf("dropping database %s: %v", name, err)
-			return
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			tb.Errorf("dropping database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(admin)
-	if err != nil {
-		tb.Fatalf("%s: %v", envDatabase, err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 // deleteRedisKeys deletes every key under prefix.

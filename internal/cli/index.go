@@ -174,9 +174,10 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 		return ExitFailure
 	}
 	// Records stored with another embedder's vectors (the embedder was
-	// changed) are embedded again here, not in the middle of a search.
-	n, err := svc.Reembed(ctx)
-	if n > 0 {
+	// changed) are embedded again here, not in the middle of a search, and
+	// the loaded index is saved for the next process (a snapshot).
+	ls, err := svc.Load(ctx)
+	if n := ls.Reembedded; n > 0 {
 		fmt.Fprintf(env.Stdout, "%d older records embedded again with the current embedder\n", n)
 	}
 	if err != nil {

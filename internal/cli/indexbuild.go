@@ -103,6 +103,13 @@ func runIndexBuild(ctx context.Context, env *Env, args []string) int {
 	} else {
 		printBuildReport(env.Stdout, rep)
 	}
+	if err == nil && !*dry {
+		// Save the loaded index for the next process, as index add does.
+		if _, lerr := m.svc.Load(ctx); lerr != nil {
+			fmt.Fprintf(env.Stderr, "toolport index build: loading the index: %v\n", lerr)
+			return ExitFailure
+		}
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(env.Stderr, "toolport index build: interrupted; finished stages are saved, run the same command again to complete")

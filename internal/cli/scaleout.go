@@ -12,6 +12,7 @@ import (
 	"github.com/toolport/toolport/internal/cache"
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/ratelimit"
+	"github.com/toolport/toolport/tidal"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -67,12 +68,18 @@ var cachePolicies = map[string]tool.CachePolicy{
 	"queryDatastore":          {TTL: 5 * time.Minute},
 	"getDatasetActivity":      {TTL: 2 * time.Minute},
 	"getOrganizationActivity": {TTL: 2 * time.Minute},
-	// Not cached here: getStatus (it reports the portal's state now); the
-	// tools that read Toolport's own store (semanticSearch, batchMetadata);
-	// and tidalSearch and albumTracks, whose results say which tracks are in
-	// the user's library and index, which changes as the user works: their
-	// TIDAL answers are cached in the client instead (tidal.Config.Cache,
-	// six hours), and the library and index are looked up on every call.
+	// TIDAL catalogue reads: search results change as releases are added
+	// (daily), an album's tracks hardly ever; six hours keeps a new release
+	// findable the same day. These tools' results also say which tracks are
+	// in the user's library and index, which changes as the user works, so
+	// the TIDAL client caches its answers (tidal.Config.Cache) and the
+	// library and index are read on every call.
+	"tidalSearch": {TTL: tidal.DefaultCacheTTL, InTool: true},
+	"albumTracks": {TTL: tidal.DefaultCacheTTL, InTool: true},
+	// Not cached: getStatus (it reports the portal's state now), and the
+	// tools that read or write Toolport's own store or the user's TIDAL
+	// account (semanticSearch, batchMetadata, suggestPlaylist,
+	// savePlaylistToTidal).
 }
 
 // sharedEngines is what the replicas of a deployment share: the result cache

@@ -121,6 +121,11 @@ func runTidalLogin(ctx context.Context, env *Env, args []string) int {
 		} else {
 			fmt.Fprint(w, "<p>Logged in to TIDAL. You can close this tab.</p>")
 		}
+		// The page reaches the browser before the login ends and the server
+		// stops (which would otherwise cut this response off).
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
 		select {
 		case done <- outcome{tok, err}:
 		default:
@@ -128,7 +133,14 @@ func runTidalLogin(ctx context.Context, env *Env, args []string) int {
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	defer srv.Close()
+	defer func() {
+		// Let a response being written finish; then stop.
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
+	}()
 
 	fmt.Fprintf(env.Stderr, "Open this address in a browser and log in to TIDAL:\n\n  %s\n\nWaiting for TIDAL's redirect to %s …\n",
 		login.URL, cfg.RedirectURL)

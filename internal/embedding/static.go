@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 )
 
 // gloveAsset holds the 50,000 most frequent GloVe words from the npm package
@@ -36,11 +37,21 @@ const maxTextBytes = 64 << 10
 // normalised to unit length. It knows no word order and no
 // words outside its vocabulary, but needs no model server and no keys.
 type WordVectors struct {
-	dims    int
-	index   map[string]int32 // word → row
-	words   []string         // row → word
-	vecs    []float32        // rows × dims, unit length
-	weights []float32        // row → SIF weight
+	dims  int
+	index map[string]int32 // word → row
+	words []string         // row → word
+	// rows holds the int8 rows as stored (rows × dims). A row's unit
+	// vector is the row over its length, whatever its scale, so it is
+	// computed for the words a text has rather than for all 50,000 at
+	// load: that halved the embedder's start-up (BENCHMARKS.md, "Cold
+	// semanticSearch").
+	rows    []byte
+	weights []float32 // row → SIF weight
+	// units is every row's unit vector (rows × dims), made on the first
+	// call that walks the vocabulary (query expansion, words.go), so that
+	// an embedder used only to embed texts never builds it.
+	unitsOnce sync.Once
+	units     []float32
 }
 
 // NewDefault loads the word vectors compiled into the binary. It takes a few
@@ -91,19 +102,9 @@ func parseWordVectors(data []byte) (*WordVectors, error) {
 	if len(p) != n*4+n*dims {
 		return nil, errAsset
 	}
-	scales, q := p[:n*4], p[n*4:]
-	wv.vecs = make([]float32, n*dims)
-	for i := range n {
-		s := math.Float32frombits(binary.LittleEndian.Uint32(scales[i*4:]))
-		row := wv.vecs[i*dims : (i+1)*dims]
-		for j := range row {
-			row[j] = float32(int8(q[i*dims+j])) * s
-		}
-	}
+	// The scales (p[:n*4]) are not needed: rows are used at unit length.
+	wv.rows = p[n*4:]
 	wv.weights = sifWeights(n)
-	for i := range n { // quantization moved the rows slightly off unit length
-		normalize(wv.vecs[i*dims : (i+1)*dims])
-	}
 	return wv, nil
 }
 
@@ -147,11 +148,18 @@ func (wv *WordVectors) embed(text string) []float32 {
 	}
 	v := make([]float32, wv.dims)
 	for _, w := range Words(text) {
-		rows := wv.lookup(w)
-		for _, r := range rows {
-			wt := wv.weights[r]
-			for j, x := range wv.vecs[int(r)*wv.dims : (int(r)+1)*wv.dims] {
-				v[j] += wt * x
+		for _, r := range wv.lookup(w) {
+			row := wv.rows[int(r)*wv.dims : (int(r)+1)*wv.dims]
+			var sq int64
+			for _, x := range row {
+				sq += int64(int8(x)) * int64(int8(x))
+			}
+			if sq == 0 {
+				continue
+			}
+			wt := wv.weights[r] / float32(math.Sqrt(float64(sq))) // unit row, SIF-weighted
+			for j, x := range row {
+				v[j] += wt * float32(int8(x))
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -28,7 +29,7 @@ type Fields struct {
 
 // weightedTerms analyses each field and merges their term frequencies with
 // the field weights; it returns the frequencies and the weighted length.
-func (f Fields) weightedTerms() (map[string]float32, float32) {
+func (f Fields) weightedTerms(analyze func(string) []string) (map[string]float32, float32) {
 	tf := map[string]float32{}
 	var length float32
 	for _, p := range []struct {
@@ -41,7 +42,7 @@ func (f Fields) weightedTerms() (map[string]float32, float32) {
 		if len(p.text) > maxFieldBytes {
 			p.text = p.text[:maxFieldBytes]
 		}
-		for _, t := range Terms(p.text) {
+		for _, t := range analyze(p.text) {
 			tf[t] += p.w
 			length += p.w
 		}
@@ -68,11 +69,16 @@ type BM25 struct {
 	length   []float32        // slot → weighted length
 	free     []int32
 	total    float64 // sum of lengths
+	analyze  func(string) []string
+	scratch  sync.Pool // *bm25Scratch
 }
 
 // NewBM25 returns an empty index.
-func NewBM25() *BM25 {
-	return &BM25{postings: map[string][]posting{}, slot: map[string]int32{}}
+func NewBM25() *BM25 { return newBM25With(Terms) }
+
+// newBM25With is an empty index whose fields are analysed by analyze.
+func newBM25With(analyze func(string) []string) *BM25 {
+	return &BM25{postings: map[string][]posting{}, slot: map[string]int32{}, analyze: analyze}
 }
 
 // Len is the number of documents.
@@ -84,7 +90,7 @@ func (x *BM25) Len() int {
 
 // Add indexes (or re-indexes) a document.
 func (x *BM25) Add(id string, f Fields) {
-	tf, length := f.weightedTerms()
+	tf, length := f.weightedTerms(x.analyze)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.remove(id)
@@ -145,15 +151,80 @@ func (x *BM25) remove(id string) bool {
 // query term, keyed by id. weights gives each query term's weight (1 for a
 // plain query; expansion terms get less).
 func (x *BM25) Scores(weights map[string]float64) map[string]float64 {
+	return x.scoresWith(weights, bm25K1, bm25B)
+}
+
+// scoresWith is [BM25.Scores] with the term-frequency saturation k1 and the
+// length normalisation b given.
+func (x *BM25) scoresWith(weights map[string]float64, k1, b float64) map[string]float64 {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	sc := x.accumulate(weights, k1, b)
+	defer x.release(sc)
+	out := make(map[string]float64, len(sc.touched))
+	for _, s := range sc.touched {
+		out[x.ids[s]] = sc.acc[s]
+	}
+	return out
+}
+
+// Top returns the k best-scored documents of [BM25.Scores] that pass filter,
+// best first, ties broken by id: topHits(x.Scores(weights), k, filter)
+// without a map per query.
+func (x *BM25) Top(weights map[string]float64, k int, filter func(id string) bool) []Hit {
+	hits := x.top(weights, k, filter)
+	slices.SortFunc(hits, byScore)
+	return hits
+}
+
+// top is Top in no particular order.
+func (x *BM25) top(weights map[string]float64, k int, filter func(id string) bool) []Hit {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	sc := x.accumulate(weights, bm25K1, bm25B)
+	defer x.release(sc)
+	hits := make([]Hit, 0, len(sc.touched))
+	for _, s := range sc.touched {
+		if id := x.ids[s]; filter == nil || filter(id) {
+			hits = append(hits, Hit{id, sc.acc[s]})
+		}
+	}
+	return selectSet(hits, k, byScore)
+}
+
+// bm25Scratch is one query's score per slot and the slots scored, reused
+// across queries (a map per query was a tenth of a search's CPU).
+type bm25Scratch struct {
+	acc     []float64 // slot → score; zero outside touched
+	seen    []bool    // slot → in touched
+	touched []int32
+	terms   []string
+}
+
+// accumulate scores the documents matching weights into a scratch from the
+// pool; the caller holds x.mu for reading and releases the scratch. Terms
+// are summed in sorted order, so a document's score does not depend on map
+// iteration order.
+func (x *BM25) accumulate(weights map[string]float64, k1, b float64) *bm25Scratch {
+	sc, _ := x.scratch.Get().(*bm25Scratch)
+	if sc == nil {
+		sc = &bm25Scratch{}
+	}
+	if len(sc.acc) < len(x.ids) {
+		sc.acc, sc.seen = make([]float64, len(x.ids)), make([]bool, len(x.ids))
+	}
 	n := float64(len(x.slot))
 	if n == 0 {
-		return map[string]float64{}
+		return sc
 	}
+	sc.terms = sc.terms[:0]
+	for t := range weights {
+		sc.terms = append(sc.terms, t)
+	}
+	slices.Sort(sc.terms)
 	avg := x.total / n
-	acc := map[int32]float64{}
-	for t, w := range weights {
+	for _, t := range sc.terms {
+		w := weights[t]
 		ps := x.postings[t]
 		if len(ps) == 0 || w == 0 {
 			continue
@@ -162,13 +233,23 @@ func (x *BM25) Scores(weights map[string]float64) map[string]float64 {
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		for _, p := range ps {
 			tf := float64(p.tf)
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(x.length[p.doc])/avg)
-			acc[p.doc] += w * idf * tf * (bm25K1 + 1) / (tf + norm)
+			norm := k1 * (1 - b + b*float64(x.length[p.doc])/avg)
+			v := w * idf * tf * (k1 + 1) / (tf + norm)
+			if !sc.seen[p.doc] {
+				sc.seen[p.doc] = true
+				sc.touched = append(sc.touched, p.doc)
+			}
+			sc.acc[p.doc] += v
 		}
 	}
-	out := make(map[string]float64, len(acc))
-	for s, v := range acc {
-		out[x.ids[s]] = v
+	return sc
+}
+
+// release clears a scratch's scores and returns it to the pool.
+func (x *BM25) release(sc *bm25Scratch) {
+	for _, s := range sc.touched {
+		sc.acc[s], sc.seen[s] = 0, false
 	}
-	return out
+	sc.touched = sc.touched[:0]
+	x.scratch.Put(sc)
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolport/toolport/internal/embedding"
 )
@@ -63,29 +63,21 @@ func (m Mode) String() string {
 // MaxQueryBytes bounds a query's text; the rest is ignored.
 const MaxQueryBytes = 4096
 
-// Hybrid ranking constants. They were chosen once on the MusicCaps
-// development queries as general settings, not per query: BM25 carries most
-// of the weight because its exact matches on instruments and genres are
-// precise, and the vector score reorders among them and rescues queries whose
-// words the index does not contain (then only the vector side has scores).
-const (
-	hybridLexWeight = 0.8  // weight of the normalised BM25 score
-	hybridVecWeight = 0.2  // weight of the normalised cosine
-	hybridLexPool   = 1000 // BM25 candidates taken before fusion
-	hybridVecPool   = 1000 // vector candidates: the same depth, so both sides are normalised alike
-)
-
 // Engine answers text queries over indexed tracks by fusing BM25 and vector
 // similarity. It is safe for concurrent use.
 type Engine struct {
 	emb embedding.Embedder
 	lex *BM25
 	vec *VectorIndex
+
+	rankMu sync.RWMutex
+	rank   RankParams     // see rank.go
+	exp    expansionCache // query expansion's candidate terms (expand.go)
 }
 
 // NewEngine returns an empty engine that embeds documents and queries with emb.
 func NewEngine(emb embedding.Embedder) *Engine {
-	return &Engine{emb: emb, lex: NewBM25(), vec: NewVectorIndex(emb.Dimensions())}
+	return &Engine{emb: emb, lex: NewBM25(), vec: NewVectorIndex(emb.Dimensions()), rank: DefaultRankParams()}
 }
 
 // Embedder is the engine's embedder.
@@ -93,6 +85,9 @@ func (e *Engine) Embedder() embedding.Embedder { return e.emb }
 
 // Len is the number of documents.
 func (e *Engine) Len() int { return e.vec.Len() }
+
+// Has reports whether a document is indexed.
+func (e *Engine) Has(id string) bool { return e.vec.Has(id) }
 
 // embedBatch is how many documents Add embeds per call to the embedder.
 const embedBatch = 256
@@ -139,6 +134,7 @@ func (e *Engine) Add(ctx context.Context, docs []Document) error {
 		for _, d := range batch {
 			e.lex.Add(d.ID, d.Fields)
 		}
+		e.exp.invalidate()
 	}
 	return nil
 }
@@ -147,6 +143,7 @@ func (e *Engine) Add(ctx context.Context, docs []Document) error {
 func (e *Engine) Remove(id string) bool {
 	ok := e.vec.Remove(id)
 	e.lex.Remove(id)
+	e.exp.invalidate()
 	return ok
 }
 
@@ -160,25 +157,7 @@ func (e *Engine) Search(ctx context.Context, query string, k int, filter func(id
 // SearchMode is [Engine.Search] with a chosen ranking, for evaluation and for
 // callers that want lexical-only or vector-only results.
 func (e *Engine) SearchMode(ctx context.Context, mode Mode, query string, k int, filter func(id string) bool) ([]Hit, error) {
-	if k <= 0 {
-		return []Hit{}, nil
-	}
-	if len(query) > MaxQueryBytes {
-		query = query[:MaxQueryBytes]
-	}
-	switch mode {
-	case Lexical:
-		return topHits(e.lex.Scores(queryTerms(query)), k, filter), nil
-	case Semantic:
-		qv, err := e.embedQuery(ctx, query)
-		if err != nil {
-			return nil, err
-		}
-		return e.vec.Search(qv, k, filter), nil
-	case Hybrid:
-		return e.hybrid(ctx, query, k, filter)
-	}
-	return nil, fmt.Errorf("index: unknown mode %v", mode)
+	return e.search(ctx, e.RankParams(), mode, query, k, filter)
 }
 
 func (e *Engine) embedQuery(ctx context.Context, query string) ([]float32, error) {
@@ -201,28 +180,16 @@ func queryTerms(query string) map[string]float64 {
 	return weights
 }
 
-// hybrid fuses min-max normalised BM25 and cosine scores over the union of
-// each side's best candidates; a document missing from one side gets nothing
-// from it.
-func (e *Engine) hybrid(ctx context.Context, query string, k int, filter func(id string) bool) ([]Hit, error) {
-	qv, err := e.embedQuery(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	lex := topHits(e.lex.Scores(queryTerms(query)), max(hybridLexPool, k), filter)
-	vec := e.vec.Search(qv, max(hybridVecPool, k), filter)
-	fused := make(map[string]float64, len(lex)+len(vec))
-	addNormalised(fused, lex, hybridLexWeight)
-	addNormalised(fused, vec, hybridVecWeight)
-	return topHits(fused, k, nil), nil
-}
-
 // addNormalised adds weight·(score−min)/(max−min) of each hit to acc.
 func addNormalised(acc map[string]float64, hits []Hit, weight float64) {
 	if len(hits) == 0 {
 		return
 	}
-	hi, lo := hits[0].Score, hits[len(hits)-1].Score
+	// The hits may come in any order.
+	hi, lo := hits[0].Score, hits[0].Score
+	for _, h := range hits[1:] {
+		hi, lo = max(hi, h.Score), min(lo, h.Score)
+	}
 	span := hi - lo
 	for _, h := range hits {
 		v := 1.0
@@ -242,17 +209,5 @@ func topHits(scores map[string]float64, k int, filter func(string) bool) []Hit {
 			hits = append(hits, Hit{id, s})
 		}
 	}
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	if len(hits) > k {
-		hits = hits[:k]
-	}
-	return hits
+	return selectTop(hits, k, byScore)
 }

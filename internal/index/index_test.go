@@ -87,38 +87,64 @@ func randomVectors(n, dims int, seed uint64) [][]float32 {
 	return vs
 }
 
-func TestVectorIndexMatchesExact(t *testing.T) {
-	const n, dims = 20000, 256
-	vecs, qs := clustered(n, 50, dims, 7)
-	x := NewVectorIndex(dims)
-	x.SetCandidates(4000, 50)
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprint(i)
+// TestVectorIndexRecall holds recall@10 against the exact answer at 0.98 or
+// more on clustered and on uniformly random vectors. The uniform case is the
+// hard one (neighbours barely stand out): the fixed-candidate search this
+// index had before reached 0.867 on it at 100k vectors and 0.67 at 1M, and
+// at 20k with its candidates scaled to the same share of the index it fails
+// here too (the baseline row, which must stay below the bar for this test
+// to mean anything).
+func TestVectorIndexRecall(t *testing.T) {
+	const n, nq, dims, k = 20000, 100, 384, 10
+	tests := []struct {
+		name     string
+		generate func(n, queries, dims int, seed uint64) (vecs, qs [][]float32)
+	}{
+		{"clustered", clustered},
+		{"uniform", uniform},
 	}
-	if err := x.AddBatch(ids, vecs); err != nil {
-		t.Fatal(err)
-	}
-	var recall float64
-	for _, q := range qs {
-		got, want := x.Search(q, 10, nil), x.SearchExact(q, 10, nil)
-		if len(got) != 10 {
-			t.Fatalf("got %d hits, want 10", len(got))
-		}
-		for i := 1; i < len(got); i++ {
-			if got[i].Score > got[i-1].Score {
-				t.Fatalf("hits not sorted: %v", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vecs, qs := tt.generate(n, nq, dims, 7)
+			x := NewVectorIndex(dims)
+			x.SetExactBelow(0)
+			ids := make([]string, n)
+			for i := range ids {
+				ids[i] = fmt.Sprint(i)
 			}
-		}
-		for _, h := range got { // scores are exact cosines
-			if c := float64(dot(q, vecs[atoi(h.ID)])); math.Abs(c-h.Score) > 1e-5 {
-				t.Fatalf("score %v, cosine %v", h.Score, c)
+			if err := x.AddBatch(ids, vecs); err != nil {
+				t.Fatal(err)
 			}
-		}
-		recall += recallAt(got, want)
-	}
-	if recall /= float64(len(qs)); recall < 0.95 {
-		t.Errorf("recall@10 = %.3f, want ≥ 0.95", recall)
+			old := newHammingBaseline(x, 8000*n/100_000, 100)
+			var recall, oldRecall float64
+			for _, q := range qs {
+				got, want := x.Search(q, k, nil), x.SearchExact(q, k, nil)
+				if len(got) != k {
+					t.Fatalf("got %d hits, want %d", len(got), k)
+				}
+				for i := 1; i < len(got); i++ {
+					if got[i].Score > got[i-1].Score {
+						t.Fatalf("hits not sorted: %v", got)
+					}
+				}
+				for _, h := range got { // scores are exact cosines
+					if c := float64(dot(q, vecs[atoi(h.ID)])); math.Abs(c-h.Score) > 1e-5 {
+						t.Fatalf("score %v, cosine %v", h.Score, c)
+					}
+				}
+				recall += recallAt(got, want)
+				oldRecall += recallAt(old.search(q, k), want)
+			}
+			recall /= nq
+			oldRecall /= nq
+			t.Logf("recall@10 %.3f (fixed-candidate baseline %.3f)", recall, oldRecall)
+			if recall < 0.98 {
+				t.Errorf("recall@10 = %.3f, want ≥ 0.98", recall)
+			}
+			if tt.name == "uniform" && oldRecall >= 0.98 {
+				t.Errorf("baseline recall@10 = %.3f: the uniform data no longer tells a fixed candidate count from a bound", oldRecall)
+			}
+		})
 	}
 }
 
@@ -131,7 +157,7 @@ func atoi(s string) int {
 func TestVectorIndexAddRemoveFilter(t *testing.T) {
 	const dims = 8
 	x := NewVectorIndex(dims)
-	x.SetCandidates(4, 1) // force the quantized path on a small index
+	x.SetExactBelow(0) // use the codes on a small index
 	unit := func(i int) []float32 {
 		v := make([]float32, dims)
 		v[i%dims] = 1
@@ -217,7 +243,7 @@ func TestVectorIndexRejects(t *testing.T) {
 func TestVectorIndexConcurrent(t *testing.T) {
 	const dims = 16
 	x := NewVectorIndex(dims)
-	x.SetCandidates(50, 1)
+	x.SetExactBelow(0)
 	vecs := randomVectors(2000, dims, 3)
 	var wg sync.WaitGroup
 	wg.Go(func() {

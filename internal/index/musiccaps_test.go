@@ -183,8 +183,10 @@ func buildMusicCaps(t testing.TB) (*Engine, *devSet) {
 // hybrid default to a floor.
 func TestMusicCapsDev(t *testing.T) {
 	e, ds := buildMusicCaps(t)
-	// Floors a little below the measured 0.697, 0.548 and 0.702.
-	floors := map[Mode]float64{Lexical: 0.67, Semantic: 0.52, Hybrid: 0.68}
+	// Floors a little below the measured 0.711, 0.549 and 0.723 (lexical
+	// includes query expansion; the defaults are chosen by
+	// TestMusicCapsCrossValidated, whose held-out figures are the honest ones).
+	floors := map[Mode]float64{Lexical: 0.69, Semantic: 0.52, Hybrid: 0.70}
 	for _, mode := range []Mode{Lexical, Semantic, Hybrid} {
 		mean, per := evaluate(t, e, ds, mode)
 		var b strings.Builder

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 )
 
@@ -16,28 +17,44 @@ type Hit struct {
 	Score float64
 }
 
-// DefaultCandidates is how many vectors a [VectorIndex] search takes at least
-// from its first, Hamming-distance stage (see [VectorIndex.SetCandidates]).
-const DefaultCandidates = 8000
+// DefaultErrorBound is the confidence multiplier of a [VectorIndex] search
+// (see [VectorIndex.SetErrorBound]): a vector is rescored exactly unless its
+// estimated cosine plus this many standard errors of the estimate is below
+// the k-th best exact cosine found so far. The estimate's error is close to
+// normal, so a true neighbour is skipped with probability at most about
+// P(Z > 2) ≈ 2.3% (the k-th; better ones less), whatever the data and the
+// index size: recall@10 measures 0.99 (BENCHMARKS.md).
+const DefaultErrorBound = 2
+
+// DefaultExactBelow is the index size under which a search scans every
+// vector exactly: a few milliseconds at most, and no recall to lose (the
+// search this index had before was exact up to about this size at k = 10).
+const DefaultExactBelow = 20000
 
 // VectorIndex is an in-memory cosine-similarity index keyed by id.
 //
-// A search has three stages. It ranks every vector by the Hamming distance
-// between one-bit codes (the sign of each component after subtracting the
-// indexed vectors' mean), which costs a few popcounts per vector; it scores
-// the best of those by the float query against their codes (an 8-bit table
-// lookup per 8 dimensions); and it rescores the best eighth of those exactly
-// in float32. The scores returned are exact cosines; only recall depends on
-// the codes, and the number of candidates trades speed for it. Indexes small
+// Each vector is kept in float32 and as a one-bit code: the signs of its
+// components after a fixed random rotation and the subtraction of the
+// indexed vectors' mean, with two factors (the RaBitQ scheme of Gao and
+// Long, SIGMOD 2024). From the code, a search estimates each vector's cosine
+// with the query (one 8-bit table lookup per 8 dimensions) together with a
+// bound on the estimate's error that depends on the vector, not on the data
+// set; only vectors whose bound reaches the k best exact cosines found so far
+// are rescored exactly in float32. The number of vectors rescored therefore
+// grows with what the data needs: few when the neighbours stand out, more
+// when they barely do (uniformly random vectors), and recall does not decay
+// with the index size. The scores returned are exact cosines. Indexes small
 // enough are scanned exactly.
 //
 // It is safe for concurrent use: searches share a read lock, writes take the
-// write lock. Persistence is the caller's: the store keeps the vectors.
+// write lock. The store keeps the vectors; [VectorIndex.MarshalBinary] saves
+// the codes so that a process can skip computing them.
 type VectorIndex struct {
-	mu   sync.RWMutex
-	dims int
-	// candidatesMin and perK set the rescored set: max(candidatesMin, perK·k).
-	candidatesMin, perK int
+	mu         sync.RWMutex
+	dims       int
+	exactBelow int
+	epsilon    float32 // error bound multiplier
+	rot        rotation
 
 	ids  []string         // slot → id
 	slot map[string]int32 // id → slot
@@ -45,35 +62,45 @@ type VectorIndex struct {
 
 	words   int       // uint64 words per code
 	codes   []uint64  // slot × words, valid when coded
-	center  []float32 // mean the codes are relative to
+	factors []float32 // slot × 2: scale and error of the estimate, valid when coded
+	center  []float32 // rotated mean the codes are relative to
 	coded   bool
 	codedAt int // Len when center was computed
+
+	scratch sync.Pool // *[]slotScore, the exact scan's scores
 }
 
 // NewVectorIndex returns an empty index for vectors of the given length.
 func NewVectorIndex(dims int) *VectorIndex {
 	return &VectorIndex{
-		dims:          dims,
-		candidatesMin: DefaultCandidates,
-		perK:          100,
-		slot:          map[string]int32{},
-		words:         (dims + 63) / 64,
+		dims:       dims,
+		exactBelow: DefaultExactBelow,
+		epsilon:    DefaultErrorBound,
+		rot:        newRotation(dims),
+		slot:       map[string]int32{},
+		words:      (dims + 63) / 64,
 	}
 }
 
-// SetCandidates sets how many vectors a search takes from its Hamming stage:
-// at least minimum, and perK per requested result; a quarter of that per
-// result, and at least an eighth of minimum, go on to the exact rescoring.
-// More candidates give higher recall at a higher cost. Zero or negative
-// values keep the current setting.
-func (x *VectorIndex) SetCandidates(minimum, perK int) {
+// SetErrorBound sets how many standard errors of a vector's estimated cosine
+// a search allows before it skips rescoring the vector exactly: more gives a
+// higher recall at a higher cost (recall@10 about 0.97 at 1.5, 0.99 at 2,
+// 0.998 at 2.5, whatever the data). Zero or negative values keep the current setting.
+func (x *VectorIndex) SetErrorBound(epsilon float64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if minimum > 0 {
-		x.candidatesMin = minimum
+	if epsilon > 0 {
+		x.epsilon = float32(epsilon)
 	}
-	if perK > 0 {
-		x.perK = perK
+}
+
+// SetExactBelow sets the index size below which searches scan exactly (0
+// always uses the codes). Negative values keep the current setting.
+func (x *VectorIndex) SetExactBelow(n int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if n >= 0 {
+		x.exactBelow = n
 	}
 }
 
@@ -116,8 +143,8 @@ func (x *VectorIndex) Add(id string, vec []float32) error {
 }
 
 // AddBatch inserts or replaces many vectors at once: the bulk load path. It
-// validates every vector before changing anything and recomputes the codes
-// once at the end.
+// validates every vector before changing anything and codes the batch at
+// once at the end (re-centring all codes when the index has doubled).
 func (x *VectorIndex) AddBatch(ids []string, vecs [][]float32) error {
 	if len(ids) != len(vecs) {
 		return fmt.Errorf("index: %d ids for %d vectors", len(ids), len(vecs))
@@ -132,7 +159,9 @@ func (x *VectorIndex) AddBatch(ids []string, vecs [][]float32) error {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.coded = false // re-centre on the whole batch
+	if x.coded && len(ids) > 2*x.codedAt+64 {
+		x.coded = false // the batch would be coded twice: once now, once re-centred
+	}
 	for i, id := range ids {
 		x.put(id, prepared[i])
 	}
@@ -165,12 +194,13 @@ func (x *VectorIndex) put(id string, v []float32) {
 		x.vecs = append(x.vecs, v...)
 		if x.coded {
 			x.codes = append(x.codes, make([]uint64, x.words)...)
+			x.factors = append(x.factors, 0, 0)
 		}
 	} else {
 		copy(x.vecs[int(s)*x.dims:], v)
 	}
 	if x.coded {
-		x.encode(x.codes[int(s)*x.words:int(s+1)*x.words], v)
+		x.encode(int(s), make([]float32, x.dims))
 	}
 }
 
@@ -190,6 +220,7 @@ func (x *VectorIndex) Remove(id string) bool {
 		copy(x.vecs[int(s)*x.dims:int(s+1)*x.dims], x.vecs[int(last)*x.dims:])
 		if x.coded {
 			copy(x.codes[int(s)*x.words:int(s+1)*x.words], x.codes[int(last)*x.words:])
+			copy(x.factors[2*s:2*s+2], x.factors[2*last:])
 		}
 	}
 	delete(x.slot, id)
@@ -197,6 +228,7 @@ func (x *VectorIndex) Remove(id string) bool {
 	x.vecs = x.vecs[:int(last)*x.dims]
 	if x.coded {
 		x.codes = x.codes[:int(last)*x.words]
+		x.factors = x.factors[:2*last]
 	}
 	x.maybeRecode()
 	return true
@@ -204,14 +236,14 @@ func (x *VectorIndex) Remove(id string) bool {
 
 // maybeRecode recomputes the centre and all codes when none exist yet or the
 // index has doubled or halved since the centre was computed, so that the
-// codes stay balanced as the content drifts; amortised, this is O(dims) per
+// codes stay tight as the content drifts; amortised, this is O(dims) per
 // write. The caller holds the write lock.
 func (x *VectorIndex) maybeRecode() {
 	n := len(x.ids)
 	if x.coded && n <= 2*x.codedAt+64 && 2*n+64 >= x.codedAt {
 		return
 	}
-	x.center = make([]float32, x.dims)
+	mean := make([]float32, x.dims)
 	if n > 0 {
 		sum := make([]float64, x.dims)
 		for i := range n {
@@ -220,24 +252,50 @@ func (x *VectorIndex) maybeRecode() {
 			}
 		}
 		for j := range sum {
-			x.center[j] = float32(sum[j] / float64(n))
+			mean[j] = float32(sum[j] / float64(n))
 		}
 	}
+	// The rotation is linear: the rotated mean is the mean of the rotated.
+	x.center = make([]float32, x.dims)
+	x.rot.apply(x.center, mean)
 	x.codes = make([]uint64, n*x.words)
+	x.factors = make([]float32, 2*n)
+	buf := make([]float32, x.dims)
 	for i := range n {
-		x.encode(x.codes[i*x.words:(i+1)*x.words], x.vecs[i*x.dims:(i+1)*x.dims])
+		x.encode(i, buf)
 	}
 	x.coded, x.codedAt = true, n
 }
 
-// encode writes v's one-bit code relative to the centre into code.
-func (x *VectorIndex) encode(code []uint64, v []float32) {
+// encode computes slot s's code and factors from its vector, using buf
+// (dims long) as scratch. With o the rotated vector minus the centre, the
+// code holds the signs of o; the estimate of ⟨q,o⟩ for a rotated unit query
+// q is ⟨q,ō⟩/⟨ō,o⟩, ō being the code as a unit ±1/√D vector, and its error
+// is at most ε·√((1−⟨ō,o⟩²)/⟨ō,o⟩²)/√(D−1) with a probability that grows
+// with ε (Gao and Long, Theorem 3.2). The factors fold ‖o‖ and the √D in:
+// ⟨q,v⟩ ≈ ⟨q,centre⟩ + scale·Σ±q_j, error ≤ ε·bound.
+func (x *VectorIndex) encode(s int, buf []float32) {
+	code := x.codes[s*x.words : (s+1)*x.words]
+	x.rot.apply(buf, x.vecs[s*x.dims:(s+1)*x.dims])
 	clear(code)
-	for j, f := range v {
-		if f > x.center[j] {
+	var norm2, abs float64
+	for j, f := range buf {
+		o := f - x.center[j]
+		if o > 0 {
 			code[j>>6] |= 1 << (uint(j) & 63)
 		}
+		norm2 += float64(o) * float64(o)
+		abs += math.Abs(float64(o))
 	}
+	f := x.factors[2*s : 2*s+2]
+	if abs == 0 { // the vector is the centre: the estimate is exact
+		f[0], f[1] = 0, 0
+		return
+	}
+	norm := math.Sqrt(norm2)
+	ip := abs / (norm * math.Sqrt(float64(x.dims))) // ⟨ō,o⟩ for unit o
+	f[0] = float32(norm2 / abs)
+	f[1] = float32(norm * math.Sqrt(max(0, 1-ip*ip)) / ip / math.Sqrt(float64(max(x.dims-1, 1))))
 }
 
 // Search returns up to k ids most similar to query by cosine, best first.
@@ -245,8 +303,22 @@ func (x *VectorIndex) encode(code []uint64, v []float32) {
 // only for candidates, not for every vector. A query of the wrong length or
 // with no direction returns nothing.
 func (x *VectorIndex) Search(query []float32, k int, filter func(id string) bool) []Hit {
-	if len(query) != x.dims || k <= 0 {
-		return nil
+	hits, _ := x.search(query, k, filter)
+	return hits
+}
+
+// pool is Search for the hybrid's fusion: the same hits, in no particular
+// order when that is cheaper (the exact scan without a filter).
+func (x *VectorIndex) pool(query []float32, k int, filter func(id string) bool) []Hit {
+	if filter != nil || len(query) != x.dims || k <= 0 {
+		return x.Search(query, k, filter)
+	}
+	x.mu.RLock()
+	n := len(x.ids)
+	exact := n < x.exactBelow || n <= k || !x.coded
+	x.mu.RUnlock()
+	if !exact {
+		return x.Search(query, k, nil)
 	}
 	q := make([]float32, len(query))
 	copy(q, query)
@@ -255,74 +327,55 @@ func (x *VectorIndex) Search(query []float32, k int, filter func(id string) bool
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := len(x.ids)
-	want := max(x.candidatesMin, x.perK*k)
-	if want >= n/2 || !x.coded {
-		return x.exact(q, k, filter)
-	}
-	qc := make([]uint64, x.words)
-	x.encode(qc, q)
-
-	// Hamming distances, then a counting sort by distance.
-	dist := make([]uint16, n)
-	counts := make([]int32, x.dims+2)
-	w := x.words
-	for i := range n {
-		c := x.codes[i*w : i*w+w]
-		d := 0
-		for j, qw := range qc {
-			d += bits.OnesCount64(c[j] ^ qw)
-		}
-		dist[i] = uint16(d)
-		counts[d+1]++
-	}
-	for d := 1; d < len(counts); d++ {
-		counts[d] += counts[d-1]
-	}
-	// Only slots up to the distance where want candidates are reached need
-	// placing; with a filter, later buckets may be needed too.
-	limit := x.dims
-	if filter == nil {
-		for d := 0; d <= x.dims; d++ {
-			if int(counts[d+1]) >= want {
-				limit = d
-				break
-			}
-		}
-	}
-	order := make([]int32, counts[limit+1])
-	for i, d := range dist {
-		if int(d) <= limit {
-			order[counts[d]] = int32(i)
-			counts[d]++
-		}
-	}
-	// Second stage: score the candidates by the float query against their
-	// one-bit codes (asymmetric, much closer to the cosine than Hamming) and
-	// keep the best for the exact rescoring.
-	table := x.byteTable(q)
-	keep := max(k, x.perK*k/4, x.candidatesMin/8)
-	mid := newTopK(keep)
-	taken := 0
-	for _, s := range order {
-		if taken >= want {
-			break
-		}
-		if filter != nil && !filter(x.ids[s]) {
-			continue
-		}
-		taken++
-		mid.push(s, asymScore(table, x.codes[int(s)*w:int(s)*w+w]))
-	}
-	top := newTopK(k)
-	for _, s := range mid.slots {
-		top.push(s, dot(q, x.vecs[int(s)*x.dims:int(s+1)*x.dims]))
-	}
-	return top.hits(x.ids)
+	// Coded since? The exact scan is right whatever the size.
+	return x.exactAll(q, k, false)
 }
 
-// byteTable returns, for each byte of a code, the 256 partial scores
-// Σ ±(q−centre)_j over its 8 dimensions (+ where the bit is set).
+// boundSlack absorbs float32 rounding between an estimate on rotated vectors
+// and the exact cosine on the originals.
+const boundSlack = 1e-5
+
+// search is Search that also reports how many vectors were rescored exactly.
+func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool) ([]Hit, int) {
+	if len(query) != x.dims || k <= 0 {
+		return nil, 0
+	}
+	q := make([]float32, len(query))
+	copy(q, query)
+	if !normalize(q) {
+		return nil, 0
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := len(x.ids)
+	if n < x.exactBelow || n <= k || !x.coded {
+		return x.exact(q, k, filter), n
+	}
+	qr := make([]float32, x.dims)
+	x.rot.apply(qr, q)
+	base := dot(qr, x.center) + boundSlack
+	table := x.byteTable(qr)
+	eps := x.epsilon
+	top := newTopK(k)
+	w, d := x.words, x.dims
+	rescored := 0
+	for i := range n {
+		f := x.factors[2*i : 2*i+2]
+		ub := base + f[0]*asymScore(table, x.codes[i*w:i*w+w]) + eps*f[1]
+		if !top.wants(ub) {
+			continue
+		}
+		if filter != nil && !filter(x.ids[i]) {
+			continue
+		}
+		rescored++
+		top.push(int32(i), dot(q, x.vecs[i*d:i*d+d]))
+	}
+	return top.hits(x.ids), rescored
+}
+
+// byteTable returns, for each byte of a code, the 256 partial sums
+// Σ ±q_j over its 8 dimensions (+ where the bit is set).
 func (x *VectorIndex) byteTable(q []float32) [][256]float32 {
 	table := make([][256]float32, x.words*8)
 	for p := range table {
@@ -331,7 +384,7 @@ func (x *VectorIndex) byteTable(q []float32) [][256]float32 {
 		var qs [8]float32
 		for b := range 8 {
 			if j := p*8 + b; j < x.dims {
-				qs[b] = q[j] - x.center[j]
+				qs[b] = q[j]
 				base -= qs[b]
 			}
 		}
@@ -344,8 +397,8 @@ func (x *VectorIndex) byteTable(q []float32) [][256]float32 {
 	return table
 }
 
-// asymScore is the inner product of the centred query with a code's ±1
-// vector, read from a byteTable.
+// asymScore is the inner product of the query with a code's ±1 vector, read
+// from a byteTable.
 func asymScore(table [][256]float32, code []uint64) float32 {
 	var s float32
 	for i, c := range code {
@@ -374,6 +427,9 @@ func (x *VectorIndex) SearchExact(query []float32, k int, filter func(id string)
 }
 
 func (x *VectorIndex) exact(q []float32, k int, filter func(string) bool) []Hit {
+	if filter == nil {
+		return x.exactAll(q, k, true)
+	}
 	top := newTopK(k)
 	for i := range x.ids {
 		s := dot(q, x.vecs[i*x.dims:(i+1)*x.dims])
@@ -386,6 +442,50 @@ func (x *VectorIndex) exact(q []float32, k int, filter func(string) bool) []Hit 
 		top.push(int32(i), s)
 	}
 	return top.hits(x.ids)
+}
+
+// slotScore is a slot's cosine with the query.
+type slotScore struct {
+	slot  int32
+	score float32
+}
+
+// bySlotScore is topK's order, best first: higher score, then lower slot.
+func bySlotScore(a, b slotScore) int {
+	if a.score != b.score {
+		if a.score > b.score {
+			return -1
+		}
+		return 1
+	}
+	return int(a.slot - b.slot)
+}
+
+// exactAll is exact without a filter: every cosine into a reused buffer, then
+// a selection of the k best. It returns what the heap returns (the order is
+// total), but the search pools take a thousand of a few thousand vectors,
+// where a heap that size cost more than the dot products.
+func (x *VectorIndex) exactAll(q []float32, k int, sorted bool) []Hit {
+	buf, _ := x.scratch.Get().(*[]slotScore)
+	if buf == nil {
+		buf = new([]slotScore)
+	}
+	all := (*buf)[:0]
+	d := x.dims
+	for i := range x.ids {
+		all = append(all, slotScore{int32(i), dot(q, x.vecs[i*d:i*d+d])})
+	}
+	top := selectSet(all, k, bySlotScore)
+	if sorted {
+		slices.SortFunc(top, bySlotScore)
+	}
+	out := make([]Hit, len(top))
+	for i, s := range top {
+		out[i] = Hit{ID: x.ids[s.slot], Score: float64(s.score)}
+	}
+	*buf = all[:0]
+	x.scratch.Put(buf)
+	return out
 }
 
 // dot is the inner product, unrolled by four.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
-	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 )
 
@@ -20,7 +19,7 @@ type Anthropic struct {
 	model   string
 	opts    Options
 	secrets []string
-	tools   toolCache[anthropic.ToolUnionParam]
+	tools   toolCache[json.RawMessage]
 }
 
 // NewAnthropic returns a provider for model (e.g. "claude-sonnet-4-5"). The
@@ -50,12 +49,19 @@ func (p *Anthropic) Model() string { return p.model }
 
 // Stream implements [Provider].
 func (p *Anthropic) Stream(ctx context.Context, req Request) (*Stream, error) {
-	params, err := p.params(req)
+	params, tools, err := p.params(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := requestBody(params, tools)
 	if err != nil {
 		return nil, err
 	}
 	w := newWatchdog(ctx, p.opts.firstByteTimeout(), p.opts.idleTimeout())
-	s := p.client.Messages.NewStreaming(w.ctx, params, option.WithMiddleware(w.middleware))
+	// The SDK encodes the params it is given, then the body option
+	// replaces them: only the model and the token limit are passed.
+	s := p.client.Messages.NewStreaming(w.ctx, anthropic.MessageNewParams{Model: params.Model, MaxTokens: params.MaxTokens},
+		option.WithRequestBody("application/json", body), option.WithMiddleware(w.middleware))
 	if err := s.Err(); err != nil {
 		s.Close()
 		e := p.classify(w.ctx, err)
@@ -66,8 +72,9 @@ func (p *Anthropic) Stream(ctx context.Context, req Request) (*Stream, error) {
 	return NewStream(st.next, func() error { err := s.Close(); w.stop(); return err }), nil
 }
 
-// params converts req to the SDK's request.
-func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
+// params converts req to the SDK's request, but for the tools, which are
+// returned already encoded (requestBody adds them).
+func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, []json.RawMessage, error) {
 	params := anthropic.MessageNewParams{
 		Model:     anthropic.Model(p.model),
 		MaxTokens: req.maxTokens(),
@@ -77,9 +84,8 @@ func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 	}
 	tools, err := p.tools.get(req.Tools, anthropicTools)
 	if err != nil {
-		return params, err
+		return params, nil, err
 	}
-	params.Tools = tools
 	if req.ToolChoice == ToolChoiceNone && len(req.Tools) > 0 {
 		params.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
 	}
@@ -112,12 +118,11 @@ func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 		}
 		params.Messages = append(params.Messages, anthropic.MessageParam{Role: role, Content: blocks})
 	}
-	return params, nil
+	return params, tools, nil
 }
 
-// anthropicTools converts tool definitions to the SDK's tools, each already
-// encoded: the SDK sends an overridden value's raw JSON as is.
-func anthropicTools(defs []ToolDef) ([]anthropic.ToolUnionParam, error) {
+// anthropicTools converts tool definitions to the SDK's tools and encodes each.
+func anthropicTools(defs []ToolDef) ([]json.RawMessage, error) {
 	tools := make([]anthropic.ToolUnionParam, 0, len(defs))
 	for _, t := range defs {
 		schema, err := anthropicSchema(t.InputSchema)
@@ -130,14 +135,7 @@ func anthropicTools(defs []ToolDef) ([]anthropic.ToolUnionParam, error) {
 		}
 		tools = append(tools, anthropic.ToolUnionParam{OfTool: tp})
 	}
-	raw, err := encodeTools(defs, tools)
-	if err != nil {
-		return nil, err
-	}
-	for i, r := range raw {
-		tools[i] = param.Override[anthropic.ToolUnionParam](r)
-	}
-	return tools, nil
+	return encodeTools(defs, tools)
 }
 
 // resultText renders a tool result for the model: a JSON string as its text,

@@ -12,7 +12,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -33,7 +32,7 @@ type OpenAI struct {
 	model   string
 	opts    Options
 	secrets []string
-	tools   toolCache[openai.ChatCompletionToolUnionParam]
+	tools   toolCache[json.RawMessage]
 }
 
 // NewOpenAI returns a provider for model (e.g. "gpt-4.1", "qwen2.5"). The key
@@ -71,12 +70,19 @@ func (p *OpenAI) Model() string { return p.model }
 
 // Stream implements [Provider].
 func (p *OpenAI) Stream(ctx context.Context, req Request) (*Stream, error) {
-	params, err := p.params(req)
+	params, tools, err := p.params(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := requestBody(params, tools)
 	if err != nil {
 		return nil, err
 	}
 	w := newWatchdog(ctx, p.opts.firstByteTimeout(), p.opts.idleTimeout())
-	s := p.client.NewStreaming(w.ctx, params, option.WithMiddleware(w.middleware))
+	// The SDK encodes the params it is given, then the body option
+	// replaces them: only the model is passed, so that encoding is small.
+	s := p.client.NewStreaming(w.ctx, openai.ChatCompletionNewParams{Model: params.Model},
+		option.WithRequestBody("application/json", body), option.WithMiddleware(w.middleware))
 	if err := s.Err(); err != nil {
 		s.Close()
 		e := p.classify(w.ctx, err)
@@ -87,12 +93,13 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (*Stream, error) {
 	return NewStream(st.next, func() error { err := s.Close(); w.stop(); return err }), nil
 }
 
-// params converts req to the SDK's request.
+// params converts req to the SDK's request, but for the tools, which are
+// returned already encoded (requestBody adds them).
 //
 // max_tokens: the official API wants max_completion_tokens (newer models
 // reject max_tokens), while compatible servers know max_tokens best; so the
 // former is sent to OpenAI and the latter to any other base URL.
-func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
+func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, []json.RawMessage, error) {
 	params := openai.ChatCompletionNewParams{
 		Model:         shared.ChatModel(p.model),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
@@ -104,9 +111,8 @@ func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 	}
 	tools, err := p.tools.get(req.Tools, openaiTools)
 	if err != nil {
-		return params, err
+		return params, nil, err
 	}
-	params.Tools = tools
 	if req.ToolChoice == ToolChoiceNone && len(req.Tools) > 0 {
 		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("none")}
 	}
@@ -114,12 +120,11 @@ func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
 	}
 	params.Messages = append(params.Messages, OpenAIMessages(req.Messages)...)
-	return params, nil
+	return params, tools, nil
 }
 
-// openaiTools converts tool definitions to the SDK's tools, each already
-// encoded: the SDK sends an overridden value's raw JSON as is.
-func openaiTools(defs []ToolDef) ([]openai.ChatCompletionToolUnionParam, error) {
+// openaiTools converts tool definitions to the SDK's tools and encodes each.
+func openaiTools(defs []ToolDef) ([]json.RawMessage, error) {
 	tools := make([]openai.ChatCompletionToolUnionParam, 0, len(defs))
 	for _, t := range defs {
 		var schema map[string]any
@@ -137,14 +142,7 @@ func openaiTools(defs []ToolDef) ([]openai.ChatCompletionToolUnionParam, error) 
 		}
 		tools = append(tools, openai.ChatCompletionFunctionTool(fn))
 	}
-	raw, err := encodeTools(defs, tools)
-	if err != nil {
-		return nil, err
-	}
-	for i, r := range raw {
-		tools[i] = param.Override[openai.ChatCompletionToolUnionParam](r)
-	}
-	return tools, nil
+	return encodeTools(defs, tools)
 }
 
 // OpenAIMessages converts content-block history to Chat Completions messages:

@@ -82,7 +82,7 @@ func cloneDefs(defs []ToolDef) []ToolDef {
 	return out
 }
 
-// encodeTools marshals each of tools once, for the SDKs' raw-JSON overrides.
+// encodeTools marshals each of tools once; requestBody sends them as encoded.
 func encodeTools[T any](defs []ToolDef, tools []T) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, len(tools))
 	for i, t := range tools {
@@ -93,4 +93,44 @@ func encodeTools[T any](defs []ToolDef, tools []T) ([]json.RawMessage, error) {
 		out[i] = b
 	}
 	return out, nil
+}
+
+// requestBody is the JSON body of a streaming model call: the SDK's own
+// encoding of params, which carry no tools, with "stream": true and the
+// prepared tools added. Handed a tool's raw JSON inside params, the SDKs'
+// encoders validate and compact every byte of it again on each call (~27 KB
+// with the packs' tools, most of a request's encoding cost); a body given
+// whole is sent as is. "stream" goes first because the SDKs then set it
+// themselves with sjson, which scans the keys in order and stops there.
+func requestBody(params json.Marshaler, tools []json.RawMessage) ([]byte, error) {
+	enc, err := params.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("llm: encoding the request: %w", err)
+	}
+	enc = bytes.TrimSpace(enc)
+	if len(enc) < 2 || enc[0] != '{' || enc[len(enc)-1] != '}' {
+		return nil, fmt.Errorf("llm: the request encodes as %.40q, not an object", enc)
+	}
+	size := len(enc) + 32
+	for _, t := range tools {
+		size += len(t) + 1
+	}
+	b := bytes.NewBuffer(make([]byte, 0, size))
+	b.WriteString(`{"stream":true`)
+	if len(tools) > 0 {
+		b.WriteString(`,"tools":[`)
+		for i, t := range tools {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(t)
+		}
+		b.WriteByte(']')
+	}
+	if rest := bytes.TrimSpace(enc[1 : len(enc)-1]); len(rest) > 0 {
+		b.WriteByte(',')
+		b.Write(rest)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }

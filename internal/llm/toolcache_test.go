@@ -37,8 +37,8 @@ func TestParamsReuseEncodedTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, build := range map[string]func() error{
-		"openai":    func() error { _, err := oa.params(req); return err },
-		"anthropic": func() error { _, err := an.params(req); return err },
+		"openai":    func() error { _, _, err := oa.params(req); return err },
+		"anthropic": func() error { _, _, err := an.params(req); return err },
 	} {
 		if err := build(); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -69,15 +69,19 @@ func TestToolCacheFollowsContent(t *testing.T) {
 	defs := manyTools(3, "first")
 	encoded := func() string {
 		t.Helper()
-		params, err := p.params(Request{Tools: defs})
+		params, tools, err := p.params(Request{Tools: defs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := json.Marshal(params.Tools)
+		b, err := requestBody(params, tools)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(b)
+		var body struct{ Tools json.RawMessage }
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatal(err)
+		}
+		return string(body.Tools)
 	}
 	if got := encoded(); !strings.Contains(got, "query first") {
 		t.Fatalf("tools = %s", got)
@@ -119,11 +123,51 @@ func TestToolCacheBadSchema(t *testing.T) {
 	}
 	bad := []ToolDef{{Name: "broken", InputSchema: json.RawMessage(`{"type":`)}}
 	for range 2 {
-		if _, err := p.params(Request{Tools: bad}); err == nil || !strings.Contains(err.Error(), "broken") {
+		if _, _, err := p.params(Request{Tools: bad}); err == nil || !strings.Contains(err.Error(), "broken") {
 			t.Errorf("err = %v, want an error naming the tool", err)
 		}
 	}
 	if len(p.tools.sets) != 0 {
 		t.Errorf("a failed build was cached")
+	}
+}
+
+// rawParams is a request as an SDK encodes it.
+type rawParams string
+
+func (r rawParams) MarshalJSON() ([]byte, error) { return []byte(r), nil }
+
+// The body holds what the SDK encoded, "stream": true first, and the tools
+// as encoded, each key once.
+func TestRequestBody(t *testing.T) {
+	tools := []json.RawMessage{json.RawMessage(`{"name":"a","x":"<&>"}`), json.RawMessage(`{"name":"b"}`)}
+	for _, tc := range []struct {
+		name   string
+		params string
+		tools  []json.RawMessage
+		want   string
+	}{
+		{"params and tools", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, tools,
+			`{"stream":true,"tools":[{"name":"a","x":"<&>"},{"name":"b"}],"model":"m","messages":[{"role":"user","content":"hi"}]}`},
+		{"no tools", `{"model":"m"}`, nil, `{"stream":true,"model":"m"}`},
+		{"empty params", ` {} `, tools[1:], `{"stream":true,"tools":[{"name":"b"}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := requestBody(rawParams(tc.params), tc.tools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("body = %s\nwant   %s", got, tc.want)
+			}
+			if !json.Valid(got) {
+				t.Errorf("body is not JSON: %s", got)
+			}
+		})
+	}
+	for _, bad := range []string{``, `[]`, `"x"`, `{"a":1`} {
+		if _, err := requestBody(rawParams(bad), tools); err == nil {
+			t.Errorf("params %q: no error", bad)
+		}
 	}
 }

@@ -62,6 +62,9 @@ var (
 type localTurn struct {
 	id, conv string
 	cancel   context.CancelCauseFunc
+	// leaseUntil is when the turn's lease ends as this replica last set it
+	// (Unix nanoseconds): the claim, then each renewal that succeeded.
+	leaseUntil atomic.Int64
 
 	mu      sync.Mutex
 	events  []store.TurnEvent
@@ -270,10 +273,21 @@ func (s *Server) heartbeat() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(s.turns.bg, s.lease()/3)
-		kept, err := s.cfg.Store.RenewTurns(ctx, s.turns.replica, ids, time.Now().Add(s.lease()))
+		until := time.Now().Add(s.lease())
+		kept, err := s.cfg.Store.RenewTurns(ctx, s.turns.replica, ids, until)
 		cancel()
 		if err != nil {
 			s.logger.Warn("renewing turn leases", "error", err)
+			// A turn whose lease would lapse before the next try is given
+			// up now: once it lapses another replica closes it, and this one
+			// must not go on writing to a conversation it no longer holds.
+			next := time.Now().Add(s.lease() / 3)
+			for _, id := range ids {
+				if lt := s.localTurn(id); lt != nil && !next.Before(time.Unix(0, lt.leaseUntil.Load())) {
+					s.logger.Warn("giving up a turn whose lease could not be renewed", "turn", id)
+					lt.cancel(errLeaseLost)
+				}
+			}
 			continue
 		}
 		for _, id := range ids {
@@ -287,6 +301,8 @@ func (s *Server) heartbeat() {
 				lt.cancel(errLeaseLost)
 			case stop:
 				lt.cancel(errStopRequested)
+			default:
+				lt.leaseUntil.Store(until.UnixNano())
 			}
 		}
 	}
@@ -425,6 +441,7 @@ func (s *Server) startTurn(ctx context.Context, conv string, run turnFunc) (*loc
 	}
 	tctx, cancel := context.WithCancelCause(s.turns.base)
 	lt := &localTurn{id: id, conv: conv, cancel: cancel, more: make(chan struct{}, 1), flushed: make(chan struct{})}
+	lt.leaseUntil.Store(claim.LeaseUntil.UnixNano())
 	s.turns.mu.Lock()
 	s.turns.local[id] = lt
 	s.turns.mu.Unlock()

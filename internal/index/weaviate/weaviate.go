@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -63,11 +64,12 @@ const (
 const (
 	DefaultCollection = "ToolportTrack"
 	DefaultTimeout    = 10 * time.Second
-	// DefaultAlpha is the vector side's weight in the hybrid fusion. The
-	// embedded engine fuses min-max normalised BM25 and cosine scores as
-	// 0.8·BM25 + 0.2·cosine; Weaviate's relativeScoreFusion is the same
-	// min-max normalisation followed by (1−α)·BM25 + α·vector, so α = 0.2
-	// is the same fusion.
+	// DefaultAlpha is the vector side's weight in the hybrid fusion.
+	// Weaviate's relativeScoreFusion is a min-max normalisation followed by
+	// (1−α)·BM25 + α·vector: at α = 0.2 the embedded engine's former
+	// default. The embedded default now weighs 0.9·BM25 + 0.1·cosine and
+	// expands queries through word vectors over the index's vocabulary
+	// (index.DefaultRankParams); Weaviate does neither yet.
 	DefaultAlpha = 0.2
 	// MaxBatch bounds the objects sent in one batch request.
 	MaxBatch = 256
@@ -359,18 +361,70 @@ func splitList(s string) []string {
 // Config returns the backend's configuration with defaults filled in.
 func (b *Backend) Config() Config { return b.cfg }
 
-// Ping checks that Weaviate answers and is ready, for readiness probes.
+// Ping checks that Weaviate can serve Toolport, for readiness probes. With
+// one URL (one node, or a load balancer in front of a cluster) that is
+// Weaviate's own readiness. With the nodes listed, it is that enough of them
+// answer for the configured consistency level (one, a quorum of the
+// replication factor, or all of it), asked all at once: a node is not
+// "ready" while its failure detector still probes a peer that died, yet
+// searches and QUORUM writes go on meanwhile (were that enough to fail, one
+// dead Weaviate node would take every Toolport replica out of a load
+// balancer); and its node list fails while a member does not answer.
 func (b *Backend) Ping(ctx context.Context) error {
-	return b.do(ctx, func(ctx context.Context, ep *endpoint) error {
-		ok, err := ep.client.Misc().ReadyChecker().Do(ctx)
-		if err != nil {
-			return wrap("ping", err)
+	if len(b.eps) == 1 {
+		return b.do(ctx, func(ctx context.Context, ep *endpoint) error {
+			ok, err := ep.client.Misc().ReadyChecker().Do(ctx)
+			if err != nil {
+				return wrap("ping", err)
+			}
+			if !ok {
+				return fmt.Errorf("weaviate ping: not ready: %w", ErrUnavailable)
+			}
+			return nil
+		})
+	}
+	errs := make([]error, len(b.eps))
+	var wg sync.WaitGroup
+	for i, ep := range b.eps {
+		wg.Go(func() {
+			actx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+			defer cancel()
+			ok, err := ep.client.Misc().LiveChecker().Do(actx)
+			switch {
+			case err != nil:
+				errs[i] = wrap("ping", err)
+			case !ok:
+				errs[i] = fmt.Errorf("weaviate ping: node %d not live: %w", i+1, ErrUnavailable)
+			}
+		})
+	}
+	wg.Wait()
+	live, need := 0, min(b.healthyNeeded(), len(b.eps))
+	var first error
+	for _, err := range errs {
+		if err == nil {
+			live++
+		} else if first == nil {
+			first = err
 		}
-		if !ok {
-			return fmt.Errorf("weaviate ping: not ready: %w", ErrUnavailable)
-		}
+	}
+	if live >= need {
 		return nil
-	})
+	}
+	return fmt.Errorf("weaviate ping: %d of %d nodes answer, consistency %s needs %d: %w", live, len(b.eps), b.cfg.Consistency, need, first)
+}
+
+// healthyNeeded is how many healthy replicas reads and writes at the
+// configured consistency level need.
+func (b *Backend) healthyNeeded() int {
+	switch b.cfg.Consistency {
+	case ConsistencyOne:
+		return 1
+	case ConsistencyAll:
+		return b.cfg.Replication
+	default:
+		return b.cfg.Replication/2 + 1
+	}
 }
 
 // Property names.

@@ -323,9 +323,22 @@ func TestReplicatedClusterSurvivesANode(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Nodes[0].Kill() // the node both backends were talking to
+	killed := time.Now()
+	// Until its failure detector marks node1 dead (seconds; longer on a
+	// loaded machine), Weaviate 1.28 may answer a search with no hits and no
+	// error when it routes part of it to node1. Searches must fail over and
+	// find the track again within a bound; how long the gap lasted is logged.
 	for name, be := range map[string]*weaviate.Backend{"gRPC at QUORUM": b, "GraphQL": rest} {
-		if got := ids(search(t, be, emb, "distorted guitars", 3)); len(got) == 0 || got[0] != "AAA000000002" {
-			t.Errorf("%s with node1 down: got %v, want AAA000000002 first", name, got)
+		for {
+			got := ids(search(t, be, emb, "distorted guitars", 3))
+			if len(got) > 0 && got[0] == "AAA000000002" {
+				t.Logf("%s with node1 down: found %v after the kill", name, time.Since(killed).Round(time.Millisecond))
+				break
+			}
+			if len(got) > 0 || time.Since(killed) > 60*time.Second {
+				t.Fatalf("%s with node1 down: got %v, want AAA000000002 first", name, got)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	if err := b.Ping(ctx); err != nil {
@@ -353,5 +366,30 @@ func TestReplicatedClusterSurvivesANode(t *testing.T) {
 		if got := ids(search(t, one, emb, "celesta", 3)); len(got) == 0 || got[0] != "AAA000000001" {
 			t.Errorf("write with node1 down not read back at QUORUM via %s: %v", n.Name, got)
 		}
+	}
+
+	// With a second node down, one replica of three is left: no longer a
+	// quorum, so the QUORUM backend is unavailable (once node3 notices),
+	// while a backend reading at ONE is still served.
+	c.Nodes[1].Kill()
+	one, err := weaviate.Open(weaviate.Config{URL: strings.Join(c.URLs(), ","), Replication: 3,
+		Consistency: weaviate.ConsistencyOne, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(60 * time.Second)
+	for {
+		err := b.Ping(ctx)
+		if errors.Is(err, weaviate.ErrUnavailable) {
+			t.Logf("QUORUM Ping with two of three nodes down: %v", err)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("QUORUM Ping with two of three nodes down: %v, want ErrUnavailable", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if err := one.Ping(ctx); err != nil {
+		t.Errorf("Ping at consistency ONE with one node left: %v", err)
 	}
 }

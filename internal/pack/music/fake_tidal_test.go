@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolport/toolport/internal/tooltest"
@@ -26,7 +27,8 @@ type fakeTidal struct {
 	tracks    []any                  // recorded track resources of album 396698918's first page
 	albumRes  map[string]any         // album 396698918, as included in a search
 	singleRes map[string]any
-	included  []any // artists and artworks of both albums
+	included  []any        // artists and artworks of both albums
+	requests  atomic.Int32 // API requests (not token requests) served
 }
 
 func readFixture(t testing.TB, name string) []byte {
@@ -66,14 +68,23 @@ func newFakeTidal(t testing.TB) *fakeTidal {
 	}
 	f.albumRes = f.catalog.SearchAlbum()
 	f.singleRes = tooltest.TIDALSearchAlbum(single.Data[0])
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/oauth2/token" {
+			f.requests.Add(1)
+		}
+		f.serve(w, r)
+	}))
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
-func (f *fakeTidal) client(t testing.TB) *tidal.Client {
-	c, err := tidal.NewClient(tidal.Config{ClientID: "id", ClientSecret: "secret", BaseURL: f.srv.URL, AuthURL: f.srv.URL,
-		HTTPClient: f.srv.Client()})
+func (f *fakeTidal) client(t testing.TB, opts ...func(*tidal.Config)) *tidal.Client {
+	cfg := tidal.Config{ClientID: "id", ClientSecret: "secret", BaseURL: f.srv.URL, AuthURL: f.srv.URL,
+		HTTPClient: f.srv.Client()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := tidal.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

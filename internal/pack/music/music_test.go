@@ -12,10 +12,12 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/toolport/toolport/internal/cache"
 	"github.com/toolport/toolport/internal/embedding"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/store/storetest"
+	"github.com/toolport/toolport/tidal"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -293,6 +295,16 @@ func checkSemanticSearch(t *testing.T, reg *tool.Registry) {
 		if top := out.Tracks[0]; top.Interpretation == "" || top.AudioFeatures == nil || *top.AudioFeatures.Energy != 0.2 {
 			t.Errorf("full metadata missing: %+v", top)
 		}
+		// Why each track matched: the interpretation's sentence with the
+		// query's words, else its lyrics' line, else its first sentence.
+		call(t, reg, "semanticSearch", `{"query":"city lights at four"}`, &out)
+		why := map[string]string{}
+		for _, tr := range out.Tracks {
+			why[tr.ISRC] = tr.Matched
+		}
+		if why["AUNMG2400011"] != "four in the morning, city lights" || why["AUNMG2400013"] != "Calm ambient piano, melancholic and slow" {
+			t.Errorf("matched lines: %q", why)
+		}
 
 		// The vector side scores every track, so filters decide the sets.
 		tests := []struct {
@@ -407,6 +419,72 @@ func TestNormalizeISRC(t *testing.T) {
 		got, err := NormalizeISRC(tt.in)
 		if got != tt.want || (err == nil) != (tt.want != "") {
 			t.Errorf("NormalizeISRC(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// TestTidalReadsCachedLibraryLive: with a result cache, tidalSearch and
+// albumTracks reuse TIDAL's answers (saying so, with their age) and obey
+// "fresh" and "maxAgeSeconds", while the library marks in their results are
+// read on every call.
+func TestTidalReadsCachedLibraryLive(t *testing.T) {
+	db := openStore(t, filepath.Join(t.TempDir(), "db"))
+	svc := seed(t, db)
+	shared := cache.NewMemory(cache.MemoryConfig{})
+	f := newFakeTidal(t)
+	svc.tidal, svc.tidalErr = f.client(t, func(c *tidal.Config) { c.Cache = shared }), nil
+	policy := tool.CachePolicy{TTL: tidal.DefaultCacheTTL, InTool: true}
+	reg := tool.NewRegistry(tool.WithRetryDelay(0),
+		tool.WithResultCache(shared, map[string]tool.CachePolicy{"tidalSearch": policy, "albumTracks": policy}))
+	if err := reg.Register(Tools(svc)...); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		Cached           bool
+		CachedAgeSeconds *int
+		Tracks           []TrackResult
+	}
+	inLibrary := func(r result, id string) bool {
+		for _, tr := range r.Tracks {
+			if tr.TidalID == id {
+				return tr.InLibrary
+			}
+		}
+		t.Fatalf("track %s not in the result", id)
+		return false
+	}
+	for _, tc := range []struct{ tool, args string }{
+		{"tidalSearch", `{"query":"Air Max '97","searchType":"tracks"}`},
+		{"albumTracks", `{"albumId":"396698918"}`},
+	} {
+		var first, second, fresh result
+		call(t, reg, tc.tool, tc.args, &first)
+		sent := f.requests.Load()
+		if first.Cached || sent == 0 {
+			t.Fatalf("%s first call: cached=%v after %d requests", tc.tool, first.Cached, sent)
+		}
+		// 396698922 joins the library between the calls.
+		if _, err := db.AddTracks(context.Background(), []store.Track{{TidalID: "396698922", Title: "x", Artist: "Air Max '97"}}); err != nil {
+			t.Fatal(err)
+		}
+		call(t, reg, tc.tool, tc.args, &second)
+		if f.requests.Load() != sent || !second.Cached || second.CachedAgeSeconds == nil {
+			t.Errorf("%s second call: %d more requests, cached=%v age=%v", tc.tool, f.requests.Load()-sent, second.Cached, second.CachedAgeSeconds)
+		}
+		if inLibrary(first, "396698922") || !inLibrary(second, "396698922") {
+			t.Errorf("%s: the library mark did not follow the library (first %v, second %v)", tc.tool,
+				inLibrary(first, "396698922"), inLibrary(second, "396698922"))
+		}
+		for _, extra := range []string{`"fresh":true`, `"maxAgeSeconds":0`} {
+			args := strings.TrimSuffix(tc.args, "}") + "," + extra + "}"
+			before := f.requests.Load()
+			call(t, reg, tc.tool, args, &fresh)
+			if f.requests.Load() == before || fresh.Cached {
+				t.Errorf("%s with %s: cached=%v, %d requests", tc.tool, extra, fresh.Cached, f.requests.Load()-before)
+			}
+		}
+		if _, err := db.RemoveTracks(context.Background(), []string{"396698922"}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

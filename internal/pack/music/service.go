@@ -297,7 +297,13 @@ func (s *Service) Load(ctx context.Context) (LoadStats, error) {
 	}
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	return s.reloadLocked(ctx, true)
+	st, err := s.reloadLocked(ctx, true)
+	if err == nil && st.Reembedded > 0 {
+		// Every record has its vector stored now: load once more so that a
+		// snapshot is saved under the version the write-back made.
+		_, err = s.reloadLocked(ctx, true)
+	}
+	return st, err
 }
 
 // loadedEngine returns the engine if it is loaded, else nil.
@@ -325,9 +331,23 @@ func (s *Service) reloadLocked(ctx context.Context, persist bool) (LoadStats, er
 	if err != nil {
 		return LoadStats{}, storeError("reading the index version", err)
 	}
-	eng, feats, st, err := load(ctx, db, emb, persist)
-	if err != nil {
-		return st, err
+	eng, feats, ok := loadSnapshot(ctx, db, emb, v)
+	var st LoadStats
+	if ok {
+		st = LoadStats{Records: eng.Len(), Reused: eng.Len(), Snapshot: true}
+	} else {
+		eng, feats, st, err = load(ctx, db, emb, persist)
+		if err != nil {
+			return st, err
+		}
+		// Only a Load writes the snapshot (searches write nothing), and only
+		// when it wrote no embeddings: those moved the version past v, and
+		// what else moved it meanwhile cannot be told apart.
+		if persist && st.Reembedded == 0 {
+			// A snapshot is a cache: failing to save one costs later
+			// processes time, not correctness, so it does not fail the load.
+			_ = saveSnapshot(ctx, db, emb, v, eng, feats)
+		}
 	}
 	s.fmu.Lock()
 	s.features = feats
@@ -483,9 +503,10 @@ func (s *Service) refreshLocked(ctx context.Context) (RefreshStats, error) {
 
 // LoadStats says how the engine was loaded.
 type LoadStats struct {
-	Records    int // documents in the engine
-	Reused     int // stored embeddings of the current embedder used as they are
-	Reembedded int // records embedded at load (none stored, or another embedder's)
+	Records    int  // documents in the engine
+	Reused     int  // stored embeddings of the current embedder used as they are
+	Reembedded int  // records embedded at load (none stored, or another embedder's)
+	Snapshot   bool // loaded from the snapshot the last Load saved (see snapshot.go)
 }
 
 // loadBatch is how many records are embedded at once while loading.

@@ -162,6 +162,40 @@ func (in SemanticSearchInput) bounds() []bound {
 	return out
 }
 
+// moodPool is how many of the best text matches a query naming a mood
+// reorders by audio features; the adjustment is too small to lift a track
+// from further down.
+const moodPool = 100
+
+// moodFeatures gives index.MoodFit a track's audio features; nil when it
+// has none.
+func moodFeatures(f *AudioFeatures) index.FeatureValue {
+	if f == nil {
+		return nil
+	}
+	return func(name string) (float64, bool) {
+		var p *float64
+		switch name {
+		case "valence":
+			p = f.Valence
+		case "energy":
+			p = f.Energy
+		case "danceability":
+			p = f.Danceability
+		case "acousticness":
+			p = f.Acousticness
+		case "instrumentalness":
+			p = f.Instrumentalness
+		case "speechiness":
+			p = f.Speechiness
+		}
+		if p == nil {
+			return 0, false
+		}
+		return *p, true
+	}
+}
+
 // libraryPool is how many hits a library-only search ranks before keeping
 // the library's: the library check is one query over these.
 const libraryPool = 1000
@@ -179,12 +213,21 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 			return SemanticSearchOutput{}, &tool.Error{Code: tool.CodeValidation, Message: "a minimum filter is above its maximum"}
 		}
 	}
-	k := in.Limit
+	// A query that names a mood or energy reorders a pool of the best text
+	// matches by their audio features (index.RerankByMood).
+	moods := index.MoodTargets(q)
+	pool := in.Limit
+	if len(moods) > 0 {
+		pool = max(pool, moodPool)
+	}
+	k := pool
 	if in.InLibraryOnly {
 		k = max(k, libraryPool)
 	}
 	out := SemanticSearchOutput{Tracks: []IndexedTrackResult{}, Query: in.Query}
 	var hits []index.Hit
+	// terms are what the ranking searched for, to say why each track matched.
+	terms := index.PlainQueryTerms(q)
 	if s.usesWeaviate() {
 		// Weaviate is shared by every replica: nothing to refresh.
 		h, empty, err := s.searchWeaviate(ctx, q, k, bounds)
@@ -198,6 +241,9 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 			return SemanticSearchOutput{}, err
 		}
 		hits, out.indexEmpty = h, empty
+		if eng := s.loadedEngine(); eng != nil {
+			terms = eng.QueryTerms(q)
+		}
 	}
 	db, err := s.Store(ctx)
 	if err != nil {
@@ -223,7 +269,7 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 		}
 		hits = kept
 	}
-	hits = hits[:min(len(hits), in.Limit)]
+	hits = hits[:min(len(hits), pool)]
 	isrcs = isrcs[:0]
 	for _, h := range hits {
 		isrcs = append(isrcs, h.ID)
@@ -239,19 +285,46 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 	for _, r := range recs {
 		byISRC[r.ISRC] = r
 	}
+	if len(moods) > 0 {
+		hits = index.RerankByMood(hits, moods, func(id string) index.FeatureValue {
+			return moodFeatures(byISRC[id].AudioFeatures)
+		})
+	}
+	hits = hits[:min(len(hits), in.Limit)]
 	for _, h := range hits {
 		r, ok := byISRC[h.ID]
 		if !ok {
 			continue // deleted since the engine was loaded
 		}
 		t := indexedResult(r)
-		score := math.Round(h.Score*1e4) / 1e4
+		// The mood adjustment may take a score a little outside 0–1.
+		score := math.Round(min(max(h.Score, 0), 1)*1e4) / 1e4
 		t.Score = &score
 		t.InLibrary = lib.ISRCs[h.ID]
+		t.Matched = matchedLine(terms, r)
+		if len(moods) > 0 {
+			_, t.MatchedFeatures = index.MoodFit(moods, moodFeatures(r.AudioFeatures))
+		}
 		out.Tracks = append(out.Tracks, t)
 	}
 	out.TotalFound = len(out.Tracks)
 	return out, nil
+}
+
+// matchedMaxRunes bounds the matched line shown for a result.
+const matchedMaxRunes = 240
+
+// matchedLine is the sentence of the track's interpretation, else the line
+// of its lyrics, that holds most of what the query searched for; else the
+// interpretation's first sentence (a match by vector similarity alone).
+func matchedLine(terms map[string]float64, r store.IndexRecord) string {
+	if s := index.Explain(terms, r.Interpretation, matchedMaxRunes); s != "" {
+		return s
+	}
+	if s := index.Explain(terms, r.Lyrics, matchedMaxRunes); s != "" {
+		return s
+	}
+	return index.FirstSentence(r.Interpretation, matchedMaxRunes)
 }
 
 // searchEngine ranks with the in-memory engine, first picking up what other
@@ -350,7 +423,7 @@ func (s *Service) tidalSearch(ctx context.Context, in TidalSearchInput) (TidalSe
 	}
 	types := map[string]tidal.SearchTypes{"tracks": tidal.SearchTracks, "albums": tidal.SearchAlbums, "both": tidal.SearchAll}[in.SearchType]
 	start := time.Now()
-	res, err := tc.Search(ctx, in.Query, types, in.Limit)
+	res, err := tc.Search(tidalCacheUse(ctx), in.Query, types, in.Limit)
 	err = tidalError(err)
 	tm.tidal = time.Since(start)
 	if err != nil {
@@ -380,6 +453,19 @@ func (s *Service) tidalSearch(ctx context.Context, in TidalSearchInput) (TidalSe
 		out.Albums = &albums
 	}
 	return out, nil
+}
+
+// tidalCacheUse passes the call's cache arguments ("fresh", "maxAgeSeconds")
+// to the TIDAL client's cache of catalogue answers, and reports the answers it
+// reused in the result ("cached", "cachedAgeSeconds"). The registry does not
+// cache these tools' results whole: the library and index marks in them must
+// be read on every call.
+func tidalCacheUse(ctx context.Context) context.Context {
+	maxAge, ok := tool.CacheMaxAge(ctx)
+	if !ok {
+		return ctx
+	}
+	return tidal.WithCacheUse(ctx, maxAge, func(age time.Duration) { tool.ReportCached(ctx, age) })
 }
 
 // ---- albumTracks
@@ -414,7 +500,7 @@ func (s *Service) albumTracks(ctx context.Context, in AlbumTracksInput) (AlbumTr
 		return AlbumTracksOutput{}, err
 	}
 	start := time.Now()
-	album, tts, err := tc.AlbumWithTracks(ctx, strings.TrimSpace(in.AlbumID))
+	album, tts, err := tc.AlbumWithTracks(tidalCacheUse(ctx), strings.TrimSpace(in.AlbumID))
 	err = tidalError(err)
 	tm.tidal = time.Since(start)
 	if err != nil {

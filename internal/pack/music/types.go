@@ -44,6 +44,10 @@ type IndexedTrackResult struct {
 	Lyrics         string         `json:"lyrics,omitempty"`
 	Interpretation string         `json:"interpretation,omitempty" jsonschema:"What the track is about and how it sounds"`
 	AudioFeatures  *AudioFeatures `json:"audioFeatures,omitempty"`
+	Matched        string         `json:"matched,omitempty" jsonschema:"Why the track matched: the sentence of its interpretation (or line of its lyrics) closest to the query (semantic search only)"`
+	// MatchedFeatures are the audio features a mood or energy word of the
+	// query was weighed against.
+	MatchedFeatures string `json:"matchedFeatures,omitempty" jsonschema:"The audio features the query's mood or energy words were weighed against, e.g. 'valence 0.84, energy 0.91' (semantic search only)"`
 }
 
 // AlbumResult is a TIDAL album with its library flag.

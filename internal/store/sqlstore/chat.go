@@ -296,12 +296,22 @@ func (db *DB) AppendMessage(ctx context.Context, m store.Message) (store.Message
 	return m, nil
 }
 
+// Statements of appending and updating messages (prepared on SQLite).
+const (
+	qTouchConversation = `UPDATE conversations SET updated_at = $2 WHERE id = $1`
+	qInsertMessage     = `INSERT INTO messages
+        (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message, context_tokens)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`
+	qUpdateMessage = `UPDATE messages SET role = $2, content = $3, incomplete = $4,
+        input_tokens = $5, output_tokens = $6, error_code = $7, error_message = $8, context_tokens = $9
+        WHERE id = $1 RETURNING conversation_id`
+)
+
 // appendInTx inserts a message and touches its conversation within tx.
 func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error {
 	// Updating the conversation first checks that it exists and, on
 	// PostgreSQL, locks its row so that concurrent appends queue in order.
-	res, err := tx.ExecContext(ctx, `UPDATE conversations SET updated_at = $2 WHERE id = $1`,
-		m.ConversationID, db.d.time(now()))
+	res, err := db.execTx(ctx, tx, qTouchConversation, m.ConversationID, db.d.time(now()))
 	if err != nil {
 		return fmt.Errorf("store: append message: %w", err)
 	}
@@ -312,9 +322,7 @@ func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 	}
 	in, out, cx := usageArgs(m.Usage)
 	ec, em := errorArgs(m.Error)
-	res, err = tx.ExecContext(ctx, `INSERT INTO messages
-        (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message, context_tokens)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+	res, err = db.execTx(ctx, tx, qInsertMessage,
 		m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em, cx)
 	if err != nil {
 		return fmt.Errorf("store: append message: %w", err)
@@ -334,17 +342,33 @@ func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
 	if err := validMessage(m); err != nil {
 		return err
 	}
-	in, out, cx := usageArgs(m.Usage)
-	ec, em := errorArgs(m.Error)
+	if db.d.name != store.EnginePostgres {
+		// Committed with other turns' writes (see appender): a turn saves
+		// its answer after every model call, and on SQLite each commit
+		// waited for the one writer on its own.
+		return db.appends.submit(ctx, "", "update message", false, func(ctx context.Context, tx *sql.Tx) error {
+			return db.updateInTx(ctx, tx, m)
+		})
+	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: update message: %w", err)
 	}
 	defer rollback(tx)
+	if err := db.updateInTx(ctx, tx, m); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: update message: %w", err)
+	}
+	return nil
+}
+
+func (db *DB) updateInTx(ctx context.Context, tx *sql.Tx, m store.Message) error {
+	in, out, cx := usageArgs(m.Usage)
+	ec, em := errorArgs(m.Error)
 	var conv string
-	err = tx.QueryRowContext(ctx, `UPDATE messages SET role = $2, content = $3, incomplete = $4,
-        input_tokens = $5, output_tokens = $6, error_code = $7, error_message = $8, context_tokens = $9
-        WHERE id = $1 RETURNING conversation_id`,
+	err := db.queryRowTx(ctx, tx, qUpdateMessage,
 		m.ID, string(m.Role), string(m.Content), m.Incomplete, in, out, ec, em, cx).Scan(&conv)
 	if err == sql.ErrNoRows {
 		return fmt.Errorf("store: message %q: %w", m.ID, store.ErrNotFound)
@@ -352,11 +376,7 @@ func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
 	if err != nil {
 		return fmt.Errorf("store: update message: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE conversations SET updated_at = $2 WHERE id = $1`,
-		conv, db.d.time(now())); err != nil {
-		return fmt.Errorf("store: update message: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
+	if _, err := db.execTx(ctx, tx, qTouchConversation, conv, db.d.time(now())); err != nil {
 		return fmt.Errorf("store: update message: %w", err)
 	}
 	return nil

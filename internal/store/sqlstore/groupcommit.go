@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,10 +19,18 @@ const maxAppendBatch = 64
 // postgresAppendWorkers is how many batches commit at once on PostgreSQL.
 const postgresAppendWorkers = 4
 
+// The savepoint that keeps one append's failure from failing its batch.
+const (
+	qSavepointAppend = `SAVEPOINT append_one`
+	qRollbackAppend  = `ROLLBACK TO append_one`
+	qReleaseAppend   = `RELEASE append_one`
+)
+
 // errClosed is returned by writes queued when the store closes.
 var errClosed = errors.New("store: closed")
 
-// appender commits concurrent AppendMessage calls together.
+// appender commits concurrent AppendMessage calls together, and on SQLite
+// turn events (AppendTurnEvents) with them.
 //
 // SQLite has one writer: every transaction queues for it, so under a burst of
 // chat turns each user message waits for all the commits before its own, and
@@ -32,18 +41,26 @@ var errClosed = errors.New("store: closed")
 // running are gathered and committed in one transaction, each in a savepoint
 // so that one failing (an unknown conversation, a duplicate id) does not fail
 // the others. A call still returns only after its message is durable.
+// On SQLite the turns' event logs go through the same batches: under a burst
+// every turn's first event is a write, and each waited for the one writer
+// in a transaction of its own.
 type appender struct {
 	db      *DB
 	commits atomic.Int64 // transactions committed, for tests
 	reqs    chan *appendReq
+	first   chan *appendReq // writes a client's first event waits for
 	quit    chan struct{}
 	done    chan struct{}
 	once    sync.Once
 }
 
+// appendReq is one write of a batch: run inside the batch's transaction.
+// Rows are locked in key order (a conversation id; "" sorts first).
 type appendReq struct {
 	ctx context.Context
-	m   store.Message
+	key string
+	op  string // names the write in errors: "append message"
+	run func(ctx context.Context, tx *sql.Tx) error
 	err chan error
 }
 
@@ -52,7 +69,8 @@ type appendReq struct {
 // a batch's statements (several round trips per message) do not hold up
 // appends that a parallel transaction could commit meanwhile.
 func newAppender(db *DB, workers int) *appender {
-	a := &appender{db: db, reqs: make(chan *appendReq), quit: make(chan struct{}), done: make(chan struct{})}
+	a := &appender{db: db, reqs: make(chan *appendReq), first: make(chan *appendReq),
+		quit: make(chan struct{}), done: make(chan struct{})}
 	var wg sync.WaitGroup
 	for range max(workers, 1) {
 		wg.Go(a.loop)
@@ -61,13 +79,29 @@ func newAppender(db *DB, workers int) *appender {
 	return a
 }
 
-// do queues m and waits until it is committed or has failed.
+// do queues m and waits until it is committed or has failed. A user's
+// message goes ahead of other writes: a turn's first event waits for it.
 func (a *appender) do(ctx context.Context, m store.Message) error {
-	r := &appendReq{ctx: ctx, m: m, err: make(chan error, 1)}
+	return a.submit(ctx, m.ConversationID, "append message", m.Role == store.RoleUser, func(ctx context.Context, tx *sql.Tx) error {
+		return a.db.appendInTx(ctx, tx, m)
+	})
+}
+
+// submit queues a write and waits until it is committed or has failed.
+// Writes that a client's first event waits for (ahead) are taken into
+// batches before the others: under a burst of turns, claims and user
+// messages would otherwise queue behind every running turn's answer
+// updates and event logs, and each new turn's first event with them.
+func (a *appender) submit(ctx context.Context, key, op string, ahead bool, run func(context.Context, *sql.Tx) error) error {
+	r := &appendReq{ctx: ctx, key: key, op: op, run: run, err: make(chan error, 1)}
+	q := a.reqs
+	if ahead {
+		q = a.first
+	}
 	select {
-	case a.reqs <- r:
+	case q <- r:
 	case <-ctx.Done():
-		return fmt.Errorf("store: append message: %w", ctx.Err())
+		return fmt.Errorf("store: %s: %w", op, ctx.Err())
 	case <-a.quit:
 		return errClosed
 	}
@@ -84,18 +118,23 @@ func (a *appender) loop() {
 	for {
 		var first *appendReq
 		select {
+		case first = <-a.first:
 		case first = <-a.reqs:
 		case <-a.quit:
 			return
 		}
 		batch := []*appendReq{first}
-	gather:
-		for len(batch) < maxAppendBatch {
-			select {
-			case r := <-a.reqs:
-				batch = append(batch, r)
-			default:
-				break gather
+		// The writes waited for first fill the batch first; the others
+		// take the room left, so they are never starved.
+		for _, q := range []chan *appendReq{a.first, a.reqs} {
+		gather:
+			for len(batch) < maxAppendBatch {
+				select {
+				case r := <-q:
+					batch = append(batch, r)
+				default:
+					break gather
+				}
 			}
 		}
 		a.commit(batch)
@@ -123,7 +162,7 @@ func (a *appender) commit(batch []*appendReq) {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(x, y int) int {
-		return strings.Compare(batch[x].m.ConversationID, batch[y].m.ConversationID)
+		return strings.Compare(batch[x].key, batch[y].key)
 	})
 	ctx := context.Background()
 	tx, err := a.db.w.BeginTx(ctx, nil)
@@ -135,21 +174,21 @@ func (a *appender) commit(batch []*appendReq) {
 	for _, i := range order {
 		r := batch[i]
 		if err := r.ctx.Err(); err != nil {
-			errs[i] = fmt.Errorf("store: append message: %w", err)
+			errs[i] = fmt.Errorf("store: %s: %w", r.op, err)
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `SAVEPOINT append_one`); err != nil {
+		if _, err := a.db.execTx(ctx, tx, qSavepointAppend); err != nil {
 			fail(fmt.Errorf("store: append message: %w", err))
 			return
 		}
-		if err := a.db.appendInTx(ctx, tx, r.m); err != nil {
+		if err := r.run(ctx, tx); err != nil {
 			errs[i] = err
-			if _, err := tx.ExecContext(ctx, `ROLLBACK TO append_one`); err != nil {
+			if _, err := a.db.execTx(ctx, tx, qRollbackAppend); err != nil {
 				fail(fmt.Errorf("store: append message: %w", err))
 				return
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `RELEASE append_one`); err != nil {
+		if _, err := a.db.execTx(ctx, tx, qReleaseAppend); err != nil {
 			fail(fmt.Errorf("store: append message: %w", err))
 			return
 		}

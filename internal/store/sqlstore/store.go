@@ -53,6 +53,8 @@ type DB struct {
 	watch watchers
 	// turns carries turn notes between processes (see turns.go).
 	turns *turnNotes
+	// wstmts are the writer's prepared statements (SQLite; see writeStmts).
+	wstmts stmts
 }
 
 // Open connects to the store named by dsn and applies any pending migrations.
@@ -100,6 +102,12 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if kind == store.EngineSQLite {
+		if err := db.prepareWrites(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: open sqlite: %w", err)
+		}
+	}
 	workers := 1 // SQLite has one writer
 	if kind == store.EnginePostgres {
 		workers = postgresAppendWorkers
@@ -126,6 +134,7 @@ func (db *DB) Close() error {
 	if db.appends != nil {
 		db.appends.close()
 	}
+	db.wstmts.close()
 	err := errors.Join(db.turns.close(), db.w.Close())
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())

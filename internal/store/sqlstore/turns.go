@@ -150,6 +150,16 @@ func scanTurn(sc interface{ Scan(...any) error }) (store.Turn, error) {
 	return t, nil
 }
 
+// Statements of a turn's life (prepared on SQLite).
+const (
+	qStartTurn = `INSERT INTO turns (id, conversation_id, owner, state, lease_until, started_at)
+        SELECT $1, id, $3, 'running', $4, $5 FROM conversations WHERE id = $2
+        ON CONFLICT DO NOTHING`
+	qEndTurn = `UPDATE turns SET state = $1, ended_at = $2
+        WHERE id = $3 AND owner = $4 AND state = 'running'`
+	qInsertTurnEvent = `INSERT INTO turn_events (turn_id, seq, data) VALUES ($1, $2, $3)`
+)
+
 // StartTurn claims a conversation for a new turn with one conditional INSERT:
 // the partial unique index on running turns refuses a second one.
 func (db *DB) StartTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
@@ -161,27 +171,63 @@ func (db *DB) StartTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
 	}
 	t.State, t.StartedAt, t.EndedAt, t.StopRequested = store.TurnRunning, now(), time.Time{}, false
 	t.LeaseUntil = normTime(t.LeaseUntil)
-	res, err := db.w.ExecContext(ctx, `INSERT INTO turns (id, conversation_id, owner, state, lease_until, started_at)
-        SELECT $1, id, $3, 'running', $4, $5 FROM conversations WHERE id = $2
-        ON CONFLICT DO NOTHING`,
-		t.ID, t.ConversationID, t.Owner, db.d.time(t.LeaseUntil), db.d.time(t.StartedAt))
+	claim := func(ctx context.Context, x execQuerier) error {
+		res, err := x.ExecContext(ctx, qStartTurn,
+			t.ID, t.ConversationID, t.Owner, db.d.time(t.LeaseUntil), db.d.time(t.StartedAt))
+		if err != nil {
+			return fmt.Errorf("store: start turn: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("store: start turn: %w", err)
+		} else if n == 1 {
+			return nil
+		}
+		var exists int
+		err = x.QueryRowContext(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, t.ConversationID).Scan(&exists)
+		if err != nil {
+			return fmt.Errorf("store: start turn: %w", err)
+		}
+		if exists == 0 {
+			return fmt.Errorf("store: conversation %q: %w", t.ConversationID, store.ErrNotFound)
+		}
+		return fmt.Errorf("store: conversation %q: %w", t.ConversationID, store.ErrBusy)
+	}
+	var err error
+	if db.d.name == store.EnginePostgres {
+		err = claim(ctx, db.w)
+	} else {
+		// Committed with other turns' writes (see appender): under a burst
+		// every turn's claim waited for the one writer on its own, before
+		// the turn could send anything.
+		err = db.appends.submit(ctx, "", "start turn", true, func(ctx context.Context, tx *sql.Tx) error {
+			return claim(ctx, preparedTx{db, tx})
+		})
+	}
 	if err != nil {
-		return store.Turn{}, fmt.Errorf("store: start turn: %w", err)
+		return store.Turn{}, err
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return store.Turn{}, fmt.Errorf("store: start turn: %w", err)
-	} else if n == 1 {
-		return t, nil
-	}
-	var exists int
-	err = db.w.QueryRowContext(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, t.ConversationID).Scan(&exists)
-	if err != nil {
-		return store.Turn{}, fmt.Errorf("store: start turn: %w", err)
-	}
-	if exists == 0 {
-		return store.Turn{}, fmt.Errorf("store: conversation %q: %w", t.ConversationID, store.ErrNotFound)
-	}
-	return store.Turn{}, fmt.Errorf("store: conversation %q: %w", t.ConversationID, store.ErrBusy)
+	return t, nil
+}
+
+// execQuerier is what a claim runs on: the pool or a batch's transaction.
+type execQuerier interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// preparedTx runs statements in a transaction through the writer's
+// prepared statements where there are some.
+type preparedTx struct {
+	db *DB
+	tx *sql.Tx
+}
+
+func (p preparedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return p.db.execTx(ctx, p.tx, q, args...)
+}
+
+func (p preparedTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return p.db.queryRowTx(ctx, p.tx, q, args...)
 }
 
 // RenewTurns extends owner's leases in one statement.
@@ -218,14 +264,28 @@ func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnSta
 	if state != store.TurnDone && state != store.TurnIncomplete {
 		return false, fmt.Errorf("%w: turn state %q", store.ErrInvalid, state)
 	}
-	res, err := db.w.ExecContext(ctx, `UPDATE turns SET state = $1, ended_at = $2
-        WHERE id = $3 AND owner = $4 AND state = 'running'`, string(state), db.d.time(now()), id, owner)
-	if err != nil {
-		return false, fmt.Errorf("store: end turn: %w", err)
+	var n int64
+	end := func(ctx context.Context, x execQuerier) error {
+		res, err := x.ExecContext(ctx, qEndTurn, string(state), db.d.time(now()), id, owner)
+		if err != nil {
+			return fmt.Errorf("store: end turn: %w", err)
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return fmt.Errorf("store: end turn: %w", err)
+		}
+		return nil
 	}
-	n, err := res.RowsAffected()
+	var err error
+	if db.d.name == store.EnginePostgres {
+		err = end(ctx, db.w)
+	} else {
+		// Committed with other turns' writes (see appender).
+		err = db.appends.submit(ctx, "", "end turn", false, func(ctx context.Context, tx *sql.Tx) error {
+			return end(ctx, preparedTx{db, tx})
+		})
+	}
 	if err != nil {
-		return false, fmt.Errorf("store: end turn: %w", err)
+		return false, err
 	}
 	if n == 1 {
 		db.notify(ctx, store.TurnNote{Kind: store.NoteEnd, TurnID: id})
@@ -310,8 +370,9 @@ func (db *DB) RequestStop(ctx context.Context, id string) (bool, error) {
 // maxEventBatch bounds the rows of one multi-row INSERT (3 parameters each).
 const maxEventBatch = 200
 
-// AppendTurnEvents logs events with multi-row INSERTs in one transaction; on
-// PostgreSQL the last statement also NOTIFYs the last seq.
+// AppendTurnEvents logs events in one transaction: on SQLite a prepared
+// insert per row, group-committed with other writes; on PostgreSQL
+// multi-row INSERTs, the last of which also NOTIFYs the last seq.
 func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []store.TurnEvent) error {
 	if len(events) == 0 {
 		return nil
@@ -328,12 +389,29 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 		}
 	}
 	note := store.TurnNote{Kind: store.NoteEvent, TurnID: turnID, Seq: events[len(events)-1].Seq}
-	pg := db.d.name == store.EnginePostgres
-	pool := db.w
-	if pg {
-		pool = db.turns.ev
+	if db.d.name != store.EnginePostgres {
+		// Committed with other turns' events and messages (see appender),
+		// one prepared row at a time: cheaper on SQLite than parsing a
+		// multi-row statement of a new length on every call.
+		// A turn's first event goes ahead of other writes: its client waits.
+		err := db.appends.submit(ctx, "", "append turn events", events[0].Seq == 1, func(ctx context.Context, tx *sql.Tx) error {
+			for _, ev := range events {
+				if _, err := db.execTx(ctx, tx, qInsertTurnEvent, turnID, ev.Seq, string(ev.Data)); err != nil {
+					if isUniqueViolation(err) {
+						return fmt.Errorf("store: turn %q events: %w", turnID, store.ErrConflict)
+					}
+					return fmt.Errorf("store: append turn events: %w", err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		db.turns.publish(note)
+		return nil
 	}
-	tx, err := pool.BeginTx(ctx, nil)
+	tx, err := db.turns.ev.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: append turn events: %w", err)
 	}
@@ -350,7 +428,7 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 			fmt.Fprintf(&q, "($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
 			args = append(args, turnID, ev.Seq, string(ev.Data))
 		}
-		if pg && start+maxEventBatch >= len(events) {
+		if start+maxEventBatch >= len(events) {
 			// The note rides on the last statement (sent at commit).
 			n := len(args)
 			stmt := fmt.Sprintf(`WITH ins AS (%s RETURNING seq) SELECT pg_notify($%d, $%d) FROM ins LIMIT 1`, q.String(), n+1, n+2)
@@ -368,9 +446,6 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: append turn events: %w", err)
-	}
-	if !pg {
-		db.turns.publish(note)
 	}
 	return nil
 }

@@ -86,3 +86,41 @@ func postgresSchema(t testing.TB) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// Database creates a PostgreSQL database of its own on the server named by
+// TOOLPORT_TEST_DATABASE_URL, dropped when the test ends, and returns its
+// URL: for tests that start other processes (replicas, a server under load),
+// which need a whole database rather than a schema on a search_path. The
+// caller checks that the variable is set.
+func Database(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv(EnvDatabaseURL)
+	u, err := url.Parse(base)
+	if err != nil || base == "" {
+		tb.Fatalf("%s is not a URL: %q", EnvDatabaseURL, base)
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		tb.Fatalf("open %s: %v", EnvDatabaseURL, err)
+	}
+	tb.Cleanup(func() { admin.Close() })
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		tb.Fatal(err)
+	}
+	name := "toolport_test_" + hex.EncodeToString(b[:])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+name); err != nil {
+		tb.Fatalf("%s is set but PostgreSQL cannot create a database: %v", EnvDatabaseURL, err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.ExecContext(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+			tb.Errorf("dropping database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
+}

@@ -208,6 +208,19 @@ func words(text string, gap time.Duration) []step {
 	return out
 }
 
+// matched adds semantic search's "why it matched" line to a track.
+func matched(track map[string]any, line string) map[string]any {
+	track["matched"] = line
+	return track
+}
+
+// withFeatures adds the audio features semantic search weighed against a
+// mood word ("melancholic": valence) to a track; the third track has none.
+func withFeatures(track map[string]any, features string) map[string]any {
+	track["matchedFeatures"] = features
+	return track
+}
+
 func (f *fakeAPI) track(n int, title, artist, album string, dur int, score float64, inLib, indexed bool) map[string]any {
 	return map[string]any{
 		"isrc": fmt.Sprintf("GBUM7110%04d", n), "title": title, "artist": artist, "album": album,
@@ -226,9 +239,9 @@ func (f *fakeAPI) script(prompt string) []step {
 		result := map[string]any{
 			"success": true, "summary": "Found 3 tracks matching 'melancholic love songs'", "durationMs": 842,
 			"tracks": []any{
-				f.track(1, XSSTitle, "The Escapes", "<b>Onerror</b>", 245, 0.912, true, true),
-				f.track(2, "Someone Like You", "Adele", "21", 285, 0.874, true, false),
-				f.track(3, "Everybody Hurts", "R.E.M.", "Automatic for the People", 320, 0.831, false, true),
+				withFeatures(matched(f.track(1, XSSTitle, "The Escapes", "<b>Onerror</b>", 245, 0.912, true, true), "A <i>markup</i> title over melancholic strings."), "valence 0.12"),
+				withFeatures(matched(f.track(2, "Someone Like You", "Adele", "21", 285, 0.874, true, true), "A bittersweet piano ballad about a lost love."), "valence 0.28"),
+				matched(f.track(3, "Everybody Hurts", "R.E.M.", "Automatic for the People", 320, 0.831, false, true), "A slow, consoling song about despair."),
 			},
 		}
 		s = append(s, ev("type", "tool_call_end", "toolCallId", "toolu_01", "summary", result["summary"], "resultCount", 3, "durationMs", 842, "result", result))

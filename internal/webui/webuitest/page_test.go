@@ -16,6 +16,9 @@ func fakeOptions() Options {
 		Token:      "s3cret-token",
 		Prompts:    DefaultPrompts(),
 		ExtraFlags: []chromedp.ExecAllocatorOption{chromedp.Flag("ignore-certificate-errors", true)},
+		// The fake's search for melancholic love songs weighs the valence
+		// of two of its three tracks.
+		MatchedFeatures: 2,
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -75,7 +76,14 @@ type Options struct {
 	ExtraFlags []chromedp.ExecAllocatorOption
 	// Timeout bounds each check. Default 30 s.
 	Timeout time.Duration
+	// MatchedFeatures is how many tracks of the Tool prompt's search carry
+	// matchedFeatures (audio features weighed against a mood word): the
+	// card shows exactly those.
+	MatchedFeatures int
 }
+
+// featuresLine is semanticSearch's matchedFeatures as the card shows it.
+var featuresLine = regexp.MustCompile(`^[a-z]+ [01]\.\d\d(, [a-z]+ [01]\.\d\d)*$`)
 
 func (o Options) prompts() Prompts {
 	p, d := o.Prompts, DefaultPrompts()
@@ -469,6 +477,8 @@ func RunPageChecks(t *testing.T, baseURL string, opts Options) {
 			Tracks       int
 			Library      bool
 			Indexed      bool
+			Why          int
+			Features     []string
 			XSSAsText    bool
 			ForeignImgs  []string
 			HandlerAttrs int
@@ -478,7 +488,9 @@ func RunPageChecks(t *testing.T, baseURL string, opts Options) {
 			const vis = sel => [...c.querySelectorAll(sel)].some(e => e.checkVisibility());
 			return {
 				Tracks: c.querySelectorAll('.track').length,
-				Library: vis('.badge-library'), Indexed: vis('.badge-indexed'),
+				Library: vis('.badge-library') || vis('.tracks-note'), Indexed: vis('.badge-indexed'),
+				Why: [...c.querySelectorAll('.track-why')].filter(e => e.checkVisibility() && e.textContent.trim() !== '').length,
+				Features: [...c.querySelectorAll('.track-features')].filter(e => e.checkVisibility()).map(e => e.textContent),
 				XSSAsText: [...c.querySelectorAll('.track-title')].some(e => e.textContent === `+jsString(XSSTitle)+` && e.children.length === 0),
 				ForeignImgs: [...document.images].map(i => i.getAttribute('src')).filter(s => !/^https:\/\//.test(s)),
 				HandlerAttrs: [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length,
@@ -488,8 +500,21 @@ func RunPageChecks(t *testing.T, baseURL string, opts Options) {
 		if res.Tracks == 0 {
 			t.Error("the expanded card shows no tracks")
 		}
-		if !res.Library || !res.Indexed {
-			t.Errorf("badges visible: In library %v, Indexed %v; want both", res.Library, res.Indexed)
+		// Every semantic search result is indexed: a badge the same on every
+		// row says nothing, so only the library is shown.
+		if !res.Library || res.Indexed {
+			t.Errorf("badges visible: In library %v, Indexed %v; want the library only", res.Library, res.Indexed)
+		}
+		if res.Why != res.Tracks {
+			t.Errorf("%d of %d tracks show why they matched (.track-why)", res.Why, res.Tracks)
+		}
+		if len(res.Features) != opts.MatchedFeatures {
+			t.Errorf("%d tracks show the audio features weighed (.track-features: %q), want %d", len(res.Features), res.Features, opts.MatchedFeatures)
+		}
+		for _, f := range res.Features {
+			if !featuresLine.MatchString(f) {
+				t.Errorf("features line %q, want names and values (\"valence 0.12, energy 0.91\")", f)
+			}
 		}
 		if !res.XSSAsText {
 			t.Errorf("no track title shows %q as plain text", XSSTitle)

@@ -10,6 +10,7 @@ package weaviatetest
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -164,16 +165,27 @@ func start(t testing.TB, bin string, size int, extra map[string]string) (*Cluste
 		ps = append(ps, ports{http: freePort(t, taken, 1), grpc: freePort(t, taken, 1),
 			gossip: freePort(t, taken, 2), raft: freePort(t, taken, 2)})
 	}
+	// Clusters started by tests running at once share loopback, and a
+	// node's gossip keeps calling the address of a member that was killed:
+	// when another cluster's node takes that port, memberlist (which has no
+	// cluster label in this version) merges the two. With the same node
+	// names, queries for the killed node's replicas then reach the stranger,
+	// which answers with no objects. So each cluster has its own node names,
+	// and its nodes' internal API a password of its own, so that any
+	// cross-talk left is refused rather than answered.
+	id := rand.Text()[:8]
+	secret := rand.Text()
+	nodeName := func(i int) string { return fmt.Sprintf("node%d-%s", i+1, strings.ToLower(id)) }
 	var join []string
 	for i := range size {
-		join = append(join, fmt.Sprintf("node%d:%d", i+1, ps[i].raft))
+		join = append(join, fmt.Sprintf("%s:%d", nodeName(i), ps[i].raft))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	c := &Cluster{}
 	for i := range size {
 		p := ps[i]
-		name := fmt.Sprintf("node%d", i+1)
+		name := nodeName(i)
 		env := map[string]string{
 			"AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
 			"DEFAULT_VECTORIZER_MODULE":               "none",
@@ -185,6 +197,8 @@ func start(t testing.TB, bin string, size int, extra map[string]string) (*Cluste
 			"CLUSTER_ADVERTISE_ADDR":                  "127.0.0.1",
 			"CLUSTER_ADVERTISE_PORT":                  strconv.Itoa(p.gossip),
 			"GO_PROFILING_DISABLE":                    "true",
+			"CLUSTER_BASIC_AUTH_USERNAME":             "cluster-" + id,
+			"CLUSTER_BASIC_AUTH_PASSWORD":             secret,
 			"CLUSTER_GOSSIP_BIND_PORT":                strconv.Itoa(p.gossip),
 			"CLUSTER_DATA_BIND_PORT":                  strconv.Itoa(p.gossip + 1),
 			"RAFT_PORT":                               strconv.Itoa(p.raft),

@@ -246,29 +246,43 @@ export function paged(items, size, wrapper, container, renderItem) {
   return [wrapper, nav];
 }
 
-/** trackList renders tracks with artwork, badges and the matching caption. */
+/**
+ * trackList renders tracks with artwork, badges and the matching caption.
+ * A badge that every row carries tells no row from another, so it is left
+ * out (semantic search: every result is indexed); when every track is in the
+ * library, one line above the list says so instead.
+ */
 export function trackList(tracks) {
   const list = arr(tracks).map(obj).filter(Boolean);
   if (list.length === 0) return empty();
+  const varies = (key) => list.length === 1 || list.some((tr) => tr[key] !== true);
+  const showLibrary = varies('inLibrary');
+  const showIndexed = varies('isIndexed');
   const ol = h('ol', { class: 'tracks' });
-  return paged(list, PAGE.tracks, ol, ol, (tr) => {
+  const rows = paged(list, PAGE.tracks, ol, ol, (tr) => {
     const badges = h('span', { class: 'track-badges' },
-      tr.inLibrary === true ? h('span', { class: 'badge badge-library' }, t('inLibrary')) : null,
-      tr.isIndexed === true ? h('span', { class: 'badge badge-indexed' }, t('indexed')) : null);
+      showLibrary && tr.inLibrary === true ? h('span', { class: 'badge badge-library' }, t('inLibrary')) : null,
+      showIndexed && tr.isIndexed === true ? h('span', { class: 'badge badge-indexed' }, t('indexed')) : null);
     const score = num(tr.score);
-    // The caption says why the track matched: the index's interpretation
-    // (what semantic search compares with the query) or a caption field.
-    const caption = str(tr.caption) || str(tr.matchedCaption) || str(tr.interpretation);
+    // The caption says why the track matched: semantic search's matched
+    // line (the interpretation's sentence or lyrics line nearest the query),
+    // else a caption field or the interpretation.
+    const matched = str(tr.matched);
+    const caption = matched || str(tr.caption) || str(tr.matchedCaption) || str(tr.interpretation);
     return h('li', { class: 'track' },
       artwork(tr.artworkUrl, ''),
       h('span', { class: 'track-main' },
         h('span', { class: 'track-title', dir: 'auto' }, str(tr.title) || t('untitled')),
         h('span', { class: 'track-sub', dir: 'auto' }, [str(tr.artist), str(tr.album)].filter(Boolean).join(' · ')),
-        caption ? h('span', { class: 'track-caption', dir: 'auto' }, clip(caption, 220)) : null),
+        caption ? h('span', { class: matched ? 'track-caption track-why' : 'track-caption', dir: 'auto', title: matched ? t('whyMatched') : null }, clip(caption, 220)) : null,
+        // The audio features a mood word of the query was weighed against.
+        str(tr.matchedFeatures) ? h('span', { class: 'track-caption track-features', dir: 'ltr', title: t('whyFeatures') }, clip(str(tr.matchedFeatures), 120)) : null),
       badges,
       h('span', { class: 'track-score', title: score !== null ? t('similarity') : null }, score !== null ? score.toFixed(2) : ''),
       h('span', { class: 'track-time' }, formatTrackTime(tr.duration)));
   });
+  const note = !showLibrary && list[0].inLibrary === true ? h('p', { class: 'muted tracks-note' }, t('allInLibrary')) : null;
+  return [note, ...rows];
 }
 
 function albumGrid(albums) {

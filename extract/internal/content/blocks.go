@@ -1,0 +1,151 @@
+package content
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// class is a leaf block's verdict (step 3), after jusText's classes.
+type class int
+
+const (
+	short class = iota // too short to judge alone: its neighbours decide
+	good               // prose: long enough, few links
+	bad                // mostly links, or a copyright line
+)
+
+// Paragraph classing constants, in runes of text (whitespace not counted,
+// so that they mean the same for scripts written without spaces).
+const (
+	goodRunes         = 150 // a block this long with few links is prose
+	sentenceRunes     = 50  // a block this long ending like a sentence is prose
+	maxGoodLinks      = 0.3 // link density above which a block is not prose
+	badLinks          = 0.5 // link density above which a block is a link list
+	copyrightMaxRunes = 200
+)
+
+// leafBlock is a block of the content that is not split further.
+type leafBlock struct {
+	n       *html.Node
+	heading bool
+	class   class
+}
+
+// atomic tells the blocks whose inside is never split further.
+func atomic(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Pre, atom.Table, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Blockquote:
+		return true
+	}
+	return false
+}
+
+func isHeading(a atom.Atom) bool {
+	switch a {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	return false
+}
+
+// leafBlocks lists the leaf blocks below root in document order, each
+// classed by itself.
+func leafBlocks(root *html.Node, st stats) []leafBlock {
+	var out []leafBlock
+	walkSkip(root, func(n *html.Node) bool {
+		if n == root || n.Type != html.ElementNode {
+			return n.Type == html.ElementNode
+		}
+		if !isBlock(n.DataAtom) {
+			return true
+		}
+		s := st.of(n)
+		if !atomic(n.DataAtom) && s.blockChild {
+			return true
+		}
+		if s.runes == 0 {
+			return false
+		}
+		out = append(out, leafBlock{n: n, heading: isHeading(n.DataAtom), class: classify(n, s)})
+		return false
+	})
+	return out
+}
+
+// classify classes one block by itself.
+func classify(n *html.Node, s stat) class {
+	ld := s.linkDensity()
+	switch {
+	case n.DataAtom == atom.Pre:
+		return good // code is content wherever it is
+	case ld > badLinks:
+		return bad
+	case s.runes < copyrightMaxRunes && strings.ContainsRune(textOf(n), '©'):
+		return bad
+	case ld <= maxGoodLinks && (s.runes >= goodRunes || s.runes >= sentenceRunes && endsSentence(textOf(n))):
+		return good
+	}
+	return short
+}
+
+// trimBlocks drops what the chosen content still holds around the article:
+// link lists and copyright lines anywhere, and the blocks before the first
+// prose block (bylines, dates, labels) and after the last one (share bars,
+// tag lists), except a heading right before the first prose block and
+// short lines of plain text at the end (a sign-off, a correction note).
+func trimBlocks(root *html.Node) {
+	st := measure(root)
+	bs := leafBlocks(root, st)
+	first, last := -1, -1
+	for i, b := range bs {
+		if b.class == good {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return // nothing reads as prose: keep it all rather than guess
+	}
+	for i, b := range bs {
+		// A list of links inside the article (its sources, its further
+		// reading) is part of it; outside, it is navigation.
+		drop := b.class == bad && !(b.n.DataAtom == atom.Li && i > first && i < last)
+		switch {
+		case i < first:
+			drop = drop || !(b.heading && i == first-1)
+		case i > last:
+			drop = drop || st.of(b.n).linkRunes > 0 || b.heading
+		}
+		if drop && b.n.Parent != nil {
+			b.n.Parent.RemoveChild(b.n)
+		}
+	}
+}
+
+// textOf returns the text below n.
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	for c := range preorder(n) {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+	}
+	return b.String()
+}
+
+// endsSentence tells whether s ends like a sentence, in the scripts the
+// reader is used with.
+func endsSentence(s string) bool {
+	s = strings.TrimRight(s, " \t\n\r\u00a0\"'”’»)")
+	r, _ := utf8.DecodeLastRuneInString(s)
+	switch r {
+	case '.', '!', '?', '。', '！', '？', '؟', '।', '…', ':':
+		return true
+	}
+	return false
+}

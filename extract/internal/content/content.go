@@ -1,0 +1,228 @@
+// Package content finds the main content of a parsed HTML page: the
+// article, without the navigation, sidebars, comment threads, share bars
+// and link lists around it.
+//
+// It is written from the published descriptions of three approaches and
+// combines them in three steps:
+//
+//  1. Boilerplate removal by markup (trafilatura's documented approach):
+//     elements whose tag, ARIA role or class/id words name navigation,
+//     comments, sharing, related links and the like are dropped, unless
+//     they hold most of the page's text or an <article>.
+//  2. Container choice by scoring (readability's approach): every text
+//     paragraph scores by its length and commas; the score flows to its
+//     parent and, halved, to its grandparent and great-grandparent; a
+//     container's score is scaled by the share of its text outside links.
+//     The best container and its siblings that score close to it, or that
+//     are themselves good paragraphs, are the content, with the best
+//     container of each branch beside its ancestors that scores comparably
+//     and has paragraphs of its own (an article split into sections at
+//     different depths). Text inside a link never scores: it is a teaser.
+//  3. Paragraph-level decisions (jusText's approach, without stop-word
+//     lists): each leaf block of the chosen content is classed good, short
+//     or bad by its length, link density and whether it reads as prose;
+//     link-dense blocks are dropped, and runs of non-good blocks before the
+//     first good one and after the last good one are trimmed.
+//
+// No regular expressions and no tables are built at package initialisation:
+// word lists are switch statements, so importing the package costs nothing
+// at start-up.
+package content
+
+import (
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// minContent is the fewest runes of text a chosen container must hold to be
+// taken for the article rather than a fragment of a page that has none.
+const minContent = 250
+
+// Find returns the main content of the document below root, as a new <div>
+// holding the chosen nodes (moved out of root's tree), or nil when the page
+// has no text at all. root is modified: boilerplate is removed from it.
+func Find(root *html.Node) *html.Node {
+	body := findBody(root)
+	st := measure(body)
+	prune(body, st)
+	st = measure(body)
+	if st.of(body).runes == 0 {
+		return nil
+	}
+	top, cands := bestCandidate(body, st)
+	if top == nil || st.of(top).runes < minContent {
+		// No article here (a portal, a list page): the page's text, less
+		// its boilerplate, is the best there is.
+		top = body
+	}
+	out := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
+	var chosen []*html.Node
+	if top == body {
+		// The body's children, not the body: a <body> inside a <div>
+		// would hide the blocks from whoever walks the result.
+		for c := body.FirstChild; c != nil; c = c.NextSibling {
+			chosen = append(chosen, c)
+		}
+	} else {
+		chosen = withCousins(body, top, withSiblings(top, cands, st), cands, st)
+	}
+	for _, n := range chosen {
+		n.Parent.RemoveChild(n)
+		out.AppendChild(n)
+	}
+	trimBlocks(out)
+	return out
+}
+
+// findBody returns root's <body>, or root when there is none.
+func findBody(root *html.Node) *html.Node {
+	for n := range preorder(root) {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Body {
+			return n
+		}
+	}
+	return root
+}
+
+// preorder yields n and every node below it in document order, without
+// recursion (so deep trees cannot exhaust the stack).
+func preorder(n *html.Node) func(yield func(*html.Node) bool) {
+	return func(yield func(*html.Node) bool) {
+		for c := n; c != nil; {
+			if !yield(c) {
+				return
+			}
+			if c.FirstChild != nil {
+				c = c.FirstChild
+				continue
+			}
+			for c != n && c.NextSibling == nil {
+				c = c.Parent
+			}
+			if c == n {
+				return
+			}
+			c = c.NextSibling
+		}
+	}
+}
+
+// stat is what the heuristics know about one element: the runes of its text
+// (whitespace not counted), those inside links, its commas, and whether it
+// has block-level children.
+type stat struct {
+	runes, linkRunes, commas int
+	blockChild               bool
+	// inline is the part of the text outside block children: text written
+	// straight into a container beside its blocks.
+	inline struct{ runes, linkRunes, commas int }
+}
+
+// stats maps elements to their stat. Text nodes are not in it.
+type stats map[*html.Node]*stat
+
+func (s stats) of(n *html.Node) stat {
+	if p := s[n]; p != nil {
+		return *p
+	}
+	return stat{}
+}
+
+func (s stat) linkDensity() float64 {
+	if s.runes == 0 {
+		return 0
+	}
+	return float64(min(s.linkRunes, s.runes)) / float64(s.runes)
+}
+
+// measure computes the stat of every element below root in one pass: the
+// nodes are listed in document order and folded into their parents from the
+// last to the first, so that every child is done before its parent.
+func measure(root *html.Node) stats {
+	var nodes []*html.Node
+	for n := range preorder(root) {
+		nodes = append(nodes, n)
+	}
+	st := make(stats, len(nodes)/2)
+	get := func(n *html.Node) *stat {
+		p := st[n]
+		if p == nil {
+			p = &stat{}
+			st[n] = p
+		}
+		return p
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		n := nodes[i]
+		var s stat
+		switch n.Type {
+		case html.TextNode:
+			s = textStat(n.Data)
+		case html.ElementNode:
+			s = *get(n)
+			if n.DataAtom == atom.A {
+				s.linkRunes = s.runes
+				st[n].linkRunes = s.runes
+			}
+		default:
+			continue
+		}
+		if n == root || n.Parent == nil {
+			continue
+		}
+		p := get(n.Parent)
+		p.runes += s.runes
+		p.linkRunes += s.linkRunes
+		p.commas += s.commas
+		if n.Type == html.ElementNode && isBlock(n.DataAtom) {
+			p.blockChild = true
+		} else {
+			p.inline.runes += s.runes
+			p.inline.linkRunes += s.linkRunes
+			p.inline.commas += s.commas
+		}
+	}
+	return st
+}
+
+// textStat counts the non-space runes and the commas of a text.
+func textStat(s string) stat {
+	var st stat
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf && (r == ' ' || r == '\n' || r == '\t' || r == '\r' || r == '\f'):
+		case r == ',' || r == '，' || r == '、' || r == '،':
+			st.commas++
+			st.runes++
+		case unicode.IsSpace(r):
+		default:
+			st.runes++
+		}
+	}
+	return st
+}
+
+// isBlock tells the elements a browser lays out as blocks of their own.
+func isBlock(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Header, atom.Footer, atom.Aside, atom.Nav,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Ul, atom.Ol, atom.Li, atom.Dl, atom.Dt, atom.Dd,
+		atom.Table, atom.Tbody, atom.Thead, atom.Tfoot, atom.Tr, atom.Td, atom.Th, atom.Blockquote, atom.Pre,
+		atom.Figure, atom.Figcaption, atom.Form, atom.Fieldset, atom.Hr, atom.Address, atom.Details, atom.Center:
+		return true
+	}
+	return false
+}
+
+// attr returns the value of n's attribute key.
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}

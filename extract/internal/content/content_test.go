@@ -1,0 +1,235 @@
+package content
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+func parse(t testing.TB, page string) *html.Node {
+	t.Helper()
+	root, err := html.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// prose is a paragraph that reads as article text: long, with commas, few links.
+const prose = `<p>The council met on Tuesday, after weeks of delay, and voted to rebuild the old bridge over the river, which has been closed to traffic since the spring floods damaged its piers.</p>`
+
+// second and teaser are prose of another section, and of another article.
+const (
+	second = `<p>The contractor, chosen last year after a long tender, said the work would take two summers, cost less than feared, and keep one lane open for most of that time.</p>`
+	teaser = `<p>In other news, the library will stay open late on Thursdays, after a petition signed by hundreds of students, parents and teachers asked for longer hours.</p>`
+)
+
+func TestFind(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		want    []string
+		notWant []string
+	}{
+		{
+			name:    "article chosen over navigation and sidebar",
+			body:    `<nav><a href="/">Home</a> <a href="/news">News</a></nav><div class="sidebar"><p>Most read stories of the week, listed here for you to click on.</p></div><div class="story">` + prose + prose + `</div><footer>© 2024 Example</footer>`,
+			want:    []string{"The council met"},
+			notWant: []string{"Home", "Most read", "© 2024"},
+		},
+		{
+			name:    "the container with more prose wins",
+			body:    `<div id="a"><p>A short teaser, one line only, about something else.</p></div><div id="b">` + prose + prose + prose + `</div>`,
+			want:    []string{"The council met"},
+			notWant: []string{"A short teaser"},
+		},
+		{
+			name:    "comments named as such dropped even inside the article",
+			body:    `<article>` + prose + prose + `<div class="comment-content"><p>I disagree with this, strongly, and I have said so many times before, at length.</p></div></article>`,
+			want:    []string{"The council met"},
+			notWant: []string{"I disagree"},
+		},
+		{
+			name: "a wrapper named like boilerplate but holding the article kept",
+			body: `<div class="sidebar-layout"><div class="main">` + prose + prose + `</div></div>`,
+			want: []string{"The council met"},
+		},
+		{
+			name:    "hidden elements dropped",
+			body:    `<div>` + prose + `<p style="display: none">Hidden text that a reader never sees on the page at all.</p>` + prose + `<div hidden><p>Also hidden from every reader of the page, always.</p></div></div>`,
+			want:    []string{"The council met"},
+			notWant: []string{"Hidden text", "Also hidden"},
+		},
+		{
+			name:    "link list inside the content dropped",
+			body:    `<div>` + prose + `<p><a href="/1">Another story</a> <a href="/2">And another one</a> <a href="/3">One more</a></p>` + prose + `</div>`,
+			want:    []string{"The council met"},
+			notWant: []string{"Another story"},
+		},
+		{
+			name:    "byline before the first prose block trimmed",
+			body:    `<div><p>By Jane Doe</p>` + prose + prose + `</div>`,
+			want:    []string{"The council met"},
+			notWant: []string{"Jane Doe"},
+		},
+		{
+			name: "section heading before the first prose block kept",
+			body: `<div><h2>The vote</h2>` + prose + prose + `</div>`,
+			want: []string{"The vote", "The council met"},
+		},
+		{
+			name:    "share links after the last prose block trimmed, a plain sign-off kept",
+			body:    `<div>` + prose + prose + `<p>Reporting by Jane Doe.</p><p>Share: <a href="/t">Twitter</a></p></div>`,
+			want:    []string{"Reporting by Jane Doe"},
+			notWant: []string{"Twitter"},
+		},
+		{
+			name: "text written straight into a container beside its blocks",
+			body: `<div class="x"><div class="menu-ish"><a href="/">Home</a></div><div class="body-text">The council met on Tuesday, after weeks of delay, and voted to rebuild the old bridge.<div class="br"></div>It has been closed to traffic since the spring floods damaged its piers, officials said.</div></div>`,
+			want: []string{"voted to rebuild", "officials said"},
+		},
+		{
+			name:    "prose in a script without spaces",
+			body:    `<div class="nav"><a href="/">首页</a></div><div>` + strings.Repeat(`<p>市议会周二在推迟数周后举行会议，投票决定重建河上的旧桥，这座桥自春季洪水损坏桥墩以来一直禁止通行。</p>`, 3) + `</div>`,
+			want:    []string{"市议会周二"},
+			notWant: []string{"首页"},
+		},
+		{
+			name: "code block kept wherever it is",
+			body: `<div>` + prose + `<pre>go test ./...</pre>` + prose + `</div>`,
+			want: []string{"go test ./..."},
+		},
+		{
+			name: "an article split into sections at different depths joined up, a teaser inside a link left out",
+			body: `<div class="post"><section><div><div class="lead">` + strings.Repeat(prose, 8) + `</div></div></section>` +
+				`<div class="wrap"><div class="c"><div class="inner"><section><div class="rest">` + strings.Repeat(second, 4) + `</div></section></div></div></div>` +
+				`<div class="cards"><a href="/other"><div>` + strings.Repeat(teaser, 6) + `</div></a></div></div>`,
+			want:    []string{"The council met", "The contractor"},
+			notWant: []string{"In other news"},
+		},
+		{
+			name:    "two paragraphs beside the article (a caption, a bio) are not a section of it",
+			body:    `<div class="post"><article>` + strings.Repeat(prose, 8) + `</article><div class="embed"><div><div><div class="c1">` + strings.Repeat(second, 2) + `</div></div></div></div></div>`,
+			want:    []string{"The council met"},
+			notWant: []string{"The contractor"},
+		},
+		{
+			name: "a page without an article keeps its text",
+			body: `<div><a href="/a">Sports</a></div><div><p>Weather: sunny.</p><p>Markets: up.</p></div>`,
+			want: []string{"Weather: sunny.", "Markets: up."},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := parse(t, "<html><body>"+tt.body+"</body></html>")
+			got := Find(root)
+			if got == nil {
+				t.Fatal("Find returned nil")
+			}
+			text := textOf(got)
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("content lacks %q; got %q", w, text)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(text, w) {
+					t.Errorf("content has %q; got %q", w, text)
+				}
+			}
+		})
+	}
+}
+
+func TestFindNoText(t *testing.T) {
+	for _, page := range []string{"", "<html><body></body></html>", "<div><img src=x></div>", "<script>var a = 1</script>"} {
+		if got := Find(parse(t, page)); got != nil {
+			t.Errorf("Find(%q) = %q, want nil", page, textOf(got))
+		}
+	}
+}
+
+func TestNamedBoilerplate(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"", false},
+		{"comments", true},
+		{"comment-content", true}, // a strong word wins over a content word
+		{"article-body", false},
+		{"nav", true},
+		{"nav main-content", false}, // a weak word is rescued by a content word
+		{"site-header", true},
+		{"header-image", true},
+		{"shadow download", false}, // "ad" only as a whole word
+		{"ad-slot", true},
+		{"Social_Share", true},
+		{"entry-meta", false},
+		{"post-meta byline", true},
+	}
+	for _, tt := range tests {
+		if got := namedBoilerplate(tt.name); got != tt.want {
+			t.Errorf("namedBoilerplate(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	long := strings.Repeat("word ", 40)
+	tests := []struct {
+		name string
+		html string
+		want class
+	}{
+		{"long prose", "<p>" + long + "</p>", good},
+		{"sentence", "<p>The bridge will reopen next year, the council said on Tuesday.</p>", good},
+		{"too short a sentence", "<p>The bridge will reopen, they said.</p>", short},
+		{"short label", "<p>Photo gallery</p>", short},
+		{"long but unfinished and short", "<p>Related coverage from around the region this week</p>", short},
+		{"link list", `<p><a href="/a">` + long + `</a></p>`, bad},
+		{"copyright", "<p>© 2024 Example Media. All rights reserved.</p>", bad},
+		{"code", "<pre>x</pre>", good},
+		{"mostly links but long prose around them", `<p>` + long + long + `<a href="/a">` + long + `</a></p>`, short},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := findBody(parse(t, "<body>"+tt.html+"</body>"))
+			st := measure(body)
+			n := body.FirstChild
+			if got := classify(n, st.of(n)); got != tt.want {
+				t.Errorf("classify = %v, want %v (stat %+v)", got, tt.want, st.of(n))
+			}
+		})
+	}
+}
+
+func TestTextStat(t *testing.T) {
+	tests := []struct {
+		in            string
+		runes, commas int
+	}{
+		{"", 0, 0},
+		{"  a b\n\tc ", 3, 0},
+		{"a, b, c", 5, 2},
+		{"市议会，投票、重建", 9, 2},
+		{"a\u00a0b", 2, 0}, // a no-break space is space
+	}
+	for _, tt := range tests {
+		s := textStat(tt.in)
+		if s.runes != tt.runes || s.commas != tt.commas {
+			t.Errorf("textStat(%q) = %d runes %d commas, want %d, %d", tt.in, s.runes, s.commas, tt.runes, tt.commas)
+		}
+	}
+}
+
+func TestEndsSentence(t *testing.T) {
+	for s, want := range map[string]bool{
+		"It rained.": true, "Did it?": true, "“Yes,” he said.”": true, "重建。": true, "Menu": false, "": false, "Read more »": false,
+	} {
+		if got := endsSentence(s); got != want {
+			t.Errorf("endsSentence(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package content
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// prune removes the boilerplate that markup names as such (step 1). An
+// element named as boilerplate only by its class or id is kept when it
+// holds an <article> or more than half of the page's text: sites put words
+// like "sidebar-layout" on the wrapper of everything.
+func prune(body *html.Node, st stats) {
+	total := st.of(body).runes
+	var drop []*html.Node
+	walkSkip(body, func(n *html.Node) bool {
+		if n.Type != html.ElementNode || n == body {
+			return true
+		}
+		switch boilerplate(n) {
+		case byMarkup:
+			drop = append(drop, n)
+			return false
+		case byName:
+			if st.of(n).runes*2 <= total && !holdsArticle(n) {
+				drop = append(drop, n)
+				return false
+			}
+		}
+		return true
+	})
+	for _, n := range drop {
+		n.Parent.RemoveChild(n)
+	}
+}
+
+// walkSkip calls fn for n and the nodes below it in document order; when
+// fn returns false the node's children are skipped.
+func walkSkip(n *html.Node, fn func(*html.Node) bool) {
+	for c := n; c != nil; {
+		if fn(c) && c.FirstChild != nil {
+			c = c.FirstChild
+			continue
+		}
+		for c != n && c.NextSibling == nil {
+			c = c.Parent
+		}
+		if c == n {
+			return
+		}
+		c = c.NextSibling
+	}
+}
+
+func holdsArticle(n *html.Node) bool {
+	for c := range preorder(n) {
+		if c != n && c.Type == html.ElementNode && (c.DataAtom == atom.Article || c.DataAtom == atom.Main) {
+			return true
+		}
+	}
+	return false
+}
+
+// verdict is why an element is boilerplate.
+type verdict int
+
+const (
+	notBoilerplate verdict = iota
+	byMarkup               // its tag, role or visibility: certain
+	byName                 // a word of its class or id: checked against its size
+)
+
+// boilerplate tells whether an element is boilerplate by its markup.
+func boilerplate(n *html.Node) verdict {
+	switch n.DataAtom {
+	case atom.Nav, atom.Footer, atom.Aside, atom.Menu, atom.Dialog, atom.Figcaption,
+		atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Iframe, atom.Object, atom.Embed, atom.Canvas, atom.Svg,
+		atom.Button, atom.Select, atom.Input, atom.Textarea, atom.Label, atom.Audio, atom.Video:
+		if n.DataAtom == atom.Script && strings.Contains(strings.ToLower(attr(n, "type")), "ld+json") {
+			return notBoilerplate
+		}
+		return byMarkup
+	case atom.Body, atom.Html, atom.Article, atom.Main:
+		return notBoilerplate
+	}
+	if hidden(n) {
+		return byMarkup
+	}
+	switch strings.ToLower(strings.TrimSpace(attr(n, "role"))) {
+	case "navigation", "banner", "contentinfo", "complementary", "menu", "menubar", "search", "dialog", "alertdialog", "tooltip":
+		return byMarkup
+	}
+	if n.DataAtom == atom.Header {
+		return byName
+	}
+	if namedBoilerplate(attr(n, "class")) || namedBoilerplate(attr(n, "id")) {
+		return byName
+	}
+	return notBoilerplate
+}
+
+// hidden tells an element the page does not show.
+func hidden(n *html.Node) bool {
+	for _, a := range n.Attr {
+		switch a.Key {
+		case "hidden":
+			return true
+		case "aria-hidden":
+			if strings.EqualFold(strings.TrimSpace(a.Val), "true") {
+				return true
+			}
+		case "style":
+			s := strings.ToLower(a.Val)
+			if strings.Contains(s, "display:none") || strings.Contains(s, "display: none") ||
+				strings.Contains(s, "visibility:hidden") || strings.Contains(s, "visibility: hidden") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// namedBoilerplate tells whether a class or id value names boilerplate:
+// one of its words (split at anything but letters and digits) names a part
+// of a page that is not the article. Words naming the article itself
+// ("article", "content", "body", ...) do not rescue it when a stronger word
+// is present: "comment-content" is a comment.
+func namedBoilerplate(v string) bool {
+	if v == "" {
+		return false
+	}
+	v = strings.ToLower(v)
+	weak, content := false, false
+	for w := range strings.FieldsFuncSeq(v, notAlnum) {
+		switch wordClass(w) {
+		case strongWord:
+			return true
+		case weakWord:
+			weak = true
+		case contentWord:
+			content = true
+		}
+	}
+	return weak && !content
+}
+
+func notAlnum(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+}
+
+type wordKind int
+
+const (
+	plainWord   wordKind = iota
+	strongWord           // boilerplate, whatever else the name says
+	weakWord             // boilerplate unless the name also names content
+	contentWord          // names the article or its text
+)
+
+// wordClass sorts one word of a class or id. Plurals and common
+// concatenations are listed as such: a switch needs no set built at start-up.
+func wordClass(w string) wordKind {
+	switch w {
+	case "comment", "comments", "commentlist", "disqus", "share", "sharing", "shares", "sharebar", "social", "socials",
+		"related", "recommended", "recommendations", "newsletter", "subscribe", "subscription", "signup",
+		"cookie", "cookies", "consent", "gdpr", "breadcrumb", "breadcrumbs", "pagination", "pager",
+		"popup", "modal", "promo", "sponsor", "sponsored", "advert", "advertisement", "ad", "ads", "adsense",
+		"outbrain", "taboola", "masthead", "navbar", "topbar", "toolbar", "skip", "skiplink", "sidebar",
+		"footer", "copyright", "banner", "paywall", "tags", "tagcloud", "widget", "widgets", "trending",
+		"byline", "dateline", "author", "print", "rss", "caption", "credit", "credits", "timestamp", "published", "updated", "date":
+		return strongWord
+	case "nav", "menu", "header", "meta", "aside", "extra", "links", "more", "tools", "utility", "secondary", "hidden":
+		return weakWord
+	case "article", "content", "main", "body", "story", "text", "post", "entry", "prose", "blog":
+		return contentWord
+	}
+	return plainWord
+}

@@ -1,0 +1,298 @@
+package content
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Scoring constants (step 2).
+const (
+	minParagraph   = 25  // runes: shorter paragraphs do not vote for a container
+	runesPerPoint  = 100 // a paragraph scores a point per this many runes...
+	maxLengthScore = 3   // ...up to this many
+	nameWeight     = 25  // a class/id that names content, or boilerplate
+)
+
+// paragraphLike tells the elements whose text votes for their ancestors:
+// paragraphs, and containers holding only inline content (text written
+// straight into a <div>).
+func paragraphLike(n *html.Node, s stat) bool {
+	switch n.DataAtom {
+	case atom.P, atom.Pre, atom.Td, atom.Blockquote, atom.Dd:
+		return true
+	case atom.Div, atom.Section, atom.Article, atom.Span, atom.Font, atom.Center:
+		return !s.blockChild
+	}
+	return false
+}
+
+// paragraphScore is one paragraph's vote: a point for being one, a point per
+// comma (prose has commas, lists of links do not), and its length.
+func paragraphScore(s stat) float64 {
+	return 1 + float64(s.commas) + float64(min(s.runes/runesPerPoint, maxLengthScore))
+}
+
+// baseScore is a container's score before its paragraphs vote: by its tag,
+// and by what its class and id say.
+func baseScore(n *html.Node) float64 {
+	var b float64
+	switch n.DataAtom {
+	case atom.Article, atom.Main:
+		b = 10
+	case atom.Div, atom.Section:
+		b = 5
+	case atom.Pre, atom.Td, atom.Blockquote:
+		b = 3
+	case atom.Ol, atom.Ul, atom.Dl, atom.Dd, atom.Dt, atom.Li, atom.Form, atom.Address:
+		b = -3
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Th:
+		b = -5
+	}
+	if strings.EqualFold(attr(n, "itemprop"), "articleBody") {
+		b += 2 * nameWeight
+	}
+	return b + nameScore(attr(n, "class")) + nameScore(attr(n, "id"))
+}
+
+// nameScore weighs a class or id value: +nameWeight when it names content,
+// -nameWeight when it names boilerplate.
+func nameScore(v string) float64 {
+	if v == "" {
+		return 0
+	}
+	var s float64
+	for w := range strings.FieldsFuncSeq(strings.ToLower(v), notAlnum) {
+		switch wordClass(w) {
+		case contentWord:
+			s = max(s, nameWeight)
+		case strongWord, weakWord:
+			return -nameWeight
+		}
+	}
+	return s
+}
+
+// candidates are the containers paragraphs voted for, in the order they
+// were first voted for (so ties break the same way on every run), with
+// their final scores.
+type candidates struct {
+	order  []*html.Node
+	scores map[*html.Node]float64
+	// paragraphs counts the paragraphs that voted for a container as its
+	// own (with their whole vote).
+	paragraphs map[*html.Node]int
+}
+
+// bestCandidate returns the container whose paragraphs make the most
+// content, or nil when no paragraph is long enough to vote, and the scores
+// of all containers.
+func bestCandidate(body *html.Node, st stats) (*html.Node, candidates) {
+	c := candidates{scores: make(map[*html.Node]float64), paragraphs: make(map[*html.Node]int)}
+	vote := func(n *html.Node, v float64) {
+		if _, ok := c.scores[n]; !ok {
+			c.scores[n] = baseScore(n)
+			c.order = append(c.order, n)
+		}
+		c.scores[n] += v
+	}
+	for n := range preorder(body) {
+		if n.Type != html.ElementNode {
+			continue
+		}
+		s := st.of(n)
+		first := n.Parent
+		if !paragraphLike(n, s) {
+			// Text written straight into a container beside its blocks
+			// is a paragraph of that container.
+			if !s.blockChild || s.inline.runes < minParagraph {
+				continue
+			}
+			s = stat{runes: s.inline.runes, linkRunes: s.inline.linkRunes, commas: s.inline.commas}
+			first = n
+		}
+		if s.runes < minParagraph {
+			continue
+		}
+		v := paragraphScore(s)
+		// The vote flows up: whole to the parent, half to the grandparent,
+		// a quarter to the great-grandparent.
+		share := 1.0
+		c.paragraphs[first]++
+		for p := first; p != nil && p.Type == html.ElementNode && share >= 0.25; p = p.Parent {
+			vote(p, v*share)
+			if p == body {
+				break
+			}
+			share /= 2
+		}
+	}
+	var top *html.Node
+	best := 0.0
+	for _, n := range c.order {
+		sc := c.scores[n] * (1 - st.of(n).linkDensity())
+		if insideLink(n, body) {
+			// A teaser's text is a link's text, whatever the blocks
+			// inside the link say about their own links.
+			sc = 0
+		}
+		c.scores[n] = sc
+		if top == nil || sc > best {
+			top, best = n, sc
+		}
+	}
+	if top == nil {
+		return nil, c
+	}
+	// A container that is its parent's only child says nothing its parent
+	// does not; the parent may hold the headline and captions beside it.
+	for top != body && onlyElementChild(top) && top.Parent != body {
+		top = top.Parent
+	}
+	if _, ok := c.scores[top]; !ok || c.scores[top] < best {
+		c.scores[top] = best
+	}
+	return top, c
+}
+
+func onlyElementChild(n *html.Node) bool {
+	p := n.Parent
+	if p == nil || p.Type != html.ElementNode {
+		return false
+	}
+	for c := p.FirstChild; c != nil; c = c.NextSibling {
+		if c != n && (c.Type == html.ElementNode || c.Type == html.TextNode && strings.TrimSpace(c.Data) != "") {
+			return false
+		}
+	}
+	return true
+}
+
+// Sibling rules: a sibling of the best container joins it when it scores at
+// least this share of the best (and at least minSiblingScore), or when it is
+// a paragraph of prose.
+const (
+	siblingShare    = 0.2
+	minSiblingScore = 10
+)
+
+// withSiblings returns the best container and the siblings that belong to
+// the article with it (pages often split an article into several
+// containers side by side), in document order.
+func withSiblings(top *html.Node, c candidates, st stats) []*html.Node {
+	if top.Parent == nil || top.DataAtom == atom.Body {
+		return []*html.Node{top}
+	}
+	topScore := c.scores[top]
+	threshold := max(minSiblingScore, topScore*siblingShare)
+	topClass := attr(top, "class")
+	var out []*html.Node
+	for s := top.Parent.FirstChild; s != nil; s = s.NextSibling {
+		if s == top {
+			out = append(out, s)
+			continue
+		}
+		if s.Type != html.ElementNode {
+			continue
+		}
+		sc, scored := c.scores[s]
+		if scored && topClass != "" && attr(s, "class") == topClass {
+			sc += topScore * siblingShare
+		}
+		if scored && sc >= threshold {
+			out = append(out, s)
+			continue
+		}
+		if s.DataAtom == atom.P {
+			ss := st.of(s)
+			ld := ss.linkDensity()
+			text := strings.TrimSpace(textOf(s))
+			if ss.runes > 80 && ld < 0.25 || ss.runes > 0 && ld == 0 && endsSentence(text) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// Cousin rules: an article split into sections that sit at different
+// depths (a lead section, then a wrapper holding the rest) is joined up by
+// climbing from the best container and taking, in each branch beside the
+// path climbed, the branch's best container when it scores at least
+// cousinShare of the best and is not link-heavy.
+const (
+	cousinShare    = 0.3
+	cousinMaxLinks = 0.25
+	cousinLevels   = 4
+	// A section of an article has paragraphs; a lone block of text beside
+	// the article is a caption, a teaser or a bio.
+	cousinParagraphs = 3
+)
+
+// withCousins adds to chosen (the best container and its siblings) the
+// best container of each branch beside top and its ancestors, up to
+// cousinLevels above top, that scores comparably; the result is in document
+// order.
+func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st stats) []*html.Node {
+	topScore := c.scores[top]
+	if top == body || top.Parent == nil {
+		return chosen
+	}
+	taken := make(map[*html.Node]bool, len(chosen))
+	for _, n := range chosen {
+		taken[n] = true
+	}
+	added := false
+	on := top
+	for level := 0; level < cousinLevels && on != body && on.Parent != nil; level++ {
+		anc := on.Parent
+		for b := anc.FirstChild; b != nil; b = b.NextSibling {
+			if b == on || b.Type != html.ElementNode || taken[b] {
+				continue
+			}
+			best, bs := bestWithin(b, c)
+			if best == nil || bs < topScore*cousinShare || st.of(best).linkDensity() > cousinMaxLinks ||
+				c.paragraphs[best] < cousinParagraphs {
+				continue
+			}
+			taken[best] = true
+			added = true
+		}
+		on = anc
+	}
+	if !added {
+		return chosen
+	}
+	var out []*html.Node
+	walkSkip(on, func(n *html.Node) bool {
+		if taken[n] {
+			out = append(out, n)
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// insideLink tells whether n sits inside a link, at or below top.
+func insideLink(n, top *html.Node) bool {
+	for p := n; p != nil && p != top.Parent; p = p.Parent {
+		if p.DataAtom == atom.A {
+			return true
+		}
+	}
+	return false
+}
+
+// bestWithin returns the highest-scoring candidate at or below n.
+func bestWithin(n *html.Node, c candidates) (*html.Node, float64) {
+	var best *html.Node
+	var bs float64
+	for d := range preorder(n) {
+		if sc, ok := c.scores[d]; ok && (best == nil || sc > bs) {
+			best, bs = d, sc
+		}
+	}
+	return best, bs
+}

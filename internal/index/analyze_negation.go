@@ -1,0 +1,45 @@
+package index
+
+import (
+	"strings"
+
+	"github.com/toolport/toolport/internal/embedding"
+)
+
+// negationMark prefixes a term its text negates: "there are no voices"
+// indexes "not:voice", not "voice", so that a search for voices does not
+// find the captions that say there are none. Whitespace keeps it one token
+// wherever terms are joined (the Weaviate backend's term fields).
+const negationMark = "not:"
+
+// negationScope is how many words after a negator it reaches, within its
+// clause ("no other instruments", "no voices in this song").
+const negationScope = 3
+
+// termNegators start a negation.
+var termNegators = map[string]bool{"no": true, "not": true, "without": true, "nor": true, "neither": true, "never": true}
+
+// negationTerms is [Terms] with the terms of words a negator reaches (up to
+// negationScope words after "no", "not", "without" … in the same clause)
+// marked with negationMark.
+func negationTerms(text string) []string {
+	var out []string
+	for clause := range strings.FieldsFuncSeq(text, isClauseBreak) {
+		reach := 0
+		for _, w := range embedding.Words(clause) {
+			if termNegators[w] {
+				reach = negationScope
+				continue
+			}
+			mark := ""
+			if reach > 0 {
+				mark = negationMark
+				reach--
+			}
+			for _, t := range Terms(w) {
+				out = append(out, mark+t)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,97 @@
+package index
+
+import (
+	"strings"
+	"unicode"
+)
+
+// QueryTerms returns the weighted lexical terms the engine searches for a
+// query: its own terms and, with the engine's parameters, the expansion
+// terms. [Explain] uses them to show why a document matched.
+func (e *Engine) QueryTerms(query string) map[string]float64 {
+	if len(query) > MaxQueryBytes {
+		query = query[:MaxQueryBytes]
+	}
+	return e.lexicalTerms(query, e.RankParams().Expand)
+}
+
+// PlainQueryTerms are a query's terms without expansion, for callers with no
+// engine (the Weaviate backend).
+func PlainQueryTerms(query string) map[string]float64 {
+	if len(query) > MaxQueryBytes {
+		query = query[:MaxQueryBytes]
+	}
+	return queryTerms(query)
+}
+
+// maxExplainBytes bounds the text Explain reads.
+const maxExplainBytes = 16 << 10
+
+// Explain returns the sentence (or line) of text whose terms weigh most in
+// terms, clipped to maxRunes: the part of a caption or lyrics that says why
+// the document matched. It returns "" when no sentence holds any term.
+func Explain(terms map[string]float64, text string, maxRunes int) string {
+	if len(text) > maxExplainBytes {
+		text = text[:maxExplainBytes]
+	}
+	best, bestScore := "", 0.0
+	for _, s := range sentences(text) {
+		var score float64
+		seen := map[string]bool{}
+		for _, t := range Terms(s) {
+			if !seen[t] {
+				seen[t] = true
+				score += terms[t]
+			}
+		}
+		if score > bestScore {
+			best, bestScore = s, score
+		}
+	}
+	return clipRunes(best, maxRunes)
+}
+
+// FirstSentence is text's first sentence (or line), clipped to maxRunes.
+func FirstSentence(text string, maxRunes int) string {
+	if len(text) > maxExplainBytes {
+		text = text[:maxExplainBytes]
+	}
+	if ss := sentences(text); len(ss) > 0 {
+		return clipRunes(ss[0], maxRunes)
+	}
+	return ""
+}
+
+// sentences splits text at line breaks and at '.', '!' or '?' followed by
+// a space.
+func sentences(text string) []string {
+	var out []string
+	start := 0
+	emit := func(end int) {
+		if s := strings.TrimSpace(text[start:end]); s != "" {
+			out = append(out, s)
+		}
+		start = end
+	}
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '\n':
+			emit(i)
+		case (c == '.' || c == '!' || c == '?') && (i+1 == len(text) || text[i+1] == ' '):
+			emit(i + 1)
+		}
+	}
+	emit(len(text))
+	return out
+}
+
+func clipRunes(s string, n int) string {
+	if n <= 0 {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return strings.TrimRightFunc(string(r[:n-1]), unicode.IsSpace) + "…"
+}

@@ -1,0 +1,411 @@
+package index
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"slices"
+
+	"github.com/toolport/toolport/internal/embedding"
+)
+
+// An engine snapshot is the engine's built state, BM25 postings and vector
+// codes included, so that a process can load an index it did not build
+// (`toolport call semanticSearch` runs once and exits) without analysing
+// every document and coding every vector again. Its layout, little-endian:
+//
+//	magic "TPIXSNAP", tag (uvarint length + bytes), then
+//	BM25:   slots (uvarint); per slot its id ("" for a free slot) and length (f32);
+//	        terms (uvarint); per term the term, its posting count (uvarint)
+//	        and per posting the slot (uvarint) and weighted tf (f32)
+//	vector: dims, n (uvarint); n ids; n×dims f32 (unit vectors); coded (byte);
+//	        when coded: codedAt (uvarint), dims f32 centre, n×words u64 codes,
+//	        2n f32 factors
+//	CRC-32C of all of the above (u32), against accidental damage: the
+//	store is trusted, and a cryptographic hash of a 4 MB snapshot cost
+//	more than the rest of the load.
+//
+// The tag ([Engine.SnapshotTag]) names what the content depends on besides
+// the documents: this layout, the analyser and field weights (by their
+// output on a probe document, so that a change to them is noticed without
+// anyone remembering to bump a number), the rotation the codes use, and the
+// embedder. A snapshot whose tag differs is refused, and the caller builds
+// the engine from the documents instead.
+
+// snapshotFormat is the layout version; bump it when the layout or the
+// meaning of a stored field changes.
+const snapshotFormat = 1
+
+const snapshotMagic = "TPIXSNAP"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrSnapshot is returned for a snapshot that cannot be used: corrupt,
+// truncated, or made by another version or for another embedder.
+var ErrSnapshot = errors.New("index: unusable snapshot")
+
+// snapshotProbe is analysed to fingerprint the analyser: it has stopwords,
+// inflections, hyphenated compounds, digits, punctuation and non-ASCII text
+// in every field.
+var snapshotProbe = Fields{
+	Title:          "Hip-Hop Lovers' Strumming (Live)",
+	Artist:         "The Running Guitars & Los Niños",
+	Album:          "Sessions of Happiness, Vol. 2",
+	Interpretation: "A calm, flowing lo-fi track: played acoustic guitars, crooning vocals and 90s jazz-infused beats.",
+	Lyrics:         "I'm running away, über café naïve — we danced all night 'til the morning lights",
+}
+
+// SnapshotTag identifies what a snapshot of this engine depends on besides
+// its documents (see the layout above). Two engines with the same tag read
+// each other's snapshots.
+func (e *Engine) SnapshotTag() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "format %d\nrotation %d %d\nembedder %q %d\n",
+		snapshotFormat, rotationRounds, rotationSeed, e.emb.Name(), e.emb.Dimensions())
+	tf, length := snapshotProbe.weightedTerms(e.lex.analyze)
+	terms := make([]string, 0, len(tf))
+	for t := range tf {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	for _, t := range terms {
+		fmt.Fprintf(h, "%q %g\n", t, tf[t])
+	}
+	fmt.Fprintf(h, "length %g\n", length)
+	return fmt.Sprintf("v%d-%s", snapshotFormat, hex.EncodeToString(h.Sum(nil)[:12]))
+}
+
+// MarshalSnapshot encodes the engine's state. It holds the engine's read
+// locks while it copies, so searches go on meanwhile and writes wait.
+func (e *Engine) MarshalSnapshot() []byte {
+	w := &snapWriter{}
+	w.bytes([]byte(snapshotMagic))
+	w.str(e.SnapshotTag())
+	e.lex.appendSnapshot(w)
+	e.vec.appendSnapshot(w)
+	return binary.LittleEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli))
+}
+
+// LoadSnapshot returns the engine a snapshot made by
+// [Engine.MarshalSnapshot] describes, searching with emb. Any damage, or a
+// tag other than what an engine with emb has, gives an error wrapping
+// [ErrSnapshot] and never a partial engine.
+func LoadSnapshot(emb embedding.Embedder, data []byte) (*Engine, error) {
+	e := NewEngine(emb)
+	if len(data) < len(snapshotMagic)+4 {
+		return nil, fmt.Errorf("%w: %d bytes", ErrSnapshot, len(data))
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrSnapshot)
+	}
+	if err := e.decodeSnapshot(body); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// decodeSnapshot fills the empty engine e from a snapshot without its
+// checksum, validating every count and reference against what is there.
+func (e *Engine) decodeSnapshot(body []byte) error {
+	r := &snapReader{b: body}
+	if magic := r.take(len(snapshotMagic)); string(magic) != snapshotMagic {
+		return fmt.Errorf("%w: not a snapshot", ErrSnapshot)
+	}
+	if tag := r.str(); r.err == nil && tag != e.SnapshotTag() {
+		return fmt.Errorf("%w: tag %q, want %q", ErrSnapshot, tag, e.SnapshotTag())
+	}
+	lex, err := decodeBM25(r)
+	if err != nil {
+		return err
+	}
+	vec, err := decodeVectorIndex(r, e.emb.Dimensions())
+	if err != nil {
+		return err
+	}
+	if len(r.b) != 0 {
+		return fmt.Errorf("%w: %d trailing bytes", ErrSnapshot, len(r.b))
+	}
+	// Both sides must hold the same documents, as Engine.Add keeps them.
+	if len(lex.slot) != len(vec.ids) {
+		return fmt.Errorf("%w: %d lexical and %d vector documents", ErrSnapshot, len(lex.slot), len(vec.ids))
+	}
+	for _, id := range vec.ids {
+		if _, ok := lex.slot[id]; !ok {
+			return fmt.Errorf("%w: %q has a vector but no text", ErrSnapshot, id)
+		}
+	}
+	e.lex, e.vec = lex, vec
+	return nil
+}
+
+func (x *BM25) appendSnapshot(w *snapWriter) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	w.uvarint(uint64(len(x.ids)))
+	for s, id := range x.ids {
+		w.str(id)
+		w.f32(x.length[s])
+	}
+	terms := make([]string, 0, len(x.postings))
+	for t := range x.postings {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms) // the same index gives the same bytes
+	w.uvarint(uint64(len(terms)))
+	for _, t := range terms {
+		ps := x.postings[t]
+		w.str(t)
+		w.uvarint(uint64(len(ps)))
+		for _, p := range ps {
+			w.uvarint(uint64(p.doc))
+			w.f32(p.tf)
+		}
+	}
+}
+
+func decodeBM25(r *snapReader) (*BM25, error) {
+	x := NewBM25()
+	slots := r.count(5) // an empty id and a length take 5 bytes at least
+	x.ids = make([]string, 0, slots)
+	x.length = make([]float32, 0, slots)
+	for s := range slots {
+		id, length := r.str(), r.f32()
+		if r.err != nil {
+			break
+		}
+		if math.IsNaN(float64(length)) || length < 0 || math.IsInf(float64(length), 0) {
+			return nil, fmt.Errorf("%w: slot %d has length %v", ErrSnapshot, s, length)
+		}
+		x.ids = append(x.ids, id)
+		x.length = append(x.length, length)
+		if id == "" {
+			x.free = append(x.free, int32(s))
+			continue
+		}
+		if _, dup := x.slot[id]; dup {
+			return nil, fmt.Errorf("%w: id %q twice", ErrSnapshot, id)
+		}
+		x.slot[id] = int32(s)
+		x.total += float64(length)
+	}
+	x.terms = make([][]string, len(x.ids))
+	nterms := r.count(2)
+	prev := ""
+	for i := range nterms {
+		t := r.str()
+		n := r.count(5)
+		if r.err != nil {
+			break
+		}
+		if t == "" || (i > 0 && t <= prev) {
+			return nil, fmt.Errorf("%w: terms out of order at %q", ErrSnapshot, t)
+		}
+		prev = t
+		ps := make([]posting, n)
+		for j := range ps {
+			doc, tf := r.uvarint(), r.f32()
+			if r.err != nil {
+				break
+			}
+			if doc >= uint64(len(x.ids)) || x.ids[doc] == "" {
+				return nil, fmt.Errorf("%w: posting of %q for slot %d", ErrSnapshot, t, doc)
+			}
+			if !(tf > 0) || math.IsInf(float64(tf), 0) {
+				return nil, fmt.Errorf("%w: posting of %q has tf %v", ErrSnapshot, t, tf)
+			}
+			if k := len(x.terms[doc]); k > 0 && x.terms[doc][k-1] == t {
+				return nil, fmt.Errorf("%w: %q posted twice for slot %d", ErrSnapshot, t, doc)
+			}
+			ps[j] = posting{doc: int32(doc), tf: tf}
+			x.terms[doc] = append(x.terms[doc], t)
+		}
+		if len(ps) == 0 {
+			return nil, fmt.Errorf("%w: term %q without postings", ErrSnapshot, t)
+		}
+		x.postings[t] = ps
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return x, nil
+}
+
+func (x *VectorIndex) appendSnapshot(w *snapWriter) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	w.uvarint(uint64(x.dims))
+	w.uvarint(uint64(len(x.ids)))
+	for _, id := range x.ids {
+		w.str(id)
+	}
+	w.f32s(x.vecs)
+	if !x.coded {
+		w.b = append(w.b, 0)
+		return
+	}
+	w.b = append(w.b, 1)
+	w.uvarint(uint64(x.codedAt))
+	w.f32s(x.center)
+	for _, c := range x.codes {
+		w.b = binary.LittleEndian.AppendUint64(w.b, c)
+	}
+	w.f32s(x.factors)
+}
+
+func decodeVectorIndex(r *snapReader, dims int) (*VectorIndex, error) {
+	if d := r.uvarint(); r.err == nil && d != uint64(dims) {
+		return nil, fmt.Errorf("%w: %d dimensions, want %d", ErrSnapshot, d, dims)
+	}
+	x := NewVectorIndex(dims)
+	n := r.count(1 + 4*dims)
+	x.ids = make([]string, 0, n)
+	for range n {
+		id := r.str()
+		if r.err != nil {
+			return nil, r.err
+		}
+		if _, dup := x.slot[id]; dup || id == "" {
+			return nil, fmt.Errorf("%w: vector id %q empty or twice", ErrSnapshot, id)
+		}
+		x.slot[id] = int32(len(x.ids))
+		x.ids = append(x.ids, id)
+	}
+	x.vecs = r.f32s(n * dims)
+	if !allFinite(x.vecs) {
+		return nil, fmt.Errorf("%w: a vector is not finite", ErrSnapshot)
+	}
+	switch coded := r.take(1); {
+	case r.err != nil:
+		return nil, r.err
+	case coded[0] == 0:
+		x.maybeRecode() // codes are cheap next to analysis; an old snapshot may lack them
+	case coded[0] == 1:
+		x.codedAt = int(min(r.uvarint(), math.MaxInt32))
+		x.center = r.f32s(dims)
+		if raw := r.take(8 * n * x.words); r.err == nil {
+			x.codes = make([]uint64, n*x.words)
+			for i := range x.codes {
+				x.codes[i] = binary.LittleEndian.Uint64(raw[8*i:])
+			}
+		}
+		x.factors = r.f32s(2 * n)
+		if r.err != nil {
+			return nil, r.err
+		}
+		if !allFinite(x.center) || !allFinite(x.factors) {
+			return nil, fmt.Errorf("%w: codes are not finite", ErrSnapshot)
+		}
+		if extra := dims % 64; extra != 0 { // bits past dims are always clear
+			for i := x.words - 1; i < len(x.codes); i += x.words {
+				if x.codes[i]>>uint(extra) != 0 {
+					return nil, fmt.Errorf("%w: code bits past the dimensions", ErrSnapshot)
+				}
+			}
+		}
+		x.coded = true
+	default:
+		return nil, fmt.Errorf("%w: coded flag %d", ErrSnapshot, coded[0])
+	}
+	return x, r.err
+}
+
+func allFinite(fs []float32) bool {
+	for _, f := range fs {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return false
+		}
+	}
+	return true
+}
+
+type snapWriter struct{ b []byte }
+
+func (w *snapWriter) bytes(p []byte)   { w.b = append(w.b, p...) }
+func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *snapWriter) f32(f float32)    { w.b = binary.LittleEndian.AppendUint32(w.b, math.Float32bits(f)) }
+func (w *snapWriter) str(s string)     { w.uvarint(uint64(len(s))); w.b = append(w.b, s...) }
+func (w *snapWriter) f32s(fs []float32) {
+	w.b = slices.Grow(w.b, 4*len(fs))
+	for _, f := range fs {
+		w.f32(f)
+	}
+}
+
+// snapReader reads a snapshot; the first failure sticks in err and every
+// later read returns zero values, so decoders check err once per record.
+// Counts are bounded by the bytes left, so a forged count cannot make a
+// decoder allocate more than the snapshot's size allows.
+type snapReader struct {
+	b   []byte
+	err error
+}
+
+func (r *snapReader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: truncated or malformed %s", ErrSnapshot, what)
+	}
+	r.b = nil
+}
+
+func (r *snapReader) take(n int) []byte {
+	if r.err != nil || n < 0 || n > len(r.b) {
+		r.fail("data")
+		return nil
+	}
+	p := r.b[:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *snapReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("number")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a count of items of at least minBytes bytes each.
+func (r *snapReader) count(minBytes int) int {
+	v := r.uvarint()
+	if r.err == nil && v > uint64(len(r.b)/max(minBytes, 1)) {
+		r.fail("count")
+		return 0
+	}
+	return int(v)
+}
+
+func (r *snapReader) str() string {
+	n := r.count(1)
+	return string(r.take(n))
+}
+
+func (r *snapReader) f32() float32 {
+	p := r.take(4)
+	if p == nil {
+		return 0
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(p))
+}
+
+func (r *snapReader) f32s(n int) []float32 {
+	raw := r.take(4 * n)
+	if raw == nil {
+		return nil
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out
+}

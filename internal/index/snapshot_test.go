@@ -1,0 +1,186 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"slices"
+	"testing"
+)
+
+// snapshotEngine is an engine with enough documents for the coded vector
+// path, some removed (free BM25 slots), some replaced.
+func snapshotEngine(t testing.TB) *Engine {
+	t.Helper()
+	ctx := context.Background()
+	e := NewEngine(&fakeEmbedder{})
+	e.vec.SetExactBelow(0)
+	words := []string{"red", "green", "blue", "crimson", "azure", "guitar", "strumming", "lo-fi", "jazz"}
+	var docs []Document
+	for i := range 300 {
+		docs = append(docs, Document{ID: fmt.Sprintf("T%04d", i), Fields: Fields{
+			Title:          words[i%len(words)] + " " + words[(i/3)%len(words)],
+			Artist:         fmt.Sprintf("artist %d", i%17),
+			Interpretation: words[(i*7)%len(words)] + " and " + words[(i*5)%len(words)] + " tones",
+		}})
+	}
+	if err := e.Add(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i += 7 {
+		e.Remove(fmt.Sprintf("T%04d", i))
+	}
+	if err := e.Add(ctx, []Document{{ID: "T0001", Fields: Fields{Title: "azure azure"}}}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	e := snapshotEngine(t)
+	data := e.MarshalSnapshot()
+	got, err := LoadSnapshot(&fakeEmbedder{}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != e.Len() || got.lex.Len() != e.lex.Len() {
+		t.Fatalf("Len %d/%d, want %d/%d", got.Len(), got.lex.Len(), e.Len(), e.lex.Len())
+	}
+	got.vec.SetExactBelow(0)
+	for _, mode := range []Mode{Hybrid, Lexical, Semantic} {
+		for _, q := range []string{"red guitar", "azure", "lo-fi jazz strumming", "artist 3", "nothing matches"} {
+			// Every document, so that no cut-off depends on the last bits of
+			// a sum (BM25 adds query terms in map order).
+			want, err1 := e.SearchMode(ctx, mode, q, 400, nil)
+			have, err2 := got.SearchMode(ctx, mode, q, 400, nil)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if !sameHits(want, have) {
+				t.Errorf("%v %q: loaded engine gives %v, built one %v", mode, q, have, want)
+			}
+		}
+	}
+	// The same engine encodes to the same bytes, and the loaded one stays
+	// writable like a built one.
+	if again := got.MarshalSnapshot(); !bytes.Equal(again, data) {
+		t.Error("a loaded engine does not encode to the snapshot it came from")
+	}
+	if err := got.Add(ctx, []Document{{ID: "new", Fields: Fields{Title: "green"}}}); err != nil || !got.Remove("T0002") {
+		t.Fatalf("writes after loading: %v", err)
+	}
+	if hits, _ := got.SearchMode(ctx, Lexical, "green", 300, nil); !slices.ContainsFunc(hits, func(h Hit) bool { return h.ID == "new" }) {
+		t.Error("document added after loading not found")
+	}
+}
+
+// sameHits reports whether two results hold the same ids with the same
+// scores up to rounding.
+func sameHits(a, b []Hit) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	scores := map[string]float64{}
+	for _, h := range a {
+		scores[h.ID] = h.Score
+	}
+	for _, h := range b {
+		s, ok := scores[h.ID]
+		if !ok || math.Abs(s-h.Score) > 1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+// otherEmbedder is fakeEmbedder under another name.
+type otherEmbedder struct{ fakeEmbedder }
+
+func (*otherEmbedder) Name() string { return "other" }
+
+func TestSnapshotRefused(t *testing.T) {
+	data := snapshotEngine(t).MarshalSnapshot()
+	resum := func(body []byte) []byte {
+		return binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, castagnoli))
+	}
+	body := data[:len(data)-4]
+	tests := []struct {
+		name string
+		data []byte
+		emb  interface{ Name() string }
+	}{
+		{"empty", nil, nil},
+		{"truncated", data[:len(data)/2], nil},
+		{"one bit flipped", func() []byte { d := slices.Clone(data); d[len(d)/3] ^= 4; return d }(), nil},
+		{"checksum of damaged content", resum(slices.Clone(body[:len(body)-9])), nil},
+		{"other format or analyser", resum(bytes.Replace(slices.Clone(body), []byte("v1-"), []byte("v9-"), 1)), nil},
+		{"other embedder", data, &otherEmbedder{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var e *Engine
+			var err error
+			if tt.emb != nil {
+				e, err = LoadSnapshot(&otherEmbedder{}, tt.data)
+			} else {
+				e, err = LoadSnapshot(&fakeEmbedder{}, tt.data)
+			}
+			if !errors.Is(err, ErrSnapshot) || e != nil {
+				t.Errorf("LoadSnapshot = %v, %v; want ErrSnapshot and no engine", e, err)
+			}
+		})
+	}
+}
+
+// TestSnapshotTagFollowsTheAnalyser checks that the tag is derived from
+// what it guards: engines with different embedders differ, equal ones agree.
+func TestSnapshotTagFollowsTheAnalyser(t *testing.T) {
+	a, b := NewEngine(&fakeEmbedder{}).SnapshotTag(), NewEngine(&fakeEmbedder{}).SnapshotTag()
+	if a != b {
+		t.Errorf("tags of equal engines differ: %s, %s", a, b)
+	}
+	if c := NewEngine(&otherEmbedder{}).SnapshotTag(); c == a {
+		t.Error("the tag ignores the embedder")
+	}
+	tf, _ := snapshotProbe.weightedTerms(Terms)
+	for _, want := range []string{"strum", "lo", "fi", "lo-fi", "guitar", "hip-hop"} {
+		if tf[want] == 0 {
+			t.Errorf("the probe document does not exercise %q (terms %v)", want, tf)
+		}
+	}
+}
+
+// FuzzSnapshot feeds damaged snapshots to the decoder past the checksum:
+// it must refuse or accept, never panic, and what it accepts must search.
+func FuzzSnapshot(f *testing.F) {
+	data := snapshotEngine(f).MarshalSnapshot()
+	f.Add(data[:len(data)-4])
+	f.Add([]byte(snapshotMagic))
+	small := NewEngine(&fakeEmbedder{})
+	_ = small.Add(context.Background(), []Document{{ID: "a", Fields: Fields{Title: "red"}}})
+	d := small.MarshalSnapshot()
+	f.Add(d[:len(d)-4])
+	f.Fuzz(func(t *testing.T, body []byte) {
+		e := NewEngine(&fakeEmbedder{})
+		if err := e.decodeSnapshot(body); err != nil {
+			if !errors.Is(err, ErrSnapshot) {
+				t.Fatalf("error %v does not wrap ErrSnapshot", err)
+			}
+			return
+		}
+		ctx := context.Background()
+		e.vec.SetExactBelow(0)
+		for _, mode := range []Mode{Hybrid, Lexical, Semantic} {
+			if _, err := e.SearchMode(ctx, mode, "red green lo-fi", 5, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.Remove("a")
+		_ = e.Add(ctx, []Document{{ID: "b", Fields: Fields{Title: "blue"}}})
+	})
+}

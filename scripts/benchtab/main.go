@@ -1,0 +1,231 @@
+// Command benchtab reads `go test -bench` output and prints a Markdown table
+// of each benchmark's metrics as median (min–max) over the runs it saw, one
+// row per benchmark and variant: the figures scripts/bench puts in
+// BENCHMARKS.md.
+//
+// The variant is the value of the last "variant: NAME" configuration line
+// before a result (the Go benchmark format's key: value lines), so that runs
+// of two builds, interleaved by the caller, land in rows side by side. Lines
+// that are neither results nor configuration are ignored.
+//
+//	go test -bench . -count 5 ./pkg | go run ./scripts/benchtab
+//	go run ./scripts/benchtab -title "Chat turns" run1.txt run2.txt
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	title := flag.String("title", "", "a heading printed above the table")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: benchtab [-title T] [FILE...]   (stdin when no file)")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	t := newTable()
+	if flag.NArg() == 0 {
+		if err := t.read(os.Stdin); err != nil {
+			fail(err)
+		}
+	}
+	for _, name := range flag.Args() {
+		f, err := os.Open(name)
+		if err != nil {
+			fail(err)
+		}
+		err = t.read(f)
+		f.Close()
+		if err != nil {
+			fail(fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if *title != "" {
+		fmt.Printf("%s\n\n", *title)
+	}
+	if err := t.write(os.Stdout); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "benchtab:", err)
+	os.Exit(1)
+}
+
+// maxLine bounds a line of input (benchmark output lines are short).
+const maxLine = 1 << 20
+
+// result is "BenchmarkName-N  iterations  value unit  value unit ...".
+var resultRE = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+
+// configRE is a configuration line, "key: value".
+var configRE = regexp.MustCompile(`^([a-z][^\s:]*):\s*(.*)$`)
+
+type key struct{ bench, variant string }
+
+type table struct {
+	rows  []key                        // in first-seen order
+	units []string                     // in first-seen order
+	vals  map[key]map[string][]float64 // row → unit → values
+	seen  map[string]bool              // units seen
+	has   map[key]bool                 // rows seen
+}
+
+func newTable() *table {
+	return &table{vals: map[key]map[string][]float64{}, seen: map[string]bool{}, has: map[key]bool{}}
+}
+
+// read adds the results in r.
+func (t *table) read(r io.Reader) error {
+	variant := ""
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if m := configRE.FindStringSubmatch(line); m != nil {
+			if m[1] == "variant" {
+				variant = m[2]
+			}
+			continue
+		}
+		m := resultRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		fields := strings.Fields(m[3])
+		if len(fields)%2 != 0 {
+			continue // not a result line after all
+		}
+		k := key{m[1], variant}
+		for i := 0; i < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i], 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			unit := fields[i+1]
+			if !t.has[k] {
+				t.has[k] = true
+				t.rows = append(t.rows, k)
+				t.vals[k] = map[string][]float64{}
+			}
+			if !t.seen[unit] {
+				t.seen[unit] = true
+				t.units = append(t.units, unit)
+			}
+			t.vals[k][unit] = append(t.vals[k][unit], v)
+		}
+	}
+	return sc.Err()
+}
+
+// write prints the table: a column per unit, median (min–max) and the count
+// of runs.
+func (t *table) write(w io.Writer) error {
+	if len(t.rows) == 0 {
+		_, err := fmt.Fprintln(w, "(no benchmark results)")
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("| benchmark | variant | runs |")
+	for _, u := range t.units {
+		fmt.Fprintf(&b, " %s |", u)
+	}
+	b.WriteString("\n|---|---|---|")
+	for range t.units {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, k := range t.rows {
+		runs := 0
+		for _, vs := range t.vals[k] {
+			runs = max(runs, len(vs))
+		}
+		v := k.variant
+		if v == "" {
+			v = "—"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d |", strings.TrimPrefix(k.bench, "Benchmark"), v, runs)
+		for _, u := range t.units {
+			fmt.Fprintf(&b, " %s |", summary(t.vals[k][u]))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// summary is "median (min–max)", or the value alone for one run.
+func summary(vs []float64) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	if len(s) == 1 {
+		return num(med)
+	}
+	return fmt.Sprintf("%s (%s–%s)", num(med), num(s[0]), num(s[len(s)-1]))
+}
+
+// num prints v with three significant digits, thousands separated.
+func num(v float64) string {
+	if v != 0 && math.Abs(v) < 1000 {
+		// Round to three significant digits first, so that 99.95 is 100
+		// (printed as such), not 100.0.
+		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	}
+	a := math.Abs(v)
+	var s string
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 1000:
+		s = strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		s = strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		s = strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		s = strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		s = strconv.FormatFloat(v, 'g', 3, 64)
+	}
+	return group(s)
+}
+
+// group puts thousands separators into the integer part of s.
+func group(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	if len(intPart) <= 3 || strings.ContainsAny(intPart, "e") {
+		return sign + s
+	}
+	var b strings.Builder
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if frac != "" {
+		return sign + b.String() + "." + frac
+	}
+	return sign + b.String()
+}
