@@ -12,10 +12,10 @@ import (
 	"github.com/toolport/toolport/internal/store/storetest"
 )
 
-// A lost turn is marked ended (ExpireTurns) a moment before the replica that
-// expired it appends its error and message_end; a stream resumed on another
-// replica in between must wait for them, not end with 204 and leave the
-// client without the turn's end.
+// A replica that took over a lost turn appends its error and message_end
+// before it ends the turn; a stream resumed on another replica in between
+// must wait for them, not end with 204 and leave the client without the
+// turn's end.
 func TestResumeWaitsForALostTurnsClosingEvents(t *testing.T) {
 	eachEngine(t, func(t *testing.T, engine string) {
 		const lease = time.Minute // no sweeper expires the turn on its own
@@ -27,11 +27,12 @@ func TestResumeWaitsForALostTurnsClosingEvents(t *testing.T) {
 		}
 		a.srv.Kill()
 
-		// The closer has expired the turn and not yet appended its end.
+		// A closer has taken the turn over and not yet appended its end.
 		ctx := context.Background()
-		lapsed, err := b.db.ExpireTurns(ctx, time.Now().Add(lease+time.Second), conv)
+		later := time.Now().Add(lease + time.Second)
+		lapsed, err := b.db.TakeOverTurns(ctx, later, conv, "closer", later.Add(lease))
 		if err != nil || len(lapsed) != 1 || lapsed[0].ID != tid {
-			t.Fatalf("ExpireTurns = %+v, %v", lapsed, err)
+			t.Fatalf("TakeOverTurns = %+v, %v", lapsed, err)
 		}
 		logged, err := b.db.TurnEvents(ctx, tid, 0, 100)
 		if err != nil || len(logged) < 2 {
@@ -68,6 +69,9 @@ func TestResumeWaitsForALostTurnsClosingEvents(t *testing.T) {
 		}
 		if err := b.db.AppendTurnEvents(ctx, tid, evs); err != nil {
 			t.Fatal(err)
+		}
+		if ok, err := b.db.EndTurn(ctx, tid, "closer", store.TurnIncomplete); !ok || err != nil {
+			t.Fatalf("EndTurn = %v, %v", ok, err)
 		}
 		select {
 		case s := <-done:

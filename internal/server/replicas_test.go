@@ -299,10 +299,9 @@ func TestDeadReplicaReleasesItsConversation(t *testing.T) {
 		if err != nil || len(c.Messages) != 4 {
 			t.Fatalf("messages = %+v, %v", c.Messages, err)
 		}
-		// The dead turn's answer is found by the id its log announced: when
-		// the sweeper closes the turn while the new one starts, the empty
-		// answer it saves lands after the new question (a known defect: the
-		// expiry frees the conversation before the answer is saved).
+		// The dead turn's answer, the one its log announced, is stored right
+		// after its question, before the new turn's: the conversation stays
+		// claimed until the lost turn's answer is saved.
 		var msgID string
 		evs, err := b.db.TurnEvents(context.Background(), tid, 0, 100)
 		if err != nil {
@@ -314,18 +313,12 @@ func TestDeadReplicaReleasesItsConversation(t *testing.T) {
 				msgID = head.MessageID
 			}
 		}
-		var found bool
-		for _, m := range c.Messages {
-			if m.ID != msgID {
-				continue
-			}
-			found = true
-			if !m.Incomplete || m.Error == nil || m.Error.Code != "TURN_LOST" || m.Role != store.RoleAssistant {
-				t.Errorf("dead turn's answer = %+v, want incomplete with TURN_LOST", m)
-			}
+		lost := c.Messages[1]
+		if lost.ID != msgID || lost.Role != store.RoleAssistant || !lost.Incomplete || lost.Error == nil || lost.Error.Code != "TURN_LOST" {
+			t.Errorf("message after the dead turn's question = %+v, want its answer %q, incomplete with TURN_LOST", lost, msgID)
 		}
-		if !found {
-			t.Errorf("dead turn's answer %q not stored: %+v", msgID, c.Messages)
+		if c.Messages[2].Role != store.RoleUser || c.Messages[3].Role != store.RoleAssistant {
+			t.Errorf("the new turn's messages = %+v, %+v", c.Messages[2], c.Messages[3])
 		}
 	})
 }

@@ -331,17 +331,22 @@ func (s *Server) sweep() {
 	}
 }
 
-// expire ends the lapsed turns (of conv, when not "") and closes them.
+// expire takes over the lapsed turns (of conv, when not ""), closes them
+// and ends them. The conversation stays claimed while a lost turn is
+// closed, so a new turn's question cannot land before its answer.
 func (s *Server) expire(ctx context.Context, conv string) {
 	ctx, cancel := context.WithTimeout(ctx, storeOpTimeout)
 	defer cancel()
-	lapsed, err := s.cfg.Store.ExpireTurns(ctx, time.Now(), conv)
+	lapsed, err := s.cfg.Store.TakeOverTurns(ctx, time.Now(), conv, s.turns.replica, time.Now().Add(s.lease()))
 	if err != nil {
-		s.logger.Warn("expiring turns", "error", err)
+		s.logger.Warn("taking over lapsed turns", "error", err)
 		return
 	}
 	for _, t := range lapsed {
 		s.closeLostTurn(ctx, t)
+		if _, err := s.cfg.Store.EndTurn(ctx, t.ID, s.turns.replica, store.TurnIncomplete); err != nil {
+			s.logger.Warn("ending a lost turn", "turn", t.ID, "error", err)
+		}
 	}
 }
 
@@ -607,11 +612,13 @@ func (s *Server) streamTurn(w http.ResponseWriter, r *http.Request, id string, a
 			}
 			if len(evs) == 0 {
 				// Nothing new: has the turn ended (its last events may
-				// have been logged just before)?
+				// have been logged just before)? A turn is marked ended
+				// only once its log is closed, by its owner or by the
+				// replica that took it over when its owner stopped.
 				t, err := s.cfg.Store.GetTurn(ctx, id)
 				if err != nil || t.State != store.TurnRunning {
 					if evs, err = s.cfg.Store.TurnEvents(ctx, id, after, turnReadBatch); err != nil || len(evs) == 0 {
-						ended = err != nil || s.logClosed(ctx, t, after)
+						ended = true
 					}
 				}
 			}
@@ -643,24 +650,6 @@ func (s *Server) streamTurn(w http.ResponseWriter, r *http.Request, id string, a
 		case <-time.After(turnPoll):
 		}
 	}
-}
-
-// lostCloseGrace is how long after a turn ended a stream waits for the end
-// of its log: a lost turn is marked ended (ExpireTurns) before the replica
-// that expired it appends its error and message_end (closeLostTurn).
-const lostCloseGrace = 2 * storeOpTimeout
-
-// logClosed reports whether an ended turn's log is complete up to seq, its
-// event seq being message_end, or whether waiting for it is over.
-func (s *Server) logClosed(ctx context.Context, t store.Turn, seq int64) bool {
-	if t.EndedAt.IsZero() || time.Since(t.EndedAt) > lostCloseGrace {
-		return true
-	}
-	if seq == 0 {
-		return false // nothing logged yet: its end is to come
-	}
-	evs, err := s.cfg.Store.TurnEvents(ctx, t.ID, seq-1, 1)
-	return err != nil || len(evs) == 0 || isEnd(evs[0].Data)
 }
 
 // maxResumeSeq bounds the sequence number a Last-Event-ID may carry.

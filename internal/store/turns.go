@@ -90,10 +90,13 @@ type Turns interface {
 	// EndTurn ends owner's running turn id in state; false when it was not
 	// running under owner any more (its lease expired and was taken).
 	EndTurn(ctx context.Context, id, owner string, state TurnState) (bool, error)
-	// ExpireTurns ends, as [TurnIncomplete], the running turns whose lease
-	// ended before now (of conversationID only, when not ""), and returns
-	// them: each expired turn is returned to exactly one caller.
-	ExpireTurns(ctx context.Context, now time.Time, conversationID string) ([]Turn, error)
+	// TakeOverTurns gives owner, with a lease until until, the running turns
+	// whose lease ended before now (of conversationID only, when not ""),
+	// and returns them: each lapsed turn goes to exactly one caller, which
+	// closes what the turn left (its log, its answer) and then ends it with
+	// EndTurn. The conversation stays claimed until then, so nothing of a
+	// new turn lands before the lost turn's answer.
+	TakeOverTurns(ctx context.Context, now time.Time, conversationID, owner string, until time.Time) ([]Turn, error)
 	// GetTurn returns a turn, or [ErrNotFound].
 	GetTurn(ctx context.Context, id string) (Turn, error)
 	// RunningTurn returns the running turn of a conversation, or [ErrNotFound].

@@ -293,35 +293,32 @@ func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnSta
 	return n == 1, nil
 }
 
-// ExpireTurns flips lapsed leases with UPDATE … RETURNING, so each expired
-// turn goes to the one caller whose statement changed it.
-func (db *DB) ExpireTurns(ctx context.Context, at time.Time, conversationID string) ([]store.Turn, error) {
-	q := `UPDATE turns SET state = 'incomplete', ended_at = $1 WHERE state = 'running' AND lease_until < $1`
-	args := []any{db.d.time(normTime(at))}
+// TakeOverTurns moves lapsed leases to owner with UPDATE … RETURNING, so
+// each lapsed turn goes to the one caller whose statement changed it.
+func (db *DB) TakeOverTurns(ctx context.Context, at time.Time, conversationID, owner string, until time.Time) ([]store.Turn, error) {
+	q := `UPDATE turns SET owner = $2, lease_until = $3 WHERE state = 'running' AND lease_until < $1`
+	args := []any{db.d.time(normTime(at)), owner, db.d.time(normTime(until))}
 	if conversationID != "" {
-		q += ` AND conversation_id = $2`
+		q += ` AND conversation_id = $4`
 		args = append(args, conversationID)
 	}
 	rows, err := db.w.QueryContext(ctx, q+` RETURNING `+turnColumns, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: expire turns: %w", err)
+		return nil, fmt.Errorf("store: take over turns: %w", err)
 	}
 	var out []store.Turn
 	for rows.Next() {
 		t, err := scanTurn(rows)
 		if err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("store: expire turns: %w", err)
+			return nil, fmt.Errorf("store: take over turns: %w", err)
 		}
 		out = append(out, t)
 	}
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
-		return nil, fmt.Errorf("store: expire turns: %w", err)
-	}
-	for _, t := range out {
-		db.notify(ctx, store.TurnNote{Kind: store.NoteEnd, TurnID: t.ID})
+		return nil, fmt.Errorf("store: take over turns: %w", err)
 	}
 	return out, nil
 }

@@ -45,19 +45,29 @@ func TestTurnLease(t *testing.T) {
 			t.Errorf("renewal does not report the stop request: %v", got)
 		}
 		// Nothing has lapsed yet; then the owner stops renewing.
-		if exp, err := db.ExpireTurns(ctx, time.Now(), ""); err != nil || len(exp) != 0 {
-			t.Errorf("ExpireTurns before the lease ends = %v, %v", exp, err)
+		if got, err := db.TakeOverTurns(ctx, time.Now(), "", "c", time.Now().Add(time.Minute)); err != nil || len(got) != 0 {
+			t.Errorf("TakeOverTurns before the lease ends = %v, %v", got, err)
 		}
 		later := time.Now().Add(time.Hour)
-		exp, err := db.ExpireTurns(ctx, later, c.ID)
-		if err != nil || len(exp) != 1 || exp[0].ID != "t1" || exp[0].State != store.TurnIncomplete {
-			t.Fatalf("ExpireTurns = %+v, %v", exp, err)
+		taken, err := db.TakeOverTurns(ctx, later, c.ID, "c", later.Add(time.Minute))
+		if err != nil || len(taken) != 1 || taken[0].ID != "t1" || taken[0].Owner != "c" || taken[0].State != store.TurnRunning {
+			t.Fatalf("TakeOverTurns = %+v, %v", taken, err)
 		}
-		if exp, _ := db.ExpireTurns(ctx, later, ""); len(exp) != 0 {
-			t.Errorf("an expired turn was handed out twice: %+v", exp)
+		if got, _ := db.TakeOverTurns(ctx, later, "", "d", later.Add(time.Minute)); len(got) != 0 {
+			t.Errorf("a lapsed turn was handed out twice: %+v", got)
+		}
+		// Until the taker ends it, the conversation stays claimed.
+		if _, err := db.StartTurn(ctx, store.Turn{ID: "t2", ConversationID: c.ID, Owner: "b", LeaseUntil: lease}); !errors.Is(err, store.ErrBusy) {
+			t.Errorf("StartTurn while a lost turn is being closed = %v, want ErrBusy", err)
 		}
 		if ok, err := db.EndTurn(ctx, "t1", "a", store.TurnDone); ok || err != nil {
-			t.Errorf("EndTurn of a taken-over turn = %v, %v; want false", ok, err)
+			t.Errorf("EndTurn by the owner whose turn was taken over = %v, %v; want false", ok, err)
+		}
+		if ok, err := db.EndTurn(ctx, "t1", "c", store.TurnIncomplete); !ok || err != nil {
+			t.Errorf("EndTurn by the taker = %v, %v", ok, err)
+		}
+		if old, err := db.GetTurn(ctx, "t1"); err != nil || old.State != store.TurnIncomplete {
+			t.Errorf("lost turn = %+v, %v; want incomplete", old, err)
 		}
 		t2, err := db.StartTurn(ctx, store.Turn{ID: "t2", ConversationID: c.ID, Owner: "b", LeaseUntil: lease})
 		if err != nil {
