@@ -128,7 +128,9 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 )
 
-// go-htmldate pulls in go-dateparser, whose package init costs every
-// binary with an extractor ~0.2 s of CPU and 78 MB at start-up; Toolport
-// never extracts dates (see third_party/htmldate-nodate and BENCHMARKS.md).
+// go-htmldate (through go-trafilatura, which only extract's tests link, as
+// a peer of Toolport's extractor) pulls in go-dateparser, whose package init
+// costs ~0.2 s of CPU and 78 MB and whose module graph brings a WebAssembly
+// regexp engine; the peer is run with date extraction off (see
+// third_party/htmldate-nodate and BENCHMARKS.md).
 replace github.com/markusmobius/go-htmldate => ./third_party/htmldate-nodate

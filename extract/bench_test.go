@@ -334,7 +334,7 @@ func TestArticleBenchDev(t *testing.T) {
 		t.Run(st.String(), func(t *testing.T) {
 			outputs := make(map[string]string, len(pages))
 			for _, p := range pages {
-				doc, err := extractWith(context.Background(), p.html, p.url, Options{}, st)
+				doc, err := extractWith(context.Background(), p.html, p.url, Options{}, st.finder())
 				if err != nil {
 					t.Logf("%s: %v", p.id, err)
 					continue
@@ -406,14 +406,14 @@ func BenchmarkArticleBenchDev(b *testing.B) {
 			// with a warm heap: otherwise whichever runs first pays for
 			// growing it and looks slower than it is.
 			for _, p := range pages {
-				_, _ = extractWith(context.Background(), p.html, p.url, Options{}, st)
+				_, _ = extractWith(context.Background(), p.html, p.url, Options{}, st.finder())
 			}
 			runtime.GC()
 			b.ResetTimer()
 			for b.Loop() {
 				for _, p := range pages {
 					start := time.Now()
-					_, _ = extractWith(context.Background(), p.html, p.url, Options{}, st)
+					_, _ = extractWith(context.Background(), p.html, p.url, Options{}, st.finder())
 					d := time.Since(start)
 					durs = append(durs, d)
 					total += d

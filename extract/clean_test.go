@@ -42,24 +42,22 @@ func TestCleanContent(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		for _, opts := range bothExtractors {
-			t.Run(tt.name+extractorName(opts), func(t *testing.T) {
-				page := `<html><head><title>Test Article Title</title></head><body><article>` + tt.body + `</article></body></html>`
-				doc, err := Extract(context.Background(), []byte(page), mustURL(t, "https://example.com/x"), opts)
-				if err != nil {
-					t.Fatal(err)
+		t.Run(tt.name, func(t *testing.T) {
+			page := `<html><head><title>Test Article Title</title></head><body><article>` + tt.body + `</article></body></html>`
+			doc, err := Extract(context.Background(), []byte(page), mustURL(t, "https://example.com/x"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(doc.Markdown, w) {
+					t.Errorf("Markdown lacks %q\n--- got:\n%s", w, doc.Markdown)
 				}
-				for _, w := range tt.want {
-					if !strings.Contains(doc.Markdown, w) {
-						t.Errorf("Markdown lacks %q\n--- got:\n%s", w, doc.Markdown)
-					}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(doc.Markdown, w) {
+					t.Errorf("Markdown has %q\n--- got:\n%s", w, doc.Markdown)
 				}
-				for _, w := range tt.notWant {
-					if strings.Contains(doc.Markdown, w) {
-						t.Errorf("Markdown has %q\n--- got:\n%s", w, doc.Markdown)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }

@@ -3,8 +3,9 @@
 //
 // The pipeline is: DecodeHTML (bytes in any charset → UTF-8), then Extract
 // (parse once, find the main content with Toolport's own extractor in
-// extract/internal/content — or, with Options.Legacy, with go-trafilatura
-// and go-readability — and render it to Markdown with html-to-markdown). Main-content extraction drops
+// extract/internal/content, and render it to Markdown with
+// html-to-markdown). The extractor replaced go-trafilatura and
+// go-readability, which the tests keep as peers to measure it against. Main-content extraction drops
 // navigation, footers, cookie banners and similar boilerplate; what is kept
 // renders as Markdown with headings, lists, tables, fenced code blocks and
 // absolute links.
@@ -18,10 +19,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
-	readability "codeberg.org/readeck/go-readability/v2"
-	trafilatura "github.com/markusmobius/go-trafilatura"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
@@ -42,13 +40,6 @@ type Options struct {
 	// ContentLanguage is the response's Content-Language header, if any:
 	// Document.Lang when the page itself declares no language.
 	ContentLanguage string
-
-	// Legacy finds the main content with the previous pipeline
-	// (go-trafilatura, readability when it finds nothing, then a clean-up)
-	// instead of Toolport's own extractor (extract/internal/content), which
-	// scores at least as well on both halves of the development set and on
-	// the multilingual set at under half the cost; see BENCHMARKS.md.
-	Legacy bool
 }
 
 // Document is the main content of a page.
@@ -72,37 +63,30 @@ type Document struct {
 // ErrNoContent is returned when a page has no extractable text at all.
 var ErrNoContent = errors.New("extract: page has no readable content")
 
-// strategy selects a pipeline. Extract uses strategyOwn, or strategyLegacy
-// with Options.Legacy; the others exist so the benchmark can compare each
-// library alone.
-type strategy int
-
-const (
-	strategyLegacy strategy = iota
-	strategyReadability
-	strategyTrafilatura
-	strategyTrafilaturaFallback
-	strategyWholePage
-	strategyOwn
-)
-
-func (s strategy) String() string {
-	switch s {
-	case strategyLegacy:
-		return "legacy"
-	case strategyReadability:
-		return "readability"
-	case strategyTrafilatura:
-		return "trafilatura"
-	case strategyTrafilaturaFallback:
-		return "trafilatura-fallback"
-	case strategyWholePage:
-		return "whole-page"
-	case strategyOwn:
-		return "own"
-	}
-	return fmt.Sprintf("strategy(%d)", int(s))
+// A finder finds the main content of a parsed page: Toolport's extractor,
+// or, in the tests, a peer it is measured against. Its content comes back
+// with absolute links, cleaned (see cleanContent), ready to render.
+type finder struct {
+	name string
+	// prune: the page is pruned of what no extractor reads as content
+	// first (pruneInert), and rendered whole when it is too big to search.
+	// A finder without it gets the page as parsed, its links made absolute.
+	prune bool
+	find  func(root *html.Node, base *url.URL) (*html.Node, pageMeta)
 }
+
+// own is Toolport's extractor (extract/internal/content).
+var own = finder{name: "own", prune: true, find: func(root *html.Node, base *url.URL) (*html.Node, pageMeta) {
+	meta := ownMeta(root)
+	content := maincontent.Find(root)
+	if content == nil || textOf(content) == "" {
+		content = findBody(root)
+	}
+	absolutize(content, base)
+	cleanContent(content, meta.title)
+	filterImages(content, base)
+	return content, meta
+}}
 
 // Extract finds the main content of page (UTF-8, see DecodeHTML) and renders
 // it as Markdown. pageURL, when not nil, is the address the page was fetched
@@ -111,13 +95,10 @@ func (s strategy) String() string {
 // A panic inside the extraction libraries on unusual markup is recovered and
 // returned as an error.
 func Extract(ctx context.Context, page []byte, pageURL *url.URL, opts Options) (*Document, error) {
-	if opts.Legacy {
-		return extractWith(ctx, page, pageURL, opts, strategyLegacy)
-	}
-	return extractWith(ctx, page, pageURL, opts, strategyOwn)
+	return extractWith(ctx, page, pageURL, opts, own)
 }
 
-func extractWith(ctx context.Context, page []byte, pageURL *url.URL, opts Options, st strategy) (doc *Document, err error) {
+func extractWith(ctx context.Context, page []byte, pageURL *url.URL, opts Options, f finder) (doc *Document, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			doc, err = nil, fmt.Errorf("extract: internal error on this page: %v", r)
@@ -150,64 +131,21 @@ func extractWith(ctx context.Context, page []byte, pageURL *url.URL, opts Option
 	}
 	base := documentBase(root, pageURL)
 	canonical, declaredLang := headInfo(root, base)
-	if st == strategyLegacy || st == strategyOwn {
+	if f.prune {
 		pruneInert(root)
 	} else {
 		absolutize(root, base)
 	}
 	code := collectCode(root)
-	if (st == strategyLegacy || st == strategyOwn) && countElements(root, opts.MaxNodes) > opts.MaxNodes {
-		// Too big for the extractors to finish in reasonable time:
-		// render the page whole rather than not at all.
-		st = strategyWholePage
-	}
-
 	var content *html.Node
 	var meta pageMeta
-	switch st {
-	case strategyWholePage:
+	if f.prune && countElements(root, opts.MaxNodes) > opts.MaxNodes {
+		// Too big for the extractor to finish in reasonable time: render
+		// the page whole rather than not at all.
 		content = findBody(root)
-	case strategyReadability:
-		content, meta = runReadability(root, base)
-	case strategyTrafilatura, strategyTrafilaturaFallback:
-		content, meta = runTrafilatura(root, base, st == strategyTrafilaturaFallback, trafilatura.Balanced)
-	case strategyOwn:
-		meta = ownMeta(root)
-		content = maincontent.Find(root)
-		if content == nil || textOf(content) == "" {
-			content = findBody(root)
-		}
 		absolutize(content, base)
-		cleanContent(content, meta.title)
-		filterImages(content, base)
-	case strategyLegacy:
-		// Links are made absolute on the extracted content only, which is
-		// much smaller than the page; trafilatura is given no URL so that
-		// it leaves them as they are (it resolves some relative paths wrongly).
-		content, meta = runTrafilatura(root, nil, false, trafilatura.Balanced)
-		fromTrafilatura := true
-		if content == nil || meta.textLen < trafilaturaMinText || isBaseline(content) {
-			// Trafilatura found little or nothing, and then returns its
-			// "baseline": the page's text glued into one paragraph.
-			// Readability keeps the structure; failing that, so does the
-			// whole body.
-			content, fromTrafilatura = nil, false
-			if rc, rm := runReadability(root, base); rc != nil && textOf(rc) != "" {
-				content = rc
-				meta = pageMeta{title: cmp.Or(meta.title, rm.title), siteName: cmp.Or(meta.siteName, rm.siteName), lang: cmp.Or(meta.lang, rm.lang)}
-			} else {
-				content = findBody(root)
-			}
-		}
-		if content != nil {
-			absolutize(content, base)
-			cleanContent(content, meta.title)
-			if fromTrafilatura {
-				restoreImages(content, collectImages(root, base))
-			} else {
-				filterImages(content, base)
-			}
-		}
+	} else {
+		content, meta = f.find(root, base)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -237,41 +175,6 @@ const (
 
 type pageMeta struct {
 	title, siteName, lang string
-	textLen               int // runes of text in the content
-}
-
-// trafilaturaMinText is go-trafilatura's MinExtractedSize: below it the
-// library gives up on its own extraction and returns its baseline.
-const trafilaturaMinText = 250
-
-func runReadability(root *html.Node, base *url.URL) (*html.Node, pageMeta) {
-	p := readability.NewParser()
-	art, err := p.ParseDocument(root, base)
-	if err != nil || art.Node == nil {
-		return nil, pageMeta{}
-	}
-	return art.Node, pageMeta{title: art.Title(), siteName: art.SiteName(), lang: art.Language()}
-}
-
-func runTrafilatura(root *html.Node, base *url.URL, fallback bool, focus trafilatura.ExtractionFocus) (*html.Node, pageMeta) {
-	res, err := trafilatura.ExtractDocument(root, trafilatura.Options{
-		OriginalURL:     base,
-		EnableFallback:  fallback,
-		ExcludeComments: true,
-		IncludeLinks:    true,
-		IncludeImages:   false,
-		HtmlDateMode:    trafilatura.Disabled,
-		Focus:           focus,
-	})
-	if err != nil || res == nil || res.ContentNode == nil {
-		return nil, pageMeta{}
-	}
-	return res.ContentNode, pageMeta{
-		title:    res.Metadata.Title,
-		siteName: res.Metadata.Sitename,
-		lang:     res.Metadata.Language,
-		textLen:  utf8.RuneCountInString(res.ContentText),
-	}
 }
 
 // baseURL returns the URL relative references resolve against: the page's
@@ -373,29 +276,10 @@ func countElements(root *html.Node, limit int) int {
 	return n
 }
 
-// isBaseline tells whether go-trafilatura returned its baseline rather than
-// an extraction: only paragraphs of bare text, one of them holding the text
-// of a whole container glued together. Its own extraction keeps inline
-// markup and splits text into many paragraphs.
-func isBaseline(content *html.Node) bool {
-	n := 0
-	for c := content.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type != html.ElementNode {
-			continue
-		}
-		if c.Data != "p" || c.FirstChild == nil || c.FirstChild != c.LastChild || c.FirstChild.Type != html.TextNode {
-			return false
-		}
-		n++
-	}
-	return n > 0 && n <= 3
-}
-
 // pruneInert removes what no extractor reads as content — scripts (but not
 // JSON-LD, which holds metadata), styles, SVG, embedded frames, navigation,
 // footers, asides, form controls and comments —
-// so that the extractor's own passes over the tree (it clones and walks it
-// several times) have less to do.
+// so that the extractor's passes over the tree have less to do.
 func pruneInert(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
@@ -414,9 +298,8 @@ func pruneInert(n *html.Node) {
 func inert(n *html.Node) bool {
 	switch n.DataAtom {
 	case atom.Style, atom.Noscript, atom.Svg, atom.Template, atom.Iframe, atom.Object, atom.Embed, atom.Canvas, atom.Link,
-		// go-trafilatura drops these in its own cleaning (tagsToClean), but
-		// only after its metadata pass has searched them; forms are kept,
-		// since some sites wrap the whole page in one.
+		// Site furniture and controls; forms are kept, since some sites
+		// wrap the whole page in one.
 		atom.Nav, atom.Footer, atom.Aside, atom.Button, atom.Select, atom.Input, atom.Textarea, atom.Audio, atom.Video:
 		return true
 	case atom.Script:

@@ -97,28 +97,26 @@ func TestExtractStructure(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		for _, opts := range bothExtractors {
-			t.Run(tt.name+extractorName(opts), func(t *testing.T) {
-				u := mustURL(t, "https://news.example.com/story")
-				if tt.pageURL != "" {
-					u = mustURL(t, tt.pageURL)
+		t.Run(tt.name, func(t *testing.T) {
+			u := mustURL(t, "https://news.example.com/story")
+			if tt.pageURL != "" {
+				u = mustURL(t, tt.pageURL)
+			}
+			doc, err := Extract(context.Background(), []byte(tt.page), u, Options{})
+			if err != nil {
+				t.Fatalf("Extract: %v", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(doc.Markdown, w) {
+					t.Errorf("Markdown lacks %q\n--- got:\n%s", w, doc.Markdown)
 				}
-				doc, err := Extract(context.Background(), []byte(tt.page), u, opts)
-				if err != nil {
-					t.Fatalf("Extract: %v", err)
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(doc.Markdown, w) {
+					t.Errorf("Markdown has %q\n--- got:\n%s", w, doc.Markdown)
 				}
-				for _, w := range tt.want {
-					if !strings.Contains(doc.Markdown, w) {
-						t.Errorf("Markdown lacks %q\n--- got:\n%s", w, doc.Markdown)
-					}
-				}
-				for _, w := range tt.notWant {
-					if strings.Contains(doc.Markdown, w) {
-						t.Errorf("Markdown has %q\n--- got:\n%s", w, doc.Markdown)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }
 
@@ -211,15 +209,4 @@ func TestPruneInertKeepsContentAndJSONLD(t *testing.T) {
 			t.Errorf("%q removed: %s", kept, got)
 		}
 	}
-}
-
-// bothExtractors are the options of the two pipelines Extract offers: the
-// structural tests hold both to the same behaviour.
-var bothExtractors = []Options{{}, {Legacy: true}}
-
-func extractorName(o Options) string {
-	if o.Legacy {
-		return "/legacy"
-	}
-	return ""
 }

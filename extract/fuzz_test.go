@@ -32,8 +32,7 @@ func FuzzExtract(f *testing.F) {
 				return
 			}
 		}
-		// Both pipelines, the default (own) and the legacy one, alternately.
-		doc, err := Extract(context.Background(), page, u, Options{Legacy: len(page)%2 == 1})
+		doc, err := Extract(context.Background(), page, u, Options{})
 		if err != nil {
 			return
 		}

@@ -113,7 +113,7 @@ func scoreMultilingual(t *testing.T, pages []mlPage, st strategy) mlScore {
 		if err != nil {
 			t.Fatalf("%s: decode: %v", p.id, err)
 		}
-		doc, err := extractWith(context.Background(), page, nil, Options{}, st)
+		doc, err := extractWith(context.Background(), page, nil, Options{}, st.finder())
 		md, title := "", ""
 		if err == nil {
 			md, title = doc.Markdown, doc.Title

@@ -17,7 +17,11 @@ func TestExecutablesLinkOnlyWhatTheirToolNeeds(t *testing.T) {
 	const mod = "github.com/toolport/toolport/"
 	// Needed by no ikigai executable.
 	everywhere := []string{
-		"github.com/markusmobius/go-dateparser",
+		// The extraction libraries Toolport's extractor replaced: only
+		// extract's tests link them, as peers to measure it against.
+		"github.com/markusmobius/",
+		"github.com/go-shiori/",
+		"codeberg.org/readeck/",
 		"github.com/weaviate/",
 		"modernc.org/sqlite",
 		"github.com/jackc/pgx",
@@ -34,12 +38,11 @@ func TestExecutablesLinkOnlyWhatTheirToolNeeds(t *testing.T) {
 		// instructions); tools validate with internal/schemacheck.
 		"github.com/santhosh-tekuri/jsonschema",
 	}
-	// Needed by web_fetch only: the extractor and its fallbacks.
+	// Needed by web_fetch only: the extractor, its charset detection and
+	// the PDF reader.
 	extractor := []string{
 		mod + "extract",
-		"github.com/markusmobius/",
-		"github.com/go-shiori/",
-		"codeberg.org/readeck/",
+		"github.com/gogs/chardet",
 		"github.com/ledongthuc/pdf",
 	}
 	search := append(append([]string{}, everywhere...), extractor...)
@@ -54,7 +57,7 @@ func TestExecutablesLinkOnlyWhatTheirToolNeeds(t *testing.T) {
 		{"image-search-brave-tool", mod + "internal/pack/websearch", search},
 		{"video-search-brave-tool", mod + "internal/pack/websearch", search},
 		{"web-fetch-tool", mod + "internal/pack/webfetch", everywhere},
-		{"toolport", mod + "internal/cli", []string{"github.com/santhosh-tekuri/jsonschema"}},
+		{"toolport", mod + "internal/cli", []string{"github.com/santhosh-tekuri/jsonschema", "github.com/markusmobius/", "github.com/go-shiori/", "codeberg.org/readeck/"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {

@@ -232,15 +232,9 @@ func TestConfigFromEnvLimits(t *testing.T) {
 		"TOOLPORT_FETCH_MAX_INFLIGHT_BYTES": "-1",
 		"TOOLPORT_FETCH_QUEUE_WAIT":         "soon",
 		"TOOLPORT_FETCH_MAX_BYTES":          "10 MiB",
-		"TOOLPORT_FETCH_EXTRACTOR":          "trafilatura",
 	} {
 		if _, err := load(map[string]string{name: v}); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%q: err = %v, want one naming the variable", name, v, err)
-		}
-	}
-	for v, legacy := range map[string]bool{"": false, "own": false, "legacy": true} {
-		if cfg, err := load(map[string]string{"TOOLPORT_FETCH_EXTRACTOR": v}); err != nil || cfg.LegacyExtractor != legacy {
-			t.Errorf("TOOLPORT_FETCH_EXTRACTOR=%q: LegacyExtractor = %v, %v; want %v", v, cfg.LegacyExtractor, err, legacy)
 		}
 	}
 	if _, err := load(map[string]string{"TOOLPORT_FETCH_MAX_CONCURRENT": "1000000"}); err == nil {

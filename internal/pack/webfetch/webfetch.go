@@ -71,10 +71,6 @@ type Config struct {
 	// RobotsTimeout bounds one robots.txt fetch (default 5 s); a robots.txt
 	// that does not answer in time disallows the fetch, as RFC 9309 says.
 	RobotsTimeout time.Duration
-	// LegacyExtractor finds a page's main content with the previous
-	// pipeline (go-trafilatura, then readability) instead of Toolport's own
-	// extractor (TOOLPORT_FETCH_EXTRACTOR=legacy); see extract.Options.Legacy.
-	LegacyExtractor bool
 	// PDF bounds PDF extraction (pages, characters, time, parsers at
 	// once); zero fields take pdftext's defaults.
 	PDF pdftext.Options
@@ -86,19 +82,11 @@ type Config struct {
 // ConfigFromEnv reads TOOLPORT_FETCH_ALLOW_PRIVATE, TOOLPORT_FETCH_MAX_BYTES,
 // TOOLPORT_FETCH_TIMEOUT (a Go duration such as 20s), TOOLPORT_FETCH_USER_AGENT,
 // TOOLPORT_FETCH_MAX_CONCURRENT, TOOLPORT_FETCH_MAX_INFLIGHT_BYTES,
-// TOOLPORT_FETCH_QUEUE_WAIT (a duration), TOOLPORT_FETCH_IGNORE_ROBOTS and
-// TOOLPORT_FETCH_EXTRACTOR ("own", the default, or "legacy").
+// TOOLPORT_FETCH_QUEUE_WAIT (a duration) and TOOLPORT_FETCH_IGNORE_ROBOTS.
 func ConfigFromEnv(c *config.Config) (Config, error) {
 	cfg := Config{
 		AllowPrivate: c.Bool("TOOLPORT_FETCH_ALLOW_PRIVATE"), UserAgent: c.Env("TOOLPORT_FETCH_USER_AGENT"),
 		IgnoreRobots: c.Bool("TOOLPORT_FETCH_IGNORE_ROBOTS"),
-	}
-	switch e := c.Env("TOOLPORT_FETCH_EXTRACTOR"); e {
-	case "", "own":
-	case "legacy":
-		cfg.LegacyExtractor = true
-	default:
-		return cfg, fmt.Errorf("TOOLPORT_FETCH_EXTRACTOR: want own or legacy, got %q", e)
 	}
 	var err error
 	if cfg.MaxBodyBytes, err = envPositive(c, "TOOLPORT_FETCH_MAX_BYTES", "bytes"); err != nil {
@@ -245,7 +233,7 @@ func Tool(cfg Config) *tool.Tool {
 	if cfg.QueueWait <= 0 {
 		cfg.QueueWait = DefaultQueueWait
 	}
-	f := &fetcher{http: hc, limit: newLimiter(cfg.MaxConcurrent, cfg.MaxInFlightBytes, cfg.QueueWait), pdf: pdftext.New(cfg.PDF), legacy: cfg.LegacyExtractor}
+	f := &fetcher{http: hc, limit: newLimiter(cfg.MaxConcurrent, cfg.MaxInFlightBytes, cfg.QueueWait), pdf: pdftext.New(cfg.PDF)}
 	if !cfg.IgnoreRobots {
 		f.robots = robots.NewChecker(robots.Options{HTTP: hc, UserAgent: cfg.UserAgent, Timeout: cfg.RobotsTimeout})
 	}
@@ -260,7 +248,6 @@ type fetcher struct {
 	limit  *limiter        // shared by every call of this tool instance
 	robots *robots.Checker // nil when robots.txt is ignored
 	pdf    *pdftext.Extractor
-	legacy bool // extract.Options.Legacy
 }
 
 func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
@@ -439,7 +426,7 @@ func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool,
 			text := bytes.ToValidUTF8(utf8, []byte("\uFFFD"))
 			return htmlTitle(text), string(text), mediaType, nil
 		}
-		doc, err := extract.Extract(ctx, utf8, resp.URL, extract.Options{ContentLanguage: resp.Header.Get("Content-Language"), Legacy: f.legacy})
+		doc, err := extract.Extract(ctx, utf8, resp.URL, extract.Options{ContentLanguage: resp.Header.Get("Content-Language")})
 		switch {
 		case errors.Is(err, extract.ErrNoContent):
 			return "", "", mediaType, tool.Errorf(tool.CodeParse, "The page at %s has no readable content (it may need JavaScript to render)", hostPath(resp))
