@@ -57,7 +57,7 @@ func TestExecutablesLinkOnlyWhatTheirToolNeeds(t *testing.T) {
 		{"image-search-brave-tool", mod + "internal/pack/websearch", search},
 		{"video-search-brave-tool", mod + "internal/pack/websearch", search},
 		{"web-fetch-tool", mod + "internal/pack/webfetch", everywhere},
-		{"toolport", mod + "internal/cli", []string{"github.com/santhosh-tekuri/jsonschema", "github.com/markusmobius/", "github.com/go-shiori/", "codeberg.org/readeck/"}},
+		{"toolport", mod + "internal/cli", []string{"github.com/santhosh-tekuri/jsonschema", "github.com/xuri/excelize", "github.com/markusmobius/", "github.com/go-shiori/", "codeberg.org/readeck/"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {

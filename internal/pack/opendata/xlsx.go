@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xuri/excelize/v2"
-
 	"github.com/toolport/toolport/tool"
 )
 
@@ -48,77 +46,44 @@ type xlsxTable struct {
 
 // parseXLSX reads the first n rows of a sheet (the named one, or else the
 // workbook's active sheet) of an XLSX file: the first row is the header.
-// Cell values are the text Excel shows, as CSV values are. Bad files fail
-// with a PARSE_ERROR, never a panic.
+// Cell values are the stored values as text: strings, numbers as stored,
+// dates and times as ISO 8601 and percentages with % when their number
+// format says so. Bad files fail with a PARSE_ERROR, never a panic.
 func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
 	if err := checkXLSXArchive(body); err != nil {
 		return xlsxTable{}, err
 	}
-	defer func() {
-		// The workbook's XML is a third party's parser's input; a crash in
-		// it on a hostile file must be this call's error, not the server's.
-		if r := recover(); r != nil {
-			t, err = xlsxTable{}, &tool.Error{Code: tool.CodeParse, Message: "xlsx: the workbook cannot be read",
-				Err: fmt.Errorf("excelize panic: %v", r)}
-		}
-	}()
-	f, err := excelize.OpenReader(bytes.NewReader(body), excelize.Options{
-		UnzipSizeLimit: xlsxUnzipBytes,
-		// Equal limits keep every part in memory: a part larger than
-		// UnzipXMLSizeLimit would go to a temporary file.
-		UnzipXMLSizeLimit: xlsxUnzipBytes,
-	})
+	wb, err := openWorkbook(body)
 	if err != nil {
 		return xlsxTable{}, xlsxError(err)
 	}
-	defer f.Close()
-
-	all := f.GetSheetList()
+	all := wb.sheetNames()
 	if len(all) == 0 {
 		return xlsxTable{}, tool.Errorf(tool.CodeParse, "xlsx: the workbook has no sheets")
 	}
 	t.sheets = all[:min(len(all), xlsxMaxSheetsListed)]
-	switch {
-	case sheet != "":
-		if !containsFold(all, sheet) {
+	idx := wb.active
+	if sheet != "" {
+		if idx = indexFold(all, sheet); idx < 0 {
 			return xlsxTable{}, tool.Errorf(tool.CodeValidation, "sheet: the workbook has no sheet %q; it has %s", sheet, strings.Join(t.sheets, ", "))
 		}
-		t.sheet = all[indexFold(all, sheet)]
-	default:
-		t.sheet = f.GetSheetName(f.GetActiveSheetIndex())
-		if t.sheet == "" {
-			t.sheet = all[0]
-		}
 	}
-	rows, err := f.Rows(t.sheet)
-	if err != nil {
-		return xlsxTable{}, xlsxError(err)
-	}
-	defer rows.Close()
+	t.sheet = all[idx]
 
 	var header []string
 	wide := false
-	for rows.Next() {
-		cells, err := rows.Columns()
-		if err != nil {
-			return xlsxTable{}, xlsxError(err)
-		}
-		if len(cells) > maxPreviewColumns {
-			cells, wide = cells[:maxPreviewColumns], true
+	err = wb.rows(idx, maxPreviewColumns, func(cells []string, rowWide bool) bool {
+		wide = wide || rowWide
+		if allBlank(cells) {
+			return true // leading empty rows, as titles often leave, and gaps
 		}
 		if header == nil {
-			if allBlank(cells) {
-				continue // leading empty rows, as titles often leave
-			}
 			header = columnNames(cells)
-			continue
-		}
-		if allBlank(cells) {
-			continue
+			return true
 		}
 		if len(t.rows) == n {
 			t.more = true
-			break
+			return false
 		}
 		row := make(map[string]any, len(header))
 		for i, name := range header {
@@ -129,8 +94,9 @@ func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
 			row[name] = v
 		}
 		t.rows = append(t.rows, row)
-	}
-	if err := rows.Error(); err != nil {
+		return true
+	})
+	if err != nil {
 		return xlsxTable{}, xlsxError(err)
 	}
 	t.columns = typedColumns(header, t.rows)
@@ -170,16 +136,12 @@ func checkXLSXArchive(body []byte) error {
 	return nil
 }
 
-// xlsxError words an excelize failure.
+// xlsxError words a failure to read a workbook.
 func xlsxError(err error) error {
-	if strings.Contains(err.Error(), "unzip size") {
-		return &tool.Error{Code: tool.CodeUnsupported, Message: fmt.Sprintf("xlsx: the workbook decompresses to more than %d MiB; too large to preview", xlsxUnzipBytes>>20), Err: err}
+	if errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrAlgorithm) {
+		return &tool.Error{Code: tool.CodeParse, Message: "xlsx: the workbook cannot be read: its archive is damaged", Err: err}
 	}
-	var notExist excelize.ErrSheetNotExist
-	if errors.As(err, &notExist) {
-		return &tool.Error{Code: tool.CodeParse, Message: "xlsx: the workbook names a sheet it does not contain", Err: err}
-	}
-	return &tool.Error{Code: tool.CodeParse, Message: "xlsx: the workbook cannot be read: " + oneLine(err.Error(), 160), Err: err}
+	return &tool.Error{Code: tool.CodeParse, Message: "xlsx: the workbook cannot be read: " + oneLine(strings.TrimPrefix(err.Error(), "xlsx: "), 160), Err: err}
 }
 
 func oneLine(s string, n int) string {
@@ -198,8 +160,6 @@ func allBlank(cells []string) bool {
 	}
 	return true
 }
-
-func containsFold(list []string, s string) bool { return indexFold(list, s) >= 0 }
 
 func indexFold(list []string, s string) int {
 	for i, x := range list {
