@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,20 +114,24 @@ type resultCaching struct {
 // result fields.
 func cacheable(t *Tool) (*Tool, error) {
 	for _, name := range []string{ArgFresh, ArgMaxAgeSeconds} {
-		if _, clash := t.input.doc().Properties[name]; clash {
+		if slices.Contains(t.inputFields, name) {
 			return nil, fmt.Errorf("tool %s: input field %q clashes with the cache argument", t.Name(), name)
 		}
 	}
 	// The schemas with the cache fields are built on first use, like the
-	// tool's own (see Tool.envelope).
+	// tool's own (see New).
 	cp := *t
-	cp.input = newLazyValidator(func() *jsonschema.Schema { return cacheInputSchema(t.input.doc()) })
+	cp.input = newLazyValidator(func() (*jsonschema.Schema, error) {
+		if _, err := t.input.compiled(); err != nil {
+			return nil, err
+		}
+		return cacheInputSchema(t.input.doc()), nil
+	})
 	cp.envelope = sync.OnceValue(func() *jsonschema.Schema { return cacheEnvelopeSchema(t.envelope()) })
 	// The key names the output's shape, so that a deployment that changes it
 	// does not read results of the old shape.
-	out := t.output.doc()
 	cp.cacheVersion = sync.OnceValue(func() string {
-		raw, _ := json.Marshal(out)
+		raw, _ := json.Marshal(t.output.doc())
 		sum := sha256.Sum256(raw)
 		return hex.EncodeToString(sum[:4])
 	})

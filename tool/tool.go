@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -47,6 +48,9 @@ type Tool struct {
 	spec   Spec
 	input  *validator
 	output *validator
+	// inputFields are the input's JSON field names, known without building
+	// its schema.
+	inputFields []string
 	// envelope is the published output schema: the tool's fields plus the
 	// success/summary/durationMs every result carries. It is built on first
 	// use: cloning schemas is most of what declaring a tool costs, and
@@ -62,9 +66,11 @@ type Tool struct {
 }
 
 // New declares a tool from its Go input and output types. The input type must be
-// a struct; its schema is derived by [SchemaFor]. It fails if the types cannot be
-// described as JSON Schema or the tags are wrong: a programming error, so most
-// callers wrap it in [Must].
+// a struct; its schema is derived by [SchemaFor] on first use. It fails for a
+// tool without a name or description, or types that are not structs: a
+// programming error, so most callers wrap it in [Must]. A schema that cannot
+// be built from the types or their tags makes [Tool.CheckSchemas] fail, and
+// every call with it (fail closed); test every tool with CheckSchemas.
 func New[In any, Out Summarizer](spec Spec, fn Func[In, Out]) (*Tool, error) {
 	if spec.Name == "" || spec.Description == "" {
 		return nil, errors.New("tool: a tool needs a name and a description")
@@ -72,18 +78,32 @@ func New[In any, Out Summarizer](spec Spec, fn Func[In, Out]) (*Tool, error) {
 	if k := reflect.TypeFor[In]().Kind(); k != reflect.Struct {
 		return nil, fmt.Errorf("tool %s: input type must be a struct, not %v", spec.Name, k)
 	}
-	in, err := schemaForType(reflect.TypeFor[In](), true)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: input: %w", spec.Name, err)
+	outType := reflect.TypeFor[Out]()
+	for outType.Kind() == reflect.Pointer {
+		outType = outType.Elem()
 	}
-	out, err := schemaForType(reflect.TypeFor[Out](), false)
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: output: %w", spec.Name, err)
+	if outType.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("tool %s: output type must be a struct, not %v", spec.Name, outType.Kind())
 	}
-	if out.Type != "object" {
-		return nil, fmt.Errorf("tool %s: output type must be a struct", spec.Name)
-	}
-	t := &Tool{spec: spec, input: newValidator(in), output: newValidator(out), envelope: sync.OnceValue(func() *jsonschema.Schema { return envelopeSchema(out) })}
+	// The schemas are built from the Go types on first use (reflection over
+	// every field, about 1 MB of allocations for the built-in packs):
+	// `toolport list` and `TOOL --schema` of another tool need none of them,
+	// and a server builds those of the tools it lists or calls.
+	input := newLazyValidator(func() (*jsonschema.Schema, error) {
+		s, err := schemaForType(reflect.TypeFor[In](), true)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: input: %w", spec.Name, err)
+		}
+		return s, nil
+	})
+	output := newLazyValidator(func() (*jsonschema.Schema, error) {
+		s, err := schemaForType(reflect.TypeFor[Out](), false)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: output: %w", spec.Name, err)
+		}
+		return s, nil
+	})
+	t := &Tool{spec: spec, input: input, output: output, inputFields: jsonFieldNames(reflect.TypeFor[In]()), envelope: sync.OnceValue(func() *jsonschema.Schema { return envelopeSchema(output.doc()) })}
 	t.invoke = func(ctx context.Context, args []byte) (any, error) {
 		var v In
 		// UseNumber keeps large integers exact in free-form (map[string]any) inputs.
@@ -165,3 +185,21 @@ func envelopeSchema(out *jsonschema.Schema) *jsonschema.Schema {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// jsonFieldNames lists the JSON names of a struct's fields as encoding/json
+// names them (embedded structs' fields promoted, "-" left out).
+func jsonFieldNames(t reflect.Type) []string {
+	var names []string
+	for _, f := range reflect.VisibleFields(t) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		embedded := f.Anonymous && name == "" // its fields are listed instead
+		if !f.IsExported() || embedded || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names = append(names, name)
+	}
+	return names
+}

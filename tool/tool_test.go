@@ -437,12 +437,32 @@ func TestParseRetryAfter(t *testing.T) {
 
 const http1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
 
+type textOutput string
+
+func (o textOutput) Summary() string { return string(o) }
+
 func TestNewRejectsBadDeclarations(t *testing.T) {
 	type badTag struct {
 		N int `json:"n" schema:"maximum=lots"`
 	}
-	if _, err := tool.New(tool.Spec{Name: "x", Description: "X."}, func(context.Context, badTag) (searchOutput, error) { return searchOutput{}, nil }); err == nil {
-		t.Error("bad schema tag accepted")
+	// A bad tag shows when the schema is built (on first use): CheckSchemas
+	// fails, and so does every call, rather than run unchecked.
+	bad, err := tool.New(tool.Spec{Name: "x", Description: "X."}, func(context.Context, badTag) (searchOutput, error) { return searchOutput{}, nil })
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := bad.CheckSchemas(); err == nil || !strings.Contains(err.Error(), "maximum") {
+		t.Errorf("CheckSchemas of a bad schema tag = %v", err)
+	}
+	reg := tool.NewRegistry()
+	if err := reg.Register(bad); err != nil {
+		t.Fatal(err)
+	}
+	if res := reg.Call(context.Background(), "x", []byte(`{"n":1}`)); res.Err == nil || res.Err.Code != tool.CodeValidation {
+		t.Errorf("call with a schema that cannot be built = %+v, want a VALIDATION error", res)
+	}
+	if _, err := tool.New(tool.Spec{Name: "x", Description: "X."}, func(context.Context, searchInput) (textOutput, error) { return "", nil }); err == nil {
+		t.Error("non-struct output accepted")
 	}
 	if _, err := tool.New(tool.Spec{Name: "x", Description: "X."}, func(context.Context, string) (searchOutput, error) { return searchOutput{}, nil }); err == nil {
 		t.Error("non-struct input accepted")

@@ -54,13 +54,24 @@ type validator struct {
 }
 
 func newValidator(s *jsonschema.Schema) *validator {
-	return newLazyValidator(func() *jsonschema.Schema { return s })
+	return newLazyValidator(func() (*jsonschema.Schema, error) { return s, nil })
 }
 
-// newLazyValidator is a validator whose schema is built on first use.
-func newLazyValidator(build func() *jsonschema.Schema) *validator {
-	doc := sync.OnceValue(build)
+// newLazyValidator is a validator whose schema is built on first use. A
+// schema that cannot be built (a bug, which CheckSchemas catches in tests)
+// admits nothing, and compiled says why.
+func newLazyValidator(build func() (*jsonschema.Schema, error)) *validator {
+	built := sync.OnceValues(build)
+	doc := func() *jsonschema.Schema {
+		if s, err := built(); err == nil {
+			return s
+		}
+		return &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	}
 	return &validator{doc: doc, compiled: sync.OnceValues(func() (*schemacheck.Schema, error) {
+		if _, err := built(); err != nil {
+			return nil, err
+		}
 		return schemacheck.Compile(doc())
 	})}
 }
