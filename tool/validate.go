@@ -53,10 +53,6 @@ type validator struct {
 	compiled func() (*schemacheck.Schema, error)
 }
 
-func newValidator(s *jsonschema.Schema) *validator {
-	return newLazyValidator(func() (*jsonschema.Schema, error) { return s, nil })
-}
-
 // newLazyValidator is a validator whose schema is built on first use. A
 // schema that cannot be built (a bug, which CheckSchemas catches in tests)
 // admits nothing, and compiled says why.
