@@ -216,33 +216,34 @@ func runList(ctx context.Context, env *Env, args []string) int {
 // description when it has no sentence end: a cut anywhere else (inside
 // "(e.g. …)", mid-word) reads as a broken line.
 func firstSentence(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	// Only the first sentence is scanned: descriptions run to kilobytes.
 	depth := 0 // parentheses and brackets: "(e.g. x. y)" does not end a sentence
-	r := []rune(s)
-	for i, c := range r {
-		switch c {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
 		case '(', '[':
 			depth++
 		case ')', ']':
 			depth = max(depth-1, 0)
 		case '.', '!', '?':
-			if depth > 0 || i+1 >= len(r) || r[i+1] != ' ' || abbreviation(r[:i]) {
+			if depth > 0 || i+1 >= len(s) || !isSpace(s[i+1]) || abbreviation(s[:i]) {
 				continue
 			}
-			return string(r[:i+1])
+			return strings.Join(strings.Fields(s[:i+1]), " ")
 		}
 	}
-	return s
+	return strings.Join(strings.Fields(s), " ")
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // abbreviation says whether the word ending just before a period is a common
 // abbreviation (e.g., i.e., etc., vs.), whose period ends no sentence.
-func abbreviation(before []rune) bool {
+func abbreviation(before string) bool {
 	start := len(before)
-	for start > 0 && before[start-1] != ' ' && before[start-1] != '(' {
+	for start > 0 && !isSpace(before[start-1]) && before[start-1] != '(' {
 		start--
 	}
-	switch strings.ToLower(string(before[start:])) {
+	switch strings.ToLower(before[start:]) {
 	case "e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "no":
 		return true
 	}

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/toolport/toolport/internal/embedding"
 )
@@ -42,7 +43,7 @@ const snapshotFormat = 1
 
 const snapshotMagic = "TPIXSNAP"
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // ErrSnapshot is returned for a snapshot that cannot be used: corrupt,
 // truncated, or made by another version or for another embedder.
@@ -87,7 +88,7 @@ func (e *Engine) MarshalSnapshot() []byte {
 	w.str(e.SnapshotTag())
 	e.lex.appendSnapshot(w)
 	e.vec.appendSnapshot(w)
-	return binary.LittleEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli))
+	return binary.LittleEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli()))
 }
 
 // LoadSnapshot returns the engine a snapshot made by
@@ -100,7 +101,7 @@ func LoadSnapshot(emb embedding.Embedder, data []byte) (*Engine, error) {
 		return nil, fmt.Errorf("%w: %d bytes", ErrSnapshot, len(data))
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
+	if crc32.Checksum(body, castagnoli()) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrSnapshot)
 	}
 	if err := e.decodeSnapshot(body); err != nil {

@@ -106,7 +106,7 @@ func (*otherEmbedder) Name() string { return "other" }
 func TestSnapshotRefused(t *testing.T) {
 	data := snapshotEngine(t).MarshalSnapshot()
 	resum := func(body []byte) []byte {
-		return binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, castagnoli))
+		return binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, castagnoli()))
 	}
 	body := data[:len(data)-4]
 	tests := []struct {
