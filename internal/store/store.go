@@ -106,7 +106,14 @@ type Index interface {
 	UpsertIndex(ctx context.Context, recs []IndexRecord) error
 	// SetEmbeddings replaces the embeddings of records already stored.
 	SetEmbeddings(ctx context.Context, embs []Embedding) (int, error)
+	// GetIndex returns the records of isrcs, in the order asked, with their
+	// embeddings; ISRCs not in the index are left out.
 	GetIndex(ctx context.Context, isrcs []string) ([]IndexRecord, error)
+	// GetIndexContent is GetIndex without the embeddings (Embedding nil).
+	GetIndexContent(ctx context.Context, isrcs []string) ([]IndexRecord, error)
+	// IndexFeatures returns the audio features of those of isrcs that have
+	// them, by ISRC.
+	IndexFeatures(ctx context.Context, isrcs []string) (map[string]*AudioFeatures, error)
 	// IndexStates reports content hashes and embedders without content.
 	IndexStates(ctx context.Context, isrcs []string) (map[string]IndexState, error)
 	// EachIndexRecord streams every record in ISRC order.

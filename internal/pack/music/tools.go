@@ -254,13 +254,14 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 		isrcs[i] = h.ID
 	}
 
-	start := time.Now()
-	lib, err := db.LibraryStatus(ctx, isrcs, nil)
-	tm.library = time.Since(start)
-	if err != nil {
-		return SemanticSearchOutput{}, storeError("checking the library", err)
-	}
+	var lib store.InLibrary
 	if in.InLibraryOnly {
+		start := time.Now()
+		lib, err = db.LibraryStatus(ctx, isrcs, nil)
+		tm.library = time.Since(start)
+		if err != nil {
+			return SemanticSearchOutput{}, storeError("checking the library", err)
+		}
 		kept := hits[:0]
 		for _, h := range hits {
 			if lib.ISRCs[h.ID] {
@@ -275,8 +276,25 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 		isrcs = append(isrcs, h.ID)
 	}
 
-	start = time.Now()
-	recs, err := db.GetIndex(ctx, isrcs)
+	start := time.Now()
+	if len(moods) > 0 {
+		// The pool is reordered by its features alone; only the hits
+		// shown are read whole.
+		features, err := db.IndexFeatures(ctx, isrcs)
+		if err != nil {
+			tm.index = time.Since(start)
+			return SemanticSearchOutput{}, storeError("reading the index", err)
+		}
+		hits = index.RerankByMood(hits, moods, func(id string) index.FeatureValue {
+			return moodFeatures(features[id])
+		})
+	}
+	hits = hits[:min(len(hits), in.Limit)]
+	isrcs = isrcs[:0]
+	for _, h := range hits {
+		isrcs = append(isrcs, h.ID)
+	}
+	recs, err := db.GetIndexContent(ctx, isrcs)
 	tm.index = time.Since(start)
 	if err != nil {
 		return SemanticSearchOutput{}, storeError("reading the index", err)
@@ -285,12 +303,15 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 	for _, r := range recs {
 		byISRC[r.ISRC] = r
 	}
-	if len(moods) > 0 {
-		hits = index.RerankByMood(hits, moods, func(id string) index.FeatureValue {
-			return moodFeatures(byISRC[id].AudioFeatures)
-		})
+	if !in.InLibraryOnly {
+		// Only the hits shown are checked against the library.
+		start := time.Now()
+		lib, err = db.LibraryStatus(ctx, isrcs, nil)
+		tm.library = time.Since(start)
+		if err != nil {
+			return SemanticSearchOutput{}, storeError("checking the library", err)
+		}
 	}
-	hits = hits[:min(len(hits), in.Limit)]
 	for _, h := range hits {
 		r, ok := byISRC[h.ID]
 		if !ok {
@@ -571,7 +592,7 @@ func (s *Service) batchMetadata(ctx context.Context, in BatchMetadataInput) (Bat
 		return BatchMetadataOutput{}, err
 	}
 	start := time.Now()
-	recs, err := db.GetIndex(ctx, isrcs)
+	recs, err := db.GetIndexContent(ctx, isrcs)
 	tm.index = time.Since(start)
 	if err != nil {
 		return BatchMetadataOutput{}, storeError("reading the index", err)
@@ -584,7 +605,7 @@ func (s *Service) batchMetadata(ctx context.Context, in BatchMetadataInput) (Bat
 	}
 	out := BatchMetadataOutput{Tracks: []IndexedTrackResult{}, Found: []string{}, NotFound: []string{}}
 	found := make(map[string]bool, len(recs))
-	for _, r := range recs { // GetIndex keeps the order asked
+	for _, r := range recs { // GetIndexContent keeps the order asked
 		t := indexedResult(r)
 		t.InLibrary = lib.ISRCs[r.ISRC]
 		out.Tracks = append(out.Tracks, t)

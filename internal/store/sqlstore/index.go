@@ -286,14 +286,30 @@ func scanIndexRecord(sc interface{ Scan(...any) error }) (store.IndexRecord, err
 	return r, nil
 }
 
+// indexContentColumns are indexColumns without the embedding (read as NULL
+// of no dimensions): what a search result shows.
+const indexContentColumns = `isrc, title, artist, album, artwork_url, duration, lyrics, interpretation,
+    audio_features, NULL, embedder, 0, content_hash, updated_at`
+
 // GetIndex returns the index records for the given ISRCs, in the order asked
 // (duplicates once), with their embeddings. ISRCs not in the index are left
 // out: compare lengths or keys to find them.
 func (db *DB) GetIndex(ctx context.Context, isrcs []string) ([]store.IndexRecord, error) {
+	return db.getIndex(ctx, isrcs, indexColumns)
+}
+
+// GetIndexContent is GetIndex without the embeddings, which a search result
+// does not show (1.5 KB a record at 384 dimensions, read and decoded for
+// nothing).
+func (db *DB) GetIndexContent(ctx context.Context, isrcs []string) ([]store.IndexRecord, error) {
+	return db.getIndex(ctx, isrcs, indexContentColumns)
+}
+
+func (db *DB) getIndex(ctx context.Context, isrcs []string, columns string) ([]store.IndexRecord, error) {
 	found := make(map[string]store.IndexRecord, len(isrcs))
 	for _, c := range chunks(isrcs, lookupChunk) {
 		rows, err := db.r.QueryContext(ctx,
-			`SELECT `+indexColumns+` FROM track_index WHERE isrc IN (`+placeholders(1, len(c))+`)`, c...)
+			`SELECT `+columns+` FROM track_index WHERE isrc IN (`+placeholders(1, len(c))+`)`, c...)
 		if err != nil {
 			return nil, fmt.Errorf("store: get index: %w", err)
 		}
@@ -348,6 +364,40 @@ func (db *DB) IndexStates(ctx context.Context, isrcs []string) (map[string]store
 		}
 	}
 	return states, nil
+}
+
+// IndexFeatures returns the audio features of those of isrcs that are in
+// the index and have them: what reordering a pool of hits by mood needs,
+// without reading the records' texts.
+func (db *DB) IndexFeatures(ctx context.Context, isrcs []string) (map[string]*store.AudioFeatures, error) {
+	out := make(map[string]*store.AudioFeatures)
+	for _, c := range chunks(isrcs, lookupChunk) {
+		rows, err := db.r.QueryContext(ctx,
+			`SELECT isrc, audio_features FROM track_index WHERE audio_features IS NOT NULL AND isrc IN (`+placeholders(1, len(c))+`)`, c...)
+		if err != nil {
+			return nil, fmt.Errorf("store: index features: %w", err)
+		}
+		for rows.Next() {
+			var isrc string
+			var raw []byte
+			if err := rows.Scan(&isrc, &raw); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: index features: %w", err)
+			}
+			f := new(store.AudioFeatures)
+			if err := json.Unmarshal(raw, f); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: %s: corrupt audio features: %w", isrc, err)
+			}
+			out[isrc] = f
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: index features: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // EachEmbedding calls fn for every stored embedding made by embedder (every

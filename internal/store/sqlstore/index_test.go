@@ -68,6 +68,32 @@ func TestIndexUpsertAndGet(t *testing.T) {
 		if !reflect.DeepEqual(withoutTimes(got), want) {
 			t.Errorf("GetIndex =\n%+v\nwant\n%+v", withoutTimes(got), want)
 		}
+		// GetIndexContent: the same records without their embeddings.
+		content, err := db.GetIndexContent(ctx, []string{"QZMCP2300001", "MISSING00000", "GBBKS1700108", "ILX000000001", "GBBKS1700108"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			want[i].Embedding = nil
+		}
+		if !reflect.DeepEqual(withoutTimes(content), want) {
+			t.Errorf("GetIndexContent =\n%+v\nwant\n%+v", withoutTimes(content), want)
+		}
+		want = withoutTimes([]store.IndexRecord{recs[2], recs[0], recs[1]})
+		// IndexFeatures: the features of the records that have them.
+		features, err := db.IndexFeatures(ctx, []string{"QZMCP2300001", "MISSING00000", "GBBKS1700108", "ILX000000001"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFeatures := map[string]*store.AudioFeatures{}
+		for _, r := range recs {
+			if r.AudioFeatures != nil {
+				wantFeatures[r.ISRC] = r.AudioFeatures
+			}
+		}
+		if len(wantFeatures) == 0 || !reflect.DeepEqual(features, wantFeatures) {
+			t.Errorf("IndexFeatures = %+v, want %+v", features, wantFeatures)
+		}
 
 		// Idempotent: the same batch again changes nothing but UpdatedAt.
 		if err := db.UpsertIndex(ctx, recs); err != nil {
