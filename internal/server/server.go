@@ -131,6 +131,11 @@ type Config struct {
 	// TurnEventsRetention is how long a turn's event log is kept after it
 	// ends, for clients resuming late; 0 means DefaultTurnEventsRetention.
 	TurnEventsRetention time.Duration
+	// StartPrecedence is the most a running turn waits, before each event
+	// after its first, while other turns are starting, so that a burst of
+	// messages gets its first events before the running answers go on; 0
+	// means DefaultStartPrecedence, a negative value turns it off.
+	StartPrecedence time.Duration
 	// Checks are engines /healthz reports and /readyz requires, besides
 	// the store.
 	Checks []Check
@@ -148,6 +153,7 @@ type Server struct {
 	origins        *http.CrossOriginProtection
 
 	turns turns
+	gate  *startGate // turns starting go before turns running
 
 	streams sync.WaitGroup
 
@@ -176,6 +182,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
+	}
+	if cfg.StartPrecedence == 0 {
+		cfg.StartPrecedence = DefaultStartPrecedence
 	}
 	if cfg.TurnLease <= 0 {
 		cfg.TurnLease = DefaultTurnLease
@@ -275,6 +284,7 @@ func New(cfg Config) (*Server, error) {
 		mux.Handle("/", cfg.Web)
 	}
 	s.handler = m.instrument(s.guard(mux))
+	s.gate = newStartGate(cfg.StartPrecedence)
 	s.initTurns()
 	return s, nil
 }

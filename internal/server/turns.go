@@ -38,6 +38,7 @@ import (
 const (
 	DefaultTurnLease           = 15 * time.Second
 	DefaultTurnEventsRetention = 10 * time.Minute
+	DefaultStartPrecedence     = 200 * time.Millisecond
 	// turnPoll is how often a stream following another replica's turn
 	// re-reads the log when no note came (notes can be lost while the
 	// listening connection reconnects).
@@ -72,6 +73,9 @@ type localTurn struct {
 	ended   bool // the turn emitted its last event
 	more    chan struct{}
 	flushed chan struct{} // closed once every event is logged after the end
+	// started counts the turn as started in the server's startGate; called
+	// once its first event is logged (or it ends without one).
+	started func()
 }
 
 // after returns the logged events after seq and whether the turn has ended
@@ -117,6 +121,7 @@ func (s *Server) logEvents(lt *localTurn) {
 		lt.mu.Lock()
 		lt.logged += len(batch)
 		lt.mu.Unlock()
+		lt.started()
 		s.wake(lt.id)
 	}
 }
@@ -444,8 +449,11 @@ func (s *Server) startTurn(ctx context.Context, conv string, run turnFunc) (*loc
 	if err != nil {
 		return nil, nil, err
 	}
+	// Counted as starting from its claim (not while it waits for one, which
+	// can take seconds) to its first event.
+	counted := s.gate.enter()
 	tctx, cancel := context.WithCancelCause(s.turns.base)
-	lt := &localTurn{id: id, conv: conv, cancel: cancel, more: make(chan struct{}, 1), flushed: make(chan struct{})}
+	lt := &localTurn{id: id, conv: conv, cancel: cancel, more: make(chan struct{}, 1), flushed: make(chan struct{}), started: counted}
 	lt.leaseUntil.Store(claim.LeaseUntil.UnixNano())
 	s.turns.mu.Lock()
 	s.turns.local[id] = lt
@@ -461,14 +469,20 @@ func (s *Server) runTurn(ctx context.Context, lt *localTurn, run turnFunc, start
 	defer s.turns.wg.Done()
 	var once sync.Once
 	stop := ""
+	first := true
 	emit := func(ev agent.Event) {
 		if end, ok := ev.(agent.MessageEnd); ok {
 			stop = end.StopReason
 		}
+		if !first {
+			s.gate.wait(ctx)
+		}
+		first = false
 		s.record(lt, ev)
 		once.Do(func() { started <- nil })
 	}
 	err := run(ctx, emit)
+	lt.started() // a turn that failed before its first event
 	// The log is complete before the turn is marked ended, so that a
 	// stream elsewhere that sees it ended has read everything.
 	lt.mu.Lock()

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// startGate gives turns that are starting precedence over turns that are
+// running. A message's first event (the turn claimed, the user message and
+// message_start durable) is a few writes; the rest of a turn is model
+// streams, tools and many more writes. When a burst of messages arrives,
+// the Go scheduler shares the CPU among all of them alike, so the last
+// message of a burst waits for its first event until nearly every turn
+// before it has run: on two cores, 500 messages at once made the slowest
+// first events wait about as long as the whole burst. With the gate, a
+// running turn, before handing on each event after its first, waits while
+// any turn is starting — at most maxWait each time, so that a stream of
+// new messages delays running answers but cannot starve them.
+type startGate struct {
+	maxWait time.Duration
+
+	mu      sync.Mutex
+	pending int
+	clear   chan struct{} // closed when pending drops to zero
+}
+
+func newStartGate(maxWait time.Duration) *startGate {
+	c := make(chan struct{})
+	close(c)
+	return &startGate{maxWait: maxWait, clear: c}
+}
+
+// enter counts a turn as starting; the func it returns counts it as
+// started, once, however often it is called.
+func (g *startGate) enter() func() {
+	g.mu.Lock()
+	if g.pending == 0 {
+		g.clear = make(chan struct{})
+	}
+	g.pending++
+	g.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if g.pending--; g.pending == 0 {
+				close(g.clear)
+			}
+		})
+	}
+}
+
+// wait returns once no turn is starting, after maxWait, or when ctx ends.
+func (g *startGate) wait(ctx context.Context) {
+	if g.maxWait <= 0 {
+		return
+	}
+	g.mu.Lock()
+	clear := g.clear
+	g.mu.Unlock()
+	select {
+	case <-clear:
+		return
+	default:
+	}
+	t := time.NewTimer(g.maxWait)
+	defer t.Stop()
+	select {
+	case <-clear:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
