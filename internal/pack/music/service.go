@@ -673,6 +673,29 @@ func newFeatureVec(f *AudioFeatures) (featureVec, bool) {
 	return v, true
 }
 
+// value is index.FeatureValue over the vector: the mood features it holds.
+func (v featureVec) value(name string) (float64, bool) {
+	i := -1
+	switch name {
+	case "valence":
+		i = fValence
+	case "energy":
+		i = fEnergy
+	case "danceability":
+		i = fDanceability
+	case "acousticness":
+		i = fAcousticness
+	case "instrumentalness":
+		i = fInstrumentalness
+	case "speechiness":
+		i = fSpeechiness
+	}
+	if i < 0 || math.IsNaN(float64(v[i])) {
+		return 0, false
+	}
+	return float64(v[i]), true
+}
+
 func (s *Service) setFeatures(isrc string, f *AudioFeatures) {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()

@@ -278,15 +278,16 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 
 	start := time.Now()
 	if len(moods) > 0 {
-		// The pool is reordered by its features alone; only the hits
-		// shown are read whole.
-		features, err := db.IndexFeatures(ctx, isrcs)
+		// The pool is reordered by its features alone (held in memory
+		// beside the embedded engine, read from the store with Weaviate);
+		// only the hits shown are read whole.
+		features, err := s.poolFeatures(ctx, db, isrcs)
 		if err != nil {
 			tm.index = time.Since(start)
 			return SemanticSearchOutput{}, storeError("reading the index", err)
 		}
 		hits = index.RerankByMood(hits, moods, func(id string) index.FeatureValue {
-			return moodFeatures(features[id])
+			return features[id]
 		})
 	}
 	hits = hits[:min(len(hits), in.Limit)]
@@ -371,6 +372,31 @@ func (s *Service) searchEngine(ctx context.Context, q string, k int, bounds []bo
 		return nil, false, fmt.Errorf("semantic search: %w", err)
 	}
 	return hits, eng.Len() == 0, nil
+}
+
+// poolFeatures returns the mood features of isrcs that have them: from the
+// features the embedded engine keeps in memory, or from the store when
+// Weaviate holds the index.
+func (s *Service) poolFeatures(ctx context.Context, db Store, isrcs []string) (map[string]index.FeatureValue, error) {
+	out := make(map[string]index.FeatureValue, len(isrcs))
+	if s.usesWeaviate() {
+		stored, err := db.IndexFeatures(ctx, isrcs)
+		if err != nil {
+			return nil, err
+		}
+		for id, f := range stored {
+			out[id] = moodFeatures(f)
+		}
+		return out, nil
+	}
+	s.fmu.RLock()
+	defer s.fmu.RUnlock()
+	for _, id := range isrcs {
+		if fv, ok := s.features[id]; ok {
+			out[id] = fv.value
+		}
+	}
+	return out, nil
 }
 
 // featureFilter keeps tracks whose known features are within every bound; a
