@@ -11,3 +11,7 @@ func (s *Server) Kill() {
 	s.turns.bgWG.Wait()
 	s.turns.cancelBase(errors.New("killed"))
 }
+
+// HoldTurnStart counts a turn as starting until release is called, as a
+// turn between its claim and its first logged event is counted.
+func (s *Server) HoldTurnStart() (release func()) { return s.gate.enter() }
