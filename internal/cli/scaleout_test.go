@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolport/toolport/internal/cache/redistest"
 	"github.com/toolport/toolport/internal/config"
@@ -180,5 +181,38 @@ func TestResultCacheAcrossReplicas(t *testing.T) {
 	}
 	if !sawCache || !sawLimit {
 		t.Fatalf("keys under the replicas' prefix: %q; want the cached result and the Brave limiter's state", keys)
+	}
+}
+
+func TestTurnStartPrecedenceSetting(t *testing.T) {
+	tests := []struct {
+		value string
+		want  time.Duration
+		bad   bool
+	}{
+		{"", 0, false},
+		{"150ms", 150 * time.Millisecond, false},
+		{"off", -1, false},
+		{"0", -1, false},
+		{"-1s", 0, true},
+		{"soon", 0, true},
+		{"1m", 0, true},
+	}
+	for _, tt := range tests {
+		st, err := turnSettings(func(name string) string {
+			if name == "TOOLPORT_TURN_START_PRECEDENCE" {
+				return tt.value
+			}
+			return ""
+		})
+		if tt.bad {
+			if err == nil || !strings.Contains(err.Error(), "TOOLPORT_TURN_START_PRECEDENCE") {
+				t.Errorf("%q: err = %v, want one naming the variable", tt.value, err)
+			}
+			continue
+		}
+		if err != nil || st.startPrecedence != tt.want {
+			t.Errorf("%q: %v, %v; want %v", tt.value, st.startPrecedence, err, tt.want)
+		}
 	}
 }

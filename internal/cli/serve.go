@@ -201,7 +201,8 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
 		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout, Doctor: doctorFn,
 		TurnLease: turnsCfg.lease, TurnEventsRetention: turnsCfg.retention, ReplicaID: turnsCfg.replica,
-		Checks: serveChecks(env.Config.Env, engines, musicSvc),
+		StartPrecedence: turnsCfg.startPrecedence,
+		Checks:          serveChecks(env.Config.Env, engines, musicSvc),
 		Agent: agent.Config{
 			Provider: provider, NoModel: noModel, ModelName: modelName, ContextWindow: contextWindow, Models: models, MaxSteps: *maxSteps,
 			TurnTimeout: turnTimeout, TracerProvider: traced, Logger: logger,
