@@ -63,20 +63,7 @@ func loadBench(tb testing.TB) []benchPage {
 	sort.Strings(ids)
 	pages := make([]benchPage, 0, len(ids))
 	for _, id := range ids {
-		f, err := os.Open(filepath.Join(dir, "html", id+".html.gz"))
-		if err != nil {
-			tb.Fatalf("page %s: %v", id, err)
-		}
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			f.Close()
-			tb.Fatalf("page %s: %v", id, err)
-		}
-		body, err := io.ReadAll(zr)
-		f.Close()
-		if err != nil {
-			tb.Fatalf("page %s: %v", id, err)
-		}
+		body := readPage(tb, dir, id)
 		u, err := url.Parse(truth[id].URL)
 		if err != nil {
 			tb.Fatalf("page %s: url: %v", id, err)
@@ -426,4 +413,23 @@ func BenchmarkArticleBenchDev(b *testing.B) {
 			b.ReportMetric(float64(durs[len(durs)-1].Microseconds())/1000, "max-ms")
 		})
 	}
+}
+
+// readPage reads page id of a test set: dir/html/<id>.html.gz, decompressed.
+func readPage(tb testing.TB, dir, id string) []byte {
+	tb.Helper()
+	f, err := os.Open(filepath.Join(dir, "html", id+".html.gz"))
+	if err != nil {
+		tb.Fatalf("page %s: %v", id, err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatalf("page %s: %v", id, err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		tb.Fatalf("page %s: %v", id, err)
+	}
+	return body
 }

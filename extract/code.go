@@ -5,6 +5,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/toolport/toolport/extract/internal/htmltree"
 )
 
 // codeBlock is a preformatted block of the original page. The extractors
@@ -19,7 +21,7 @@ type codeBlock struct {
 // whitespace-free text so that it can be recognised after extraction.
 func collectCode(root *html.Node) map[string]codeBlock {
 	var blocks map[string]codeBlock
-	walkSkip(root, func(n *html.Node) bool {
+	htmltree.Walk(root, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n.Data != "pre" {
 			return true
 		}
@@ -87,7 +89,7 @@ func restoreCode(content *html.Node, blocks map[string]codeBlock) {
 		return
 	}
 	var found []*html.Node
-	walkSkip(content, func(n *html.Node) bool {
+	htmltree.Walk(content, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || (n.Data != "pre" && n.Data != "code") {
 			return true
 		}
@@ -108,22 +110,5 @@ func restoreCode(content *html.Node, blocks map[string]codeBlock) {
 		pre.AppendChild(code)
 		n.Parent.InsertBefore(pre, n)
 		n.Parent.RemoveChild(n)
-	}
-}
-
-// walkSkip is walk where fn decides whether to descend into a node.
-func walkSkip(n *html.Node, fn func(*html.Node) bool) {
-	for c := n; c != nil; {
-		if fn(c) && c.FirstChild != nil {
-			c = c.FirstChild
-			continue
-		}
-		for c != n && c.NextSibling == nil {
-			c = c.Parent
-		}
-		if c == n {
-			return
-		}
-		c = c.NextSibling
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	maincontent "github.com/toolport/toolport/extract/internal/content"
+	"github.com/toolport/toolport/extract/internal/htmltree"
 )
 
 // Options tunes Extract. The zero value is what web_fetch uses.
@@ -221,7 +222,7 @@ func documentBase(root *html.Node, pageURL *url.URL) *url.URL {
 // findBody returns the <body> element, or root when there is none.
 func findBody(root *html.Node) *html.Node {
 	var body *html.Node
-	walkSkip(root, func(n *html.Node) bool {
+	htmltree.Walk(root, func(n *html.Node) bool {
 		if body != nil {
 			return false
 		}
@@ -240,7 +241,7 @@ func findBody(root *html.Node) *html.Node {
 // fallbackTitle is the page's <title>, else its first <h1>.
 func fallbackTitle(root *html.Node) string {
 	var title, h1 string
-	walkSkip(root, func(n *html.Node) bool {
+	htmltree.Walk(root, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -267,7 +268,7 @@ func fallbackTitle(root *html.Node) string {
 // countElements counts the elements below root, stopping once past limit.
 func countElements(root *html.Node, limit int) int {
 	n := 0
-	walkSkip(root, func(c *html.Node) bool {
+	htmltree.Walk(root, func(c *html.Node) bool {
 		if c.Type == html.ElementNode {
 			n++
 		}

@@ -1,12 +1,15 @@
 package extract
 
 import (
+	"cmp"
 	"net/url"
 	"strings"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/text/language"
+
+	"github.com/toolport/toolport/extract/internal/htmltree"
 )
 
 // headInfo reads what a page declares about itself: its canonical URL
@@ -15,25 +18,36 @@ import (
 // normalised as a BCP 47 tag. Only <html>, <head> and their children are
 // visited: these declarations live there and pages can be large.
 func headInfo(root *html.Node, base *url.URL) (canonical, lang string) {
+	headElements(root, func(n *html.Node) {
+		switch n.Data {
+		case "html":
+			if lang == "" {
+				lang = bcp47(attr(n, "lang"))
+			}
+		case "link":
+			if canonical == "" && hasToken(attr(n, "rel"), "canonical") {
+				canonical = resolveHTTP(base, attr(n, "href"))
+			}
+		case "meta":
+			if lang == "" && strings.EqualFold(attr(n, "http-equiv"), "content-language") {
+				lang = bcp47(attr(n, "content"))
+			}
+		}
+	})
+	return canonical, lang
+}
+
+// headElements calls fn for the elements a page declares itself in: <html>,
+// <head> and their children (three levels from the document), stopping at
+// <body>, since pages can be large.
+func headElements(root *html.Node, fn func(*html.Node)) {
 	var visit func(n *html.Node, depth int)
 	visit = func(n *html.Node, depth int) {
 		if n.Type == html.ElementNode {
-			switch n.Data {
-			case "html":
-				if lang == "" {
-					lang = bcp47(attr(n, "lang"))
-				}
-			case "link":
-				if canonical == "" && hasToken(attr(n, "rel"), "canonical") {
-					canonical = resolveHTTP(base, attr(n, "href"))
-				}
-			case "meta":
-				if lang == "" && strings.EqualFold(attr(n, "http-equiv"), "content-language") {
-					lang = bcp47(attr(n, "content"))
-				}
-			case "body":
+			if n.Data == "body" {
 				return
 			}
+			fn(n)
 		}
 		if depth >= 3 {
 			return
@@ -43,7 +57,6 @@ func headInfo(root *html.Node, base *url.URL) (canonical, lang string) {
 		}
 	}
 	visit(root, 0)
-	return canonical, lang
 }
 
 func attr(n *html.Node, key string) string {
@@ -98,41 +111,28 @@ func bcp47(declared string) string {
 }
 
 // ownMeta reads the title and site name a page declares in its head
-// (og:title or twitter:title, else <title>; og:site_name), for the
-// pipeline that does not run go-trafilatura's metadata pass.
+// (og:title or twitter:title, else <title>, else the first <h1>;
+// og:site_name).
 func ownMeta(root *html.Node) pageMeta {
 	var og, tw, title, site string
-	var visit func(n *html.Node, depth int)
-	visit = func(n *html.Node, depth int) {
-		if n.Type == html.ElementNode {
-			switch n.Data {
-			case "meta":
-				key := strings.ToLower(cmpOr(attr(n, "property"), attr(n, "name")))
-				switch key {
-				case "og:title":
-					og = cmpOr(og, attr(n, "content"))
-				case "twitter:title":
-					tw = cmpOr(tw, attr(n, "content"))
-				case "og:site_name":
-					site = cmpOr(site, attr(n, "content"))
-				}
-			case "title":
-				if title == "" {
-					title = textOf(n)
-				}
-			case "body":
-				return
+	headElements(root, func(n *html.Node) {
+		switch n.Data {
+		case "meta":
+			switch strings.ToLower(cmp.Or(attr(n, "property"), attr(n, "name"))) {
+			case "og:title":
+				og = cmp.Or(og, attr(n, "content"))
+			case "twitter:title":
+				tw = cmp.Or(tw, attr(n, "content"))
+			case "og:site_name":
+				site = cmp.Or(site, attr(n, "content"))
+			}
+		case "title":
+			if title == "" {
+				title = textOf(n)
 			}
 		}
-		if depth >= 3 {
-			return
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			visit(c, depth+1)
-		}
-	}
-	visit(root, 0)
-	title = cmpOr(og, tw, title)
+	})
+	title = cmp.Or(og, tw, title)
 	if strings.TrimSpace(title) == "" {
 		title = firstH1(root)
 	}
@@ -143,7 +143,7 @@ func ownMeta(root *html.Node) pageMeta {
 // that declares none in its head.
 func firstH1(root *html.Node) string {
 	var h string
-	walkSkip(root, func(n *html.Node) bool {
+	htmltree.Walk(root, func(n *html.Node) bool {
 		if h != "" {
 			return false
 		}
@@ -154,13 +154,4 @@ func firstH1(root *html.Node) string {
 		return true
 	})
 	return h
-}
-
-func cmpOr(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

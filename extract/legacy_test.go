@@ -10,6 +10,8 @@ import (
 	trafilatura "github.com/markusmobius/go-trafilatura"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/toolport/toolport/extract/internal/htmltree"
 )
 
 // The peers Toolport's extractor is measured against (bench_test.go,
@@ -43,11 +45,14 @@ func (s strategy) finder() finder {
 		return finder{name: "legacy", prune: true, find: findLegacy}
 	case strategyReadability:
 		return finder{name: "readability", find: runReadability}
-	case strategyTrafilatura, strategyTrafilaturaFallback:
-		fallback := s == strategyTrafilaturaFallback
-		name := map[bool]string{false: "trafilatura", true: "trafilatura-fallback"}[fallback]
-		return finder{name: name, find: func(root *html.Node, base *url.URL) (*html.Node, pageMeta) {
-			content, meta, _ := runTrafilatura(root, base, fallback)
+	case strategyTrafilatura:
+		return finder{name: "trafilatura", find: func(root *html.Node, base *url.URL) (*html.Node, pageMeta) {
+			content, meta, _ := runTrafilatura(root, base, false)
+			return content, meta
+		}}
+	case strategyTrafilaturaFallback:
+		return finder{name: "trafilatura-fallback", find: func(root *html.Node, base *url.URL) (*html.Node, pageMeta) {
+			content, meta, _ := runTrafilatura(root, base, true)
 			return content, meta
 		}}
 	case strategyWholePage:
@@ -198,7 +203,7 @@ func collectImages(root *html.Node, base *url.URL) []anchoredImage {
 	var out []anchoredImage
 	var prev *html.Node // last text block seen, in document order
 	var pending []anchoredImage
-	walkSkip(root, func(n *html.Node) bool {
+	htmltree.Walk(root, func(n *html.Node) bool {
 		if len(out)+len(pending) >= maxImages {
 			return false
 		}
@@ -271,7 +276,7 @@ func restoreImages(content *html.Node, images []anchoredImage) {
 		return
 	}
 	blocks := make(map[string]*html.Node)
-	walkSkip(content, func(n *html.Node) bool {
+	htmltree.Walk(content, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && textBlock(n) {
 			if key := blockKey(n); key != "" && blocks[key] == nil {
 				blocks[key] = n

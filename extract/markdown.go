@@ -11,6 +11,8 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html"
+
+	"github.com/toolport/toolport/extract/internal/htmltree"
 )
 
 // toMarkdown renders an extracted content node as Markdown.
@@ -59,21 +61,7 @@ func absolutize(n *html.Node, base *url.URL) {
 	})
 }
 
-// walk calls fn for n and every node below it, in document order, without
-// recursion (so deep trees cannot exhaust the stack).
+// walk calls fn for n and every node below it, in document order.
 func walk(n *html.Node, fn func(*html.Node)) {
-	for c := n; c != nil; {
-		fn(c)
-		if c.FirstChild != nil {
-			c = c.FirstChild
-			continue
-		}
-		for c != n && c.NextSibling == nil {
-			c = c.Parent
-		}
-		if c == n {
-			return
-		}
-		c = c.NextSibling
-	}
+	htmltree.Walk(n, func(c *html.Node) bool { fn(c); return true })
 }

@@ -1,10 +1,8 @@
 package extract
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -53,20 +51,7 @@ func loadMultilingual(tb testing.TB) []mlPage {
 	sort.Strings(ids)
 	pages := make([]mlPage, 0, len(ids))
 	for _, id := range ids {
-		f, err := os.Open(filepath.Join(dir, "html", id+".html.gz"))
-		if err != nil {
-			tb.Fatalf("page %s: %v", id, err)
-		}
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			f.Close()
-			tb.Fatalf("page %s: %v", id, err)
-		}
-		body, err := io.ReadAll(zr)
-		f.Close()
-		if err != nil {
-			tb.Fatalf("page %s: %v", id, err)
-		}
+		body := readPage(tb, dir, id)
 		pages = append(pages, mlPage{id: id, raw: body, truth: truth[id]})
 	}
 	return pages

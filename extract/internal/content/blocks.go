@@ -6,6 +6,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/toolport/toolport/extract/internal/htmltree"
 )
 
 // class is a leaf block's verdict (step 3), after jusText's classes.
@@ -55,7 +57,7 @@ func isHeading(a atom.Atom) bool {
 // classed by itself.
 func leafBlocks(root *html.Node, st stats) []leafBlock {
 	var out []leafBlock
-	walkSkip(root, func(n *html.Node) bool {
+	htmltree.Walk(root, func(n *html.Node) bool {
 		if n == root || n.Type != html.ElementNode {
 			return n.Type == html.ElementNode
 		}
@@ -130,7 +132,7 @@ func trimBlocks(root *html.Node) {
 // textOf returns the text below n.
 func textOf(n *html.Node) string {
 	var b strings.Builder
-	for c := range preorder(n) {
+	for c := range htmltree.All(n) {
 		if c.Type == html.TextNode {
 			b.WriteString(c.Data)
 		}

@@ -35,6 +35,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/toolport/toolport/extract/internal/htmltree"
 )
 
 // minContent is the fewest runes of text a chosen container must hold to be
@@ -79,35 +81,12 @@ func Find(root *html.Node) *html.Node {
 
 // findBody returns root's <body>, or root when there is none.
 func findBody(root *html.Node) *html.Node {
-	for n := range preorder(root) {
+	for n := range htmltree.All(root) {
 		if n.Type == html.ElementNode && n.DataAtom == atom.Body {
 			return n
 		}
 	}
 	return root
-}
-
-// preorder yields n and every node below it in document order, without
-// recursion (so deep trees cannot exhaust the stack).
-func preorder(n *html.Node) func(yield func(*html.Node) bool) {
-	return func(yield func(*html.Node) bool) {
-		for c := n; c != nil; {
-			if !yield(c) {
-				return
-			}
-			if c.FirstChild != nil {
-				c = c.FirstChild
-				continue
-			}
-			for c != n && c.NextSibling == nil {
-				c = c.Parent
-			}
-			if c == n {
-				return
-			}
-			c = c.NextSibling
-		}
-	}
 }
 
 // stat is what the heuristics know about one element: the runes of its text
@@ -143,7 +122,7 @@ func (s stat) linkDensity() float64 {
 // last to the first, so that every child is done before its parent.
 func measure(root *html.Node) stats {
 	var nodes []*html.Node
-	for n := range preorder(root) {
+	for n := range htmltree.All(root) {
 		nodes = append(nodes, n)
 	}
 	st := make(stats, len(nodes)/2)

@@ -5,6 +5,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/toolport/toolport/extract/internal/htmltree"
 )
 
 // prune removes the boilerplate that markup names as such (step 1). An
@@ -14,7 +16,7 @@ import (
 func prune(body *html.Node, st stats) {
 	total := st.of(body).runes
 	var drop []*html.Node
-	walkSkip(body, func(n *html.Node) bool {
+	htmltree.Walk(body, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == body {
 			return true
 		}
@@ -35,26 +37,8 @@ func prune(body *html.Node, st stats) {
 	}
 }
 
-// walkSkip calls fn for n and the nodes below it in document order; when
-// fn returns false the node's children are skipped.
-func walkSkip(n *html.Node, fn func(*html.Node) bool) {
-	for c := n; c != nil; {
-		if fn(c) && c.FirstChild != nil {
-			c = c.FirstChild
-			continue
-		}
-		for c != n && c.NextSibling == nil {
-			c = c.Parent
-		}
-		if c == n {
-			return
-		}
-		c = c.NextSibling
-	}
-}
-
 func holdsArticle(n *html.Node) bool {
-	for c := range preorder(n) {
+	for c := range htmltree.All(n) {
 		if c != n && c.Type == html.ElementNode && (c.DataAtom == atom.Article || c.DataAtom == atom.Main) {
 			return true
 		}

@@ -5,6 +5,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/toolport/toolport/extract/internal/htmltree"
 )
 
 // Scoring constants (step 2).
@@ -97,7 +99,7 @@ func bestCandidate(body *html.Node, st stats) (*html.Node, candidates) {
 		}
 		c.scores[n] += v
 	}
-	for n := range preorder(body) {
+	for n := range htmltree.All(body) {
 		if n.Type != html.ElementNode {
 			continue
 		}
@@ -265,7 +267,7 @@ func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st sta
 		return chosen
 	}
 	var out []*html.Node
-	walkSkip(on, func(n *html.Node) bool {
+	htmltree.Walk(on, func(n *html.Node) bool {
 		if taken[n] {
 			out = append(out, n)
 			return false
@@ -289,7 +291,7 @@ func insideLink(n, top *html.Node) bool {
 func bestWithin(n *html.Node, c candidates) (*html.Node, float64) {
 	var best *html.Node
 	var bs float64
-	for d := range preorder(n) {
+	for d := range htmltree.All(n) {
 		if sc, ok := c.scores[d]; ok && (best == nil || sc > bs) {
 			best, bs = d, sc
 		}
