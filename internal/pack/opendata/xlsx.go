@@ -50,10 +50,11 @@ type xlsxTable struct {
 // dates and times as ISO 8601 and percentages with % when their number
 // format says so. Bad files fail with a PARSE_ERROR, never a panic.
 func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
-	if err := checkXLSXArchive(body); err != nil {
+	zr, err := checkXLSXArchive(body)
+	if err != nil {
 		return xlsxTable{}, err
 	}
-	wb, err := openWorkbook(body)
+	wb, err := openWorkbook(zr)
 	if err != nil {
 		return xlsxTable{}, xlsxError(err)
 	}
@@ -112,28 +113,28 @@ func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
 	return t, nil
 }
 
-// checkXLSXArchive refuses, before any part is decompressed, a file that is
-// not a ZIP archive, holds too many parts, or declares more decompressed
-// bytes than the bound.
-func checkXLSXArchive(body []byte) error {
+// checkXLSXArchive opens body as a ZIP archive and refuses, before any part
+// is decompressed, a file that is not a ZIP archive, holds too many parts,
+// or declares more decompressed bytes than the bound.
+func checkXLSXArchive(body []byte) (*zip.Reader, error) {
 	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
 	if err != nil {
 		if bytes.HasPrefix(body, []byte{0xD0, 0xCF, 0x11, 0xE0}) {
-			return tool.Errorf(tool.CodeUnsupported, "xlsx: this is a legacy .xls (or an encrypted) workbook, which cannot be previewed; only .xlsx")
+			return nil, tool.Errorf(tool.CodeUnsupported, "xlsx: this is a legacy .xls (or an encrypted) workbook, which cannot be previewed; only .xlsx")
 		}
-		return &tool.Error{Code: tool.CodeParse, Message: "xlsx: the file is not a ZIP archive, as an XLSX workbook is", Err: err}
+		return nil, &tool.Error{Code: tool.CodeParse, Message: "xlsx: the file is not a ZIP archive, as an XLSX workbook is", Err: err}
 	}
 	if len(zr.File) > xlsxMaxParts {
-		return tool.Errorf(tool.CodeParse, "xlsx: the archive has %d parts; a workbook has far fewer (at most %d accepted)", len(zr.File), xlsxMaxParts)
+		return nil, tool.Errorf(tool.CodeParse, "xlsx: the archive has %d parts; a workbook has far fewer (at most %d accepted)", len(zr.File), xlsxMaxParts)
 	}
 	var total uint64
 	for _, f := range zr.File {
 		total += f.UncompressedSize64
 		if total > xlsxUnzipBytes || f.UncompressedSize64 > xlsxUnzipBytes {
-			return tool.Errorf(tool.CodeUnsupported, "xlsx: the workbook decompresses to more than %d MiB; too large to preview", xlsxUnzipBytes>>20)
+			return nil, tool.Errorf(tool.CodeUnsupported, "xlsx: the workbook decompresses to more than %d MiB; too large to preview", xlsxUnzipBytes>>20)
 		}
 	}
-	return nil
+	return zr, nil
 }
 
 // xlsxError words a failure to read a workbook.

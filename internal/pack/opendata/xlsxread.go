@@ -2,7 +2,6 @@ package opendata
 
 import (
 	"archive/zip"
-	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -54,11 +53,9 @@ const (
 	numberPercent
 )
 
-func openWorkbook(body []byte) (*xlsxBook, error) {
-	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errXLSX, err)
-	}
+// openWorkbook reads the workbook parts of an archive (see checkXLSXArchive
+// for its bounds).
+func openWorkbook(zr *zip.Reader) (*xlsxBook, error) {
 	wb := &xlsxBook{parts: make(map[string]*zip.File, len(zr.File))}
 	for _, f := range zr.File {
 		wb.parts[strings.TrimPrefix(f.Name, "/")] = f

@@ -50,7 +50,7 @@ func TestXLSXReaderAgreesWithExcelize(t *testing.T) {
 	want = want[1:] // excelize lists the absent row 1 as empty; the reader, the rows there are
 	// Booleans show as Excel shows them, not as stored (1 and 0).
 	want[0][7], want[0][8] = "TRUE", "FALSE"
-	wb, err := openWorkbook(buf.Bytes())
+	wb, err := openTestBook(buf.Bytes())
 	must(err)
 	var got [][]string
 	must(wb.rows(0, 100, func(cells []string, _ bool) bool { got = append(got, cells); return true }))
@@ -68,6 +68,15 @@ func TestXLSXReaderAgreesWithExcelize(t *testing.T) {
 	if w := []string{"2025-01-31", "2024-02-29 13:45:30", "12.5%", "2025-01-31"}; fmt.Sprint(got[2]) != fmt.Sprint(w) {
 		t.Errorf("dates and percentages = %q, want %q", got[2], w)
 	}
+}
+
+// openTestBook opens a workbook as parseXLSX does.
+func openTestBook(body []byte) (*xlsxBook, error) {
+	zr, err := checkXLSXArchive(body)
+	if err != nil {
+		return nil, err
+	}
+	return openWorkbook(zr)
 }
 
 func cellName(t *testing.T, col, row int) string {
@@ -161,7 +170,7 @@ func TestXLSXReaderOtherProducers(t *testing.T) {
 <row r="2"><c r="B2" t="b"><v>1</v></c><c r="C2" t="e"><v>#N/A</v></c><c t="str"><v>formula text</v></c></row>
 </sheetData></worksheet>`,
 	}
-	wb, err := openWorkbook(zipParts(t, parts))
+	wb, err := openTestBook(zipParts(t, parts))
 	if err != nil {
 		t.Fatal(err)
 	}
