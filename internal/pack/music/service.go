@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -664,7 +665,7 @@ func newFeatureVec(f *AudioFeatures) (featureVec, bool) {
 	if f == nil {
 		return v, false
 	}
-	for i, p := range []*float64{f.Acousticness, f.Danceability, f.Energy, f.Instrumentalness, f.Speechiness, f.Valence, f.Tempo} {
+	for i, p := range featurePointers(f) {
 		v[i] = float32(math.NaN())
 		if p != nil {
 			v[i] = float32(*p)
@@ -673,23 +674,26 @@ func newFeatureVec(f *AudioFeatures) (featureVec, bool) {
 	return v, true
 }
 
+// featurePointers lists f's features in featureVec order.
+func featurePointers(f *AudioFeatures) [numFeatures]*float64 {
+	return [numFeatures]*float64{
+		fAcousticness: f.Acousticness, fDanceability: f.Danceability, fEnergy: f.Energy,
+		fInstrumentalness: f.Instrumentalness, fSpeechiness: f.Speechiness, fValence: f.Valence, fTempo: f.Tempo,
+	}
+}
+
+// moodSlot is the featureVec slot of a feature index.MoodFit asks for by
+// name (the mood features, not tempo), or -1.
+func moodSlot(name string) int {
+	if i := slices.Index(featureNames[:], name); i != fTempo {
+		return i
+	}
+	return -1
+}
+
 // value is index.FeatureValue over the vector: the mood features it holds.
 func (v featureVec) value(name string) (float64, bool) {
-	i := -1
-	switch name {
-	case "valence":
-		i = fValence
-	case "energy":
-		i = fEnergy
-	case "danceability":
-		i = fDanceability
-	case "acousticness":
-		i = fAcousticness
-	case "instrumentalness":
-		i = fInstrumentalness
-	case "speechiness":
-		i = fSpeechiness
-	}
+	i := moodSlot(name)
 	if i < 0 || math.IsNaN(float64(v[i])) {
 		return 0, false
 	}

@@ -173,26 +173,13 @@ func moodFeatures(f *AudioFeatures) index.FeatureValue {
 	if f == nil {
 		return nil
 	}
+	ps := featurePointers(f)
 	return func(name string) (float64, bool) {
-		var p *float64
-		switch name {
-		case "valence":
-			p = f.Valence
-		case "energy":
-			p = f.Energy
-		case "danceability":
-			p = f.Danceability
-		case "acousticness":
-			p = f.Acousticness
-		case "instrumentalness":
-			p = f.Instrumentalness
-		case "speechiness":
-			p = f.Speechiness
-		}
-		if p == nil {
+		i := moodSlot(name)
+		if i < 0 || ps[i] == nil {
 			return 0, false
 		}
-		return *p, true
+		return *ps[i], true
 	}
 }
 

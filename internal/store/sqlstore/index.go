@@ -273,10 +273,11 @@ func scanIndexRecord(sc interface{ Scan(...any) error }) (store.IndexRecord, err
 	}
 	r.UpdatedAt = at.t
 	if features != nil {
-		r.AudioFeatures = new(store.AudioFeatures)
-		if err := json.Unmarshal(features, r.AudioFeatures); err != nil {
-			return store.IndexRecord{}, fmt.Errorf("store: %s: corrupt audio features: %w", r.ISRC, err)
+		f, err := decodeFeatures(r.ISRC, features)
+		if err != nil {
+			return store.IndexRecord{}, err
 		}
+		r.AudioFeatures = f
 	}
 	v, err := decodeVector(vec, dims)
 	if err != nil {
@@ -290,6 +291,15 @@ func scanIndexRecord(sc interface{ Scan(...any) error }) (store.IndexRecord, err
 // of no dimensions): what a search result shows.
 const indexContentColumns = `isrc, title, artist, album, artwork_url, duration, lyrics, interpretation,
     audio_features, NULL, embedder, 0, content_hash, updated_at`
+
+// decodeFeatures decodes a record's stored audio features.
+func decodeFeatures(isrc string, raw []byte) (*store.AudioFeatures, error) {
+	f := new(store.AudioFeatures)
+	if err := json.Unmarshal(raw, f); err != nil {
+		return nil, fmt.Errorf("store: %s: corrupt audio features: %w", isrc, err)
+	}
+	return f, nil
+}
 
 // GetIndex returns the index records for the given ISRCs, in the order asked
 // (duplicates once), with their embeddings. ISRCs not in the index are left
@@ -384,10 +394,10 @@ func (db *DB) IndexFeatures(ctx context.Context, isrcs []string) (map[string]*st
 				rows.Close()
 				return nil, fmt.Errorf("store: index features: %w", err)
 			}
-			f := new(store.AudioFeatures)
-			if err := json.Unmarshal(raw, f); err != nil {
+			f, err := decodeFeatures(isrc, raw)
+			if err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("store: %s: corrupt audio features: %w", isrc, err)
+				return nil, err
 			}
 			out[isrc] = f
 		}
