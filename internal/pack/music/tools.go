@@ -236,39 +236,31 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 	if err != nil {
 		return SemanticSearchOutput{}, err
 	}
-	isrcs := make([]string, len(hits))
-	for i, h := range hits {
-		isrcs[i] = h.ID
-	}
-
 	var lib store.InLibrary
-	if in.InLibraryOnly {
+	checkLibrary := func(isrcs []string) error {
 		start := time.Now()
+		var err error
 		lib, err = db.LibraryStatus(ctx, isrcs, nil)
 		tm.library = time.Since(start)
 		if err != nil {
-			return SemanticSearchOutput{}, storeError("checking the library", err)
+			return storeError("checking the library", err)
 		}
-		kept := hits[:0]
-		for _, h := range hits {
-			if lib.ISRCs[h.ID] {
-				kept = append(kept, h)
-			}
+		return nil
+	}
+	if in.InLibraryOnly {
+		if err := checkLibrary(hitIDs(hits)); err != nil {
+			return SemanticSearchOutput{}, err
 		}
-		hits = kept
+		hits = slices.DeleteFunc(hits, func(h index.Hit) bool { return !lib.ISRCs[h.ID] })
 	}
 	hits = hits[:min(len(hits), pool)]
-	isrcs = isrcs[:0]
-	for _, h := range hits {
-		isrcs = append(isrcs, h.ID)
-	}
 
 	start := time.Now()
 	if len(moods) > 0 {
 		// The pool is reordered by its features alone (held in memory
 		// beside the embedded engine, read from the store with Weaviate);
 		// only the hits shown are read whole.
-		features, err := s.poolFeatures(ctx, db, isrcs)
+		features, err := s.poolFeatures(ctx, db, hitIDs(hits))
 		if err != nil {
 			tm.index = time.Since(start)
 			return SemanticSearchOutput{}, storeError("reading the index", err)
@@ -278,27 +270,21 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 		})
 	}
 	hits = hits[:min(len(hits), in.Limit)]
-	isrcs = isrcs[:0]
-	for _, h := range hits {
-		isrcs = append(isrcs, h.ID)
-	}
-	recs, err := db.GetIndexContent(ctx, isrcs)
+	shown := hitIDs(hits)
+	recs, err := db.GetIndexContent(ctx, shown)
 	tm.index = time.Since(start)
 	if err != nil {
 		return SemanticSearchOutput{}, storeError("reading the index", err)
 	}
+	if !in.InLibraryOnly {
+		// Only the hits shown are checked against the library.
+		if err := checkLibrary(shown); err != nil {
+			return SemanticSearchOutput{}, err
+		}
+	}
 	byISRC := make(map[string]store.IndexRecord, len(recs))
 	for _, r := range recs {
 		byISRC[r.ISRC] = r
-	}
-	if !in.InLibraryOnly {
-		// Only the hits shown are checked against the library.
-		start := time.Now()
-		lib, err = db.LibraryStatus(ctx, isrcs, nil)
-		tm.library = time.Since(start)
-		if err != nil {
-			return SemanticSearchOutput{}, storeError("checking the library", err)
-		}
 	}
 	for _, h := range hits {
 		r, ok := byISRC[h.ID]
@@ -384,6 +370,15 @@ func (s *Service) poolFeatures(ctx context.Context, db Store, isrcs []string) (m
 		}
 	}
 	return out, nil
+}
+
+// hitIDs lists the hits' ISRCs in order.
+func hitIDs(hits []index.Hit) []string {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	return ids
 }
 
 // featureFilter keeps tracks whose known features are within every bound; a
