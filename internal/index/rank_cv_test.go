@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -113,19 +114,8 @@ func TestMusicCapsCrossValidated(t *testing.T) {
 		texts[i], qrels[i] = q.Text, ds.qrels[q.ID]
 	}
 	per := scoreGrid(t, e, grid, texts, qrels)
-	all := make([]int, len(texts))
-	for i := range all {
-		all[i] = i
-	}
-	without := func(out ...int) []int {
-		var in []int
-		for _, q := range all {
-			if !containsInt(out, q) {
-				in = append(in, q)
-			}
-		}
-		return in
-	}
+	all := others(len(texts))
+	without := func(out ...int) []int { return others(len(texts), out...) }
 
 	// Leave one out.
 	var heldOut, heldIn float64
@@ -158,7 +148,7 @@ func TestMusicCapsCrossValidated(t *testing.T) {
 		t.Errorf("DefaultRankParams = %+v, want the config cross-validation chooses on all dev queries, %+v", DefaultRankParams(), grid[c])
 	}
 	// The baseline, the old defaults (lex 0.8, no expansion), for comparison.
-	base := slicesIndex(grid, RankParams{LexWeight: 0.8})
+	base := slices.Index(grid, RankParams{LexWeight: 0.8})
 	t.Logf("old defaults (%s): dev %.4f", describe(grid[base]), meanOf(per[base], all))
 
 	// Floors a little below the measured figures.
@@ -185,20 +175,13 @@ func TestMusicCapsCrossValidated(t *testing.T) {
 	}
 }
 
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
+// others lists the query indexes 0…n-1 but out.
+func others(n int, out ...int) []int {
+	var in []int
+	for q := range n {
+		if !slices.Contains(out, q) {
+			in = append(in, q)
 		}
 	}
-	return false
-}
-
-func slicesIndex(grid []RankParams, p RankParams) int {
-	for i, g := range grid {
-		if g == p {
-			return i
-		}
-	}
-	return -1
+	return in
 }

@@ -114,19 +114,8 @@ type cvResult struct {
 // 5-fold (contiguous folds) and reports the held-in and held-out means.
 func crossValidate(per [][]float64, describe func(int) string) cvResult {
 	n := len(per[0])
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
-	}
-	without := func(out ...int) []int {
-		var in []int
-		for _, q := range all {
-			if !containsInt(out, q) {
-				in = append(in, q)
-			}
-		}
-		return in
-	}
+	all := others(n)
+	without := func(out ...int) []int { return others(n, out...) }
 	var r cvResult
 	for q := range all {
 		c, in := best(per, without(q))

@@ -1,6 +1,7 @@
 package schemacheck
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -126,35 +127,15 @@ func (d decimal) cmp(e decimal) int {
 	}
 	sd, se := sign(d), sign(e)
 	if sd != se || sd == 0 {
-		return cmpInt(sd, se)
+		return cmp.Compare(sd, se)
 	}
-	mag := cmpInt64(d.exp, e.exp)
+	mag := cmp.Compare(d.exp, e.exp)
 	if mag == 0 {
 		// Same exponent: the digits compare as strings, a prefix being
 		// smaller (no trailing zeros).
 		mag = strings.Compare(d.digits, e.digits)
 	}
 	return mag * sd
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // maxIntText bounds the integers written out digit by digit; larger ones
