@@ -113,8 +113,9 @@ type resultCaching struct {
 // cacheable returns a copy of t whose schemas carry the cache arguments and
 // result fields.
 func cacheable(t *Tool) (*Tool, error) {
+	fields := jsonFieldNames(t.inputType)
 	for _, name := range []string{ArgFresh, ArgMaxAgeSeconds} {
-		if slices.Contains(t.inputFields, name) {
+		if slices.Contains(fields, name) {
 			return nil, fmt.Errorf("tool %s: input field %q clashes with the cache argument", t.Name(), name)
 		}
 	}

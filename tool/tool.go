@@ -48,9 +48,9 @@ type Tool struct {
 	spec   Spec
 	input  *validator
 	output *validator
-	// inputFields are the input's JSON field names, known without building
-	// its schema.
-	inputFields []string
+	// inputType is the input's Go type: its JSON field names are known
+	// from it without building the schema.
+	inputType reflect.Type
 	// envelope is the published output schema: the tool's fields plus the
 	// success/summary/durationMs every result carries. It is built on first
 	// use: cloning schemas is most of what declaring a tool costs, and
@@ -103,7 +103,7 @@ func New[In any, Out Summarizer](spec Spec, fn Func[In, Out]) (*Tool, error) {
 		}
 		return s, nil
 	})
-	t := &Tool{spec: spec, input: input, output: output, inputFields: jsonFieldNames(reflect.TypeFor[In]()), envelope: sync.OnceValue(func() *jsonschema.Schema { return envelopeSchema(output.doc()) })}
+	t := &Tool{spec: spec, input: input, output: output, inputType: reflect.TypeFor[In](), envelope: sync.OnceValue(func() *jsonschema.Schema { return envelopeSchema(output.doc()) })}
 	t.invoke = func(ctx context.Context, args []byte) (any, error) {
 		var v In
 		// UseNumber keeps large integers exact in free-form (map[string]any) inputs.

@@ -22,13 +22,13 @@ type startGate struct {
 
 	mu      sync.Mutex
 	pending int
-	clear   chan struct{} // closed when pending drops to zero
+	idle    chan struct{} // closed when pending drops to zero
 }
 
 func newStartGate(maxWait time.Duration) *startGate {
 	c := make(chan struct{})
 	close(c)
-	return &startGate{maxWait: maxWait, clear: c}
+	return &startGate{maxWait: maxWait, idle: c}
 }
 
 // enter counts a turn as starting; the func it returns counts it as
@@ -36,7 +36,7 @@ func newStartGate(maxWait time.Duration) *startGate {
 func (g *startGate) enter() func() {
 	g.mu.Lock()
 	if g.pending == 0 {
-		g.clear = make(chan struct{})
+		g.idle = make(chan struct{})
 	}
 	g.pending++
 	g.mu.Unlock()
@@ -46,7 +46,7 @@ func (g *startGate) enter() func() {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			if g.pending--; g.pending == 0 {
-				close(g.clear)
+				close(g.idle)
 			}
 		})
 	}
@@ -58,17 +58,17 @@ func (g *startGate) wait(ctx context.Context) {
 		return
 	}
 	g.mu.Lock()
-	clear := g.clear
+	idle := g.idle
 	g.mu.Unlock()
 	select {
-	case <-clear:
+	case <-idle:
 		return
 	default:
 	}
 	t := time.NewTimer(g.maxWait)
 	defer t.Stop()
 	select {
-	case <-clear:
+	case <-idle:
 	case <-t.C:
 	case <-ctx.Done():
 	}
