@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/toolport/toolport/internal/store/storetest"
 	"io"
 	"net/http"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/server/servertest"
+	"github.com/toolport/toolport/internal/store/storetest"
 	"github.com/toolport/toolport/internal/testexec"
 )
 
