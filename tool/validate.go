@@ -88,7 +88,7 @@ func (v *validator) decodeArgs(raw []byte) ([]byte, *Error) {
 	}
 	obj, ok := val.(map[string]any)
 	if !ok {
-		return nil, &Error{Code: CodeValidation, Message: "arguments: must be a JSON object, got " + jsonType(val)}
+		return nil, &Error{Code: CodeValidation, Message: "arguments: must be a JSON object, got " + schemacheck.TypeOf(val)}
 	}
 	applyDefaults(v.doc(), obj)
 	if vs, more := v.check(obj); len(vs) > 0 {
@@ -318,24 +318,6 @@ func preview(v any) string {
 		return string(r[:max]) + "…"
 	}
 	return string(raw)
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case json.Number, float64:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // applyDefaults fills absent properties that have a schema default, recursing

@@ -368,9 +368,9 @@ func (w *walker) add(e Error) {
 	w.errs = append(w.errs, e)
 }
 
-// jsonType is the type of a decoded value: numbers are all "number" (an
+// TypeOf is the JSON type of a decoded value: numbers are all "number" (an
 // integer is a number too); "" for a Go value that is not JSON.
-func jsonType(v any) string {
+func TypeOf(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
@@ -401,7 +401,7 @@ func (w *walker) check(n *node, v any) {
 		w.add(Error{Keyword: "false", Got: v})
 		return
 	}
-	t := jsonType(v)
+	t := TypeOf(v)
 	if t == "" {
 		w.add(Error{Keyword: "invalid", Got: v})
 		return
@@ -520,7 +520,7 @@ func (w *walker) number(n *node, v any) {
 	if n.minimum == nil && n.maximum == nil && n.exclMin == nil && n.exclMax == nil {
 		return
 	}
-	d, _ := decimalOf(v) // jsonType checked it
+	d, _ := decimalOf(v) // TypeOf checked it
 	for _, c := range []struct {
 		b     *bound
 		kw    string
