@@ -38,6 +38,7 @@ const (
 	envProvider    = "TOOLPORT_BENCH_PROVIDER"     // "openai" (default) or "anthropic"
 	envDatabaseURL = "TOOLPORT_TEST_DATABASE_URL"  // PostgreSQL for the store=postgres case
 	envPerf        = "TOOLPORT_BENCH_PERF_DIR"     // when set, `perf record` the server over each burst into this directory
+	envServerEnv   = "TOOLPORT_BENCH_SERVER_ENV"   // more of the server's environment, "K=V K=V" (e.g. GOGC=300)
 )
 
 // defaultTurns is the issue's load: 500 turns at once.
@@ -116,6 +117,13 @@ func benchTurns(b *testing.B, store string) {
 
 	model := servertest.NewModelServer(b, script...)
 	env := map[string]string{"TOOLPORT_DATABASE_URL": dsn}
+	for _, kv := range strings.Fields(os.Getenv(envServerEnv)) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			b.Fatalf("%s: %q is not K=V", envServerEnv, kv)
+		}
+		env[k] = v
+	}
 	for _, kv := range model.Env(provider) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
