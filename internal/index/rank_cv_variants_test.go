@@ -165,7 +165,7 @@ func crossValidate(per [][]float64, describe func(int) string) cvResult {
 // engine's grid.
 func TestMusicCapsCrossValidatedVariants(t *testing.T) {
 	if os.Getenv("TOOLPORT_CV_VARIANTS") == "" {
-		t.Skip("about 10 minutes of grids on 2 cores: set TOOLPORT_CV_VARIANTS=1 to run (BENCHMARKS.md, music search quality)")
+		t.Skip("about 20 minutes of grids on 2 loaded cores: set TOOLPORT_CV_VARIANTS=1 to run (BENCHMARKS.md, music search quality)")
 	}
 	e, ds := buildMusicCaps(t)
 	// The same tracks indexed with negation marked (negationTerms).
