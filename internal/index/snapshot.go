@@ -195,6 +195,7 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 		x.total += float64(length)
 	}
 	x.terms = make([][]string, len(x.ids))
+	x.tfs = make([][]float32, len(x.ids))
 	nterms := r.count(2)
 	prev := ""
 	for i := range nterms {
@@ -224,6 +225,7 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 			}
 			ps[j] = posting{doc: int32(doc), tf: tf}
 			x.terms[doc] = append(x.terms[doc], t)
+			x.tfs[doc] = append(x.tfs[doc], tf)
 		}
 		if len(ps) == 0 {
 			return nil, fmt.Errorf("%w: term %q without postings", ErrSnapshot, t)
