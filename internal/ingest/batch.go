@@ -39,7 +39,7 @@ type featureBatcher struct {
 	// waiting counts the tracks waiting on a batch's answer; when it
 	// reaches workers, no other track can join.
 	waiting, workers int
-	calls       sync.WaitGroup
+	calls            sync.WaitGroup
 }
 
 // featureBatch is one /v1/audio-features call and its answer.
