@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,4 +139,54 @@ func TestFenceOfTheHolderPasses(t *testing.T) {
 			t.Errorf("unfenced update: %v", err)
 		}
 	})
+}
+
+// BenchmarkTurnWrites measures what the fence adds to a turn's writes: many
+// turns at once, each appending one event and updating its answer per
+// iteration, with and without a fence in the context.
+//
+//	go test -run '^$' -bench TurnWrites -count 3 ./internal/store/sqlstore/
+func BenchmarkTurnWrites(b *testing.B) {
+	for _, be := range testBackends {
+		for _, fenced := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/fence=%v", be.name, fenced), func(b *testing.B) {
+				db := openDB(b, be.newDSN(b))
+				ctx := context.Background()
+				var n atomic.Int64
+				b.SetParallelism(16) // × GOMAXPROCS turns
+				b.RunParallel(func(pb *testing.PB) {
+					c, err := db.CreateConversation(ctx, store.Conversation{Title: "bench"})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					id := fmt.Sprintf("turn-%d", n.Add(1))
+					claimed, err := db.StartTurn(ctx, store.Turn{ID: id, ConversationID: c.ID, Owner: "a", LeaseUntil: time.Now().Add(time.Hour)})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					tctx := ctx
+					if fenced {
+						tctx = store.WithFence(ctx, store.Fence{TurnID: id, Generation: claimed.Generation})
+					}
+					m, err := db.AppendMessage(tctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					for seq := int64(1); pb.Next(); seq++ {
+						if err := db.AppendTurnEvents(tctx, id, []store.TurnEvent{{Seq: seq, Data: json.RawMessage(`{"type":"text_delta","text":"x"}`)}}); err != nil {
+							b.Error(err)
+							return
+						}
+						if err := db.UpdateMessage(tctx, m); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
 }
