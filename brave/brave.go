@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolport/toolport/internal/httpclient"
@@ -150,9 +151,13 @@ type SearchParams struct {
 }
 
 var (
-	countryRe    = regexp.MustCompile(`^(?i:[a-z]{2}|all)$`)
-	searchLangRe = regexp.MustCompile(`^(?i:[a-z]{2}(-[a-z]{2,4})?)$`)
-	dateRangeRe  = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})to(\d{4}-\d{2}-\d{2})$`)
+	// Compiled on first use: every command of a binary that links this
+	// package would pay for compiling them at start-up (BENCHMARKS.md).
+	countryRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?i:[a-z]{2}|all)$`) })
+	searchLangRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?i:[a-z]{2}(-[a-z]{2,4})?)$`) })
+	dateRangeRe  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})to(\d{4}-\d{2}-\d{2})$`)
+	})
 )
 
 // Validate checks p against the API's documented limits, so that a mistake is
@@ -170,9 +175,9 @@ func (p *SearchParams) Validate() error {
 		return fmt.Errorf("count must be between 1 and %d, got %d", MaxCount, p.Count)
 	case p.Offset < 0 || p.Offset > MaxPage:
 		return fmt.Errorf("offset is a page index and must be between 0 and %d, got %d", MaxPage, p.Offset)
-	case p.Country != "" && !countryRe.MatchString(p.Country):
+	case p.Country != "" && !countryRe().MatchString(p.Country):
 		return fmt.Errorf("country must be a two-letter country code or ALL, got %q", p.Country)
-	case p.SearchLang != "" && !searchLangRe.MatchString(p.SearchLang):
+	case p.SearchLang != "" && !searchLangRe().MatchString(p.SearchLang):
 		return fmt.Errorf("search_lang must be a language code such as en or pt-br, got %q", p.SearchLang)
 	}
 	switch p.SafeSearch {
@@ -191,7 +196,7 @@ func ValidateFreshness(f string) error {
 	case "", "pd", "pw", "pm", "py":
 		return nil
 	}
-	m := dateRangeRe.FindStringSubmatch(f)
+	m := dateRangeRe().FindStringSubmatch(f)
 	if m == nil {
 		return fmt.Errorf("freshness must be pd, pw, pm, py or YYYY-MM-DDtoYYYY-MM-DD, got %q", f)
 	}

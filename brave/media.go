@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The news, image and video endpoints and their limits, as Brave's API
@@ -25,7 +26,7 @@ const (
 	MaxVideoCount = 50  // video results per request
 )
 
-var uiLangRe = regexp.MustCompile(`^(?i:[a-z]{2}-[a-z]{2,4})$`)
+var uiLangRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?i:[a-z]{2}-[a-z]{2,4})$`) })
 
 // NewsParams is one news search request. Zero values are left to Brave's
 // defaults (20 results, safesearch strict, spellcheck on).
@@ -119,11 +120,11 @@ func validateCommon(query string, count, maxCount int, country, searchLang, uiLa
 		return fmt.Errorf("query has too many words: Brave accepts at most %d", MaxQueryWords)
 	case count < 0 || count > maxCount:
 		return fmt.Errorf("count must be between 1 and %d, got %d", maxCount, count)
-	case country != "" && !countryRe.MatchString(country):
+	case country != "" && !countryRe().MatchString(country):
 		return fmt.Errorf("country must be a two-letter country code or ALL, got %q", country)
-	case searchLang != "" && !searchLangRe.MatchString(searchLang):
+	case searchLang != "" && !searchLangRe().MatchString(searchLang):
 		return fmt.Errorf("search_lang must be a language code such as en or pt-br, got %q", searchLang)
-	case uiLang != "" && !uiLangRe.MatchString(uiLang):
+	case uiLang != "" && !uiLangRe().MatchString(uiLang):
 		return fmt.Errorf("ui_lang must be a language and region such as en-US, got %q", uiLang)
 	}
 	return nil

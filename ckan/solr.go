@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // SolrQuote returns v as a quoted Solr phrase, with the two characters that
@@ -62,11 +63,17 @@ func (q *FilterQuery) String() string { return strings.Join(q.clauses, " AND ") 
 // maxSortClauses bounds a sort specification.
 const maxSortClauses = 5
 
+// The sort grammars, compiled on first use rather than at the start of
+// every binary that links this package (BENCHMARKS.md, start-up).
 var (
-	solrSortClause = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*)\s+(?i:(asc|desc))$`)
+	solrSortClause = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*)\s+(?i:(asc|desc))$`)
+	})
 	// A datastore column may be any name, Hebrew and spaces included, but
 	// not a comma (the clause separator) or a double quote.
-	datastoreSortClause = regexp.MustCompile(`^([^,"]+?)(?:\s+(?i:(asc|desc)))?$`)
+	datastoreSortClause = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([^,"]+?)(?:\s+(?i:(asc|desc)))?$`)
+	})
 )
 
 // ParseSort validates a package_search sort against CKAN's grammar,
@@ -74,13 +81,13 @@ var (
 // "score desc, name asc"), and returns it normalised: single spaces,
 // lowercase directions.
 func ParseSort(s string) (string, error) {
-	return parseSort(s, solrSortClause, true)
+	return parseSort(s, solrSortClause(), true)
 }
 
 // ParseDatastoreSort validates a datastore_search sort:
 // "column [asc|desc][, …]", where a column may hold spaces and any script.
 func ParseDatastoreSort(s string) (string, error) {
-	return parseSort(s, datastoreSortClause, false)
+	return parseSort(s, datastoreSortClause(), false)
 }
 
 func parseSort(s string, clause *regexp.Regexp, needDir bool) (string, error) {

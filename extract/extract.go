@@ -45,12 +45,15 @@ type Options struct {
 
 // Document is the main content of a page.
 type Document struct {
-	// Title is the page's title: og:title, <title> or the first <h1>.
+	// Title is the page's title: og:title or twitter:title, an article's
+	// headline in its JSON-LD, <title>, a web page's name in its JSON-LD,
+	// or the first <h1>, the first found.
 	Title string
 	// Markdown is the main content. Links and images carry absolute URLs;
 	// images are kept only with a description (alt text), as ![alt](src).
 	Markdown string
-	// SiteName is the name of the site, when the page declares one.
+	// SiteName is the name of the site, when the page declares one:
+	// og:site_name, else its JSON-LD's WebSite name or publisher's name.
 	SiteName string
 	// Lang is the page's language (BCP 47): as declared by <html lang>, a
 	// Content-Language <meta> or Options.ContentLanguage, else as the

@@ -110,9 +110,12 @@ func bcp47(declared string) string {
 	return tag.String()
 }
 
-// ownMeta reads the title and site name a page declares in its head
-// (og:title or twitter:title, else <title>, else the first <h1>;
-// og:site_name).
+// ownMeta reads the title and site name a page declares: the title is
+// og:title or twitter:title, else an article's headline in its JSON-LD,
+// else <title>, else a web page's name in its JSON-LD, else the first <h1>;
+// the site name is og:site_name, else the JSON-LD's web site or publisher
+// name. JSON-LD is read only when the head leaves something open: most
+// pages declare both in their <meta>.
 func ownMeta(root *html.Node) pageMeta {
 	var og, tw, title, site string
 	headElements(root, func(n *html.Node) {
@@ -132,11 +135,48 @@ func ownMeta(root *html.Node) pageMeta {
 			}
 		}
 	})
-	title = cmp.Or(og, tw, title)
-	if strings.TrimSpace(title) == "" {
+	if strings.TrimSpace(cmp.Or(og, tw)) == "" || strings.TrimSpace(site) == "" {
+		if blocks := jsonLDBlocks(root); len(blocks) > 0 {
+			ld := readJSONLD(blocks)
+			title = firstText(og, tw, ld.headline, title, ld.pageName)
+			site = firstText(site, ld.siteName, ld.publisher)
+		}
+	}
+	title = firstText(og, tw, title)
+	if title == "" {
 		title = firstH1(root)
 	}
-	return pageMeta{title: strings.Join(strings.Fields(title), " "), siteName: site}
+	return pageMeta{title: strings.Join(strings.Fields(title), " "), siteName: strings.Join(strings.Fields(site), " ")}
+}
+
+// firstText is the first of texts that is not blank.
+func firstText(texts ...string) string {
+	for _, t := range texts {
+		if strings.TrimSpace(t) != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// jsonLDBlocks returns the text of the page's <script
+// type="application/ld+json"> elements, in document order, anywhere in the
+// page (many sites put them in the body), at most maxJSONLDBlocks.
+func jsonLDBlocks(root *html.Node) []string {
+	var blocks []string
+	htmltree.Walk(root, func(n *html.Node) bool {
+		if len(blocks) == maxJSONLDBlocks {
+			return false
+		}
+		if n.Type != html.ElementNode || n.DataAtom != atom.Script {
+			return true
+		}
+		if strings.EqualFold(strings.TrimSpace(strings.Split(attr(n, "type"), ";")[0]), "application/ld+json") && n.FirstChild != nil && n.FirstChild.Type == html.TextNode {
+			blocks = append(blocks, n.FirstChild.Data)
+		}
+		return false
+	})
+	return blocks
 }
 
 // firstH1 returns the text of the page's first <h1>: the title of a page

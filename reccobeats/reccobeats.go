@@ -30,6 +30,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -218,17 +219,21 @@ func BySpotifyID(rows []AudioFeatures) map[string]AudioFeatures {
 }
 
 var (
-	spotifyIDRe = regexp.MustCompile(`^[0-9A-Za-z]{22}$`)
-	uuidRe      = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	isrcRe      = regexp.MustCompile(`^[A-Z]{2}[A-Z0-9]{3}[0-9]{7}$`)
+	// Compiled on first use, not at every start of every binary that
+	// links this package (BENCHMARKS.md, start-up).
+	spotifyIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9A-Za-z]{22}$`) })
+	uuidRe      = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	})
+	isrcRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z]{2}[A-Z0-9]{3}[0-9]{7}$`) })
 )
 
 // IsSpotifyID reports whether s looks like a Spotify id (22 base-62
 // characters).
-func IsSpotifyID(s string) bool { return spotifyIDRe.MatchString(s) }
+func IsSpotifyID(s string) bool { return spotifyIDRe().MatchString(s) }
 
 // IsReccoBeatsID reports whether s looks like a ReccoBeats id (a UUID).
-func IsReccoBeatsID(s string) bool { return uuidRe.MatchString(s) }
+func IsReccoBeatsID(s string) bool { return uuidRe().MatchString(s) }
 
 // SpotifyIDFromURL returns the id of an open.spotify.com/track/{id} URL
 // (with or without a query), or "" when u is not one.
@@ -248,7 +253,7 @@ func SpotifyIDFromURL(u string) string {
 // when that is not an ISRC (CC XXX YY NNNNN).
 func NormalizeISRC(s string) string {
 	s = strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(strings.TrimSpace(s)))
-	if !isrcRe.MatchString(s) {
+	if !isrcRe().MatchString(s) {
 		return ""
 	}
 	return s

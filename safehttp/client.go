@@ -228,6 +228,34 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
+// RedirectCheck decides whether a fetch may follow a redirect to next,
+// e.g. whether robots.txt allows it. An error stops the fetch.
+type RedirectCheck func(ctx context.Context, next *url.URL) error
+
+// GetCheckingRedirects is Get that asks check before following each
+// redirect, after the address policy has passed the target. An error from
+// check stops the fetch and is returned wrapped (errors.As finds it). Only
+// this call's redirects are checked: other requests, such as check's own
+// fetches through HTTPClient, are not.
+func (c *Client) GetCheckingRedirects(ctx context.Context, rawURL string, hdr http.Header, check RedirectCheck) (*Response, error) {
+	if check == nil {
+		return c.Get(ctx, rawURL, hdr)
+	}
+	// A copy of the client for this call: it shares the transport (and its
+	// connections) and adds check to the redirect policy.
+	hc := *c.get
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := c.checkRedirect(req, via); err != nil {
+			return err
+		}
+		if err := check(req.Context(), req.URL); err != nil {
+			return &opError{op: "redirect to " + redact(req.URL), err: err}
+		}
+		return nil
+	}
+	return c.getWith(ctx, &hc, rawURL, hdr)
+}
+
 // Response is a fetched response with its body read, decoded and closed.
 type Response struct {
 	URL        *url.URL // final URL, after redirects
@@ -263,6 +291,11 @@ type Response struct {
 // Timeout() bool method returning true. Error text never contains the URL's
 // query, fragment or credentials.
 func (c *Client) Get(ctx context.Context, rawURL string, hdr http.Header) (*Response, error) {
+	return c.getWith(ctx, c.get, rawURL, hdr)
+}
+
+// getWith is one Get through hc, c.get or a copy of it.
+func (c *Client) getWith(ctx context.Context, hc *http.Client, rawURL string, hdr http.Header) (*Response, error) {
 	u, err := c.opts.Policy.CheckURL(rawURL)
 	if err != nil {
 		return nil, err
@@ -285,7 +318,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, hdr http.Header) (*Resp
 	}
 	req.Header.Set("Accept-Encoding", "gzip, br")
 
-	resp, err := c.get.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, &opError{op: "GET " + redact(u), err: classify(err)}
 	}

@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -766,5 +768,82 @@ func TestErrorsNeverCarrySecrets(t *testing.T) {
 		if strings.Contains(err.Error(), secret) {
 			t.Errorf("error %q carries the secret", err)
 		}
+	}
+}
+
+// TestGetCheckingRedirects: the check sees every hop in order, after the
+// address policy, and its refusal stops the fetch before the hop is asked.
+func TestGetCheckingRedirects(t *testing.T) {
+	var asked sync.Map // paths the server saw
+	srv := serveOn(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(r.URL.Path, true)
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hop/"))
+		if n == 0 {
+			io.WriteString(w, "arrived")
+			return
+		}
+		http.Redirect(w, r, fmt.Sprintf("/hop/%d", n-1), http.StatusFound)
+	}))
+	errRefused := errors.New("refused by the check")
+	tests := []struct {
+		name    string
+		refuse  string // the hop the check refuses
+		wantErr error
+		seen    []string
+	}{
+		{"every hop checked", "", nil, []string{"/hop/2", "/hop/1", "/hop/0"}},
+		{"intermediate hop refused", "/hop/2", errRefused, []string{"/hop/2"}},
+		{"final hop refused", "/hop/0", errRefused, []string{"/hop/2", "/hop/1", "/hop/0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asked.Clear()
+			var seen []string
+			c := NewClient(Options{Policy: allow2})
+			resp, err := c.GetCheckingRedirects(t.Context(), srv.URL+"/hop/3", nil, func(ctx context.Context, next *url.URL) error {
+				seen = append(seen, next.Path)
+				if next.Path == tt.refuse {
+					return errRefused
+				}
+				return nil
+			})
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if err == nil && string(resp.Body) != "arrived" {
+				t.Errorf("body %q", resp.Body)
+			}
+			if !slices.Equal(seen, tt.seen) {
+				t.Errorf("checked %v, want %v", seen, tt.seen)
+			}
+			if _, ok := asked.Load(tt.refuse); ok && tt.refuse != "" {
+				t.Errorf("the refused hop %s was requested", tt.refuse)
+			}
+		})
+	}
+	// The client's own Get, and other calls, are not checked.
+	c := NewClient(Options{Policy: allow2})
+	if _, err := c.GetCheckingRedirects(t.Context(), srv.URL+"/hop/1", nil, func(context.Context, *url.URL) error { return errRefused }); !errors.Is(err, errRefused) {
+		t.Fatalf("err = %v", err)
+	}
+	if resp, err := c.Get(t.Context(), srv.URL+"/hop/1", nil); err != nil || string(resp.Body) != "arrived" {
+		t.Fatalf("plain Get after a checked one: %v", err)
+	}
+}
+
+// TestRedirectCheckAfterPolicy: a hop the address policy refuses never
+// reaches the check.
+func TestRedirectCheckAfterPolicy(t *testing.T) {
+	srv := serveOn(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1:1/x", http.StatusFound)
+	}))
+	called := false
+	_, err := NewClient(Options{Policy: allow2}).GetCheckingRedirects(t.Context(), srv.URL+"/", nil, func(context.Context, *url.URL) error {
+		called = true
+		return nil
+	})
+	wantBlocked(t, err, "127.0.0.1")
+	if called {
+		t.Error("the check was asked about a hop the policy refuses")
 	}
 }

@@ -5,7 +5,7 @@
 //
 // It builds a hello world (fmt.Println) and ./cmd/... with the same
 // toolchain, then runs each command below (the ikigai executables with
-// --schema, `toolport version` and `toolport list`) with HOME pointing at an
+// --schema, `toolport --help`, `toolport version` and `toolport list`) with HOME pointing at an
 // empty directory and no other environment than PATH:
 //
 //   - instructions, once per command, from
@@ -250,6 +250,7 @@ func commandsIn(bin, suffix string) []*command {
 		switch {
 		case name == "toolport":
 			cmds = append(cmds,
+				&command{label: "toolport --help" + suffix, argv: []string{path, "--help"}},
 				&command{label: "toolport version" + suffix, argv: []string{path, "version"}},
 				&command{label: "toolport list" + suffix, argv: []string{path, "list"}})
 		case strings.HasSuffix(name, "-tool"):

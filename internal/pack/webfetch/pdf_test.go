@@ -112,3 +112,22 @@ func TestCanonicalAndLang(t *testing.T) {
 		}
 	}
 }
+
+// TestTitleAndSiteNameFromJSONLD: a page that declares its headline and
+// site only in JSON-LD (schema.org @graph) gets both in the result.
+func TestTitleAndSiteNameFromJSONLD(t *testing.T) {
+	page := `<html><head><title>SEO title | Example</title><script type="application/ld+json">
+{"@context":"https://schema.org","@graph":[{"@type":"WebSite","name":"Example News"},{"@type":"NewsArticle","headline":"The headline"}]}
+</script></head><body><article><p>` + strings.Repeat("Enough words for the extractor to keep this paragraph as content. ", 8) + `</p></article></body></html>`
+	srv := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(page))
+	}))
+	res, out := call(t, registry(t, webfetch.Config{}), map[string]any{"url": srv.URL + "/a"})
+	if !res.OK() {
+		t.Fatal(res.JSON)
+	}
+	if out.Title != "The headline" || out.SiteName != "Example News" {
+		t.Errorf("title %q site %q", out.Title, out.SiteName)
+	}
+}

@@ -3,6 +3,8 @@ package webfetch_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -162,5 +164,72 @@ func TestIgnoreRobots(t *testing.T) {
 	}
 	if cfg, err := webfetch.ConfigFromEnv(c); err != nil || !cfg.IgnoreRobots {
 		t.Errorf("TOOLPORT_FETCH_IGNORE_ROBOTS=1 gave %+v, %v", cfg, err)
+	}
+}
+
+// TestRobotsCheckedOnEveryRedirect: a redirect chain is checked hop by hop,
+// on every origin it passes through, and stops at the first hop robots.txt
+// disallows, before that hop is requested.
+func TestRobotsCheckedOnEveryRedirect(t *testing.T) {
+	disallowPrivate := robotsBody("User-agent: *\nDisallow: /private\n")
+	tests := []struct {
+		name string
+		// chain builds the start of the chain from the two sites' URLs;
+		// each site redirects /r/<url-escaped target> to the target.
+		chain   func(a, b string) string
+		allowed bool
+		reason  string // the hop named in the refusal
+	}{
+		{"through a disallowed path on the same site", func(a, b string) string {
+			return a + "/r?to=" + url.QueryEscape("/private/hop?to="+url.QueryEscape("/public/end"))
+		}, false, "/private/hop"},
+		{"through a disallowed path on another site", func(a, b string) string {
+			return a + "/r?to=" + url.QueryEscape(b+"/private/hop?to="+url.QueryEscape(b+"/public/end"))
+		}, false, "/private/hop"},
+		{"ending on a disallowed path", func(a, b string) string {
+			return a + "/r?to=" + url.QueryEscape(b+"/r?to="+url.QueryEscape("/private/end"))
+		}, false, "/private/end"},
+		{"through allowed paths on both sites", func(a, b string) string {
+			return a + "/r?to=" + url.QueryEscape(b+"/r?to="+url.QueryEscape(a+"/public/end"))
+		}, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			requested := map[string]bool{}
+			site := func() *httptest.Server {
+				return robotsServer(t, disallowPrivate, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					mu.Lock()
+					requested[r.URL.Path] = true
+					mu.Unlock()
+					if to := r.URL.Query().Get("to"); to != "" {
+						http.Redirect(w, r, to, http.StatusFound)
+						return
+					}
+					w.Header().Set("Content-Type", "text/html; charset=utf-8")
+					fmt.Fprint(w, article)
+				}))
+			}
+			a, b := site(), site()
+			res, out := call(t, registry(t, webfetch.Config{}), map[string]any{"url": tt.chain(a.URL, b.URL)})
+			if tt.allowed {
+				if !res.OK() {
+					t.Fatalf("refused: %s", res.JSON)
+				}
+				if !strings.HasSuffix(out.URL, "/public/end") {
+					t.Errorf("ended at %s", out.URL)
+				}
+				return
+			}
+			wantRobotsRefusal(t, res)
+			if !strings.Contains(res.Err.Message, tt.reason) || !strings.Contains(res.Err.Message, "redirect") {
+				t.Errorf("refusal does not name the redirect to %s: %s", tt.reason, res.Err.Message)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if requested[tt.reason] || requested["/public/end"] {
+				t.Errorf("requested past the disallowed hop: %v", requested)
+			}
+		})
 	}
 }

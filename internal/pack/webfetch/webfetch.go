@@ -7,11 +7,13 @@
 // detection, main-content extraction, HTML to Markdown). This package decides
 // what a response means: which statuses and content types are errors, and
 // when a page is an anti-bot wall rather than content. Before a page is
-// fetched, its origin's robots.txt is consulted (see internal/robots).
+// fetched, its origin's robots.txt is consulted (see internal/robots), and
+// so is each redirect target's, before the redirect is followed.
 package webfetch
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -181,6 +183,9 @@ type Output struct {
 	Raw bool `json:"raw,omitempty"`
 	// CanonicalURL is the page's declared canonical URL (link rel=canonical).
 	CanonicalURL string `json:"canonicalUrl,omitempty" jsonschema:"The page's canonical URL, when it declares one"`
+	// SiteName is the site's name as the page declares it (og:site_name,
+	// else its JSON-LD's web site or publisher).
+	SiteName string `json:"siteName,omitempty" jsonschema:"The site's name, when the page declares one"`
 	// Lang is the page's language (BCP 47): <html lang>, a Content-Language
 	// meta or header, else the extractor's finding (HTML only).
 	Lang string `json:"lang,omitempty" jsonschema:"The page's language (BCP 47), when known"`
@@ -273,16 +278,16 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 	if err := f.allowed(ctx, target); err != nil {
 		return Output{}, err
 	}
-	resp, err := f.http.Get(ctx, in.URL, nil)
-	if err != nil {
-		return Output{}, fetchError(err)
+	// Every redirect target is checked against its origin's robots.txt
+	// before it is requested, the last one included: a chain through a
+	// disallowed path stops there.
+	var hopCheck safehttp.RedirectCheck
+	if f.robots != nil {
+		hopCheck = f.robots.Check
 	}
-	// Redirects are followed inside Get; the page finally read must be
-	// allowed too, or its content is not returned.
-	if resp.Redirects > 0 {
-		if err := f.allowed(ctx, resp.URL); err != nil {
-			return Output{}, err
-		}
+	resp, err := f.http.GetCheckingRedirects(ctx, in.URL, nil, hopCheck)
+	if err != nil {
+		return Output{}, robotsError(err, target)
 	}
 	if err := checkResponse(resp); err != nil {
 		return Output{}, err
@@ -311,7 +316,7 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 		out = page(markdown, in.Offset, in.Limit)
 	}
 	out.URL, out.Title, out.ContentType, out.Raw = resp.URL.String(), title, mediaType, in.Raw
-	out.CanonicalURL, out.Lang = info.canonical, info.lang
+	out.CanonicalURL, out.Lang, out.SiteName = info.canonical, info.lang, info.siteName
 	tool.ReportProgress(ctx, tool.Progress{Done: 2, Total: 2, Message: "done"})
 	return out, nil
 }
@@ -321,17 +326,27 @@ func (f *fetcher) allowed(ctx context.Context, u *url.URL) error {
 	if f.robots == nil {
 		return nil
 	}
-	err := f.robots.Check(ctx, u)
-	var de *robots.DisallowedError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &de):
-		return &tool.Error{Code: tool.CodeRobotsDisallowed, Err: err, Message: fmt.Sprintf(
-			"Not fetching %s%s: %s. web_fetch respects robots.txt (the operator can set TOOLPORT_FETCH_IGNORE_ROBOTS=1)",
-			de.Origin, de.Path, de.Reason)}
+	if err := f.robots.Check(ctx, u); err != nil {
+		return robotsError(err, u)
 	}
-	return fetchError(err)
+	return nil
+}
+
+// robotsError maps a robots.txt refusal, of the URL asked for or of a
+// redirect on the way from it (asked), to ROBOTS_DISALLOWED, and any other
+// error as a fetch error.
+func robotsError(err error, asked *url.URL) error {
+	var de *robots.DisallowedError
+	if !errors.As(err, &de) {
+		return fetchError(err)
+	}
+	via := ""
+	if !strings.EqualFold(de.Origin, asked.Scheme+"://"+asked.Host) || de.Path != cmp.Or(asked.EscapedPath(), "/") {
+		via = " (a redirect from the URL asked for)"
+	}
+	return &tool.Error{Code: tool.CodeRobotsDisallowed, Err: err, Message: fmt.Sprintf(
+		"Not fetching %s%s%s: %s. web_fetch respects robots.txt (the operator can set TOOLPORT_FETCH_IGNORE_ROBOTS=1)",
+		de.Origin, de.Path, via, de.Reason)}
 }
 
 func deref(p *int) int {
@@ -406,7 +421,7 @@ func byteIndex(s string, n int) int {
 // render turns a response body into a title and Markdown according to its type.
 // With raw, an HTML page is returned decoded but not extracted.
 // pageInfo is what a page declares about itself, filled in by render.
-type pageInfo struct{ canonical, lang string }
+type pageInfo struct{ canonical, lang, siteName string }
 
 func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool, info *pageInfo) (title, markdown, mediaType string, err error) {
 	mediaType, _, perr := mime.ParseMediaType(resp.ContentType)
@@ -435,7 +450,7 @@ func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool,
 		case err != nil:
 			return "", "", mediaType, tool.Errorf(tool.CodeParse, "Failed to parse HTML: %v", err)
 		}
-		info.canonical, info.lang = doc.Canonical, doc.Lang
+		info.canonical, info.lang, info.siteName = doc.Canonical, doc.Lang, doc.SiteName
 		return doc.Title, doc.Markdown, mediaType, nil
 	case kindPDF:
 		if raw {
