@@ -692,7 +692,7 @@ func (t *turn) save(ctx context.Context, incomplete bool) error {
 	if blocks == nil {
 		blocks = []llm.Block{} // content is an array, even when empty
 	}
-	content, err := json.Marshal(blocks)
+	content, err := llm.MarshalBlocks(blocks)
 	if err != nil {
 		t.a.logger.ErrorContext(ctx, "encoding the answer failed", "conversation", t.convID, "error", err)
 		return fmt.Errorf("agent: encoding the answer: %w", err)

@@ -1,6 +1,9 @@
 package agent
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // EventType names an [Event]; it is the "type" field of its JSON form.
 type EventType string
@@ -147,16 +150,45 @@ func (e ToolCallStart) MarshalJSON() ([]byte, error) {
 	}{e.EventType(), e.ToolCallID, e.ToolName, objectOrEmpty(e.Input)})
 }
 
-// MarshalJSON encodes the event in its wire form.
+// MarshalJSON encodes the event in its wire form. The result, often the
+// largest part of a turn's log, is validated and compacted in one pass,
+// where a struct with a json.RawMessage would scan it three times.
 func (e ToolCallEnd) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Type        EventType       `json:"type"`
-		ToolCallID  string          `json:"toolCallId"`
-		Summary     string          `json:"summary"`
-		ResultCount int             `json:"resultCount"`
-		DurationMs  int64           `json:"durationMs"`
-		Result      json.RawMessage `json:"result"`
-	}{e.EventType(), e.ToolCallID, e.Summary, e.ResultCount, e.DurationMs, objectOrEmpty(e.Result)})
+	head, err := json.Marshal(struct {
+		Type        EventType `json:"type"`
+		ToolCallID  string    `json:"toolCallId"`
+		Summary     string    `json:"summary"`
+		ResultCount int       `json:"resultCount"`
+		DurationMs  int64     `json:"durationMs"`
+	}{e.EventType(), e.ToolCallID, e.Summary, e.ResultCount, e.DurationMs})
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.Grow(len(head) + len(e.Result) + 16)
+	b.Write(head[:len(head)-1])
+	b.WriteString(`,"result":`)
+	appendRawJSON(&b, e.Result)
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// appendRawJSON appends raw as json.Marshal writes a json.RawMessage
+// (compact, with <, > and & escaped), or {} when raw is empty or not valid
+// JSON (so that one bad value cannot break the encoding of the whole event).
+func appendRawJSON(b *bytes.Buffer, raw json.RawMessage) {
+	start := b.Len()
+	if len(raw) == 0 || json.Compact(b, raw) != nil {
+		b.Truncate(start)
+		b.WriteString(`{}`)
+		return
+	}
+	if c := b.Bytes()[start:]; bytes.ContainsAny(c, "<>&\u2028\u2029") {
+		var escaped bytes.Buffer
+		json.HTMLEscape(&escaped, c)
+		b.Truncate(start)
+		b.Write(escaped.Bytes())
+	}
 }
 
 // MarshalJSON encodes the event in its wire form.
@@ -190,6 +222,16 @@ func (e ErrorEvent) MarshalJSON() ([]byte, error) {
 		Message   string    `json:"message"`
 		Retryable bool      `json:"retryable"`
 	}{e.EventType(), e.Code, e.Message, e.Retryable})
+}
+
+// Encode is ev's JSON, as json.Marshal(ev) gives it, without json.Marshal's
+// second pass over what the event's MarshalJSON wrote (every event writes
+// compact JSON).
+func Encode(ev Event) ([]byte, error) {
+	if m, ok := ev.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(ev)
 }
 
 // objectOrEmpty returns raw, or {} when raw is empty or not valid JSON (so

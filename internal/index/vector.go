@@ -67,7 +67,7 @@ type VectorIndex struct {
 	coded   bool
 	codedAt int // Len when center was computed
 
-	scratch sync.Pool // *[]slotScore, the exact scan's scores
+	scratch sync.Pool // *scanScratch, the exact scan's scores
 }
 
 // NewVectorIndex returns an empty index for vectors of the given length.
@@ -461,19 +461,27 @@ func bySlotScore(a, b slotScore) int {
 	return int(a.slot - b.slot)
 }
 
+// scanScratch is what an exact scan reuses between searches.
+type scanScratch struct {
+	scores []float32   // slot → cosine
+	all    []slotScore // the same, for the selection
+}
+
 // exactAll is exact without a filter: every cosine into a reused buffer, then
 // a selection of the k best. It returns what the heap returns (the order is
 // total), but the search pools take a thousand of a few thousand vectors,
 // where a heap that size cost more than the dot products.
 func (x *VectorIndex) exactAll(q []float32, k int, sorted bool) []Hit {
-	buf, _ := x.scratch.Get().(*[]slotScore)
+	buf, _ := x.scratch.Get().(*scanScratch)
 	if buf == nil {
-		buf = new([]slotScore)
+		buf = new(scanScratch)
 	}
-	all := (*buf)[:0]
-	d := x.dims
-	for i := range x.ids {
-		all = append(all, slotScore{int32(i), dot(q, x.vecs[i*d:i*d+d])})
+	n := len(x.ids)
+	scores := slices.Grow(buf.scores[:0], n)[:n]
+	dots(q, x.vecs[:n*x.dims], scores)
+	all := slices.Grow(buf.all[:0], n)[:n]
+	for i, s := range scores {
+		all[i] = slotScore{int32(i), s}
 	}
 	top := selectSet(all, k, bySlotScore)
 	if sorted {
@@ -483,26 +491,37 @@ func (x *VectorIndex) exactAll(q []float32, k int, sorted bool) []Hit {
 	for i, s := range top {
 		out[i] = Hit{ID: x.ids[s.slot], Score: float64(s.score)}
 	}
-	*buf = all[:0]
+	buf.scores, buf.all = scores[:0], all[:0]
 	x.scratch.Put(buf)
 	return out
 }
 
-// dot is the inner product, unrolled by four.
+// dot is the inner product, unrolled by four. Each product is rounded to
+// float32 before it is added (the conversion forbids fusing them into one
+// multiply-add, which some targets would do), so that dot and dots give
+// the same bits everywhere.
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+		s0 += float32(a[i] * b[i])
+		s1 += float32(a[i+1] * b[i+1])
+		s2 += float32(a[i+2] * b[i+2])
+		s3 += float32(a[i+3] * b[i+3])
 	}
 	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+		s0 += float32(a[i] * b[i])
 	}
 	return s0 + s1 + s2 + s3
+}
+
+// dotsGeneric is dots in Go, row by row.
+func dotsGeneric(q, vecs []float32, out []float32) {
+	d := len(q)
+	for j := range out {
+		out[j] = dot(q, vecs[j*d:(j+1)*d])
+	}
 }
 
 // normalize scales v to unit length and reports whether it had any length.

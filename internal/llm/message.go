@@ -165,20 +165,68 @@ func (b Block) MarshalJSON() ([]byte, error) {
 			Input json.RawMessage `json:"input"`
 		}{b.Type, b.ID, b.Name, input})
 	case BlockToolResult:
-		content := b.Content
-		if len(bytes.TrimSpace(content)) == 0 {
-			content = json.RawMessage(`null`)
-		} else if !json.Valid(content) {
+		// The content (a tool's whole result) is checked and compacted in
+		// one pass, as json.Marshal would write it as a json.RawMessage.
+		id, err := json.Marshal(b.ToolUseID)
+		if err != nil {
+			return nil, err
+		}
+		var out bytes.Buffer
+		out.Grow(len(b.Content) + len(id) + 64)
+		out.WriteString(`{"type":"tool_result","tool_use_id":`)
+		out.Write(id)
+		out.WriteString(`,"content":`)
+		if content := bytes.TrimSpace(b.Content); len(content) == 0 {
+			out.WriteString(`null`)
+		} else if err := compactRaw(&out, content); err != nil {
 			return nil, fmt.Errorf("llm: tool_result block for %q: content is not valid JSON", b.ToolUseID)
 		}
-		return json.Marshal(struct {
-			Type      BlockType       `json:"type"`
-			ToolUseID string          `json:"tool_use_id"`
-			Content   json.RawMessage `json:"content"`
-			IsError   bool            `json:"is_error,omitempty"`
-		}{b.Type, b.ToolUseID, content, b.IsError})
+		if b.IsError {
+			out.WriteString(`,"is_error":true`)
+		}
+		out.WriteByte('}')
+		return out.Bytes(), nil
 	}
 	return nil, fmt.Errorf("llm: cannot encode content block of type %q", b.Type)
+}
+
+// compactRaw appends raw to out as json.Marshal writes a json.RawMessage:
+// compacted, with <, >, &, U+2028 and U+2029 escaped. It fails, leaving out
+// as it was, when raw is not valid JSON.
+func compactRaw(out *bytes.Buffer, raw []byte) error {
+	start := out.Len()
+	if err := json.Compact(out, raw); err != nil {
+		out.Truncate(start)
+		return err
+	}
+	if c := out.Bytes()[start:]; bytes.ContainsAny(c, "<>&\u2028\u2029") {
+		var escaped bytes.Buffer
+		json.HTMLEscape(&escaped, c)
+		out.Truncate(start)
+		out.Write(escaped.Bytes())
+	}
+	return nil
+}
+
+// MarshalBlocks is json.Marshal(blocks), without json.Marshal's second
+// pass over what each block's MarshalJSON wrote (compact JSON already):
+// a turn's answer is saved after every model call, tool results and all.
+func MarshalBlocks(blocks []Block) ([]byte, error) {
+	if blocks == nil {
+		return []byte(`null`), nil
+	}
+	out := []byte{'['}
+	for i, b := range blocks {
+		enc, err := b.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("json: error calling MarshalJSON for type llm.Block: %w", err)
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, enc...)
+	}
+	return append(out, ']'), nil
 }
 
 // UnmarshalJSON decodes a stored block; see [Block] for what it accepts.

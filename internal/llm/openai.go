@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -81,14 +83,24 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (*Stream, error) {
 	w := newWatchdog(ctx, p.opts.firstByteTimeout(), p.opts.idleTimeout())
 	// The SDK encodes the params it is given, then the body option
 	// replaces them: only the model is passed, so that encoding is small.
-	s := p.client.NewStreaming(w.ctx, openai.ChatCompletionNewParams{Model: params.Model},
-		option.WithRequestBody("application/json", body), option.WithMiddleware(w.middleware))
-	if err := s.Err(); err != nil {
-		s.Close()
+	// The SDK sends the request (retries, errors by status); its events
+	// are decoded here into the few fields a turn reads (see oaChunk).
+	var res *http.Response
+	sdk := p.client.NewStreaming(w.ctx, openai.ChatCompletionNewParams{Model: params.Model},
+		option.WithRequestBody("application/json", body), option.WithMiddleware(w.middleware),
+		option.WithResponseInto(&res))
+	if err := sdk.Err(); err != nil || res == nil {
+		sdk.Close()
+		if err == nil {
+			err = errors.New("no response")
+		}
 		e := p.classify(w.ctx, err)
 		w.stop()
 		return nil, e
 	}
+	// The SDK's stream is never read: this one reads the same body, and
+	// closing it closes the body.
+	s := ssestream.NewStream[oaChunk](ssestream.NewDecoder(res), nil)
 	st := &openaiStream{p: p, w: w, s: s, byIndex: map[int64]*oaCall{}}
 	return NewStream(st.next, func() error { err := s.Close(); w.stop(); return err }), nil
 }
@@ -230,7 +242,7 @@ type oaCall struct {
 type openaiStream struct {
 	p       *OpenAI
 	w       *watchdog
-	s       *ssestream.Stream[openai.ChatCompletionChunk]
+	s       *ssestream.Stream[oaChunk]
 	byIndex map[int64]*oaCall // the latest call at each wire index
 	calls   []*oaCall         // in order of appearance
 	usage   Usage
@@ -266,9 +278,43 @@ func (o *openaiStream) next() (Event, error) {
 	}
 }
 
-func (o *openaiStream) handle(c openai.ChatCompletionChunk) *Error {
-	if c.JSON.Usage.Valid() && (c.Usage.PromptTokens > 0 || c.Usage.CompletionTokens > 0) {
-		o.usage = Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+// oaChunk is the part of a Chat Completions stream chunk that a turn
+// reads. encoding/json decodes it in a fraction of the time the SDK's
+// ChatCompletionChunk takes (which keeps every field and its raw JSON);
+// fields not named here are skipped.
+type oaChunk struct {
+	Choices []oaChoice `json:"choices"`
+	Usage   *oaUsage   `json:"usage"`
+}
+
+type oaChoice struct {
+	Index int64 `json:"index"`
+	Delta struct {
+		Content   string        `json:"content"`
+		ToolCalls []oaToolDelta `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason string `json:"finish_reason"`
+}
+
+type oaToolDelta struct {
+	Index    int64  `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name string `json:"name"`
+		// Arguments is a string of JSON, or (some servers) the object itself.
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// oaUsage counts tokens; a server that writes them as 12.0 is not refused.
+type oaUsage struct {
+	PromptTokens     float64 `json:"prompt_tokens"`
+	CompletionTokens float64 `json:"completion_tokens"`
+}
+
+func (o *openaiStream) handle(c oaChunk) *Error {
+	if u := c.Usage; u != nil && (u.PromptTokens > 0 || u.CompletionTokens > 0) {
+		o.usage = Usage{InputTokens: int64(u.PromptTokens), OutputTokens: int64(u.CompletionTokens)}
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 { // only one choice is ever requested
@@ -289,7 +335,26 @@ func (o *openaiStream) handle(c openai.ChatCompletionChunk) *Error {
 	return nil
 }
 
-func (o *openaiStream) toolDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCall) *Error {
+// arguments is a tool delta's arguments: the string's content, or the
+// object as sent.
+func (tc oaToolDelta) arguments() (string, *Error) {
+	raw := bytes.TrimSpace(tc.Function.Arguments)
+	switch {
+	case len(raw) == 0:
+		return "", nil
+	case raw[0] == '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", &Error{Provider: "openai", Code: CodeBadResponse, Message: "the model server sent a malformed stream event"}
+		}
+		return s, nil
+	case raw[0] == '{':
+		return string(raw), nil
+	}
+	return "", nil // null, or something no server means as arguments
+}
+
+func (o *openaiStream) toolDelta(tc oaToolDelta) *Error {
 	c := o.byIndex[tc.Index]
 	if c == nil || (tc.ID != "" && c.call.ID != "" && tc.ID != c.call.ID) {
 		// A new call; a new id at a used index means a server that numbers
@@ -307,12 +372,9 @@ func (o *openaiStream) toolDelta(tc openai.ChatCompletionChunkChoiceDeltaToolCal
 	if c.call.Name == "" {
 		c.call.Name = tc.Function.Name
 	}
-	args := tc.Function.Arguments
-	if args == "" {
-		// Some servers send arguments as an object rather than a string.
-		if raw := strings.TrimSpace(tc.Function.JSON.Arguments.Raw()); strings.HasPrefix(raw, "{") {
-			args = raw
-		}
+	args, err := tc.arguments()
+	if err != nil {
+		return err
 	}
 	if c.args.Len()+len(args) > maxToolInput {
 		return &Error{Provider: "openai", Code: CodeBadResponse, Message: "tool input for " + c.call.Name + " is too large"}

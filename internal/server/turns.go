@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -233,15 +234,22 @@ func (s *Server) wake(id string) {
 	t := &s.turns
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for tid, set := range t.wakers {
-		if id != "" && tid != id {
-			continue
-		}
-		for ch := range set {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+	if id != "" {
+		// One turn's streams, not a walk over every open stream's turn:
+		// each logged batch of every turn wakes its own.
+		wakeAll(t.wakers[id])
+		return
+	}
+	for _, set := range t.wakers {
+		wakeAll(set)
+	}
+}
+
+func wakeAll(set map[chan struct{}]struct{}) {
+	for ch := range set {
+		select {
+		case ch <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -526,7 +534,7 @@ func (s *Server) runTurn(ctx context.Context, lt *localTurn, run turnFunc, start
 // record adds one event to a local turn; logEvents writes it to the store,
 // then hands it to the streams.
 func (s *Server) record(lt *localTurn, ev agent.Event) {
-	data, err := json.Marshal(ev)
+	data, err := agent.Encode(ev)
 	if err != nil {
 		// Cannot happen for the agent's event types; never break the frame.
 		data = []byte(`{"type":"error","code":"INTERNAL","message":"an event could not be encoded","retryable":false}`)
@@ -603,8 +611,18 @@ func (s *Server) finishing(ctx context.Context, id string) bool {
 	return last != nil && isEnd(last)
 }
 
-// isEnd reports whether an event is the last of its turn.
+// isEnd reports whether an event is the last of its turn. Events written
+// by this server (agent.Encode) start with their type, so most are told
+// apart without decoding the rest (a tool's result can be kilobytes).
 func isEnd(data []byte) bool {
+	const typeKey = `{"type":"`
+	if t, ok := bytes.CutPrefix(data, []byte(typeKey)); ok {
+		if !bytes.HasPrefix(t, []byte(agent.TypeMessageEnd+`"`)) {
+			// Another type: decoding would only confirm it, unless the
+			// object names a type twice, which agent.Encode never writes.
+			return false
+		}
+	}
 	var head struct {
 		Type string `json:"type"`
 	}

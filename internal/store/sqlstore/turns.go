@@ -314,20 +314,31 @@ func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnSta
 		}
 		return nil
 	}
-	var err error
+	note := store.TurnNote{Kind: store.NoteEnd, TurnID: id}
 	if db.d.name == store.EnginePostgres {
-		err = end(ctx, db.w)
-	} else {
-		// Committed with other turns' writes (see appender).
-		err = db.appends.submit(ctx, "", "end turn", false, func(ctx context.Context, tx *sql.Tx) error {
-			return end(ctx, preparedTx{db, tx})
-		})
+		// The note rides on the update, as on an event append: one
+		// statement and one commit instead of two, and it goes out at
+		// commit only when the row changed. A SELECT's command tag counts
+		// its rows: those the UPDATE returned.
+		res, err := db.w.ExecContext(ctx, `WITH upd AS (`+qEndTurn+` RETURNING id) SELECT pg_notify($5, $6) FROM upd`,
+			string(state), db.d.time(now()), id, owner, db.turns.channel, encodeNote(note))
+		if err != nil {
+			return false, fmt.Errorf("store: end turn: %w", err)
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return false, fmt.Errorf("store: end turn: %w", err)
+		}
+		return n == 1, nil
 	}
+	// Committed with other turns' writes (see appender).
+	err := db.appends.submit(ctx, "", "end turn", false, func(ctx context.Context, tx *sql.Tx) error {
+		return end(ctx, preparedTx{db, tx})
+	})
 	if err != nil {
 		return false, err
 	}
 	if n == 1 {
-		db.notify(ctx, store.TurnNote{Kind: store.NoteEnd, TurnID: id})
+		db.notify(ctx, note)
 	}
 	if n == 0 && fenced {
 		return false, &store.FencedError{TurnID: id, Generation: fence.Generation}
