@@ -320,13 +320,19 @@ func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnSta
 		// statement and one commit instead of two, and it goes out at
 		// commit only when the row changed. A SELECT's command tag counts
 		// its rows: those the UPDATE returned.
-		res, err := db.w.ExecContext(ctx, `WITH upd AS (`+qEndTurn+` RETURNING id) SELECT pg_notify($5, $6) FROM upd`,
-			string(state), db.d.time(now()), id, owner, db.turns.channel, encodeNote(note))
+		// The fence, when there is one, is the update's own condition.
+		ch := len(args) + 1
+		res, err := db.w.ExecContext(ctx,
+			fmt.Sprintf(`WITH upd AS (%s RETURNING id) SELECT pg_notify($%d, $%d) FROM upd`, q, ch, ch+1),
+			append(args, db.turns.channel, encodeNote(note))...)
 		if err != nil {
 			return false, fmt.Errorf("store: end turn: %w", err)
 		}
 		if n, err = res.RowsAffected(); err != nil {
 			return false, fmt.Errorf("store: end turn: %w", err)
+		}
+		if n == 0 && fenced {
+			return false, &store.FencedError{TurnID: id, Generation: fence.Generation}
 		}
 		return n == 1, nil
 	}
