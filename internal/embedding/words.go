@@ -19,10 +19,10 @@ var _ WordVectorSource = (*WordVectors)(nil)
 func (wv *WordVectors) unitVectors() []float32 {
 	wv.unitsOnce.Do(func() {
 		wv.units = make([]float32, len(wv.rows))
-		for r := range len(wv.rows) / wv.dims {
+		for r := range wv.n {
 			row, out := wv.rows[r*wv.dims:(r+1)*wv.dims], wv.units[r*wv.dims:(r+1)*wv.dims]
-			for j, x := range row {
-				out[j] = float32(int8(x))
+			for j := range out {
+				out[j] = float32(int8(row[j]))
 			}
 			normalize(out)
 		}
@@ -33,8 +33,8 @@ func (wv *WordVectors) unitVectors() []float32 {
 // EachWord implements [WordVectorSource].
 func (wv *WordVectors) EachWord(fn func(word string, vec []float32) bool) {
 	units := wv.unitVectors()
-	for i, w := range wv.words {
-		if !fn(w, units[i*wv.dims:(i+1)*wv.dims:(i+1)*wv.dims]) {
+	for i := range wv.n {
+		if !fn(wv.word(i), units[i*wv.dims:(i+1)*wv.dims:(i+1)*wv.dims]) {
 			return
 		}
 	}
@@ -42,9 +42,9 @@ func (wv *WordVectors) EachWord(fn func(word string, vec []float32) bool) {
 
 // WordVector implements [WordVectorSource].
 func (wv *WordVectors) WordVector(word string) []float32 {
-	r, ok := wv.index[word]
-	if !ok {
+	r := wv.row(word)
+	if r < 0 {
 		return nil
 	}
-	return wv.unitVectors()[int(r)*wv.dims : (int(r)+1)*wv.dims : (int(r)+1)*wv.dims]
+	return wv.unitVectors()[r*wv.dims : (r+1)*wv.dims : (r+1)*wv.dims]
 }
