@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // gloveAsset holds the 50,000 most frequent GloVe words from the npm package
@@ -53,7 +54,7 @@ type WordVectors struct {
 	// call that walks the vocabulary (query expansion, words.go), so that
 	// an embedder used only to embed texts never builds it.
 	unitsOnce sync.Once
-	units     []float32
+	units     atomic.Pointer[[]float32]
 }
 
 // NewDefault returns the embedder over the word vectors compiled into the

@@ -306,3 +306,24 @@ func BenchmarkNewDefault(b *testing.B) {
 		}
 	}
 }
+
+// WordVector gives the same unit vector before and after the vocabulary's
+// unit vectors are built (it computes a lone row until then).
+func TestWordVectorBeforeAndAfterEachWord(t *testing.T) {
+	wv := loadDefault(t)
+	before := wv.WordVector("guitar")
+	if wv.builtUnits() != nil {
+		t.Fatal("WordVector built every unit vector")
+	}
+	wv.EachWord(func(string, []float32) bool { return false })
+	after := wv.WordVector("guitar")
+	if before == nil || !slices.Equal(before, after) {
+		t.Errorf("WordVector(guitar): %v before, %v after", before, after)
+	}
+	if n := cosine(after, after); math.Abs(n-1) > 1e-5 {
+		t.Errorf("squared norm %v, want 1", n)
+	}
+	if wv.WordVector("qzxvwmfpt") != nil {
+		t.Error("an unknown word has a vector")
+	}
+}

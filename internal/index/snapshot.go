@@ -174,6 +174,7 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 	slots := r.count(5) // an empty id and a length take 5 bytes at least
 	x.ids = make([]string, 0, slots)
 	x.length = make([]float32, 0, slots)
+	x.slot = make(map[string]int32, slots)
 	for s := range slots {
 		id, length := r.str(), r.f32()
 		if r.err != nil {
@@ -194,8 +195,15 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 		x.slot[id] = int32(s)
 		x.total += float64(length)
 	}
-	x.terms = make([][]string, len(x.ids))
 	nterms := r.count(2)
+	x.postings = make(map[string][]posting, nterms)
+	// Each slot's terms (for removal) are laid out after the postings are
+	// read, in one array: appending to 5,000 slices as postings came was
+	// most of the decoding, a cache miss per posting.
+	termList := make([]string, 0, nterms)
+	postList := make([][]posting, 0, nterms)
+	perSlot := make([]int32, len(x.ids))  // postings per slot
+	lastTerm := make([]int32, len(x.ids)) // 1 + the last term posted for a slot
 	prev := ""
 	for i := range nterms {
 		t := r.str()
@@ -219,19 +227,43 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 			if !(tf > 0) || math.IsInf(float64(tf), 0) {
 				return nil, fmt.Errorf("%w: posting of %q has tf %v", ErrSnapshot, t, tf)
 			}
-			if k := len(x.terms[doc]); k > 0 && x.terms[doc][k-1] == t {
+			if lastTerm[doc] == int32(i+1) {
 				return nil, fmt.Errorf("%w: %q posted twice for slot %d", ErrSnapshot, t, doc)
 			}
+			lastTerm[doc] = int32(i + 1)
+			perSlot[doc]++
 			ps[j] = posting{doc: int32(doc), tf: tf}
-			x.terms[doc] = append(x.terms[doc], t)
 		}
 		if len(ps) == 0 {
 			return nil, fmt.Errorf("%w: term %q without postings", ErrSnapshot, t)
 		}
 		x.postings[t] = ps
+		termList, postList = append(termList, t), append(postList, ps)
 	}
 	if r.err != nil {
 		return nil, r.err
+	}
+	// Slot s's terms, in term order, are all[start[s]:start[s+1]].
+	total := 0
+	next := make([]int, len(x.ids)) // where slot s's next term goes
+	for s, c := range perSlot {
+		next[s] = total
+		total += int(c)
+	}
+	all := make([]string, total)
+	for i, t := range termList {
+		for _, p := range postList[i] {
+			all[next[p.doc]] = t
+			next[p.doc]++
+		}
+	}
+	x.terms = make([][]string, len(x.ids))
+	start := 0
+	for s, end := range next {
+		if end > start {
+			x.terms[s] = all[start:end:end] // capped: an append copies
+		}
+		start = end
 	}
 	return x, nil
 }

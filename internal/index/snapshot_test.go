@@ -51,6 +51,13 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if got.Len() != e.Len() || got.lex.Len() != e.lex.Len() {
 		t.Fatalf("Len %d/%d, want %d/%d", got.Len(), got.lex.Len(), e.Len(), e.lex.Len())
 	}
+	// Each slot lists its terms (what removal walks) as the built one does.
+	for s := range e.lex.ids {
+		want, have := slices.Sorted(slices.Values(e.lex.terms[s])), slices.Sorted(slices.Values(got.lex.terms[s]))
+		if !slices.Equal(want, have) {
+			t.Fatalf("slot %d: terms %q, built %q", s, have, want)
+		}
+	}
 	got.vec.SetExactBelow(0)
 	for _, mode := range []Mode{Hybrid, Lexical, Semantic} {
 		for _, q := range []string{"red guitar", "azure", "lo-fi jazz strumming", "artist 3", "nothing matches"} {
@@ -182,5 +189,15 @@ func FuzzSnapshot(f *testing.F) {
 		}
 		e.Remove("a")
 		_ = e.Add(ctx, []Document{{ID: "b", Fields: Fields{Title: "blue"}}})
+		// Removing every document leaves no posting behind: each slot's
+		// term list agrees with the postings.
+		for _, id := range slices.Clone(e.lex.ids) {
+			if id != "" {
+				e.Remove(id)
+			}
+		}
+		if n := len(e.lex.postings); n != 0 {
+			t.Fatalf("%d terms still posted after removing every document", n)
+		}
 	})
 }
