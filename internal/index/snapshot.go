@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolport/toolport/internal/embedding"
 )
@@ -26,6 +29,11 @@ import (
 //	vector: dims, n (uvarint); n ids; n×dims f32 (unit vectors); coded (byte);
 //	        when coded: codedAt (uvarint), dims f32 centre, n×words u64 codes,
 //	        2n f32 factors
+//	expansion: minDocs, count (uvarint); count words (uvarint length +
+//	        bytes), in the embedder's vocabulary order: every word whose
+//	        stem is a term of minDocs documents or more, that is every word
+//	        query expansion can take a candidate from (expand.go); count is
+//	        0 when the embedder has no word vectors
 //	CRC-32C of all of the above (u32), against accidental damage: the
 //	store is trusted, and a cryptographic hash of a 4 MB snapshot cost
 //	more than the rest of the load.
@@ -39,7 +47,7 @@ import (
 
 // snapshotFormat is the layout version; bump it when the layout or the
 // meaning of a stored field changes.
-const snapshotFormat = 1
+const snapshotFormat = 2
 
 const snapshotMagic = "TPIXSNAP"
 
@@ -77,6 +85,7 @@ func (e *Engine) SnapshotTag() string {
 		fmt.Fprintf(h, "%q %g\n", t, tf[t])
 	}
 	fmt.Fprintf(h, "length %g\n", length)
+	probeExpansion(e.lex.analyze, h)
 	return fmt.Sprintf("v%d-%s", snapshotFormat, hex.EncodeToString(h.Sum(nil)[:12]))
 }
 
@@ -88,6 +97,7 @@ func (e *Engine) MarshalSnapshot() []byte {
 	w.str(e.SnapshotTag())
 	e.lex.appendSnapshot(w)
 	e.vec.appendSnapshot(w)
+	e.appendExpansion(w)
 	return binary.LittleEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli()))
 }
 
@@ -128,6 +138,16 @@ func (e *Engine) decodeSnapshot(body []byte) error {
 	if err != nil {
 		return err
 	}
+	minDocs, words := r.uvarint(), make([]string, 0, r.count(1))
+	for range cap(words) {
+		words = append(words, r.str())
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if minDocs > math.MaxInt32 {
+		return fmt.Errorf("%w: expansion minimum %d", ErrSnapshot, minDocs)
+	}
 	if len(r.b) != 0 {
 		return fmt.Errorf("%w: %d trailing bytes", ErrSnapshot, len(r.b))
 	}
@@ -141,8 +161,104 @@ func (e *Engine) decodeSnapshot(body []byte) error {
 		}
 	}
 	e.lex, e.vec = lex, vec
+	return e.seedExpansion(int(minDocs), words)
+}
+
+// appendExpansion writes the words query expansion can take candidates
+// from, with the minimum document count they were chosen for (the engine's
+// current one).
+func (e *Engine) appendExpansion(w *snapWriter) {
+	src, ok := e.emb.(embedding.WordVectorSource)
+	minDocs := max(e.RankParams().Expand.MinDocs, 0)
+	var words []string
+	if ok {
+		src.EachWord(func(word string, _ []float32) bool {
+			if e.lex.docFreq(Stem(word)) >= max(minDocs, 1) {
+				words = append(words, word)
+			}
+			return true
+		})
+	}
+	w.uvarint(uint64(minDocs))
+	w.uvarint(uint64(len(words)))
+	for _, word := range words {
+		w.str(word)
+	}
+}
+
+// seedExpansion builds the expansion candidates for minDocs from words (see
+// appendExpansion) instead of the whole vocabulary. Every word must be in
+// the embedder's vocabulary.
+func (e *Engine) seedExpansion(minDocs int, words []string) error {
+	src, ok := e.emb.(embedding.WordVectorSource)
+	if !ok || len(words) == 0 {
+		return nil // built on first use, if ever
+	}
+	vocab := listedWords{src: src, words: words}
+	for _, w := range words {
+		if src.WordVector(w) == nil {
+			return fmt.Errorf("%w: expansion word %q is not in the vocabulary", ErrSnapshot, w)
+		}
+	}
+	e.exp.mu.Lock()
+	defer e.exp.mu.Unlock()
+	e.exp.cur = buildExpansionTerms(vocab, e.lex, minDocs)
+	e.exp.built, e.exp.changed, e.exp.minDocs = time.Now(), false, minDocs
 	return nil
 }
+
+// listedWords is a vocabulary of the words listed, with src's vectors.
+type listedWords struct {
+	src   embedding.WordVectorSource
+	words []string
+}
+
+func (l listedWords) EachWord(fn func(word string, vec []float32) bool) {
+	for _, w := range l.words {
+		if v := l.src.WordVector(w); v != nil && !fn(w, v) {
+			return
+		}
+	}
+}
+
+func (l listedWords) WordVector(word string) []float32 { return l.src.WordVector(word) }
+
+// probeExpansion writes to h the expansion candidates built from the probe
+// document over a vocabulary of its own words (each with a vector naming
+// it), so that a change to how candidates are chosen changes the tag.
+func probeExpansion(analyze func(string) []string, h io.Writer) {
+	lex := newBM25With(analyze)
+	lex.Add("probe", snapshotProbe)
+	f := snapshotProbe
+	var words []string
+	vecs := map[string][]float32{}
+	for _, w := range embedding.Words(strings.Join([]string{f.Title, f.Artist, f.Album, f.Interpretation, f.Lyrics}, " ")) {
+		if vecs[w] == nil {
+			words = append(words, w)
+			vecs[w] = []float32{float32(len(words)), 1}
+		}
+	}
+	x := buildExpansionTerms(probeWords{words, vecs}, lex, 1)
+	for i, t := range x.terms {
+		fmt.Fprintf(h, "expand %q %d %v\n", t, x.docs[t], x.vecs[i*x.dims:(i+1)*x.dims])
+	}
+}
+
+// probeWords is the probe's vocabulary.
+type probeWords struct {
+	words []string
+	vecs  map[string][]float32
+}
+
+func (p probeWords) EachWord(fn func(word string, vec []float32) bool) {
+	for _, w := range p.words {
+		if !fn(w, p.vecs[w]) {
+			return
+		}
+	}
+}
+
+func (p probeWords) WordVector(word string) []float32 { return p.vecs[word] }
 
 func (x *BM25) appendSnapshot(w *snapWriter) {
 	x.mu.RLock()
