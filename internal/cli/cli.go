@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -346,6 +347,13 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 			"  give one JSON object, quoted for the shell: toolport call %s '{\"name\":\"value\"}'\n", jsonProblem(input), pos[0])
 		return ExitUsage
 	}
+	// A call is one tool run in a process of its own, whose heap is small
+	// and dies with it: collecting at the default pace was a tenth of a cold
+	// semanticSearch (BENCHMARKS.md, "cold semanticSearch"). GOGC, when set,
+	// still decides.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		defer debug.SetGCPercent(debug.SetGCPercent(callGCPercent))
+	}
 	reg, closeFn, code := openRegistry(ctx, env)
 	if reg == nil {
 		return code
@@ -385,6 +393,10 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 	}
 	return ExitOK
 }
+
+// callGCPercent is the garbage collector's pace during `toolport call`:
+// the heap may grow to five times what is live (the default: twice).
+const callGCPercent = 400
 
 // jsonProblem says where invalid JSON goes wrong.
 func jsonProblem(input []byte) string {
