@@ -194,11 +194,14 @@ func (e *Engine) seedExpansion(minDocs int, words []string) error {
 	if !ok || len(words) == 0 {
 		return nil // built on first use, if ever
 	}
-	vocab := listedWords{src: src, words: words}
+	dims := e.emb.Dimensions()
+	vocab := listedWords{words: words, vecs: make([]float32, 0, len(words)*dims), dims: dims}
 	for _, w := range words {
-		if src.WordVector(w) == nil {
+		v := src.WordVector(w)
+		if len(v) != dims {
 			return fmt.Errorf("%w: expansion word %q is not in the vocabulary", ErrSnapshot, w)
 		}
+		vocab.vecs = append(vocab.vecs, v...)
 	}
 	e.exp.mu.Lock()
 	defer e.exp.mu.Unlock()
@@ -207,21 +210,28 @@ func (e *Engine) seedExpansion(minDocs int, words []string) error {
 	return nil
 }
 
-// listedWords is a vocabulary of the words listed, with src's vectors.
+// listedWords is a vocabulary of the words listed and their vectors (dims
+// each, in one array).
 type listedWords struct {
-	src   embedding.WordVectorSource
 	words []string
+	vecs  []float32
+	dims  int
 }
 
 func (l listedWords) EachWord(fn func(word string, vec []float32) bool) {
-	for _, w := range l.words {
-		if v := l.src.WordVector(w); v != nil && !fn(w, v) {
+	for i, w := range l.words {
+		if !fn(w, l.vecs[i*l.dims:(i+1)*l.dims:(i+1)*l.dims]) {
 			return
 		}
 	}
 }
 
-func (l listedWords) WordVector(word string) []float32 { return l.src.WordVector(word) }
+func (l listedWords) WordVector(word string) []float32 {
+	if i := slices.Index(l.words, word); i >= 0 {
+		return l.vecs[i*l.dims : (i+1)*l.dims : (i+1)*l.dims]
+	}
+	return nil
+}
 
 // probeExpansion writes to h the expansion candidates built from the probe
 // document over a vocabulary of its own words (each with a vector naming
@@ -413,6 +423,7 @@ func decodeVectorIndex(r *snapReader, dims int) (*VectorIndex, error) {
 	x := NewVectorIndex(dims)
 	n := r.count(1 + 4*dims)
 	x.ids = make([]string, 0, n)
+	x.slot = make(map[string]int32, n)
 	for range n {
 		id := r.str()
 		if r.err != nil {
@@ -514,6 +525,11 @@ func (r *snapReader) take(n int) []byte {
 func (r *snapReader) uvarint() uint64 {
 	if r.err != nil {
 		return 0
+	}
+	if len(r.b) > 0 && r.b[0] < 0x80 { // most numbers: one byte
+		v := uint64(r.b[0])
+		r.b = r.b[1:]
+		return v
 	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
