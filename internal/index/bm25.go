@@ -42,13 +42,24 @@ func (f Fields) weightedTerms(analyze func(string) []string) (map[string]float32
 		if len(p.text) > maxFieldBytes {
 			p.text = p.text[:maxFieldBytes]
 		}
-		for _, t := range analyze(p.text) {
+		terms := analyze(p.text)
+		for i, t := range terms {
 			tf[t] += p.w
 			length += p.w
+			if i > 0 {
+				// Bigrams are evidence of the words' phrase, not more
+				// words: they do not count in the length.
+				tf[bigram(terms[i-1], t)] += p.w
+			}
 		}
 	}
 	return tf, length
 }
+
+// bigram is the index term of two terms that follow each other in a field
+// (stopwords between them do not count: "jazz with saxophone" holds
+// "jazz saxophone"). Its space keeps it apart from every word's term.
+func bigram(a, b string) string { return a + " " + b }
 
 // maxFieldBytes bounds the text indexed per field.
 const maxFieldBytes = 64 << 10
@@ -65,7 +76,8 @@ type BM25 struct {
 	postings map[string][]posting
 	ids      []string         // slot → id ("" for a free slot)
 	slot     map[string]int32 // id → slot
-	terms    [][]string       // slot → its distinct terms, for removal
+	terms    [][]string       // slot → its distinct terms, for removal and feedback
+	tfs      [][]float32      // slot → the weighted frequency of each of terms
 	length   []float32        // slot → weighted length
 	free     []int32
 	total    float64 // sum of lengths
@@ -101,15 +113,18 @@ func (x *BM25) Add(id string, f Fields) {
 		s = int32(len(x.ids))
 		x.ids = append(x.ids, "")
 		x.terms = append(x.terms, nil)
+		x.tfs = append(x.tfs, nil)
 		x.length = append(x.length, 0)
 	}
 	x.ids[s], x.slot[id], x.length[s] = id, s, length
 	terms := make([]string, 0, len(tf))
+	tfs := make([]float32, 0, len(tf))
 	for t, n := range tf {
 		x.postings[t] = append(x.postings[t], posting{doc: s, tf: n})
 		terms = append(terms, t)
+		tfs = append(tfs, n)
 	}
-	x.terms[s] = terms
+	x.terms[s], x.tfs[s] = terms, tfs
 	x.total += float64(length)
 }
 
@@ -141,7 +156,7 @@ func (x *BM25) remove(id string) bool {
 		}
 	}
 	x.total -= float64(x.length[s])
-	x.ids[s], x.terms[s], x.length[s] = "", nil, 0
+	x.ids[s], x.terms[s], x.tfs[s], x.length[s] = "", nil, nil, 0
 	delete(x.slot, id)
 	x.free = append(x.free, s)
 	return true

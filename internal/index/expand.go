@@ -56,6 +56,7 @@ type expansionTerms struct {
 	vecs     []float32 // len(terms) × dims
 	dims     int
 	docs     map[string]int      // term → document frequency
+	rows     map[string]int      // term → its row in terms and vecs
 	antonyms map[string][]string // stem → its opposites, never added
 
 	// near caches each query word's nearest terms: a chat asks about the
@@ -98,7 +99,7 @@ func (c *expansionCache) get(src embedding.WordVectorSource, lex *BM25, minDocs 
 }
 
 func buildExpansionTerms(src embedding.WordVectorSource, lex *BM25, minDocs int) *expansionTerms {
-	out := &expansionTerms{docs: map[string]int{}, antonyms: antonyms()}
+	out := &expansionTerms{docs: map[string]int{}, rows: map[string]int{}, antonyms: antonyms()}
 	seen := map[string]bool{}
 	src.EachWord(func(w string, v []float32) bool {
 		if isStopword(w) {
@@ -114,6 +115,7 @@ func buildExpansionTerms(src embedding.WordVectorSource, lex *BM25, minDocs int)
 			return true
 		}
 		out.docs[t] = df
+		out.rows[t] = len(out.terms)
 		out.dims = len(v)
 		out.terms = append(out.terms, t)
 		out.vecs = append(out.vecs, v...)
@@ -251,4 +253,42 @@ func (x *expansionTerms) nearest(v []float32, n int, minSim float64) []neighbour
 		}
 	}
 	return best
+}
+
+// expandVector returns the query vector qv moved towards the word vectors
+// of the expansion terms (those of terms the query itself lacks), weighted
+// as in terms: unit(qv) + w·unit(Σ weight·vector), normalised. A query
+// whose words the captions never use ("heartbroken") then also finds, on
+// the vector side, the captions near the words it was expanded to. qv
+// itself when nothing was added.
+func (x *expansionTerms) expandVector(qv []float32, query string, terms map[string]float64, w float64) []float32 {
+	if x == nil || w <= 0 || len(qv) != x.dims {
+		return qv
+	}
+	own := queryTerms(query)
+	sum := make([]float32, x.dims)
+	added := false
+	for t, wt := range terms {
+		r, ok := x.rows[t]
+		if _, in := own[t]; in || !ok {
+			continue
+		}
+		added = true
+		for j, v := range x.vecs[r*x.dims : (r+1)*x.dims] {
+			sum[j] += float32(wt) * v
+		}
+	}
+	if !added || !normalize(sum) {
+		return qv
+	}
+	out := make([]float32, len(qv))
+	copy(out, qv)
+	if !normalize(out) {
+		return qv
+	}
+	for j := range out {
+		out[j] += float32(w) * sum[j]
+	}
+	normalize(out)
+	return out
 }

@@ -183,7 +183,7 @@ func buildMusicCaps(t testing.TB) (*Engine, *devSet) {
 // hybrid default to a floor.
 func TestMusicCapsDev(t *testing.T) {
 	e, ds := buildMusicCaps(t)
-	// Floors a little below the measured 0.711, 0.549 and 0.723 (lexical
+	// Floors a little below the measured 0.724, 0.549 and 0.731 (lexical
 	// includes query expansion; the defaults are chosen by
 	// TestMusicCapsCrossValidated, whose held-out figures are the honest ones).
 	floors := map[Mode]float64{Lexical: 0.69, Semantic: 0.52, Hybrid: 0.70}

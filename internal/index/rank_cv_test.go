@@ -9,8 +9,8 @@ import (
 )
 
 // rankGrid is the parameter grid cross-validation chooses from: the hybrid's
-// lexical weight, and query expansion off or on with each combination of its
-// settings. Order matters for ties: the first best wins, so simpler and
+// lexical weight, query expansion off or on with each combination of its
+// settings, and the query's phrases off or at PhraseWeight. Order matters for ties: the first best wins, so simpler and
 // more conservative settings come first.
 func rankGrid() []RankParams {
 	expansions := []ExpandParams{{}}
@@ -24,9 +24,11 @@ func rankGrid() []RankParams {
 		}
 	}
 	var grid []RankParams
-	for _, x := range expansions {
-		for _, lw := range []float64{0.8, 0.7, 0.9, 0.6, 1.0, 0.5} {
-			grid = append(grid, RankParams{LexWeight: lw, Expand: x})
+	for _, phrase := range []float64{0, PhraseWeight} {
+		for _, x := range expansions {
+			for _, lw := range []float64{0.8, 0.7, 0.9, 0.6, 1.0, 0.5} {
+				grid = append(grid, RankParams{LexWeight: lw, Expand: x, Phrase: phrase})
+			}
 		}
 	}
 	return grid
@@ -46,16 +48,20 @@ func scoreGrid(t testing.TB, e *Engine, grid []RankParams, texts []string, qrels
 		}
 		vec[i] = e.vec.Search(qv, hybridVecPool, nil)
 	}
-	lexCache := map[ExpandParams][][]Hit{}
+	type gridKey struct {
+		x      ExpandParams
+		phrase float64
+	}
+	lexCache := map[gridKey][][]Hit{}
 	per := make([][]float64, len(grid))
 	for c, p := range grid {
-		lex, ok := lexCache[p.Expand]
+		lex, ok := lexCache[gridKey{p.Expand, p.Phrase}]
 		if !ok {
 			lex = make([][]Hit, len(texts))
 			for i, q := range texts {
-				lex[i] = topHits(e.lex.Scores(e.lexicalTerms(q, p.Expand)), hybridLexPool, nil)
+				lex[i] = topHits(e.lex.Scores(e.searchTerms(q, p)), hybridLexPool, nil)
 			}
-			lexCache[p.Expand] = lex
+			lexCache[gridKey{p.Expand, p.Phrase}] = lex
 		}
 		per[c] = make([]float64, len(texts))
 		for i := range texts {
@@ -90,11 +96,20 @@ func meanOf(per []float64, in []int) float64 {
 }
 
 func describe(p RankParams) string {
-	if p.Expand.Neighbours == 0 {
-		return fmt.Sprintf("lex %.1f, no expansion", p.LexWeight)
+	s := fmt.Sprintf("lex %.1f, no expansion", p.LexWeight)
+	if x := p.Expand; x.Neighbours != 0 {
+		s = fmt.Sprintf("lex %.1f, expand %d ≥%.1f ×%.1f known×%.2f", p.LexWeight, x.Neighbours, x.MinSim, x.Weight, x.KnownScale)
 	}
-	x := p.Expand
-	return fmt.Sprintf("lex %.1f, expand %d ≥%.1f ×%.1f known×%.1f", p.LexWeight, x.Neighbours, x.MinSim, x.Weight, x.KnownScale)
+	if p.Phrase > 0 {
+		s += fmt.Sprintf(", phrases ×%.2f", p.Phrase)
+	}
+	if p.VecExpand > 0 {
+		s += fmt.Sprintf(", vector expanded ×%.2f", p.VecExpand)
+	}
+	if f := p.Feedback; f.on() {
+		s += fmt.Sprintf(", feedback %d docs %d terms ×%.2f", f.Docs, f.Terms, f.Weight)
+	}
+	return s
 }
 
 // TestMusicCapsCrossValidated chooses the ranking parameters by
@@ -151,9 +166,9 @@ func TestMusicCapsCrossValidated(t *testing.T) {
 	base := slices.Index(grid, RankParams{LexWeight: 0.8})
 	t.Logf("old defaults (%s): dev %.4f", describe(grid[base]), meanOf(per[base], all))
 
-	// Floors a little below the measured figures.
-	if loo < 0.70 || fiveOut < 0.70 {
-		t.Errorf("held-out nDCG@10: leave-one-out %.4f, 5-fold %.4f; want ≥ 0.70", loo, fiveOut)
+	// The target (issue 13), a little below the measured 0.731 and 0.726.
+	if loo < 0.72 || fiveOut < 0.72 {
+		t.Errorf("held-out nDCG@10: leave-one-out %.4f, 5-fold %.4f; want ≥ 0.72", loo, fiveOut)
 	}
 
 	// The own held-out queries, through the engine's public search.

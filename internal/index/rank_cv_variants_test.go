@@ -57,25 +57,43 @@ func rrfFuse(lex, vec []Hit, lexWeight float64, k int) []Hit {
 }
 
 type lexKey struct {
-	x     ExpandParams
-	k1, b float64
+	x      ExpandParams
+	phrase float64
+	k1, b  float64
 }
 
 // scoreConfigs is scoreGrid for cvConfigs.
 func scoreConfigs(t testing.TB, e *Engine, grid []cvConfig, texts []string, qrels []map[string]int) [][]float64 {
 	t.Helper()
-	vec := make([][]Hit, len(texts))
+	qvs := make([][]float32, len(texts))
 	for i, q := range texts {
 		qv, err := e.embedQuery(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		vec[i] = e.vec.Search(qv, hybridVecPool, nil)
+		qvs[i] = qv
 	}
+	type vecKey struct {
+		x ExpandParams
+		w float64
+	}
+	vecCache := map[vecKey][][]Hit{}
 	lexCache := map[lexKey][][]Hit{}
 	per := make([][]float64, len(grid))
 	for c, p := range grid {
-		key := lexKey{p.Expand, p.k1, p.b}
+		vk := vecKey{p.Expand, p.VecExpand}
+		if vk.w == 0 {
+			vk.x = ExpandParams{}
+		}
+		vec, ok := vecCache[vk]
+		if !ok {
+			vec = make([][]Hit, len(texts))
+			for i, q := range texts {
+				vec[i] = e.vec.Search(e.vectorQuery(qvs[i], q, e.lexicalTerms(q, p.Expand), p.RankParams), hybridVecPool, nil)
+			}
+			vecCache[vk] = vec
+		}
+		key := lexKey{p.Expand, p.Phrase, p.k1, p.b}
 		if key.k1 == 0 {
 			key.k1, key.b = bm25K1, bm25B
 		}
@@ -83,7 +101,7 @@ func scoreConfigs(t testing.TB, e *Engine, grid []cvConfig, texts []string, qrel
 		if !ok {
 			lex = make([][]Hit, len(texts))
 			for i, q := range texts {
-				lex[i] = topHits(e.lex.scoresWith(e.lexicalTerms(q, p.Expand), key.k1, key.b), hybridLexPool, nil)
+				lex[i] = topHits(e.lex.scoresWith(e.searchTerms(q, p.RankParams), key.k1, key.b), hybridLexPool, nil)
 			}
 			lexCache[key] = lex
 		}
@@ -93,7 +111,11 @@ func scoreConfigs(t testing.TB, e *Engine, grid []cvConfig, texts []string, qrel
 			if p.lexShort != 0 && len(queryTerms(q)) <= shortQuery {
 				lw = p.lexShort
 			}
-			fused := fuse(lex[i], vec[i], lw, 10)
+			side := lex[i]
+			if p.Feedback.on() {
+				side = e.feedbackLex(e.searchTerms(q, p.RankParams), side, vec[i], p.RankParams, hybridLexPool, nil)
+			}
+			fused := fuse(side, vec[i], lw, 10)
 			if p.rrf {
 				fused = rrfFuse(lex[i], vec[i], lw, 10)
 			}
@@ -135,12 +157,15 @@ func crossValidate(per [][]float64, describe func(int) string) cvResult {
 
 // TestMusicCapsCrossValidatedVariants tries changes to the ranking under
 // the same cross-validation as the defaults (TestMusicCapsCrossValidated):
-// each variant's grid is the engine's grid plus the change, so the variant
-// is kept only if choosing from the larger grid raises the held-out folds.
-// The decisions recorded here (none of the variants kept) must still hold.
+// each variant's grid is a grid it extends plus the change, so the variant
+// is kept only if choosing from the larger grid raises both held-out
+// figures. The decisions recorded here must still hold: the query's phrases
+// at PhraseWeight (now in the engine's grid) raise them over the grid
+// without phrases, and none of the other variants raises them over the
+// engine's grid.
 func TestMusicCapsCrossValidatedVariants(t *testing.T) {
 	if os.Getenv("TOOLPORT_CV_VARIANTS") == "" {
-		t.Skip("about 4 minutes of grids on 2 cores: set TOOLPORT_CV_VARIANTS=1 to run (BENCHMARKS.md, music search quality)")
+		t.Skip("about 20 minutes of grids on 2 loaded cores: set TOOLPORT_CV_VARIANTS=1 to run (BENCHMARKS.md, music search quality)")
 	}
 	e, ds := buildMusicCaps(t)
 	// The same tracks indexed with negation marked (negationTerms).
@@ -158,55 +183,103 @@ func TestMusicCapsCrossValidatedVariants(t *testing.T) {
 	for i, q := range ds.queries {
 		texts[i], qrels[i] = q.Text, ds.qrels[q.ID]
 	}
-	var base []cvConfig
+	var base, noPhrase []cvConfig
 	for _, p := range rankGrid() {
 		base = append(base, cvConfig{RankParams: p})
+		if p.Phrase == 0 {
+			noPhrase = append(noPhrase, cvConfig{RankParams: p})
+		}
 	}
-	withRRF := append([]cvConfig{}, base...)
-	for _, c := range base {
-		c.rrf = true
-		withRRF = append(withRRF, c)
+	// extend is grid plus, for each config of grid that keep accepts, each
+	// change's config.
+	extend := func(grid []cvConfig, keep func(cvConfig) bool, changes ...func(*cvConfig)) []cvConfig {
+		out := append([]cvConfig{}, grid...)
+		for _, c := range grid {
+			if keep != nil && !keep(c) {
+				continue
+			}
+			for _, ch := range changes {
+				v := c
+				ch(&v)
+				out = append(out, v)
+			}
+		}
+		return out
 	}
-	withBM25 := append([]cvConfig{}, base...)
+	expanding := func(c cvConfig) bool { return c.Expand.Neighbours > 0 }
+	withRRF := extend(base, nil, func(c *cvConfig) { c.rrf = true })
+	var bm25 []func(*cvConfig)
 	for _, k1 := range []float64{0.9, 1.2, 1.6, 2.0} {
 		for _, b := range []float64{0.3, 0.5, 0.75, 0.9} {
-			if k1 == bm25K1 && b == bm25B {
-				continue // the base grid
-			}
-			for _, c := range base {
-				c.k1, c.b = k1, b
-				withBM25 = append(withBM25, c)
+			if k1 != bm25K1 || b != bm25B { // else the base grid
+				bm25 = append(bm25, func(c *cvConfig) { c.k1, c.b = k1, b })
 			}
 		}
 	}
-	withShort := append([]cvConfig{}, base...)
-	for _, c := range base {
-		for _, lw := range []float64{0.8, 0.7, 0.9, 0.6, 1.0, 0.5} {
+	withBM25 := extend(base, nil, bm25...)
+	var short []func(*cvConfig)
+	for _, lw := range []float64{0.8, 0.7, 0.9, 0.6, 1.0, 0.5} {
+		short = append(short, func(c *cvConfig) {
 			if lw != c.LexWeight {
 				c.lexShort = lw
-				withShort = append(withShort, c)
+			}
+		})
+	}
+	withShort := dedupe(extend(base, nil, short...))
+	// Phrase weights chosen by cross-validation rather than fixed.
+	var phrases []func(*cvConfig)
+	for _, w := range []float64{0.1, 0.25, 0.5} {
+		phrases = append(phrases, func(c *cvConfig) { c.Phrase = w })
+	}
+	withPhraseGrid := extend(noPhrase, nil, phrases...)
+	// The vector side's query moved towards the expansion terms.
+	var vecs []func(*cvConfig)
+	for _, w := range []float64{0.25, 0.5, 1} {
+		vecs = append(vecs, func(c *cvConfig) { c.VecExpand = w })
+	}
+	withVecGrid := extend(noPhrase, expanding, vecs...)
+	withVec := extend(base, expanding, func(c *cvConfig) { c.VecExpand = 1 })
+	// Pseudo-relevance feedback, on the configs without expansion or with
+	// the default's (18 settings on each: a full cross product would be
+	// 12,000 configs and a second lexical pass each).
+	var feedback []func(*cvConfig)
+	for _, d := range []int{5, 10} {
+		for _, n := range []int{5, 10, 20} {
+			for _, w := range []float64{0.2, 0.35, 0.5} {
+				feedback = append(feedback, func(c *cvConfig) { c.Feedback = FeedbackParams{Docs: d, Terms: n, Weight: w} })
 			}
 		}
 	}
+	withFeedback := extend(base, func(c cvConfig) bool {
+		return c.Expand == ExpandParams{} || c.Expand == DefaultRankParams().Expand
+	}, feedback...)
+
 	// Each variant is a list of grids, each on an engine; the rows of all
-	// are chosen from together.
+	// are chosen from together. than is the variant it is compared with.
 	type part struct {
 		e    *Engine
 		grid []cvConfig
 		tag  string
 	}
+	const engineGrid, phraseless = 0, 1
 	variants := []struct {
 		name  string
 		parts []part
+		than  int
 	}{
-		{"engine grid (score fusion, BM25 k1 1.2 b 0.75)", []part{{e, base, ""}}},
-		{"+ reciprocal-rank fusion", []part{{e, withRRF, ""}}},
-		{"+ BM25 k1 × b", []part{{e, withBM25, ""}}},
-		{"+ negation-marked index", []part{{e, base, ""}, {neg, base, ", negation marked"}}},
-		{"+ lexical weight by query length", []part{{e, withShort, ""}}},
+		{"engine grid (phrases off or at 0.1)", []part{{e, base, ""}}, phraseless},
+		{"grid without phrases (the former engine grid)", []part{{e, noPhrase, ""}}, -1},
+		{"+ phrase weight 0.1/0.25/0.5 (on the former grid)", []part{{e, withPhraseGrid, ""}}, phraseless},
+		{"+ expanded query vector ×0.25/0.5/1 (on the former grid)", []part{{e, withVecGrid, ""}}, phraseless},
+		{"+ expanded query vector ×1", []part{{e, withVec, ""}}, engineGrid},
+		{"+ pseudo-relevance feedback", []part{{e, withFeedback, ""}}, engineGrid},
+		{"+ reciprocal-rank fusion", []part{{e, withRRF, ""}}, engineGrid},
+		{"+ BM25 k1 × b", []part{{e, withBM25, ""}}, engineGrid},
+		{"+ negation-marked index", []part{{e, base, ""}, {neg, base, ", negation marked"}}, engineGrid},
+		{"+ lexical weight by query length", []part{{e, withShort, ""}}, engineGrid},
 		// Each change alone, for its own figures.
-		{"reciprocal-rank fusion instead", []part{{e, withRRF[len(base):], ""}}},
-		{"negation-marked index instead", []part{{neg, base, ", negation marked"}}},
+		{"reciprocal-rank fusion instead", []part{{e, withRRF[len(base):], ""}}, -1},
+		{"negation-marked index instead", []part{{neg, base, ", negation marked"}}, -1},
 	}
 	// The own held-out queries score each variant's choice on all dev
 	// queries; nothing is chosen on them.
@@ -235,20 +308,42 @@ func TestMusicCapsCrossValidatedVariants(t *testing.T) {
 		r := crossValidate(per, func(c int) string { return names[c] })
 		own := meanOf(scoreConfigs(t, owners[r.chosen].e, configs[r.chosen:r.chosen+1], htexts, hqrels)[0], allOf(len(hq)))
 		results[i] = r
-		t.Logf("%-48s %5d configs: dev %.4f, leave-one-out held-in %.4f held-out %.4f, 5-fold held-out %.4f; chosen on all: %s, own held-out %.4f (%v)\n  %s",
+		t.Logf("%-56s %6d configs: dev %.4f, leave-one-out held-in %.4f held-out %.4f, 5-fold held-out %.4f; chosen on all: %s, own held-out %.4f (%v)\n  %s",
 			v.name, len(per), r.dev, r.looIn, r.loo, r.five, names[r.chosen], own, time.Since(start).Round(time.Millisecond), strings.Join(r.folds, "\n  "))
 	}
 	// The engine's grid reproduces TestMusicCapsCrossValidated.
-	if got := base[results[0].chosen]; got.RankParams != DefaultRankParams() {
+	if got := base[results[engineGrid].chosen]; got.RankParams != DefaultRankParams() {
 		t.Errorf("engine grid chose %v, want the defaults", got)
 	}
-	// A variant is kept when it raises both held-out figures; none did.
-	for i := 1; i < 5; i++ {
-		if results[i].loo > results[0].loo && results[i].five > results[0].five {
+	raises := func(a, b cvResult) bool { return a.loo > b.loo && a.five > b.five }
+	if !raises(results[engineGrid], results[phraseless]) {
+		t.Errorf("phrases no longer raise the held-out figures (%.4f/%.4f against %.4f/%.4f without): drop them",
+			results[engineGrid].loo, results[engineGrid].five, results[phraseless].loo, results[phraseless].five)
+	}
+	// A variant is kept when it raises both held-out figures over what it
+	// extends and over the engine's grid; none of the others does.
+	for i, v := range variants {
+		if i == engineGrid || v.than < 0 {
+			continue
+		}
+		if raises(results[i], results[v.than]) && raises(results[i], results[engineGrid]) {
 			t.Errorf("%s raises the held-out figures (%.4f/%.4f over %.4f/%.4f): adopt it in the engine",
-				variants[i].name, results[i].loo, results[i].five, results[0].loo, results[0].five)
+				v.name, results[i].loo, results[i].five, results[engineGrid].loo, results[engineGrid].five)
 		}
 	}
+}
+
+// dedupe drops repeated configs, keeping the first.
+func dedupe(grid []cvConfig) []cvConfig {
+	seen := map[cvConfig]bool{}
+	var out []cvConfig
+	for _, c := range grid {
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func allOf(n int) []int {

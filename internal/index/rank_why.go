@@ -12,7 +12,7 @@ func (e *Engine) QueryTerms(query string) map[string]float64 {
 	if len(query) > MaxQueryBytes {
 		query = query[:MaxQueryBytes]
 	}
-	return e.lexicalTerms(query, e.RankParams().Expand)
+	return e.searchTerms(query, e.RankParams())
 }
 
 // PlainQueryTerms are a query's terms without expansion, for callers with no
@@ -35,13 +35,32 @@ func Explain(terms map[string]float64, text string, maxRunes int) string {
 		text = text[:maxExplainBytes]
 	}
 	best, bestScore := "", 0.0
+	phrases := false
+	for t := range terms {
+		if strings.Contains(t, " ") {
+			phrases = true
+			break
+		}
+	}
+	var buf []byte
 	for _, s := range sentences(text) {
 		var score float64
 		seen := map[string]bool{}
-		for _, t := range Terms(s) {
+		ts := Terms(s)
+		for i, t := range ts {
 			if !seen[t] {
 				seen[t] = true
 				score += terms[t]
+			}
+			// The query's phrases (see RankParams.Phrase) count where
+			// the sentence has them; the look-up by bytes allocates
+			// nothing (bigram would, per pair of every sentence).
+			if phrases && i > 0 {
+				buf = append(append(append(buf[:0], ts[i-1]...), ' '), t...)
+				if w, ok := terms[string(buf)]; ok && !seen[string(buf)] {
+					seen[string(buf)] = true
+					score += w
+				}
 			}
 		}
 		if score > bestScore {

@@ -53,7 +53,7 @@ func TestSelectTop(t *testing.T) {
 func refHybrid(ctx context.Context, t *testing.T, e *Engine, mode Mode, query string, k int, filter func(string) bool) []Hit {
 	t.Helper()
 	p := e.RankParams()
-	lexSide := func(k int) []Hit { return sortTopMap(e.lex.Scores(e.lexicalTerms(query, p.Expand)), k, filter) }
+	lexSide := func(k int) []Hit { return sortTopMap(e.lex.Scores(e.searchTerms(query, p)), k, filter) }
 	vecSide := func(k int) []Hit {
 		qv, err := e.embedQuery(ctx, query)
 		if err != nil {

@@ -324,7 +324,7 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 	}
 	nterms := r.count(2)
 	x.postings = make(map[string][]posting, nterms)
-	// Each slot's terms (for removal) are laid out after the postings are
+	// Each slot's terms and their frequencies are laid out after the postings are
 	// read, in one array: appending to 5,000 slices as postings came was
 	// most of the decoding, a cache miss per posting.
 	termList := make([]string, 0, nterms)
@@ -377,18 +377,18 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 		next[s] = total
 		total += int(c)
 	}
-	all := make([]string, total)
+	all, allTfs := make([]string, total), make([]float32, total)
 	for i, t := range termList {
 		for _, p := range postList[i] {
-			all[next[p.doc]] = t
+			all[next[p.doc]], allTfs[next[p.doc]] = t, p.tf
 			next[p.doc]++
 		}
 	}
-	x.terms = make([][]string, len(x.ids))
+	x.terms, x.tfs = make([][]string, len(x.ids)), make([][]float32, len(x.ids))
 	start := 0
 	for s, end := range next {
-		if end > start {
-			x.terms[s] = all[start:end:end] // capped: an append copies
+		if end > start { // capped: an append copies
+			x.terms[s], x.tfs[s] = all[start:end:end], allTfs[start:end:end]
 		}
 		start = end
 	}

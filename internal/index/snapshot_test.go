@@ -77,6 +77,23 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			}
 		}
 	}
+	// Feedback reads each document's term frequencies, which a loaded
+	// engine rebuilds from the postings.
+	fb := DefaultRankParams()
+	fb.Feedback = FeedbackParams{Docs: 5, Terms: 10, Weight: 0.3}
+	e.SetRankParams(fb)
+	got.SetRankParams(fb)
+	for _, q := range []string{"red guitar", "lo-fi jazz strumming"} {
+		want, err1 := e.SearchMode(ctx, Hybrid, q, 400, nil)
+		have, err2 := got.SearchMode(ctx, Hybrid, q, 400, nil)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if !sameHits(want, have) {
+			t.Errorf("feedback, %q: loaded engine gives %v, built one %v", q, have, want)
+		}
+	}
+	got.SetRankParams(DefaultRankParams())
 	// The same engine encodes to the same bytes, and the loaded one stays
 	// writable like a built one.
 	if again := got.MarshalSnapshot(); !bytes.Equal(again, data) {

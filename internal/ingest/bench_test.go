@@ -19,10 +19,11 @@ import (
 // BenchmarkBuildThroughput runs whole builds of benchTracks synthetic tracks
 // against local LRCLIB and ReccoBeats servers and a scripted model that
 // each take upstreamLatency per answer, on a fresh SQLite store each time,
-// and reports tracks/s. A track costs 1.5 LRCLIB calls on average (a miss
-// is searched), 2 ReccoBeats calls (search, then features) and 1 model
-// call; lyrics and features run at once, the interpretation after the
-// lyrics, so one track takes about 3 × latency from start to end.
+// and reports tracks/s and the ReccoBeats calls a track cost. A track costs
+// 1.5 LRCLIB calls on average (a miss is searched), one ReccoBeats search
+// plus its share of a features call (several tracks' ids go in one) and 1
+// model call; lyrics and features run at once, the interpretation after
+// the lyrics, so one track takes about 3 × latency from start to end.
 //
 //	go test -run '^$' -bench BuildThroughput -benchtime 2x ./internal/ingest/
 func BenchmarkBuildThroughput(b *testing.B) {
@@ -57,6 +58,7 @@ func BenchmarkBuildThroughput(b *testing.B) {
 				limits[name] = l
 			}
 			var elapsed time.Duration
+			var reccoCalls int
 			for range b.N {
 				b.StopTimer()
 				db := openStore(b, storetest.SQLite)
@@ -72,11 +74,13 @@ func BenchmarkBuildThroughput(b *testing.B) {
 				start := time.Now()
 				rep, err := bld.Build(context.Background(), ingest.Request{}, nil)
 				elapsed += time.Since(start)
+				reccoCalls += rep.Calls[ingest.UpstreamReccoBeats]
 				if err != nil || rep.Indexed != benchTracks {
 					b.Fatalf("build: %v, %d indexed", err, rep.Indexed)
 				}
 			}
 			b.ReportMetric(float64(benchTracks*b.N)/elapsed.Seconds(), "tracks/s")
+			b.ReportMetric(float64(reccoCalls)/float64(benchTracks*b.N), "reccobeats-calls/track")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

@@ -116,6 +116,9 @@ type Config struct {
 	// Workers is how many tracks are processed at once (DefaultWorkers
 	// when 0).
 	Workers int
+	// FeatureBatchDelay is how long a track's audio-features ids wait for
+	// other tracks' to share a call (DefaultFeatureBatchDelay when 0).
+	FeatureBatchDelay time.Duration
 	// RecordHash is the content hash of an index record (music.RecordHash),
 	// compared with the stored one to skip unchanged records.
 	RecordHash func(store.IndexRecord) string
@@ -267,6 +270,7 @@ func (r *Report) clone() Report {
 // run is one build in progress.
 type run struct {
 	b        *Builder
+	features *featureBatcher
 	dry      bool
 	mu       sync.Mutex
 	rep      *Report
@@ -319,6 +323,7 @@ func (b *Builder) Build(ctx context.Context, req Request, progress func(Report))
 		return r.final(), err
 	}
 	r.update(func(rep *Report) { rep.Total = len(tracks) })
+	r.features = newFeatureBatcher(ctx, b.gates[UpstreamReccoBeats], b.cfg.Features, b.cfg.FeatureBatchDelay, len(tracks), b.cfg.Workers)
 
 	jobs := make(chan trackWork)
 	var wg sync.WaitGroup
@@ -359,6 +364,7 @@ func (b *Builder) Build(ctx context.Context, req Request, progress func(Report))
 	}
 	close(jobs)
 	wg.Wait()
+	r.features.wait()
 	if loopErr == nil {
 		loopErr = ctx.Err()
 	}

@@ -109,6 +109,7 @@ func TestBuildRunsEveryStageThenNothing(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			model := interpreter()
 			h := newHarness(t, engine, model)
+			h.cfg.FeatureBatchDelay = time.Hour // one features batch, at the end
 			rep := h.build(t, ingest.Request{})
 			if rep.Total != 4 || rep.Processed != 4 || rep.Indexed != 4 || rep.Unchanged != 0 || len(rep.Failed) != 0 {
 				t.Fatalf("report: %+v", rep)
@@ -126,14 +127,14 @@ func TestBuildRunsEveryStageThenNothing(t *testing.T) {
 				t.Errorf("tokens = %+v, want 4 × (120, 30)", rep.Tokens)
 			}
 			// Get for all 4, search after the 3 misses; ReccoBeats search for
-			// all 4, features for the 2 found.
+			// all 4, features for the 2 found in one call.
 			for key, want := range map[string]int{ingesttest.LRCLIBGet: 4, ingesttest.LRCLIBSearch: 3,
-				ingesttest.ReccoSearch: 4, ingesttest.ReccoAudioFeatures: 2} {
+				ingesttest.ReccoSearch: 4, ingesttest.ReccoAudioFeatures: 1} {
 				if got := h.up.Calls(key); got != want {
 					t.Errorf("%s: %d calls, want %d", key, got, want)
 				}
 			}
-			if rep.Calls[ingest.UpstreamLRCLIB] != 7 || rep.Calls[ingest.UpstreamReccoBeats] != 6 || rep.Calls[ingest.UpstreamModel] != 4 {
+			if rep.Calls[ingest.UpstreamLRCLIB] != 7 || rep.Calls[ingest.UpstreamReccoBeats] != 5 || rep.Calls[ingest.UpstreamModel] != 4 {
 				t.Errorf("reported calls: %v", rep.Calls)
 			}
 			// The prompt carried the lyrics of the recorded track.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -121,8 +122,12 @@ func (r *run) track(ctx context.Context, w trackWork) {
 		})
 	})
 	wg.Go(func() {
+		// Whatever the stage does, the track then no longer counts as one
+		// that may join a features batch.
+		var ticket featureTicket
+		defer r.features.release(&ticket)
 		features, featStatus, featKnown, featErr = runStage(ctx, r, w, StageFeatures, featuresHash, func(ctx context.Context) (stageResult[featuresOut], int, error) {
-			return r.b.fetchFeatures(ctx, w.Track)
+			return r.fetchFeatures(ctx, w.Track, &ticket)
 		})
 	})
 	wg.Wait()
@@ -358,15 +363,15 @@ func stripLRC(s string) string {
 
 // fetchFeatures finds the track in ReccoBeats by ISRC (it takes Spotify or
 // ReccoBeats ids, not ISRCs: a title search keeps the rows with our ISRC),
-// then asks for the audio features of the ids found and joins the answer on
-// the Spotify id in its href (rows may be reordered or left out).
-func (b *Builder) fetchFeatures(ctx context.Context, t store.Track) (stageResult[featuresOut], int, error) {
+// then asks for the audio features of the ids found, in a call shared with
+// other tracks (the batcher), and joins the answer on the Spotify id in its
+// href (rows may be reordered or left out: a track left out has none).
+func (r *run) fetchFeatures(ctx context.Context, t store.Track, ticket *featureTicket) (stageResult[featuresOut], int, error) {
 	var res stageResult[featuresOut]
-	g := b.gates[UpstreamReccoBeats]
 	var matches []reccobeats.Track
-	calls, err := g.do(ctx, func(ctx context.Context) error {
+	calls, err := r.b.gates[UpstreamReccoBeats].do(ctx, func(ctx context.Context) error {
 		var err error
-		matches, err = b.cfg.Features.FindByISRC(ctx, t.ISRC, t.Title)
+		matches, err = r.b.cfg.Features.FindByISRC(ctx, t.ISRC, t.Title)
 		return err
 	})
 	if errors.Is(err, reccobeats.ErrNotFound) {
@@ -378,10 +383,12 @@ func (b *Builder) fetchFeatures(ctx context.Context, t store.Track) (stageResult
 	}
 	var ids []string
 	for _, m := range matches {
-		if id := m.SpotifyID(); id != "" {
+		id := m.SpotifyID()
+		if id == "" && reccobeats.IsReccoBeatsID(m.ID) {
+			id = m.ID
+		}
+		if id != "" && !slices.Contains(ids, id) {
 			ids = append(ids, id)
-		} else if reccobeats.IsReccoBeatsID(m.ID) {
-			ids = append(ids, m.ID)
 		}
 		if len(ids) == reccobeats.MaxIDs {
 			break
@@ -391,12 +398,7 @@ func (b *Builder) fetchFeatures(ctx context.Context, t store.Track) (stageResult
 		res.status, res.detail = store.StageNone, "the ReccoBeats track has no usable id"
 		return res, calls, nil
 	}
-	var rows []reccobeats.AudioFeatures
-	n, err := g.do(ctx, func(ctx context.Context) error {
-		var err error
-		rows, err = b.cfg.Features.AudioFeatures(ctx, ids)
-		return err
-	})
+	rows, n, err := r.features.features(ctx, ticket, ids)
 	calls += n
 	if err != nil {
 		return res, calls, err

@@ -63,6 +63,9 @@ var (
 type localTurn struct {
 	id, conv string
 	cancel   context.CancelCauseFunc
+	// fence is the claim the turn's writes are made under: refused once
+	// another replica took the turn over.
+	fence store.Fence
 	// leaseUntil is when the turn's lease ends as this replica last set it
 	// (Unix nanoseconds): the claim, then each renewal that succeeded.
 	leaseUntil atomic.Int64
@@ -113,7 +116,13 @@ func (s *Server) logEvents(lt *localTurn) {
 		}
 		if !s.turns.dead.Load() {
 			ctx, cancel := s.storeCtx()
-			if err := s.cfg.Store.AppendTurnEvents(ctx, lt.id, batch); err != nil {
+			err := s.cfg.Store.AppendTurnEvents(store.WithFence(ctx, lt.fence), lt.id, batch)
+			switch {
+			case errors.Is(err, store.ErrFenced):
+				// Taken over while this replica stalled: the taker closed
+				// the turn; stop without writing more.
+				lt.cancel(errLeaseLost)
+			case err != nil:
 				s.logger.Warn("logging turn events", "turn", lt.id, "from", batch[0].Seq, "count", len(batch), "error", err)
 			}
 			cancel()
@@ -348,6 +357,9 @@ func (s *Server) expire(ctx context.Context, conv string) {
 		return
 	}
 	for _, t := range lapsed {
+		// Fenced too: should this replica stall while closing and the turn
+		// be taken over again, its closing writes are refused.
+		ctx := store.WithFence(ctx, store.Fence{TurnID: t.ID, Generation: t.Generation})
 		s.closeLostTurn(ctx, t)
 		if _, err := s.cfg.Store.EndTurn(ctx, t.ID, s.turns.replica, store.TurnIncomplete); err != nil {
 			s.logger.Warn("ending a lost turn", "turn", t.ID, "error", err)
@@ -434,17 +446,17 @@ func (s *Server) startTurn(ctx context.Context, conv string, run turnFunc) (*loc
 	id := uuid.NewString()
 	claim := store.Turn{ID: id, ConversationID: conv, Owner: s.turns.replica}
 	claim.LeaseUntil = time.Now().Add(s.lease())
-	_, err := s.cfg.Store.StartTurn(ctx, claim)
+	claimed, err := s.cfg.Store.StartTurn(ctx, claim)
 	if errors.Is(err, store.ErrBusy) {
 		// The turn in the way may be one whose replica died: end it if its
 		// lease lapsed, and try once more.
 		s.expire(ctx, conv)
 		claim.LeaseUntil = time.Now().Add(s.lease())
-		_, err = s.cfg.Store.StartTurn(ctx, claim)
+		claimed, err = s.cfg.Store.StartTurn(ctx, claim)
 	}
 	if errors.Is(err, store.ErrBusy) && s.awaitEnding(ctx, conv) {
 		claim.LeaseUntil = time.Now().Add(s.lease())
-		_, err = s.cfg.Store.StartTurn(ctx, claim)
+		claimed, err = s.cfg.Store.StartTurn(ctx, claim)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -452,8 +464,10 @@ func (s *Server) startTurn(ctx context.Context, conv string, run turnFunc) (*loc
 	// Counted as starting from its claim (not while it waits for one, which
 	// can take seconds) to its first event.
 	counted := s.gate.enter()
-	tctx, cancel := context.WithCancelCause(s.turns.base)
-	lt := &localTurn{id: id, conv: conv, cancel: cancel, more: make(chan struct{}, 1), flushed: make(chan struct{}), started: counted}
+	fence := store.Fence{TurnID: id, Generation: claimed.Generation}
+	// The agent's writes (its answer) are made under the fence too.
+	tctx, cancel := context.WithCancelCause(store.WithFence(s.turns.base, fence))
+	lt := &localTurn{id: id, conv: conv, cancel: cancel, fence: fence, more: make(chan struct{}, 1), flushed: make(chan struct{}), started: counted}
 	lt.leaseUntil.Store(claim.LeaseUntil.UnixNano())
 	s.turns.mu.Lock()
 	s.turns.local[id] = lt
@@ -497,7 +511,7 @@ func (s *Server) runTurn(ctx context.Context, lt *localTurn, run turnFunc, start
 	}
 	if !s.turns.dead.Load() {
 		sctx, cancel := s.storeCtx()
-		if _, err := s.cfg.Store.EndTurn(sctx, lt.id, s.turns.replica, state); err != nil {
+		if _, err := s.cfg.Store.EndTurn(store.WithFence(sctx, lt.fence), lt.id, s.turns.replica, state); err != nil && !errors.Is(err, store.ErrFenced) {
 			s.logger.Warn("ending a turn", "turn", lt.id, "error", err)
 		}
 		cancel()

@@ -60,6 +60,9 @@ type Conversations interface {
 	GetConversation(ctx context.Context, id string) (Conversation, error)
 	// AppendMessage adds a message at the end of its conversation; once it
 	// returns nil the message is durable.
+	// With a [Fence] in ctx it is made only while that turn runs under
+	// the fence's generation, else it is a [*FencedError]; so is
+	// UpdateMessage.
 	AppendMessage(ctx context.Context, m Message) (Message, error)
 	// UpdateMessage replaces a message's content, Incomplete flag and usage.
 	UpdateMessage(ctx context.Context, m Message) error

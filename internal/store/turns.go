@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 )
 
@@ -37,6 +38,50 @@ type Turn struct {
 	StopRequested bool
 	StartedAt     time.Time
 	EndedAt       time.Time // zero while running
+	// Generation is the claim's fencing token: 1 when the turn is started,
+	// one more at every take-over. Writes made under a [Fence] of an older
+	// generation are refused.
+	Generation int64
+}
+
+// ErrFenced reports a write refused because the turn it was made for is no
+// longer held under the writer's generation (another replica took it
+// over), or no longer runs. [*FencedError] matches it.
+var ErrFenced = errors.New("store: the turn was taken over; the write is refused")
+
+// FencedError is the error of a write refused by its turn's fence.
+type FencedError struct {
+	TurnID     string
+	Generation int64 // the writer's, which no longer holds the turn
+}
+
+func (e *FencedError) Error() string {
+	return "store: turn " + e.TurnID + " is no longer held by generation " + strconv.FormatInt(e.Generation, 10) + "; the write is refused"
+}
+
+// Is makes errors.Is(err, ErrFenced) hold.
+func (e *FencedError) Is(target error) bool { return target == ErrFenced }
+
+// Fence is the claim a turn's writer holds: the store's writes of turn
+// events, messages and the turn's end made with a context carrying a Fence
+// ([WithFence]) take effect only while turn TurnID runs under Generation,
+// checked in the write's own transaction; else they return [*FencedError].
+type Fence struct {
+	TurnID     string
+	Generation int64
+}
+
+type fenceKey struct{}
+
+// WithFence returns ctx carrying f for the store's writes.
+func WithFence(ctx context.Context, f Fence) context.Context {
+	return context.WithValue(ctx, fenceKey{}, f)
+}
+
+// FenceFrom returns the fence ctx carries, if any.
+func FenceFrom(ctx context.Context) (Fence, bool) {
+	f, ok := ctx.Value(fenceKey{}).(Fence)
+	return f, ok && f.TurnID != ""
 }
 
 // TurnEvent is one event of a turn's log: its JSON as streamed, numbered
@@ -88,9 +133,12 @@ type Turns interface {
 	// was requested; a turn missing from the answer is no longer owner's.
 	RenewTurns(ctx context.Context, owner string, ids []string, until time.Time) (map[string]bool, error)
 	// EndTurn ends owner's running turn id in state; false when it was not
-	// running under owner any more (its lease expired and was taken).
+	// running under owner any more (its lease expired and was taken). With
+	// a [Fence] for id in ctx, a turn no longer held under its generation
+	// is false with a [*FencedError].
 	EndTurn(ctx context.Context, id, owner string, state TurnState) (bool, error)
-	// TakeOverTurns gives owner, with a lease until until, the running turns
+	// TakeOverTurns gives owner, with a lease until until and the next
+	// generation, the running turns
 	// whose lease ended before now (of conversationID only, when not ""),
 	// and returns them: each lapsed turn goes to exactly one caller, which
 	// closes what the turn left (its log, its answer) and then ends it with
@@ -105,7 +153,9 @@ type Turns interface {
 	// was not running.
 	RequestStop(ctx context.Context, id string) (bool, error)
 	// AppendTurnEvents adds events to a turn's log in one transaction (their
-	// Seq following the last one's); a seq already there is [ErrConflict].
+	// Seq following the last one's); a seq already there is [ErrConflict],
+	// and with a [Fence] for turnID in ctx, a turn no longer held under its
+	// generation is a [*FencedError].
 	AppendTurnEvents(ctx context.Context, turnID string, events []TurnEvent) error
 	// TurnEvents returns up to limit events of a turn after seq after, in order.
 	TurnEvents(ctx context.Context, turnID string, after int64, limit int) ([]TurnEvent, error)

@@ -174,9 +174,11 @@ func musicCapsBoth(t testing.TB, collection string) (*devSet, *index.Engine, emb
 // over the same tracks and vectors, in the same run, and holds Weaviate to
 // the embedded figure at the same fusion: scaling out must not cost quality.
 // The embedded default also expands queries through word vectors, which
-// needs the index's vocabulary; Weaviate does not (yet), so it is compared
-// with the embedded engine at its own fusion (0.8·BM25 + 0.2·cosine, no
-// expansion) and the embedded default is logged beside it.
+// needs the index's vocabulary, and searches the query's phrases, which
+// needs phrase terms in the index; Weaviate does neither (yet), so it is
+// compared with the embedded engine at its own fusion (0.8·BM25 +
+// 0.2·cosine, no expansion, no phrases) and the embedded default is logged
+// beside it.
 func TestMusicCapsDevWeaviate(t *testing.T) {
 	ds, eng, emb, c := musicCapsBoth(t, "MusicCapsDev")
 	ctx := context.Background()

@@ -67,9 +67,10 @@ const (
 	// DefaultAlpha is the vector side's weight in the hybrid fusion.
 	// Weaviate's relativeScoreFusion is a min-max normalisation followed by
 	// (1−α)·BM25 + α·vector: at α = 0.2 the embedded engine's former
-	// default. The embedded default now weighs 0.9·BM25 + 0.1·cosine and
-	// expands queries through word vectors over the index's vocabulary
-	// (index.DefaultRankParams); Weaviate does neither yet.
+	// default. The embedded default now weighs 0.9·BM25 + 0.1·cosine,
+	// expands queries through word vectors over the index's vocabulary and
+	// adds the query's two-word phrases, which its index holds
+	// (index.DefaultRankParams); Weaviate does none of these yet.
 	DefaultAlpha = 0.2
 	// MaxBatch bounds the objects sent in one batch request.
 	MaxBatch = 256

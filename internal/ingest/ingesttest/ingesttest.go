@@ -27,6 +27,8 @@ type Fault struct {
 	RetryAfter string // Retry-After header value
 	Body       string
 	Stall      time.Duration // wait this long before answering (a timeout)
+	// A Stall with neither Status nor Body answers normally after the
+	// stall: a slow request, not a wrong one.
 }
 
 // Upstreams are the local LRCLIB and ReccoBeats servers.
@@ -41,6 +43,8 @@ type Upstreams struct {
 	faults   map[string][]Fault // same keys → next answers
 	inFlight map[string]int     // "lrclib" or "reccobeats" → requests being answered
 	maxIn    map[string]int     // the most at once
+	batches  [][]string         // the ids of each /v1/audio-features request, in arrival order
+	omit     map[string]bool    // ISRCs whose features rows are left out
 
 	getFound, notFound, searchFound []byte
 	sonata                          []byte
@@ -59,6 +63,7 @@ const (
 func New(t testing.TB, latency time.Duration) *Upstreams {
 	t.Helper()
 	u := &Upstreams{latency: latency, calls: map[string]int{}, faults: map[string][]Fault{}, inFlight: map[string]int{}, maxIn: map[string]int{},
+		omit:        map[string]bool{},
 		getFound:    tooltest.Fixture(t, "lrclib", "get_found_i_want_to_live.json"),
 		notFound:    tooltest.Fixture(t, "lrclib", "error_404_track_not_found.json"),
 		searchFound: tooltest.Fixture(t, "lrclib", "search_track_artist_i_want_to_live.json"),
@@ -146,10 +151,42 @@ func (u *Upstreams) Fail(key string, faults ...Fault) {
 	u.faults[key] = append(u.faults[key], faults...)
 }
 
+// FeatureBatches returns the ids of each /v1/audio-features request, in
+// the order they arrived (a request answered with a fault included).
+func (u *Upstreams) FeatureBatches() [][]string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([][]string, len(u.batches))
+	for i, b := range u.batches {
+		out[i] = append([]string(nil), b...)
+	}
+	return out
+}
+
+// OmitFeatures makes /v1/audio-features leave out the rows of the tracks
+// with these ISRCs, as ReccoBeats does for tracks it has no features for.
+func (u *Upstreams) OmitFeatures(isrcs ...string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, i := range isrcs {
+		u.omit[i] = true
+	}
+}
+
+// ISRCOfID returns the ISRC of the track with Spotify id id that the
+// server knows (a recorded sonata row or a synthetic track), or "".
+func (u *Upstreams) ISRCOfID(id string) string {
+	_, isrc, _ := u.known(id)
+	return isrc
+}
+
 // begin counts a request and returns the fault to answer with, if any.
 func (u *Upstreams) begin(w http.ResponseWriter, r *http.Request, key string) bool {
 	u.mu.Lock()
 	u.calls[key]++
+	if key == ReccoAudioFeatures {
+		u.batches = append(u.batches, strings.Split(r.URL.Query().Get("ids"), ","))
+	}
 	var f *Fault
 	if q := u.faults[key]; len(q) > 0 {
 		f, u.faults[key] = &q[0], q[1:]
@@ -170,6 +207,9 @@ func (u *Upstreams) begin(w http.ResponseWriter, r *http.Request, key string) bo
 		case <-time.After(f.Stall):
 		case <-r.Context().Done():
 			return true
+		}
+		if f.Status == 0 && f.Body == "" {
+			return false
 		}
 	}
 	if f.RetryAfter != "" {
@@ -233,7 +273,8 @@ func (u *Upstreams) lrclib(w http.ResponseWriter, r *http.Request) {
 // and a Spotify id made from its number); anything else an empty page
 // (CONSTRUCTED). Audio features are CONSTRUCTED for every id asked that the
 // server knows, from the recorded row's values with the id, href and ISRC
-// replaced, in reverse order (joining must go by href).
+// replaced, in reverse order (joining must go by href); an answer of several
+// rows is CONSTRUCTED as a whole (the recordings hold one-row answers).
 func (u *Upstreams) reccobeats(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	switch r.URL.Path {
@@ -265,7 +306,10 @@ func (u *Upstreams) reccobeats(w http.ResponseWriter, r *http.Request) {
 		var rows []map[string]any
 		for id := range strings.SplitSeq(q.Get("ids"), ",") {
 			uuid, isrc, ok := u.known(id)
-			if !ok {
+			u.mu.Lock()
+			omitted := u.omit[isrc]
+			u.mu.Unlock()
+			if !ok || omitted {
 				continue // unknown ids are left out, as ReccoBeats does
 			}
 			row := map[string]any{}

@@ -3,8 +3,14 @@ package music
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
+	"unicode"
+
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/tidal"
@@ -89,10 +95,12 @@ func (s *Service) suggestPlaylist(ctx context.Context, in SuggestPlaylistInput) 
 			Message: fmt.Sprintf("tracks: give 1 to %d tracks", MaxPlaylistTracks)}
 	}
 
-	// Normalise the ISRCs; a malformed or repeated one is reported, not fatal.
+	// Normalise the ISRCs; a repeated one is reported, not fatal, and a
+	// malformed one leaves the track to the search by title and artist.
 	type want struct {
 		in   SuggestedTrack
-		isrc string
+		isrc string // "" when malformed
+		why  string // why the ISRC did not resolve it
 	}
 	var wants []want
 	var unresolved []UnresolvedTrack
@@ -102,12 +110,12 @@ func (s *Service) suggestPlaylist(ctx context.Context, in SuggestPlaylistInput) 
 		isrc, err := NormalizeISRC(t.ISRC)
 		switch {
 		case err != nil:
-			unresolved = append(unresolved, unresolvedTrack(t, clip(t.ISRC, 20), "not a valid ISRC"))
+			wants = append(wants, want{in: t, why: "not a valid ISRC"})
 		case seen[isrc]:
 			unresolved = append(unresolved, unresolvedTrack(t, isrc, "the same ISRC is earlier in the playlist"))
 		default:
 			seen[isrc] = true
-			wants = append(wants, want{t, isrc})
+			wants = append(wants, want{in: t, isrc: isrc})
 		}
 	}
 
@@ -115,12 +123,17 @@ func (s *Service) suggestPlaylist(ctx context.Context, in SuggestPlaylistInput) 
 	if err != nil {
 		return SuggestPlaylistOutput{}, err
 	}
-	isrcs := make([]string, len(wants))
-	for i, w := range wants {
-		isrcs[i] = w.isrc
+	var isrcs []string
+	for _, w := range wants {
+		if w.isrc != "" {
+			isrcs = append(isrcs, w.isrc)
+		}
 	}
 	start := time.Now()
-	found, err := tc.TracksByISRC(ctx, isrcs)
+	var found []tidal.Track
+	if len(isrcs) > 0 {
+		found, err = tc.TracksByISRC(ctx, isrcs)
+	}
 	tm.tidal = time.Since(start)
 	if err != nil {
 		return SuggestPlaylistOutput{}, tidalError(err)
@@ -132,13 +145,40 @@ func (s *Service) suggestPlaylist(ctx context.Context, in SuggestPlaylistInput) 
 	}
 
 	tracks := make([]PlaylistTrack, 0, len(wants))
+	inPlaylist := map[string]bool{} // TIDAL ids
 	for _, w := range wants {
-		cands := byISRC[w.isrc]
-		if len(cands) == 0 {
-			unresolved = append(unresolved, unresolvedTrack(w.in, w.isrc, "TIDAL has no track with this ISRC in the configured country"))
+		var tr tidal.Track
+		if cands := byISRC[w.isrc]; len(cands) > 0 {
+			tr = pickRelease(cands, w.in.Artist)
+		} else {
+			// The ISRC is missing or unknown to TIDAL: search by title and
+			// artist, and take a hit only when both match.
+			why := w.why
+			if why == "" {
+				why = "TIDAL has no track with this ISRC in the configured country"
+			}
+			start := time.Now()
+			hit, reason, err := searchTrack(ctx, tc, w.in.Title, w.in.Artist)
+			tm.tidal += time.Since(start)
+			if err != nil {
+				return SuggestPlaylistOutput{}, tidalError(err)
+			}
+			if hit == nil {
+				isrc := w.isrc
+				if isrc == "" {
+					isrc = clip(w.in.ISRC, 20)
+				}
+				unresolved = append(unresolved, unresolvedTrack(w.in, isrc, why+", and "+reason))
+				continue
+			}
+			tr = *hit
+		}
+		if inPlaylist[tr.ID] {
+			unresolved = append(unresolved, unresolvedTrack(w.in, tr.ISRC, "the same track is earlier in the playlist"))
 			continue
 		}
-		tracks = append(tracks, PlaylistTrack{TrackResult: trackResult(pickRelease(cands, w.in.Artist)), Reasoning: w.in.Reasoning})
+		inPlaylist[tr.ID] = true
+		tracks = append(tracks, PlaylistTrack{TrackResult: trackResult(tr), Reasoning: w.in.Reasoning})
 	}
 	db, err := s.Store(ctx)
 	if err != nil {
@@ -179,6 +219,65 @@ func (s *Service) suggestPlaylist(ctx context.Context, in SuggestPlaylistInput) 
 	out.ExportURL = ExportPath(p.ID)
 	return out, nil
 }
+
+// searchLimit is how many search hits are compared with a suggested track.
+const searchLimit = 20
+
+// searchTrack looks a track up by "title artist" and returns the first hit
+// whose title and artist match the suggested ones once normalised (see
+// matchKey), or nil and why none was taken.
+func searchTrack(ctx context.Context, tc *tidal.Client, title, artist string) (*tidal.Track, string, error) {
+	query := title + " " + artist
+	res, err := tc.Search(ctx, query, tidal.SearchTracks, searchLimit)
+	if err != nil {
+		return nil, "", err
+	}
+	wantTitle, wantArtist := matchKey(title), matchKey(artist)
+	for i, t := range res.Tracks {
+		if matchKey(t.Title) != wantTitle {
+			continue
+		}
+		for _, a := range t.Artists {
+			if matchKey(a.Name) == wantArtist {
+				return &res.Tracks[i], "", nil
+			}
+		}
+		if matchKey(t.ArtistName()) == wantArtist {
+			return &res.Tracks[i], "", nil
+		}
+	}
+	reason := fmt.Sprintf("a TIDAL search for %s found no track with that title and artist", quote(clip(query, 120)))
+	return nil, reason, nil
+}
+
+// matchKey normalises a title or an artist for comparison: accents and
+// case folded, what is in parentheses or brackets dropped ("(Remastered)",
+// "[feat. X]"), a trailing "feat. …" / "ft. …" / "featuring …" cut, and
+// punctuation and spacing ignored; so "Blade Walker (feat. Y)" matches
+// "BLADE WALKER".
+func matchKey(s string) string {
+	s, _, _ = transform.String(transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC), s)
+	s = strings.ToLower(s)
+	s = bracketed.ReplaceAllString(s, " ")
+	if loc := featuring.FindStringIndex(s); loc != nil {
+		s = s[:loc[0]]
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		case unicode.IsSpace(r) || r == '-' || r == '/' || r == '&' || r == ',':
+			b.WriteByte(' ')
+		}
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+var (
+	bracketed = regexp.MustCompile(`\([^)]*\)|\[[^\]]*\]`)
+	featuring = regexp.MustCompile(`(^|\s)(feat\.?|ft\.|featuring)\s`)
+)
 
 func unresolvedTrack(t SuggestedTrack, isrc, reason string) UnresolvedTrack {
 	return UnresolvedTrack{ISRC: isrc, Title: clip(t.Title, 200), Artist: clip(t.Artist, 200), Reasoning: t.Reasoning, Reason: reason}

@@ -116,3 +116,77 @@ func TestSuggestPlaylistWithoutTidal(t *testing.T) {
 		}
 	})
 }
+
+// TestSuggestPlaylistSearchFallback: a track whose ISRC is malformed or
+// unknown to TIDAL is searched by "title artist" on the local TIDAL fake
+// (the 20 tracks of album 396698918 by Air Max '97 for any query but
+// "nothing"), and a hit is taken only when title and artist match after
+// normalisation.
+func TestSuggestPlaylistSearchFallback(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
+		reg, _ := newRegistry(t, db)
+		args := `{"title":"Fallback","tracks":[
+			{"isrc":"AUNMG2400013","title":"BLADE WALKER","artist":"Air Max '97","reasoning":"by ISRC"},
+			{"isrc":"GBAYE9700999","title":"Caliente (feat. Somebody)","artist":"AIR MAX 97","reasoning":"unknown ISRC"},
+			{"isrc":"n/a","title":"cordura","artist":"Áir Max ’97","reasoning":"malformed ISRC"},
+			{"isrc":"GBAYE9700998","title":"Blade Walker","artist":"Air Max '97","reasoning":"the same track again"},
+			{"isrc":"GBAYE9700997","title":"Doom","artist":"Another Artist","reasoning":"title matches, artist does not"},
+			{"isrc":"GBAYE9700996","title":"nothing like it","artist":"Air Max '97","reasoning":"no hit at all"}]}`
+		res := reg.Call(context.Background(), "suggestPlaylist", json.RawMessage(args))
+		if !res.OK() {
+			t.Fatalf("failed: %s", res.JSON)
+		}
+		var out SuggestPlaylistOutput
+		if err := json.Unmarshal(res.JSON, &out); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, tr := range out.Tracks {
+			ids = append(ids, tr.TidalID+" "+tr.Reasoning)
+		}
+		want := []string{"396698921 by ISRC", "396698923 unknown ISRC", "396698930 malformed ISRC"}
+		if strings.Join(ids, "|") != strings.Join(want, "|") {
+			t.Errorf("resolved %q, want %q", ids, want)
+		}
+		reasons := map[string]string{}
+		for _, u := range out.Unresolved {
+			reasons[u.Reasoning] = u.Reason
+		}
+		for reasoning, wantReason := range map[string]string{
+			"the same track again":           "the same track is earlier",
+			"title matches, artist does not": "no track with that title and artist",
+			"no hit at all":                  "TIDAL has no track with this ISRC",
+		} {
+			if !strings.Contains(reasons[reasoning], wantReason) {
+				t.Errorf("%s: reason %q, want it to say %q", reasoning, reasons[reasoning], wantReason)
+			}
+		}
+		if len(out.Unresolved) != 3 {
+			t.Errorf("unresolved: %+v", out.Unresolved)
+		}
+	})
+}
+
+func TestMatchKey(t *testing.T) {
+	tests := []struct{ a, b string }{
+		{"BLADE WALKER", "Blade Walker"},
+		{"Caliente (feat. Somebody)", "CALIENTE"},
+		{"Caliente feat. Somebody", "caliente"},
+		{"Caliente ft. Somebody", "caliente"},
+		{"Caliente [Remastered 2011]", "Caliente"},
+		{"Björk", "Bjork"},
+		{"Air Max '97", "AIR MAX 97"},
+		{"Beyoncé", "BEYONCE"},
+		{"Simon & Garfunkel", "Simon  Garfunkel"},
+	}
+	for _, tt := range tests {
+		if ka, kb := matchKey(tt.a), matchKey(tt.b); ka != kb || ka == "" {
+			t.Errorf("matchKey(%q) = %q, matchKey(%q) = %q: want equal", tt.a, ka, tt.b, kb)
+		}
+	}
+	for _, pair := range [][2]string{{"Blade Walker", "Blade Runner"}, {"Air Max '97", "Air Max '98"}, {"Featherweight", "Feather"}} {
+		if matchKey(pair[0]) == matchKey(pair[1]) {
+			t.Errorf("matchKey makes %q and %q equal", pair[0], pair[1])
+		}
+	}
+}

@@ -276,7 +276,11 @@ func (db *DB) AppendMessage(ctx context.Context, m store.Message) (store.Message
 		m.ID = uuid.NewString()
 	}
 	m.CreatedAt = normTime(m.CreatedAt)
-	if db.appends != nil {
+	_, fenced := fenceOf(ctx, "")
+	// On PostgreSQL a fenced append takes a transaction of its own: a batch
+	// would hold share locks on several turns' rows at once, and a lease
+	// renewal updating those rows in another order could deadlock with it.
+	if db.appends != nil && !(fenced && db.d.name == store.EnginePostgres) {
 		if err := db.appends.do(ctx, m); err != nil {
 			return store.Message{}, err
 		}
@@ -287,6 +291,11 @@ func (db *DB) AppendMessage(ctx context.Context, m store.Message) (store.Message
 		return store.Message{}, fmt.Errorf("store: append message: %w", err)
 	}
 	defer rollback(tx)
+	if fence, ok := fenceOf(ctx, ""); ok {
+		if err := db.checkFence(ctx, tx, fence); err != nil {
+			return store.Message{}, err
+		}
+	}
 	if err := db.appendInTx(ctx, tx, m); err != nil {
 		return store.Message{}, err
 	}
@@ -342,11 +351,17 @@ func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
 	if err := validMessage(m); err != nil {
 		return err
 	}
+	fence, fenced := fenceOf(ctx, "")
 	if db.d.name != store.EnginePostgres {
 		// Committed with other turns' writes (see appender): a turn saves
 		// its answer after every model call, and on SQLite each commit
 		// waited for the one writer on its own.
 		return db.appends.submit(ctx, "", "update message", false, func(ctx context.Context, tx *sql.Tx) error {
+			if fenced {
+				if err := db.checkFence(ctx, tx, fence); err != nil {
+					return err
+				}
+			}
 			return db.updateInTx(ctx, tx, m)
 		})
 	}
@@ -355,6 +370,11 @@ func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
 		return fmt.Errorf("store: update message: %w", err)
 	}
 	defer rollback(tx)
+	if fenced {
+		if err := db.checkFence(ctx, tx, fence); err != nil {
+			return err
+		}
+	}
 	if err := db.updateInTx(ctx, tx, m); err != nil {
 		return err
 	}

@@ -82,7 +82,13 @@ func newAppender(db *DB, workers int) *appender {
 // do queues m and waits until it is committed or has failed. A user's
 // message goes ahead of other writes: a turn's first event waits for it.
 func (a *appender) do(ctx context.Context, m store.Message) error {
+	fence, fenced := fenceOf(ctx, "")
 	return a.submit(ctx, m.ConversationID, "append message", m.Role == store.RoleUser, func(ctx context.Context, tx *sql.Tx) error {
+		if fenced {
+			if err := a.db.checkFence(ctx, tx, fence); err != nil {
+				return err
+			}
+		}
 		return a.db.appendInTx(ctx, tx, m)
 	})
 }

@@ -20,7 +20,7 @@ import (
 var writeStmts = []string{
 	qSavepointAppend, qRollbackAppend, qReleaseAppend,
 	qTouchConversation, qInsertMessage, qUpdateMessage,
-	qStartTurn, qEndTurn, qInsertTurnEvent,
+	qStartTurn, qEndTurn, qEndTurnFenced, qInsertTurnEvent, qCheckFence,
 }
 
 // stmts is a store's prepared statements, by text; read-only once the

@@ -137,13 +137,13 @@ func (db *DB) notify(ctx context.Context, n store.TurnNote) {
 	_, _ = db.w.ExecContext(ctx, `SELECT pg_notify($1, $2)`, db.turns.channel, encodeNote(n))
 }
 
-const turnColumns = `id, conversation_id, owner, state, lease_until, stop_requested, started_at, ended_at`
+const turnColumns = `id, conversation_id, owner, state, lease_until, stop_requested, started_at, ended_at, generation`
 
 func scanTurn(sc interface{ Scan(...any) error }) (store.Turn, error) {
 	var t store.Turn
 	var lease, started, ended dbTime
 	var state string
-	if err := sc.Scan(&t.ID, &t.ConversationID, &t.Owner, &state, &lease, &t.StopRequested, &started, &ended); err != nil {
+	if err := sc.Scan(&t.ID, &t.ConversationID, &t.Owner, &state, &lease, &t.StopRequested, &started, &ended, &t.Generation); err != nil {
 		return store.Turn{}, err
 	}
 	t.State, t.LeaseUntil, t.StartedAt, t.EndedAt = store.TurnState(state), lease.t, started.t, ended.t
@@ -158,7 +158,41 @@ const (
 	qEndTurn = `UPDATE turns SET state = $1, ended_at = $2
         WHERE id = $3 AND owner = $4 AND state = 'running'`
 	qInsertTurnEvent = `INSERT INTO turn_events (turn_id, seq, data) VALUES ($1, $2, $3)`
+	qEndTurnFenced   = qEndTurn + ` AND generation = $5`
+	// qCheckFence finds a turn still running under a generation. On
+	// PostgreSQL the row is also locked (FOR SHARE) until the writer's
+	// transaction ends, so that a take-over cannot commit between the check
+	// and the write; SQLite's one writer serialises them anyway.
+	qCheckFence         = `SELECT 1 FROM turns WHERE id = $1 AND generation = $2 AND state = 'running'`
+	qCheckFencePostgres = qCheckFence + ` FOR SHARE`
 )
+
+// checkFence refuses a write made under fence f, in the write's
+// transaction tx, when f's turn no longer runs under its generation.
+func (db *DB) checkFence(ctx context.Context, tx *sql.Tx, f store.Fence) error {
+	q := qCheckFence
+	if db.d.name == store.EnginePostgres {
+		q = qCheckFencePostgres
+	}
+	var one int
+	err := db.queryRowTx(ctx, tx, q, f.TurnID, f.Generation).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return &store.FencedError{TurnID: f.TurnID, Generation: f.Generation}
+	}
+	if err != nil {
+		return fmt.Errorf("store: checking the turn's fence: %w", err)
+	}
+	return nil
+}
+
+// fenceOf returns the fence ctx carries for turn id ("": for any turn).
+func fenceOf(ctx context.Context, id string) (store.Fence, bool) {
+	f, ok := store.FenceFrom(ctx)
+	if !ok || id != "" && f.TurnID != id {
+		return store.Fence{}, false
+	}
+	return f, true
+}
 
 // StartTurn claims a conversation for a new turn with one conditional INSERT:
 // the partial unique index on running turns refuses a second one.
@@ -169,7 +203,7 @@ func (db *DB) StartTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
 	if err := validText("turn", t.ID, t.ConversationID, t.Owner); err != nil {
 		return store.Turn{}, err
 	}
-	t.State, t.StartedAt, t.EndedAt, t.StopRequested = store.TurnRunning, now(), time.Time{}, false
+	t.State, t.StartedAt, t.EndedAt, t.StopRequested, t.Generation = store.TurnRunning, now(), time.Time{}, false, 1
 	t.LeaseUntil = normTime(t.LeaseUntil)
 	claim := func(ctx context.Context, x execQuerier) error {
 		res, err := x.ExecContext(ctx, qStartTurn,
@@ -265,8 +299,13 @@ func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnSta
 		return false, fmt.Errorf("%w: turn state %q", store.ErrInvalid, state)
 	}
 	var n int64
+	q, args := qEndTurn, []any{string(state), db.d.time(now()), id, owner}
+	fence, fenced := fenceOf(ctx, id)
+	if fenced {
+		q, args = qEndTurnFenced, append(args, fence.Generation)
+	}
 	end := func(ctx context.Context, x execQuerier) error {
-		res, err := x.ExecContext(ctx, qEndTurn, string(state), db.d.time(now()), id, owner)
+		res, err := x.ExecContext(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("store: end turn: %w", err)
 		}
@@ -290,13 +329,17 @@ func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnSta
 	if n == 1 {
 		db.notify(ctx, store.TurnNote{Kind: store.NoteEnd, TurnID: id})
 	}
+	if n == 0 && fenced {
+		return false, &store.FencedError{TurnID: id, Generation: fence.Generation}
+	}
 	return n == 1, nil
 }
 
 // TakeOverTurns moves lapsed leases to owner with UPDATE … RETURNING, so
 // each lapsed turn goes to the one caller whose statement changed it.
 func (db *DB) TakeOverTurns(ctx context.Context, at time.Time, conversationID, owner string, until time.Time) ([]store.Turn, error) {
-	q := `UPDATE turns SET owner = $2, lease_until = $3 WHERE state = 'running' AND lease_until < $1`
+	q := `UPDATE turns SET owner = $2, lease_until = $3, generation = generation + 1
+        WHERE state = 'running' AND lease_until < $1`
 	args := []any{db.d.time(normTime(at)), owner, db.d.time(normTime(until))}
 	if conversationID != "" {
 		q += ` AND conversation_id = $4`
@@ -386,12 +429,18 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 		}
 	}
 	note := store.TurnNote{Kind: store.NoteEvent, TurnID: turnID, Seq: events[len(events)-1].Seq}
+	fence, fenced := fenceOf(ctx, turnID)
 	if db.d.name != store.EnginePostgres {
 		// Committed with other turns' events and messages (see appender),
 		// one prepared row at a time: cheaper on SQLite than parsing a
 		// multi-row statement of a new length on every call.
 		// A turn's first event goes ahead of other writes: its client waits.
 		err := db.appends.submit(ctx, "", "append turn events", events[0].Seq == 1, func(ctx context.Context, tx *sql.Tx) error {
+			if fenced {
+				if err := db.checkFence(ctx, tx, fence); err != nil {
+					return err
+				}
+			}
 			for _, ev := range events {
 				if _, err := db.execTx(ctx, tx, qInsertTurnEvent, turnID, ev.Seq, string(ev.Data)); err != nil {
 					if isUniqueViolation(err) {
@@ -413,6 +462,11 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 		return fmt.Errorf("store: append turn events: %w", err)
 	}
 	defer rollback(tx)
+	if fenced {
+		if err := db.checkFence(ctx, tx, fence); err != nil {
+			return err
+		}
+	}
 	for start := 0; start < len(events); start += maxEventBatch {
 		batch := events[start:min(start+maxEventBatch, len(events))]
 		var q strings.Builder
