@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -346,6 +347,16 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 			"  give one JSON object, quoted for the shell: toolport call %s '{\"name\":\"value\"}'\n", jsonProblem(input), pos[0])
 		return ExitUsage
 	}
+	// A call is one tool run in a process of its own, whose heap is small
+	// and dies with it: collecting it at the default pace was a third of the
+	// instructions of a cold semanticSearch (BENCHMARKS.md, "cold
+	// semanticSearch"). GOGC and GOMEMLIMIT, when set, still decide.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		defer debug.SetGCPercent(debug.SetGCPercent(callGCPercent))
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(callMemoryLimit))
+	}
 	reg, closeFn, code := openRegistry(ctx, env)
 	if reg == nil {
 		return code
@@ -385,6 +396,15 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 	}
 	return ExitOK
 }
+
+// callGCPercent and callMemoryLimit pace the garbage collector during
+// `toolport call`: the heap may grow to 11 times what is live (the default:
+// twice), and a call that holds a lot is collected at 1 GiB whatever that
+// pace says.
+const (
+	callGCPercent   = 1000
+	callMemoryLimit = 1 << 30
+)
 
 // jsonProblem says where invalid JSON goes wrong.
 func jsonProblem(input []byte) string {

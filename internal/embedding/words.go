@@ -18,33 +18,53 @@ var _ WordVectorSource = (*WordVectors)(nil)
 // unitVectors returns every row's unit vector, computing them once.
 func (wv *WordVectors) unitVectors() []float32 {
 	wv.unitsOnce.Do(func() {
-		wv.units = make([]float32, len(wv.rows))
-		for r := range len(wv.rows) / wv.dims {
-			row, out := wv.rows[r*wv.dims:(r+1)*wv.dims], wv.units[r*wv.dims:(r+1)*wv.dims]
-			for j, x := range row {
-				out[j] = float32(int8(x))
-			}
-			normalize(out)
+		units := make([]float32, len(wv.rows))
+		for r := range wv.n {
+			wv.unitRow(units[r*wv.dims:(r+1)*wv.dims], r)
 		}
+		wv.units.Store(&units)
 	})
-	return wv.units
+	return *wv.units.Load()
+}
+
+// builtUnits returns the unit vectors if unitVectors has made them, else nil.
+func (wv *WordVectors) builtUnits() []float32 {
+	if p := wv.units.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// unitRow writes row r's unit vector into out (dims long) and returns out.
+func (wv *WordVectors) unitRow(out []float32, r int) []float32 {
+	row := wv.rows[r*wv.dims : (r+1)*wv.dims]
+	for j := range out {
+		out[j] = float32(int8(row[j]))
+	}
+	normalize(out)
+	return out
 }
 
 // EachWord implements [WordVectorSource].
 func (wv *WordVectors) EachWord(fn func(word string, vec []float32) bool) {
 	units := wv.unitVectors()
-	for i, w := range wv.words {
-		if !fn(w, units[i*wv.dims:(i+1)*wv.dims:(i+1)*wv.dims]) {
+	for i := range wv.n {
+		if !fn(wv.word(i), units[i*wv.dims:(i+1)*wv.dims:(i+1)*wv.dims]) {
 			return
 		}
 	}
 }
 
-// WordVector implements [WordVectorSource].
+// WordVector implements [WordVectorSource]. Until something has walked the
+// vocabulary, it computes the one row it is asked for: a search that looks up
+// its query words does not build the unit vectors of all 50,000.
 func (wv *WordVectors) WordVector(word string) []float32 {
-	r, ok := wv.index[word]
-	if !ok {
+	r := wv.row(word)
+	if r < 0 {
 		return nil
 	}
-	return wv.unitVectors()[int(r)*wv.dims : (int(r)+1)*wv.dims : (int(r)+1)*wv.dims]
+	if units := wv.builtUnits(); units != nil {
+		return units[r*wv.dims : (r+1)*wv.dims : (r+1)*wv.dims]
+	}
+	return wv.unitRow(make([]float32, wv.dims), r)
 }

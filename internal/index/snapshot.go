@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 	"slices"
+	"strings"
 	"sync"
+	"time"
+	"unsafe"
 
 	"github.com/toolport/toolport/internal/embedding"
 )
@@ -26,6 +30,11 @@ import (
 //	vector: dims, n (uvarint); n ids; n×dims f32 (unit vectors); coded (byte);
 //	        when coded: codedAt (uvarint), dims f32 centre, n×words u64 codes,
 //	        2n f32 factors
+//	expansion: minDocs, count (uvarint); count words (uvarint length +
+//	        bytes), in the embedder's vocabulary order: every word whose
+//	        stem is a term of minDocs documents or more, that is every word
+//	        query expansion can take a candidate from (expand.go); count is
+//	        0 when the embedder has no word vectors
 //	CRC-32C of all of the above (u32), against accidental damage: the
 //	store is trusted, and a cryptographic hash of a 4 MB snapshot cost
 //	more than the rest of the load.
@@ -39,7 +48,7 @@ import (
 
 // snapshotFormat is the layout version; bump it when the layout or the
 // meaning of a stored field changes.
-const snapshotFormat = 1
+const snapshotFormat = 2
 
 const snapshotMagic = "TPIXSNAP"
 
@@ -77,6 +86,7 @@ func (e *Engine) SnapshotTag() string {
 		fmt.Fprintf(h, "%q %g\n", t, tf[t])
 	}
 	fmt.Fprintf(h, "length %g\n", length)
+	probeExpansion(e.lex.analyze, h)
 	return fmt.Sprintf("v%d-%s", snapshotFormat, hex.EncodeToString(h.Sum(nil)[:12]))
 }
 
@@ -88,6 +98,7 @@ func (e *Engine) MarshalSnapshot() []byte {
 	w.str(e.SnapshotTag())
 	e.lex.appendSnapshot(w)
 	e.vec.appendSnapshot(w)
+	e.appendExpansion(w)
 	return binary.LittleEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli()))
 }
 
@@ -128,6 +139,16 @@ func (e *Engine) decodeSnapshot(body []byte) error {
 	if err != nil {
 		return err
 	}
+	minDocs, words := r.uvarint(), make([]string, 0, r.count(1))
+	for range cap(words) {
+		words = append(words, r.str())
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if minDocs > math.MaxInt32 {
+		return fmt.Errorf("%w: expansion minimum %d", ErrSnapshot, minDocs)
+	}
 	if len(r.b) != 0 {
 		return fmt.Errorf("%w: %d trailing bytes", ErrSnapshot, len(r.b))
 	}
@@ -141,8 +162,114 @@ func (e *Engine) decodeSnapshot(body []byte) error {
 		}
 	}
 	e.lex, e.vec = lex, vec
+	return e.seedExpansion(int(minDocs), words)
+}
+
+// appendExpansion writes the words query expansion can take candidates
+// from, with the minimum document count they were chosen for (the engine's
+// current one).
+func (e *Engine) appendExpansion(w *snapWriter) {
+	src, ok := e.emb.(embedding.WordVectorSource)
+	minDocs := max(e.RankParams().Expand.MinDocs, 0)
+	var words []string
+	if ok {
+		src.EachWord(func(word string, _ []float32) bool {
+			if e.lex.docFreq(Stem(word)) >= max(minDocs, 1) {
+				words = append(words, word)
+			}
+			return true
+		})
+	}
+	w.uvarint(uint64(minDocs))
+	w.uvarint(uint64(len(words)))
+	for _, word := range words {
+		w.str(word)
+	}
+}
+
+// seedExpansion builds the expansion candidates for minDocs from words (see
+// appendExpansion) instead of the whole vocabulary. Every word must be in
+// the embedder's vocabulary.
+func (e *Engine) seedExpansion(minDocs int, words []string) error {
+	src, ok := e.emb.(embedding.WordVectorSource)
+	if !ok || len(words) == 0 {
+		return nil // built on first use, if ever
+	}
+	dims := e.emb.Dimensions()
+	vocab := listedWords{words: words, vecs: make([]float32, 0, len(words)*dims), dims: dims}
+	for _, w := range words {
+		v := src.WordVector(w)
+		if len(v) != dims {
+			return fmt.Errorf("%w: expansion word %q is not in the vocabulary", ErrSnapshot, w)
+		}
+		vocab.vecs = append(vocab.vecs, v...)
+	}
+	e.exp.mu.Lock()
+	defer e.exp.mu.Unlock()
+	e.exp.cur = buildExpansionTerms(vocab, e.lex, minDocs)
+	e.exp.built, e.exp.changed, e.exp.minDocs = time.Now(), false, minDocs
 	return nil
 }
+
+// listedWords is a vocabulary of the words listed and their vectors (dims
+// each, in one array).
+type listedWords struct {
+	words []string
+	vecs  []float32
+	dims  int
+}
+
+func (l listedWords) EachWord(fn func(word string, vec []float32) bool) {
+	for i, w := range l.words {
+		if !fn(w, l.vecs[i*l.dims:(i+1)*l.dims:(i+1)*l.dims]) {
+			return
+		}
+	}
+}
+
+func (l listedWords) WordVector(word string) []float32 {
+	if i := slices.Index(l.words, word); i >= 0 {
+		return l.vecs[i*l.dims : (i+1)*l.dims : (i+1)*l.dims]
+	}
+	return nil
+}
+
+// probeExpansion writes to h the expansion candidates built from the probe
+// document over a vocabulary of its own words (each with a vector naming
+// it), so that a change to how candidates are chosen changes the tag.
+func probeExpansion(analyze func(string) []string, h io.Writer) {
+	lex := newBM25With(analyze)
+	lex.Add("probe", snapshotProbe)
+	f := snapshotProbe
+	var words []string
+	vecs := map[string][]float32{}
+	for _, w := range embedding.Words(strings.Join([]string{f.Title, f.Artist, f.Album, f.Interpretation, f.Lyrics}, " ")) {
+		if vecs[w] == nil {
+			words = append(words, w)
+			vecs[w] = []float32{float32(len(words)), 1}
+		}
+	}
+	x := buildExpansionTerms(probeWords{words, vecs}, lex, 1)
+	for i, t := range x.terms {
+		fmt.Fprintf(h, "expand %q %d %v\n", t, x.docs[t], x.vecs[i*x.dims:(i+1)*x.dims])
+	}
+}
+
+// probeWords is the probe's vocabulary.
+type probeWords struct {
+	words []string
+	vecs  map[string][]float32
+}
+
+func (p probeWords) EachWord(fn func(word string, vec []float32) bool) {
+	for _, w := range p.words {
+		if !fn(w, p.vecs[w]) {
+			return
+		}
+	}
+}
+
+func (p probeWords) WordVector(word string) []float32 { return p.vecs[word] }
 
 func (x *BM25) appendSnapshot(w *snapWriter) {
 	x.mu.RLock()
@@ -174,6 +301,7 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 	slots := r.count(5) // an empty id and a length take 5 bytes at least
 	x.ids = make([]string, 0, slots)
 	x.length = make([]float32, 0, slots)
+	x.slot = make(map[string]int32, slots)
 	for s := range slots {
 		id, length := r.str(), r.f32()
 		if r.err != nil {
@@ -194,9 +322,15 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 		x.slot[id] = int32(s)
 		x.total += float64(length)
 	}
-	x.terms = make([][]string, len(x.ids))
-	x.tfs = make([][]float32, len(x.ids))
 	nterms := r.count(2)
+	x.postings = make(map[string][]posting, nterms)
+	// Each slot's terms and their frequencies are laid out after the postings are
+	// read, in one array: appending to 5,000 slices as postings came was
+	// most of the decoding, a cache miss per posting.
+	termList := make([]string, 0, nterms)
+	postList := make([][]posting, 0, nterms)
+	perSlot := make([]int32, len(x.ids))  // postings per slot
+	lastTerm := make([]int32, len(x.ids)) // 1 + the last term posted for a slot
 	prev := ""
 	for i := range nterms {
 		t := r.str()
@@ -220,20 +354,43 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 			if !(tf > 0) || math.IsInf(float64(tf), 0) {
 				return nil, fmt.Errorf("%w: posting of %q has tf %v", ErrSnapshot, t, tf)
 			}
-			if k := len(x.terms[doc]); k > 0 && x.terms[doc][k-1] == t {
+			if lastTerm[doc] == int32(i+1) {
 				return nil, fmt.Errorf("%w: %q posted twice for slot %d", ErrSnapshot, t, doc)
 			}
+			lastTerm[doc] = int32(i + 1)
+			perSlot[doc]++
 			ps[j] = posting{doc: int32(doc), tf: tf}
-			x.terms[doc] = append(x.terms[doc], t)
-			x.tfs[doc] = append(x.tfs[doc], tf)
 		}
 		if len(ps) == 0 {
 			return nil, fmt.Errorf("%w: term %q without postings", ErrSnapshot, t)
 		}
 		x.postings[t] = ps
+		termList, postList = append(termList, t), append(postList, ps)
 	}
 	if r.err != nil {
 		return nil, r.err
+	}
+	// Slot s's terms, in term order, are all[start[s]:start[s+1]].
+	total := 0
+	next := make([]int, len(x.ids)) // where slot s's next term goes
+	for s, c := range perSlot {
+		next[s] = total
+		total += int(c)
+	}
+	all, allTfs := make([]string, total), make([]float32, total)
+	for i, t := range termList {
+		for _, p := range postList[i] {
+			all[next[p.doc]], allTfs[next[p.doc]] = t, p.tf
+			next[p.doc]++
+		}
+	}
+	x.terms, x.tfs = make([][]string, len(x.ids)), make([][]float32, len(x.ids))
+	start := 0
+	for s, end := range next {
+		if end > start { // capped: an append copies
+			x.terms[s], x.tfs[s] = all[start:end:end], allTfs[start:end:end]
+		}
+		start = end
 	}
 	return x, nil
 }
@@ -267,6 +424,7 @@ func decodeVectorIndex(r *snapReader, dims int) (*VectorIndex, error) {
 	x := NewVectorIndex(dims)
 	n := r.count(1 + 4*dims)
 	x.ids = make([]string, 0, n)
+	x.slot = make(map[string]int32, n)
 	for range n {
 		id := r.str()
 		if r.err != nil {
@@ -369,6 +527,11 @@ func (r *snapReader) uvarint() uint64 {
 	if r.err != nil {
 		return 0
 	}
+	if len(r.b) > 0 && r.b[0] < 0x80 { // most numbers: one byte
+		v := uint64(r.b[0])
+		r.b = r.b[1:]
+		return v
+	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
 		r.fail("number")
@@ -407,8 +570,17 @@ func (r *snapReader) f32s(n int) []float32 {
 		return nil
 	}
 	out := make([]float32, n)
+	if littleEndian() && n > 0 {
+		// The layout is the machine's: one copy instead of 550,000
+		// conversions for the demo's vectors.
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*n), raw)
+		return out
+	}
 	for i := range out {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	return out
 }
+
+// littleEndian reports whether the machine stores numbers as snapshots do.
+func littleEndian() bool { return binary.NativeEndian.Uint16([]byte{1, 0}) == 1 }

