@@ -399,11 +399,11 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 
 // callGCPercent and callMemoryLimit pace the garbage collector during
 // `toolport call`: the heap may grow to 11 times what is live (the default:
-// twice), and a call that holds a lot is collected at 1 GiB whatever that
-// pace says.
+// twice), and a call that holds a lot (a large page or PDF) is collected
+// at 256 MiB whatever that pace says; a cold semanticSearch peaks near 50 MB.
 const (
 	callGCPercent   = 1000
-	callMemoryLimit = 1 << 30
+	callMemoryLimit = 256 << 20
 )
 
 // jsonProblem says where invalid JSON goes wrong.
