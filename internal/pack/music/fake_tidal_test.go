@@ -124,6 +124,10 @@ func (f *fakeTidal) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	case r.URL.Path == "/v2/tracks":
 		f.writeTracks(w, q["filter[isrc]"], q["filter[id]"])
+	case r.URL.Path == "/v2/searchResults" && strings.Contains(q.Get("filter[query]"), "search-404"):
+		write(w, 404, f.notFound)
+	case r.URL.Path == "/v2/searchResults" && strings.Contains(q.Get("filter[query]"), "search-400"):
+		write(w, 400, []byte(`{"errors":[{"status":"400","code":"INVALID_QUERY","detail":"query refused"}]}`))
 	case r.URL.Path == "/v2/searchResults":
 		f.writeSearch(w, q.Get("filter[query]"), q.Get("include"))
 	default:

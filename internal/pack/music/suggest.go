@@ -2,6 +2,7 @@ package music
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -161,7 +162,12 @@ func (s *Service) suggestPlaylist(ctx context.Context, in SuggestPlaylistInput) 
 			hit, reason, err := searchTrack(ctx, tc, w.in.Title, w.in.Artist)
 			tm.tidal += time.Since(start)
 			if err != nil {
-				return SuggestPlaylistOutput{}, tidalError(err)
+				if ctx.Err() != nil {
+					return SuggestPlaylistOutput{}, tidalError(err)
+				}
+				// One track's search failing must not cost the tracks
+				// already resolved: it is listed with why.
+				reason = searchFailure(err)
 			}
 			if hit == nil {
 				isrc := w.isrc
@@ -248,6 +254,20 @@ func searchTrack(ctx context.Context, tc *tidal.Client, title, artist string) (*
 	}
 	reason := fmt.Sprintf("a TIDAL search for %s found no track with that title and artist", quote(clip(query, 120)))
 	return nil, reason, nil
+}
+
+// searchFailure says why a fallback search gave no track: TIDAL's 404 (some
+// API versions answer it for a query with no hits) is "nothing found", any
+// other failure is named with TIDAL's own message.
+func searchFailure(err error) string {
+	if errors.Is(err, tidal.ErrNotFound) {
+		return "a TIDAL search by title and artist found nothing"
+	}
+	var te *tidal.Error
+	if errors.As(err, &te) {
+		return "the TIDAL search by title and artist failed: " + clip(te.Message, 200)
+	}
+	return "the TIDAL search by title and artist failed"
 }
 
 // matchKey normalises a title or an artist for comparison: accents and

@@ -167,6 +167,42 @@ func TestSuggestPlaylistSearchFallback(t *testing.T) {
 	})
 }
 
+// TestSuggestPlaylistSearchFailureKeepsTheRest: a fallback search that
+// fails (TIDAL's 404, a refused query) leaves that track unresolved with
+// why, and the playlist keeps the tracks already resolved.
+func TestSuggestPlaylistSearchFailureKeepsTheRest(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
+		reg, _ := newRegistry(t, db)
+		args := `{"title":"Partial","tracks":[
+			{"isrc":"AUNMG2400013","title":"BLADE WALKER","artist":"Air Max '97","reasoning":"by ISRC"},
+			{"isrc":"GBAYE9700995","title":"search-404 song","artist":"X","reasoning":"search 404"},
+			{"isrc":"GBAYE9700994","title":"search-400 song","artist":"X","reasoning":"search refused"}]}`
+		res := reg.Call(context.Background(), "suggestPlaylist", json.RawMessage(args))
+		if !res.OK() {
+			t.Fatalf("failed: %s", res.JSON)
+		}
+		var out SuggestPlaylistOutput
+		if err := json.Unmarshal(res.JSON, &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.PlaylistID == "" || len(out.Tracks) != 1 || out.Tracks[0].TidalID != "396698921" {
+			t.Fatalf("playlist %q, tracks %+v", out.PlaylistID, out.Tracks)
+		}
+		reasons := map[string]string{}
+		for _, u := range out.Unresolved {
+			reasons[u.Reasoning] = u.Reason
+		}
+		for reasoning, want := range map[string]string{
+			"search 404":     "found nothing",
+			"search refused": "failed: TIDAL API: HTTP 400",
+		} {
+			if !strings.Contains(reasons[reasoning], want) {
+				t.Errorf("%s: reason %q, want it to say %q", reasoning, reasons[reasoning], want)
+			}
+		}
+	})
+}
+
 func TestMatchKey(t *testing.T) {
 	tests := []struct{ a, b string }{
 		{"BLADE WALKER", "Blade Walker"},
