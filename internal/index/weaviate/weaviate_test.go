@@ -328,6 +328,9 @@ func TestReplicatedClusterSurvivesANode(t *testing.T) {
 	// loaded machine), Weaviate 1.28 may answer a search with no hits and no
 	// error when it routes part of it to node1. Searches must fail over and
 	// find the track again within a bound; how long the gap lasted is logged.
+	// The bound is generous: under a loaded CI run (race-instrumented tests
+	// on two cores) gRPC at QUORUM once still answered empty 60 s after the
+	// kill, while alone on the machine it recovers within 100 ms.
 	for name, be := range map[string]*weaviate.Backend{"gRPC at QUORUM": b, "GraphQL": rest} {
 		for {
 			got := ids(search(t, be, emb, "distorted guitars", 3))
@@ -335,7 +338,7 @@ func TestReplicatedClusterSurvivesANode(t *testing.T) {
 				t.Logf("%s with node1 down: found %v after the kill", name, time.Since(killed).Round(time.Millisecond))
 				break
 			}
-			if len(got) > 0 || time.Since(killed) > 60*time.Second {
+			if len(got) > 0 || time.Since(killed) > 180*time.Second {
 				t.Fatalf("%s with node1 down: got %v, want AAA000000002 first", name, got)
 			}
 			time.Sleep(200 * time.Millisecond)
