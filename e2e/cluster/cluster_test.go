@@ -198,7 +198,10 @@ func TestClusterSurvivesAReplicaAndAWeaviateNodeDying(t *testing.T) {
 	if h := d.hits.Load(); h != 1 {
 		t.Errorf("the page was fetched %d times for %d turns on 3 replicas, want once", h, n)
 	}
-	for _, r := range d.replicas {
+	// Every survivor served the page from the shared cache within turns. The
+	// killed replica is not held to it: on a loaded machine it can die
+	// before any of its turns reaches the tool (seen in CI).
+	for _, r := range survivors {
 		if cachedOn[r.name] == 0 {
 			t.Errorf("no turn on %s got the cached page (cached results by replica: %v)", r.name, cachedOn)
 		}
