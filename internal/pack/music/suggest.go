@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -278,8 +279,8 @@ func searchFailure(err error) string {
 func matchKey(s string) string {
 	s, _, _ = transform.String(transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC), s)
 	s = strings.ToLower(s)
-	s = bracketed.ReplaceAllString(s, " ")
-	if loc := featuring.FindStringIndex(s); loc != nil {
+	s = bracketed().ReplaceAllString(s, " ")
+	if loc := featuring().FindStringIndex(s); loc != nil {
 		s = s[:loc[0]]
 	}
 	var b strings.Builder
@@ -294,9 +295,11 @@ func matchKey(s string) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
+// Compiled on first use, not at the start of every command that links the
+// pack.
 var (
-	bracketed = regexp.MustCompile(`\([^)]*\)|\[[^\]]*\]`)
-	featuring = regexp.MustCompile(`(^|\s)(feat\.?|ft\.|featuring)\s`)
+	bracketed = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\([^)]*\)|\[[^\]]*\]`) })
+	featuring = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|\s)(feat\.?|ft\.|featuring)\s`) })
 )
 
 func unresolvedTrack(t SuggestedTrack, isrc, reason string) UnresolvedTrack {

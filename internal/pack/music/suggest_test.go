@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/store/sqlstore"
+	"github.com/toolport/toolport/tool"
 )
 
 func TestSuggestPlaylist(t *testing.T) {
@@ -132,14 +133,7 @@ func TestSuggestPlaylistSearchFallback(t *testing.T) {
 			{"isrc":"GBAYE9700998","title":"Blade Walker","artist":"Air Max '97","reasoning":"the same track again"},
 			{"isrc":"GBAYE9700997","title":"Doom","artist":"Another Artist","reasoning":"title matches, artist does not"},
 			{"isrc":"GBAYE9700996","title":"nothing like it","artist":"Air Max '97","reasoning":"no hit at all"}]}`
-		res := reg.Call(context.Background(), "suggestPlaylist", json.RawMessage(args))
-		if !res.OK() {
-			t.Fatalf("failed: %s", res.JSON)
-		}
-		var out SuggestPlaylistOutput
-		if err := json.Unmarshal(res.JSON, &out); err != nil {
-			t.Fatal(err)
-		}
+		out := suggest(t, reg, args)
 		var ids []string
 		for _, tr := range out.Tracks {
 			ids = append(ids, tr.TidalID+" "+tr.Reasoning)
@@ -148,10 +142,7 @@ func TestSuggestPlaylistSearchFallback(t *testing.T) {
 		if strings.Join(ids, "|") != strings.Join(want, "|") {
 			t.Errorf("resolved %q, want %q", ids, want)
 		}
-		reasons := map[string]string{}
-		for _, u := range out.Unresolved {
-			reasons[u.Reasoning] = u.Reason
-		}
+		reasons := unresolvedReasons(out)
 		for reasoning, wantReason := range map[string]string{
 			"the same track again":           "the same track is earlier",
 			"title matches, artist does not": "no track with that title and artist",
@@ -177,21 +168,11 @@ func TestSuggestPlaylistSearchFailureKeepsTheRest(t *testing.T) {
 			{"isrc":"AUNMG2400013","title":"BLADE WALKER","artist":"Air Max '97","reasoning":"by ISRC"},
 			{"isrc":"GBAYE9700995","title":"search-404 song","artist":"X","reasoning":"search 404"},
 			{"isrc":"GBAYE9700994","title":"search-400 song","artist":"X","reasoning":"search refused"}]}`
-		res := reg.Call(context.Background(), "suggestPlaylist", json.RawMessage(args))
-		if !res.OK() {
-			t.Fatalf("failed: %s", res.JSON)
-		}
-		var out SuggestPlaylistOutput
-		if err := json.Unmarshal(res.JSON, &out); err != nil {
-			t.Fatal(err)
-		}
+		out := suggest(t, reg, args)
 		if out.PlaylistID == "" || len(out.Tracks) != 1 || out.Tracks[0].TidalID != "396698921" {
 			t.Fatalf("playlist %q, tracks %+v", out.PlaylistID, out.Tracks)
 		}
-		reasons := map[string]string{}
-		for _, u := range out.Unresolved {
-			reasons[u.Reasoning] = u.Reason
-		}
+		reasons := unresolvedReasons(out)
 		for reasoning, want := range map[string]string{
 			"search 404":     "found nothing",
 			"search refused": "failed: TIDAL API: HTTP 400",
@@ -201,6 +182,29 @@ func TestSuggestPlaylistSearchFailureKeepsTheRest(t *testing.T) {
 			}
 		}
 	})
+}
+
+// suggest calls suggestPlaylist, which must succeed, and decodes its answer.
+func suggest(t *testing.T, reg *tool.Registry, args string) SuggestPlaylistOutput {
+	t.Helper()
+	res := reg.Call(context.Background(), "suggestPlaylist", json.RawMessage(args))
+	if !res.OK() {
+		t.Fatalf("failed: %s", res.JSON)
+	}
+	var out SuggestPlaylistOutput
+	if err := json.Unmarshal(res.JSON, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// unresolvedReasons maps each unresolved track's reasoning to its reason.
+func unresolvedReasons(out SuggestPlaylistOutput) map[string]string {
+	reasons := map[string]string{}
+	for _, u := range out.Unresolved {
+		reasons[u.Reasoning] = u.Reason
+	}
+	return reasons
 }
 
 func TestMatchKey(t *testing.T) {
