@@ -131,8 +131,9 @@ type Config struct {
 	// TurnEventsRetention is how long a turn's event log is kept after it
 	// ends, for clients resuming late; 0 means DefaultTurnEventsRetention.
 	TurnEventsRetention time.Duration
-	// StartPrecedence is the most a running turn waits, before each event
-	// after its first, while other turns are starting, so that a burst of
+	// StartPrecedence is the most a running turn waits, after its first
+	// event (before its model call) and before each later event, while
+	// other turns are starting, so that a burst of
 	// messages gets its first events before the running answers go on; 0
 	// means DefaultStartPrecedence, a negative value turns it off.
 	StartPrecedence time.Duration

@@ -11,8 +11,8 @@ import (
 )
 
 // While a turn is starting, a running turn hands on its first event but
-// waits with the next ones, up to StartPrecedence each; once the start is
-// done, it goes on.
+// then waits, with its model call and its next events, up to
+// StartPrecedence each time; once the start is done, it goes on.
 func TestRunningTurnsWaitWhileATurnStarts(t *testing.T) {
 	e := newEnv(t, envOptions{
 		turns:  []servertest.Turn{{Match: "hello", Events: []servertest.Event{servertest.Text("Hi"), servertest.Text(" there.")}}},
@@ -48,6 +48,11 @@ func TestRunningTurnsWaitWhileATurnStarts(t *testing.T) {
 	case typ := <-first:
 		t.Fatalf("event %q handed on while another turn was starting", typ)
 	case <-time.After(300 * time.Millisecond):
+	}
+	// Nor did it do its work: the model call waits too, so that its CPU
+	// goes to the turns still waiting for their first event.
+	if n := len(e.model.Requests()); n != 0 {
+		t.Fatalf("the model was called %d times while another turn was starting, want 0", n)
 	}
 
 	release()

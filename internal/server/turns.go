@@ -499,9 +499,16 @@ func (s *Server) runTurn(ctx context.Context, lt *localTurn, run turnFunc, start
 		if !first {
 			s.gate.wait(ctx)
 		}
-		first = false
 		s.record(lt, ev)
 		once.Do(func() { started <- nil })
+		if first {
+			// The turn's work (the model call, tools) waits too, not only
+			// its events: its CPU would otherwise go to the model request
+			// and the stream's decoding while other messages still wait
+			// for their first event.
+			first = false
+			s.gate.wait(ctx)
+		}
 	}
 	err := run(ctx, emit)
 	lt.started() // a turn that failed before its first event
