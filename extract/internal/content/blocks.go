@@ -96,8 +96,9 @@ func classify(n *html.Node, s stat) class {
 // trimBlocks drops what the chosen content still holds around the article:
 // link lists and copyright lines anywhere, and the blocks before the first
 // prose block (bylines, dates, labels) and after the last one (share bars,
-// tag lists), except a heading right before the first prose block and
-// short lines of plain text at the end (a sign-off, a correction note).
+// tag lists), except short paragraphs written into the first prose block's
+// own container, a heading right before what is kept, and short lines of
+// plain text at the end (a sign-off, a correction note).
 func trimBlocks(root *html.Node) {
 	st := measure(root)
 	bs := leafBlocks(root, st)
@@ -113,13 +114,21 @@ func trimBlocks(root *html.Node) {
 	if first < 0 {
 		return // nothing reads as prose: keep it all rather than guess
 	}
+	// Short paragraphs written into the article's own text container
+	// before its first long one (a one-line lead, a dateline, a
+	// disclosure) are the article's: the trimming is for what sits
+	// outside that container.
+	start := first
+	for start > 0 && inContainer(bs[start-1], bs[first].n.Parent) {
+		start--
+	}
 	for i, b := range bs {
 		// A list of links inside the article (its sources, its further
 		// reading) is part of it; outside, it is navigation.
 		drop := b.class == bad && !(b.n.DataAtom == atom.Li && i > first && i < last)
 		switch {
-		case i < first:
-			drop = drop || !(b.heading && i == first-1)
+		case i < start:
+			drop = drop || !(b.heading && i == start-1)
 		case i > last:
 			drop = drop || st.of(b.n).linkRunes > 0 || b.heading
 		}
@@ -127,6 +136,21 @@ func trimBlocks(root *html.Node) {
 			b.n.Parent.RemoveChild(b.n)
 		}
 	}
+}
+
+// inContainer tells a short paragraph or list item that is a child of the
+// container c (a list item: of a list that is).
+func inContainer(b leafBlock, c *html.Node) bool {
+	if b.class == bad || c == nil {
+		return false
+	}
+	switch b.n.DataAtom {
+	case atom.P:
+		return b.n.Parent == c
+	case atom.Li:
+		return b.n.Parent != nil && b.n.Parent.Parent == c
+	}
+	return false
 }
 
 // textOf returns the text below n.

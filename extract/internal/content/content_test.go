@@ -68,10 +68,16 @@ func TestFind(t *testing.T) {
 			notWant: []string{"Another story"},
 		},
 		{
-			name:    "byline before the first prose block trimmed",
-			body:    `<div><p>By Jane Doe</p>` + prose + prose + `</div>`,
+			name:    "byline in a block of its own before the article's text trimmed",
+			body:    `<div><div class="info"><p>By Jane Doe</p></div><div class="text">` + prose + prose + `</div></div>`,
 			want:    []string{"The council met"},
 			notWant: []string{"Jane Doe"},
+		},
+		{
+			name:    "short lead paragraphs in the article's text container kept, the labels outside it not",
+			body:    `<div><div class="kicker"><p>Politics</p></div><div class="text"><p>BERLIN</p><p>A short lead, in one line.</p><ul><li>First point</li></ul>` + prose + prose + `</div></div>`,
+			want:    []string{"BERLIN", "A short lead", "First point", "The council met"},
+			notWant: []string{"Politics"},
 		},
 		{
 			name: "section heading before the first prose block kept",
