@@ -174,6 +174,12 @@ func TestNamedBoilerplate(t *testing.T) {
 		{"Social_Share", true},
 		{"entry-meta", false},
 		{"post-meta byline", true},
+		{"PromoSmall-wrapper", true}, // camel case splits into words
+		{"GoogleDfpAd-adCaption", true},
+		{"articleBody", false},
+		{"OUTBRAIN", true},
+		{"Xbox360Ads", true},
+		{"shadowBox", false},
 	}
 	for _, tt := range tests {
 		if got := namedBoilerplate(tt.name); got != tt.want {

@@ -1,6 +1,7 @@
 package content
 
 import (
+	"iter"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -106,7 +107,7 @@ func hidden(n *html.Node) bool {
 }
 
 // namedBoilerplate tells whether a class or id value names boilerplate:
-// one of its words (split at anything but letters and digits) names a part
+// one of its words (see nameWords) names a part
 // of a page that is not the article. Words naming the article itself
 // ("article", "content", "body", ...) do not rescue it when a stronger word
 // is present: "comment-content" is a comment.
@@ -114,9 +115,8 @@ func namedBoilerplate(v string) bool {
 	if v == "" {
 		return false
 	}
-	v = strings.ToLower(v)
 	weak, content := false, false
-	for w := range strings.FieldsFuncSeq(v, notAlnum) {
+	for w := range nameWords(v) {
 		switch wordClass(w) {
 		case strongWord:
 			return true
@@ -129,9 +129,34 @@ func namedBoilerplate(v string) bool {
 	return weak && !content
 }
 
-func notAlnum(r rune) bool {
-	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+// nameWords yields the words of a class or id value in lower case: split
+// at anything but ASCII letters and digits, and where a lower-case letter
+// or digit is followed by an upper-case one ("PromoSmall" is "promo",
+// "small"), since many sites name their parts in camel case.
+func nameWords(v string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start := -1
+		for i := 0; i <= len(v); i++ {
+			var c byte
+			if i < len(v) {
+				c = v[i]
+			}
+			lower := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+			upper := c >= 'A' && c <= 'Z'
+			if start >= 0 && (!lower && !upper || upper && isLowerOrDigit(v[i-1])) {
+				if !yield(strings.ToLower(v[start:i])) {
+					return
+				}
+				start = -1
+			}
+			if start < 0 && (lower || upper) {
+				start = i
+			}
+		}
+	}
 }
+
+func isLowerOrDigit(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
 type wordKind int
 
