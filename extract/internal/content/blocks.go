@@ -130,7 +130,9 @@ func trimBlocks(root *html.Node) {
 		case i < start:
 			drop = drop || !(b.heading && i == start-1)
 		case i > last:
-			drop = drop || st.of(b.n).linkRunes > 0 || b.heading
+			// A quotation closing the article (an embedded post, with its
+			// links to the author and the date) is the article's.
+			drop = drop || (st.of(b.n).linkRunes > 0 && b.n.DataAtom != atom.Blockquote) || b.heading
 		}
 		if drop && b.n.Parent != nil {
 			b.n.Parent.RemoveChild(b.n)

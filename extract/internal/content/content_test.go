@@ -51,6 +51,17 @@ func TestFind(t *testing.T) {
 			notWant: []string{"I disagree"},
 		},
 		{
+			name:    "an embedded post kept though its wrapper is named social, a comment quoting it not",
+			body:    `<article>` + prose + `<div class="social-embed"><blockquote class="tweet"><p>The bridge is closed again, and nobody has told us why.</p>— Resident (@resident) <a href="/s/1">May 2</a></blockquote></div>` + prose + `<div class="comments"><p>I agree with every word of this article, and so does my whole street.</p><blockquote>The bridge is closed again.</blockquote></div></article>`,
+			want:    []string{"nobody has told us why", "May 2"},
+			notWant: []string{"I agree"},
+		},
+		{
+			name: "a quotation closing the article kept with its links",
+			body: `<div>` + prose + prose + `<blockquote><p>We will reopen it in spring.</p>— The Council (@council) <a href="/s/2">May 3</a></blockquote></div>`,
+			want: []string{"We will reopen it", "May 3"},
+		},
+		{
 			name: "a wrapper named like boilerplate but holding the article kept",
 			body: `<div class="sidebar-layout"><div class="main">` + prose + prose + `</div></div>`,
 			want: []string{"The council met"},

@@ -13,7 +13,9 @@ import (
 // prune removes the boilerplate that markup names as such (step 1). An
 // element named as boilerplate only by its class or id is kept when it
 // holds an <article> or more than half of the page's text: sites put words
-// like "sidebar-layout" on the wrapper of everything.
+// like "sidebar-layout" on the wrapper of everything. It is kept too when
+// its text is a quotation: an embedded post ("social-embed" around a
+// tweet) quotes what the article is about.
 func prune(body *html.Node, st stats) {
 	total := st.of(body).runes
 	var drop []*html.Node
@@ -26,7 +28,7 @@ func prune(body *html.Node, st stats) {
 			drop = append(drop, n)
 			return false
 		case byName:
-			if st.of(n).runes*2 <= total && !holdsArticle(n) {
+			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) {
 				drop = append(drop, n)
 				return false
 			}
@@ -36,6 +38,19 @@ func prune(body *html.Node, st stats) {
 	for _, n := range drop {
 		n.Parent.RemoveChild(n)
 	}
+}
+
+// wrapsQuote tells an element whose text is nearly all inside <blockquote>s.
+func wrapsQuote(n *html.Node, st stats) bool {
+	quoted := 0
+	htmltree.Walk(n, func(c *html.Node) bool {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Blockquote {
+			quoted += st.of(c).runes
+			return false
+		}
+		return true
+	})
+	return quoted > 0 && quoted*10 >= st.of(n).runes*9
 }
 
 func holdsArticle(n *html.Node) bool {
