@@ -27,6 +27,7 @@ const (
 	maxGoodLinks      = 0.3 // link density above which a block is not prose
 	badLinks          = 0.5 // link density above which a block is a link list
 	copyrightMaxRunes = 200
+	listLinkMax       = 0.9 // link density from which a list item inside the article is a link list entry
 )
 
 // leafBlock is a block of the content that is not split further.
@@ -123,9 +124,11 @@ func trimBlocks(root *html.Node) {
 		start--
 	}
 	for i, b := range bs {
-		// A list of links inside the article (its sources, its further
-		// reading) is part of it; outside, it is navigation.
-		drop := b.class == bad && !(b.n.DataAtom == atom.Li && i > first && i < last)
+		// A list inside the article whose items link their sources but
+		// say something of their own is part of it; items that are
+		// nothing but a link are a related-stories box, and outside the
+		// article any link list is navigation.
+		drop := b.class == bad && !(b.n.DataAtom == atom.Li && i > first && i < last && st.of(b.n).linkDensity() < listLinkMax)
 		switch {
 		case i < start:
 			drop = drop || !(b.heading && i == start-1)

@@ -79,6 +79,13 @@ func TestFind(t *testing.T) {
 			notWant: []string{"Another story"},
 		},
 		{
+			name: "a list of linked points inside the article kept, a related-stories list inside it dropped",
+			body: `<div>` + prose + `<ul><li><a href="/a">The bridge reopens in May</a>, the council said, after repairs.</li><li><a href="/b">Tolls stay</a>, for now at least.</li></ul>` + prose +
+				`<ul><li><a href="/c">Ten bridges to see before you die</a></li><li><a href="/d">Our best photos of the week</a></li></ul>` + prose + `</div>`,
+			want:    []string{"The bridge reopens in May", "Tolls stay"},
+			notWant: []string{"Ten bridges", "best photos"},
+		},
+		{
 			name:    "byline in a block of its own before the article's text trimmed",
 			body:    `<div><div class="info"><p>By Jane Doe</p></div><div class="text">` + prose + prose + `</div></div>`,
 			want:    []string{"The council met"},
