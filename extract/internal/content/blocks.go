@@ -129,6 +129,13 @@ func trimBlocks(root *html.Node) {
 		// nothing but a link are a related-stories box, and outside the
 		// article any link list is navigation.
 		drop := b.class == bad && !(b.n.DataAtom == atom.Li && i > first && i < last && st.of(b.n).linkDensity() < listLinkMax)
+		// A heading that introduces prose in the article's own text
+		// container is a section title even when it is a link (a
+		// product's name in a buyer's guide): jusText's heading rule.
+		if b.heading && i > start && i < last && bs[i+1].class == good && bs[i+1].n.Parent == b.n.Parent &&
+			(b.n.Parent == bs[first].n.Parent || b.n.Parent == bs[last].n.Parent) {
+			drop = false
+		}
 		switch {
 		case i < start:
 			drop = drop || !(b.heading && i == start-1)

@@ -86,6 +86,13 @@ func TestFind(t *testing.T) {
 			notWant: []string{"Ten bridges", "best photos"},
 		},
 		{
+			name: "a linked section heading in the article's text kept, linked teaser headings beside it not",
+			body: `<div><div class="text">` + prose + `<h3><a href="/p">The new bridge</a></h3>` + second + prose + `</div>` +
+				`<div class="more"><div class="card"><h4><a href="/o">In other news</a></h4>` + teaser + `</div></div></div>`,
+			want:    []string{"The new bridge", "The contractor"},
+			notWant: []string{"In other news"},
+		},
+		{
 			name:    "byline in a block of its own before the article's text trimmed",
 			body:    `<div><div class="info"><p>By Jane Doe</p></div><div class="text">` + prose + prose + `</div></div>`,
 			want:    []string{"The council met"},
