@@ -93,6 +93,12 @@ func TestFind(t *testing.T) {
 			notWant: []string{"In other news"},
 		},
 		{
+			name:    "a hover card of links inside a sentence dropped, the sentence and its own links kept",
+			body:    `<div><p>The mayor, <span class="person"><a href="/p/m">Ann Lee</a><span class="card"><a href="/p/m">Ann Lee</a> <a href="/s/1">Lee wins again</a> <a href="/s/2">Lee on taxes</a> <a href="/p/m">MORE</a></span></span>, said on Tuesday that the bridge would <a href="/s/3">reopen</a> next spring, after repairs to its piers and its deck.</p>` + prose + `</div>`,
+			want:    []string{"The mayor, Ann Lee, said on Tuesday", "reopen"},
+			notWant: []string{"Lee wins again", "MORE"},
+		},
+		{
 			name:    "byline in a block of its own before the article's text trimmed",
 			body:    `<div><div class="info"><p>By Jane Doe</p></div><div class="text">` + prose + prose + `</div></div>`,
 			want:    []string{"The council met"},

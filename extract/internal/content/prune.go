@@ -23,6 +23,10 @@ func prune(body *html.Node, st stats) {
 		if n.Type != html.ElementNode || n == body {
 			return true
 		}
+		if linkCard(n, st) {
+			drop = append(drop, n)
+			return false
+		}
 		switch boilerplate(n) {
 		case byMarkup:
 			drop = append(drop, n)
@@ -39,6 +43,42 @@ func prune(body *html.Node, st stats) {
 		n.Parent.RemoveChild(n)
 	}
 }
+
+// linkCard tells an inline element inside a paragraph that holds nothing
+// but links, at least minCardLinks of them side by side: a hover card (a
+// person's name opening a box of their latest stories) or a link list
+// set into the text, which a reader of the paragraph never sees as part
+// of its sentences. A link that is part of a sentence has words around it.
+func linkCard(n *html.Node, st stats) bool {
+	if isBlock(n.DataAtom) || n.DataAtom == atom.A || n.DataAtom == atom.P {
+		return false
+	}
+	s := st.of(n)
+	if s.runes == 0 || s.linkRunes < s.runes {
+		return false
+	}
+	links := 0
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.DataAtom == atom.A {
+			links++
+		}
+	}
+	if links < minCardLinks {
+		return false
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.DataAtom == atom.P {
+			return true
+		}
+		if isBlock(p.DataAtom) {
+			return false
+		}
+	}
+	return false
+}
+
+// minCardLinks is the fewest links side by side that make a link card.
+const minCardLinks = 3
 
 // wrapsQuote tells an element whose text is nearly all inside <blockquote>s.
 func wrapsQuote(n *html.Node, st stats) bool {
