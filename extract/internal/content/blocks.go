@@ -142,7 +142,7 @@ func trimBlocks(root *html.Node) {
 		case i > last:
 			// A quotation closing the article (an embedded post, with its
 			// links to the author and the date) is the article's.
-			drop = drop || (st.of(b.n).linkRunes > 0 && b.n.DataAtom != atom.Blockquote) || b.heading
+			drop = drop || (hasLink(b.n, st) && b.n.DataAtom != atom.Blockquote) || b.heading
 		}
 		if drop && b.n.Parent != nil {
 			b.n.Parent.RemoveChild(b.n)
@@ -161,6 +161,17 @@ func inContainer(b leafBlock, c *html.Node) bool {
 		return b.n.Parent == c
 	case atom.Li:
 		return b.n.Parent != nil && b.n.Parent.Parent == c
+	}
+	return false
+}
+
+// hasLink tells whether n holds a link with text, be it an address or a
+// name.
+func hasLink(n *html.Node, st stats) bool {
+	for c := range htmltree.All(n) {
+		if c.Type == html.ElementNode && c.DataAtom == atom.A && st.of(c).runes > 0 {
+			return true
+		}
 	}
 	return false
 }

@@ -30,6 +30,7 @@
 package content
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -142,7 +143,7 @@ func measure(root *html.Node) stats {
 			s = textStat(n.Data)
 		case html.ElementNode:
 			s = *get(n)
-			if n.DataAtom == atom.A {
+			if n.DataAtom == atom.A && !showsAddress(n) {
 				s.linkRunes = s.runes
 				st[n].linkRunes = s.runes
 			}
@@ -165,6 +166,19 @@ func measure(root *html.Node) stats {
 		}
 	}
 	return st
+}
+
+// showsAddress tells a link whose text is its address ("https://...",
+// "www..."): a source the text cites, which a reader reads as part of it,
+// unlike a link named for where it leads (a teaser, a menu entry). Its
+// text does not count as link text.
+func showsAddress(a *html.Node) bool {
+	c := a.FirstChild
+	if c == nil || c.Type != html.TextNode {
+		return false
+	}
+	t := strings.TrimSpace(c.Data)
+	return strings.HasPrefix(t, "http://") || strings.HasPrefix(t, "https://") || strings.HasPrefix(t, "www.")
 }
 
 // textStat counts the non-space runes and the commas of a text.

@@ -99,6 +99,12 @@ func TestFind(t *testing.T) {
 			notWant: []string{"Lee wins again", "MORE"},
 		},
 		{
+			name:    "a source cited by its address inside the article kept, an address after its end not",
+			body:    `<div>` + prose + `<p><a href="https://example.org/report-2024">https://example.org/report-2024</a></p>` + prose + `<p>Follow us at <a href="https://example.com/follow">https://example.com/follow</a></p></div>`,
+			want:    []string{"https://example.org/report-2024"},
+			notWant: []string{"Follow us"},
+		},
+		{
 			name:    "byline in a block of its own before the article's text trimmed",
 			body:    `<div><div class="info"><p>By Jane Doe</p></div><div class="text">` + prose + prose + `</div></div>`,
 			want:    []string{"The council met"},
