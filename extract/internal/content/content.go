@@ -21,8 +21,15 @@
 //  3. Paragraph-level decisions (jusText's approach, without stop-word
 //     lists): each leaf block of the chosen content is classed good, short
 //     or bad by its length, link density and whether it reads as prose;
-//     link-dense blocks are dropped, and runs of non-good blocks before the
-//     first good one and after the last good one are trimmed.
+//     link-dense blocks are dropped (but for a heading that introduces
+//     prose, and list items with words beside their link), and runs of
+//     non-good blocks before the first good one and after the last good
+//     one are trimmed (but for short paragraphs written into the first
+//     good one's own container, and a closing quotation).
+//
+// Links whose text is their address are cited sources, not link text; a
+// card of links set inside a paragraph, and elements whose class or id
+// words (camel case split) name boilerplate, are pruned in step 1.
 //
 // No regular expressions and no tables are built at package initialisation:
 // word lists are switch statements, so importing the package costs nothing
