@@ -359,9 +359,9 @@ func TestArticleBenchDev(t *testing.T) {
 					_ = os.WriteFile(filepath.Join(dump, st.String()+"-"+id[:12]+".md"), []byte(md), 0o644)
 				}
 			}
-			// Floors, a little under what each measured: own 0.9735,
-			// legacy 0.9712.
-			floor := map[strategy]float64{strategyOwn: 0.968, strategyLegacy: 0.965}[st]
+			// Floors, a little under what each measured: own 0.9860
+			// (2026-11-28), legacy 0.9712.
+			floor := map[strategy]float64{strategyOwn: 0.985, strategyLegacy: 0.965}[st]
 			if s.F1 < floor {
 				t.Errorf("F1 = %.4f, want >= %.3f", s.F1, floor)
 			}

@@ -36,9 +36,15 @@ func TestCleanContent(t *testing.T) {
 			notWant: []string{"Related stories", "Another story", "Newsletter"},
 		},
 		{
-			name: "list of links inside the article kept",
-			body: para + `<ul><li><a href="/a">Another story about something else entirely</a></li><li><a href="/b">Yet another story people clicked on</a></li></ul>` + para,
-			want: []string{"Another story about something else entirely"},
+			name: "list of linked points inside the article kept",
+			body: para + `<ul><li><a href="/a">The first source</a>, which the story quotes at length.</li><li><a href="/b">The second source</a>, which disagrees.</li></ul>` + para,
+			want: []string{"The first source", "which disagrees"},
+		},
+		{
+			name:    "list of bare links inside the article dropped (a related-stories box)",
+			body:    para + `<ul><li><a href="/a">Another story about something else entirely</a></li><li><a href="/b">Yet another story people clicked on</a></li></ul>` + para,
+			want:    []string{"An ordinary paragraph"},
+			notWant: []string{"Another story about something else entirely"},
 		},
 	}
 	for _, tt := range tests {

@@ -27,6 +27,7 @@ const (
 	maxGoodLinks      = 0.3 // link density above which a block is not prose
 	badLinks          = 0.5 // link density above which a block is a link list
 	copyrightMaxRunes = 200
+	listLinkMax       = 0.9 // link density from which a list item inside the article is a link list entry
 )
 
 // leafBlock is a block of the content that is not split further.
@@ -96,8 +97,9 @@ func classify(n *html.Node, s stat) class {
 // trimBlocks drops what the chosen content still holds around the article:
 // link lists and copyright lines anywhere, and the blocks before the first
 // prose block (bylines, dates, labels) and after the last one (share bars,
-// tag lists), except a heading right before the first prose block and
-// short lines of plain text at the end (a sign-off, a correction note).
+// tag lists), except short paragraphs written into the first prose block's
+// own container, a heading right before what is kept, and short lines of
+// plain text at the end (a sign-off, a correction note).
 func trimBlocks(root *html.Node) {
 	st := measure(root)
 	bs := leafBlocks(root, st)
@@ -113,20 +115,65 @@ func trimBlocks(root *html.Node) {
 	if first < 0 {
 		return // nothing reads as prose: keep it all rather than guess
 	}
+	// Short paragraphs written into the article's own text container
+	// before its first long one (a one-line lead, a dateline, a
+	// disclosure) are the article's: the trimming is for what sits
+	// outside that container.
+	start := first
+	for start > 0 && inContainer(bs[start-1], bs[first].n.Parent) {
+		start--
+	}
 	for i, b := range bs {
-		// A list of links inside the article (its sources, its further
-		// reading) is part of it; outside, it is navigation.
-		drop := b.class == bad && !(b.n.DataAtom == atom.Li && i > first && i < last)
+		// A list inside the article whose items link their sources but
+		// say something of their own is part of it; items that are
+		// nothing but a link are a related-stories box, and outside the
+		// article any link list is navigation.
+		drop := b.class == bad && !(b.n.DataAtom == atom.Li && i > first && i < last && st.of(b.n).linkDensity() < listLinkMax)
+		// A heading that introduces prose in the article's own text
+		// container is a section title even when it is a link (a
+		// product's name in a buyer's guide): jusText's heading rule.
+		if b.heading && i > start && i < last && bs[i+1].class == good && bs[i+1].n.Parent == b.n.Parent &&
+			(b.n.Parent == bs[first].n.Parent || b.n.Parent == bs[last].n.Parent) {
+			drop = false
+		}
 		switch {
-		case i < first:
-			drop = drop || !(b.heading && i == first-1)
+		case i < start:
+			drop = drop || !(b.heading && i == start-1)
 		case i > last:
-			drop = drop || st.of(b.n).linkRunes > 0 || b.heading
+			// A quotation closing the article (an embedded post, with its
+			// links to the author and the date) is the article's.
+			drop = drop || (hasLink(b.n, st) && b.n.DataAtom != atom.Blockquote) || b.heading
 		}
 		if drop && b.n.Parent != nil {
 			b.n.Parent.RemoveChild(b.n)
 		}
 	}
+}
+
+// inContainer tells a short paragraph or list item that is a child of the
+// container c (a list item: of a list that is).
+func inContainer(b leafBlock, c *html.Node) bool {
+	if b.class == bad || c == nil {
+		return false
+	}
+	switch b.n.DataAtom {
+	case atom.P:
+		return b.n.Parent == c
+	case atom.Li:
+		return b.n.Parent != nil && b.n.Parent.Parent == c
+	}
+	return false
+}
+
+// hasLink tells whether n holds a link with text, be it an address or a
+// name.
+func hasLink(n *html.Node, st stats) bool {
+	for c := range htmltree.All(n) {
+		if c.Type == html.ElementNode && c.DataAtom == atom.A && st.of(c).runes > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // textOf returns the text below n.

@@ -21,8 +21,15 @@
 //  3. Paragraph-level decisions (jusText's approach, without stop-word
 //     lists): each leaf block of the chosen content is classed good, short
 //     or bad by its length, link density and whether it reads as prose;
-//     link-dense blocks are dropped, and runs of non-good blocks before the
-//     first good one and after the last good one are trimmed.
+//     link-dense blocks are dropped (but for a heading that introduces
+//     prose, and list items with words beside their link), and runs of
+//     non-good blocks before the first good one and after the last good
+//     one are trimmed (but for short paragraphs written into the first
+//     good one's own container, and a closing quotation).
+//
+// Links whose text is their address are cited sources, not link text; a
+// card of links set inside a paragraph, and elements whose class or id
+// words (camel case split) name boilerplate, are pruned in step 1.
 //
 // No regular expressions and no tables are built at package initialisation:
 // word lists are switch statements, so importing the package costs nothing
@@ -30,6 +37,7 @@
 package content
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -142,7 +150,7 @@ func measure(root *html.Node) stats {
 			s = textStat(n.Data)
 		case html.ElementNode:
 			s = *get(n)
-			if n.DataAtom == atom.A {
+			if n.DataAtom == atom.A && !showsAddress(n) {
 				s.linkRunes = s.runes
 				st[n].linkRunes = s.runes
 			}
@@ -165,6 +173,19 @@ func measure(root *html.Node) stats {
 		}
 	}
 	return st
+}
+
+// showsAddress tells a link whose text is its address ("https://...",
+// "www..."): a source the text cites, which a reader reads as part of it,
+// unlike a link named for where it leads (a teaser, a menu entry). Its
+// text does not count as link text.
+func showsAddress(a *html.Node) bool {
+	c := a.FirstChild
+	if c == nil || c.Type != html.TextNode {
+		return false
+	}
+	t := strings.TrimSpace(c.Data)
+	return strings.HasPrefix(t, "http://") || strings.HasPrefix(t, "https://") || strings.HasPrefix(t, "www.")
 }
 
 // textStat counts the non-space runes and the commas of a text.

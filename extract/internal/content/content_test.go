@@ -51,6 +51,17 @@ func TestFind(t *testing.T) {
 			notWant: []string{"I disagree"},
 		},
 		{
+			name:    "an embedded post kept though its wrapper is named social, a comment quoting it not",
+			body:    `<article>` + prose + `<div class="social-embed"><blockquote class="tweet"><p>The bridge is closed again, and nobody has told us why.</p>— Resident (@resident) <a href="/s/1">May 2</a></blockquote></div>` + prose + `<div class="comments"><p>I agree with every word of this article, and so does my whole street.</p><blockquote>The bridge is closed again.</blockquote></div></article>`,
+			want:    []string{"nobody has told us why", "May 2"},
+			notWant: []string{"I agree"},
+		},
+		{
+			name: "a quotation closing the article kept with its links",
+			body: `<div>` + prose + prose + `<blockquote><p>We will reopen it in spring.</p>— The Council (@council) <a href="/s/2">May 3</a></blockquote></div>`,
+			want: []string{"We will reopen it", "May 3"},
+		},
+		{
 			name: "a wrapper named like boilerplate but holding the article kept",
 			body: `<div class="sidebar-layout"><div class="main">` + prose + prose + `</div></div>`,
 			want: []string{"The council met"},
@@ -68,10 +79,42 @@ func TestFind(t *testing.T) {
 			notWant: []string{"Another story"},
 		},
 		{
-			name:    "byline before the first prose block trimmed",
-			body:    `<div><p>By Jane Doe</p>` + prose + prose + `</div>`,
+			name: "a list of linked points inside the article kept, a related-stories list inside it dropped",
+			body: `<div>` + prose + `<ul><li><a href="/a">The bridge reopens in May</a>, the council said, after repairs.</li><li><a href="/b">Tolls stay</a>, for now at least.</li></ul>` + prose +
+				`<ul><li><a href="/c">Ten bridges to see before you die</a></li><li><a href="/d">Our best photos of the week</a></li></ul>` + prose + `</div>`,
+			want:    []string{"The bridge reopens in May", "Tolls stay"},
+			notWant: []string{"Ten bridges", "best photos"},
+		},
+		{
+			name: "a linked section heading in the article's text kept, linked teaser headings beside it not",
+			body: `<div><div class="text">` + prose + `<h3><a href="/p">The new bridge</a></h3>` + second + prose + `</div>` +
+				`<div class="more"><div class="card"><h4><a href="/o">In other news</a></h4>` + teaser + `</div></div></div>`,
+			want:    []string{"The new bridge", "The contractor"},
+			notWant: []string{"In other news"},
+		},
+		{
+			name:    "a hover card of links inside a sentence dropped, the sentence and its own links kept",
+			body:    `<div><p>The mayor, <span class="person"><a href="/p/m">Ann Lee</a><span class="card"><a href="/p/m">Ann Lee</a> <a href="/s/1">Lee wins again</a> <a href="/s/2">Lee on taxes</a> <a href="/p/m">MORE</a></span></span>, said on Tuesday that the bridge would <a href="/s/3">reopen</a> next spring, after repairs to its piers and its deck.</p>` + prose + `</div>`,
+			want:    []string{"The mayor, Ann Lee, said on Tuesday", "reopen"},
+			notWant: []string{"Lee wins again", "MORE"},
+		},
+		{
+			name:    "a source cited by its address inside the article kept, an address after its end not",
+			body:    `<div>` + prose + `<p><a href="https://example.org/report-2024">https://example.org/report-2024</a></p>` + prose + `<p>Follow us at <a href="https://example.com/follow">https://example.com/follow</a></p></div>`,
+			want:    []string{"https://example.org/report-2024"},
+			notWant: []string{"Follow us"},
+		},
+		{
+			name:    "byline in a block of its own before the article's text trimmed",
+			body:    `<div><div class="info"><p>By Jane Doe</p></div><div class="text">` + prose + prose + `</div></div>`,
 			want:    []string{"The council met"},
 			notWant: []string{"Jane Doe"},
+		},
+		{
+			name:    "short lead paragraphs in the article's text container kept, the labels outside it not",
+			body:    `<div><div class="kicker"><p>Politics</p></div><div class="text"><p>BERLIN</p><p>A short lead, in one line.</p><ul><li>First point</li></ul>` + prose + prose + `</div></div>`,
+			want:    []string{"BERLIN", "A short lead", "First point", "The council met"},
+			notWant: []string{"Politics"},
 		},
 		{
 			name: "section heading before the first prose block kept",
@@ -168,6 +211,12 @@ func TestNamedBoilerplate(t *testing.T) {
 		{"Social_Share", true},
 		{"entry-meta", false},
 		{"post-meta byline", true},
+		{"PromoSmall-wrapper", true}, // camel case splits into words
+		{"GoogleDfpAd-adCaption", true},
+		{"articleBody", false},
+		{"OUTBRAIN", true},
+		{"Xbox360Ads", true},
+		{"shadowBox", false},
 	}
 	for _, tt := range tests {
 		if got := namedBoilerplate(tt.name); got != tt.want {

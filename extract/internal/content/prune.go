@@ -1,6 +1,7 @@
 package content
 
 import (
+	"iter"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -12,7 +13,9 @@ import (
 // prune removes the boilerplate that markup names as such (step 1). An
 // element named as boilerplate only by its class or id is kept when it
 // holds an <article> or more than half of the page's text: sites put words
-// like "sidebar-layout" on the wrapper of everything.
+// like "sidebar-layout" on the wrapper of everything. It is kept too when
+// its text is a quotation: an embedded post ("social-embed" around a
+// tweet) quotes what the article is about.
 func prune(body *html.Node, st stats) {
 	total := st.of(body).runes
 	var drop []*html.Node
@@ -20,12 +23,16 @@ func prune(body *html.Node, st stats) {
 		if n.Type != html.ElementNode || n == body {
 			return true
 		}
+		if linkCard(n, st) {
+			drop = append(drop, n)
+			return false
+		}
 		switch boilerplate(n) {
 		case byMarkup:
 			drop = append(drop, n)
 			return false
 		case byName:
-			if st.of(n).runes*2 <= total && !holdsArticle(n) {
+			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) {
 				drop = append(drop, n)
 				return false
 			}
@@ -35,6 +42,55 @@ func prune(body *html.Node, st stats) {
 	for _, n := range drop {
 		n.Parent.RemoveChild(n)
 	}
+}
+
+// linkCard tells an inline element inside a paragraph that holds nothing
+// but links, at least minCardLinks of them side by side: a hover card (a
+// person's name opening a box of their latest stories) or a link list
+// set into the text, which a reader of the paragraph never sees as part
+// of its sentences. A link that is part of a sentence has words around it.
+func linkCard(n *html.Node, st stats) bool {
+	if isBlock(n.DataAtom) || n.DataAtom == atom.A || n.DataAtom == atom.P {
+		return false
+	}
+	s := st.of(n)
+	if s.runes == 0 || s.linkRunes < s.runes {
+		return false
+	}
+	links := 0
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.DataAtom == atom.A {
+			links++
+		}
+	}
+	if links < minCardLinks {
+		return false
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.DataAtom == atom.P {
+			return true
+		}
+		if isBlock(p.DataAtom) {
+			return false
+		}
+	}
+	return false
+}
+
+// minCardLinks is the fewest links side by side that make a link card.
+const minCardLinks = 3
+
+// wrapsQuote tells an element whose text is nearly all inside <blockquote>s.
+func wrapsQuote(n *html.Node, st stats) bool {
+	quoted := 0
+	htmltree.Walk(n, func(c *html.Node) bool {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Blockquote {
+			quoted += st.of(c).runes
+			return false
+		}
+		return true
+	})
+	return quoted > 0 && quoted*10 >= st.of(n).runes*9
 }
 
 func holdsArticle(n *html.Node) bool {
@@ -106,7 +162,7 @@ func hidden(n *html.Node) bool {
 }
 
 // namedBoilerplate tells whether a class or id value names boilerplate:
-// one of its words (split at anything but letters and digits) names a part
+// one of its words (see nameWords) names a part
 // of a page that is not the article. Words naming the article itself
 // ("article", "content", "body", ...) do not rescue it when a stronger word
 // is present: "comment-content" is a comment.
@@ -114,9 +170,8 @@ func namedBoilerplate(v string) bool {
 	if v == "" {
 		return false
 	}
-	v = strings.ToLower(v)
 	weak, content := false, false
-	for w := range strings.FieldsFuncSeq(v, notAlnum) {
+	for w := range nameWords(v) {
 		switch wordClass(w) {
 		case strongWord:
 			return true
@@ -129,9 +184,34 @@ func namedBoilerplate(v string) bool {
 	return weak && !content
 }
 
-func notAlnum(r rune) bool {
-	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+// nameWords yields the words of a class or id value in lower case: split
+// at anything but ASCII letters and digits, and where a lower-case letter
+// or digit is followed by an upper-case one ("PromoSmall" is "promo",
+// "small"), since many sites name their parts in camel case.
+func nameWords(v string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start := -1
+		for i := 0; i <= len(v); i++ {
+			var c byte
+			if i < len(v) {
+				c = v[i]
+			}
+			lower := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+			upper := c >= 'A' && c <= 'Z'
+			if start >= 0 && (!lower && !upper || upper && isLowerOrDigit(v[i-1])) {
+				if !yield(strings.ToLower(v[start:i])) {
+					return
+				}
+				start = -1
+			}
+			if start < 0 && (lower || upper) {
+				start = i
+			}
+		}
+	}
 }
+
+func isLowerOrDigit(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
 type wordKind int
 

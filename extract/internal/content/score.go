@@ -65,7 +65,7 @@ func nameScore(v string) float64 {
 		return 0
 	}
 	var s float64
-	for w := range strings.FieldsFuncSeq(strings.ToLower(v), notAlnum) {
+	for w := range nameWords(v) {
 		switch wordClass(w) {
 		case contentWord:
 			s = max(s, nameWeight)
