@@ -312,10 +312,38 @@ const (
         WHERE id = $1 RETURNING conversation_id`
 )
 
+// qAppendMessagePostgres is appendInTx's touch and insert in one statement;
+// its answer tells a missing conversation from an id in use. The touch
+// comes first and locks the conversation's row, so that concurrent appends
+// to it queue in order.
+const qAppendMessagePostgres = `WITH c AS (UPDATE conversations SET updated_at = $12 WHERE id = $2 RETURNING id),
+    ins AS (INSERT INTO messages
+        (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message, context_tokens)
+        SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM c ON CONFLICT (id) DO NOTHING RETURNING 1)
+    SELECT EXISTS (SELECT 1 FROM c), EXISTS (SELECT 1 FROM ins)`
+
 // appendInTx inserts a message and touches its conversation within tx.
 func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error {
-	// Updating the conversation first checks that it exists and, on
-	// PostgreSQL, locks its row so that concurrent appends queue in order.
+	in, out, cx := usageArgs(m.Usage)
+	ec, em := errorArgs(m.Error)
+	if db.d.name == store.EnginePostgres {
+		// One statement, one round trip per message of a batch.
+		var touched, inserted bool
+		err := tx.QueryRowContext(ctx, qAppendMessagePostgres,
+			m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em, cx,
+			db.d.time(now())).Scan(&touched, &inserted)
+		switch {
+		case err != nil:
+			return fmt.Errorf("store: append message: %w", err)
+		case !touched:
+			return fmt.Errorf("store: conversation %q: %w", m.ConversationID, store.ErrNotFound)
+		case !inserted:
+			// The touch is undone with the write's savepoint.
+			return fmt.Errorf("store: message %q: %w", m.ID, store.ErrConflict)
+		}
+		return nil
+	}
+	// Updating the conversation first checks that it exists.
 	res, err := db.execTx(ctx, tx, qTouchConversation, m.ConversationID, db.d.time(now()))
 	if err != nil {
 		return fmt.Errorf("store: append message: %w", err)
@@ -325,8 +353,6 @@ func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 	} else if n == 0 {
 		return fmt.Errorf("store: conversation %q: %w", m.ConversationID, store.ErrNotFound)
 	}
-	in, out, cx := usageArgs(m.Usage)
-	ec, em := errorArgs(m.Error)
 	res, err = db.execTx(ctx, tx, qInsertMessage,
 		m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em, cx)
 	if err != nil {
