@@ -44,6 +44,11 @@ var errClosed = errors.New("store: closed")
 // On SQLite the turns' event logs go through the same batches: under a burst
 // every turn's first event is a write, and each waited for the one writer
 // in a transaction of its own.
+//
+// A write made under a turn's fence runs only if the fence holds, checked
+// in the batch's transaction: on PostgreSQL for the whole batch in one
+// statement that locks the turns' rows in id order before any other row
+// (see qLockFences), on SQLite (one writer) a SELECT per write.
 type appender struct {
 	db      *DB
 	commits atomic.Int64 // transactions committed, for tests
@@ -193,7 +198,7 @@ func (a *appender) commit(batch []*appendReq) {
 			fail(fmt.Errorf("store: append message: %w", err))
 			return
 		}
-		err := error(nil)
+		var err error
 		if r.fence != nil && a.db.d.name != store.EnginePostgres {
 			err = a.db.checkFence(ctx, tx, *r.fence)
 		}
