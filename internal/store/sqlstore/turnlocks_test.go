@@ -19,7 +19,8 @@ import (
 // against lease renewals over all the turns (in a random order) and
 // take-overs of all of them at once, all touching the same turn rows. No
 // write fails with anything but a FencedError (a deadlock, 40P01, would fail
-// a whole batch), and every append that was acknowledged is stored.
+// a whole batch), the appends are grouped, and every append that was
+// acknowledged is stored.
 func TestTurnLocksNeverDeadlock(t *testing.T) {
 	dsn := storetest.DSN(t, storetest.Postgres)
 	dbs := []*DB{openDB(t, dsn), openDB(t, dsn)}
@@ -145,6 +146,17 @@ func TestTurnLocksNeverDeadlock(t *testing.T) {
 	t.Logf("%d rounds of writes, %d fenced by a take-over", writes, fenced)
 	if fenced == 0 {
 		t.Error("no write was fenced: the take-overs did not race the writes")
+	}
+
+	// The fenced appends went through the group commit, several a batch.
+	acked := 0
+	for _, tr := range ts {
+		acked += len(tr.acked)
+	}
+	commits := dbs[0].appends.commits.Load() + dbs[1].appends.commits.Load()
+	t.Logf("%d appends acknowledged in %d group commits", acked, commits)
+	if commits == 0 || commits >= int64(acked) {
+		t.Errorf("%d fenced appends took %d group commits: not grouped", acked, commits)
 	}
 
 	for _, tr := range ts {
