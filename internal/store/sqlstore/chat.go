@@ -276,11 +276,7 @@ func (db *DB) AppendMessage(ctx context.Context, m store.Message) (store.Message
 		m.ID = uuid.NewString()
 	}
 	m.CreatedAt = normTime(m.CreatedAt)
-	_, fenced := fenceOf(ctx, "")
-	// On PostgreSQL a fenced append takes a transaction of its own: a batch
-	// would hold share locks on several turns' rows at once, and a lease
-	// renewal updating those rows in another order could deadlock with it.
-	if db.appends != nil && !(fenced && db.d.name == store.EnginePostgres) {
+	if db.appends != nil {
 		if err := db.appends.do(ctx, m); err != nil {
 			return store.Message{}, err
 		}
@@ -316,10 +312,38 @@ const (
         WHERE id = $1 RETURNING conversation_id`
 )
 
+// qAppendMessagePostgres is appendInTx's touch and insert in one statement;
+// its answer tells a missing conversation from an id in use. The touch
+// comes first and locks the conversation's row, so that concurrent appends
+// to it queue in order.
+const qAppendMessagePostgres = `WITH c AS (UPDATE conversations SET updated_at = $12 WHERE id = $2 RETURNING id),
+    ins AS (INSERT INTO messages
+        (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message, context_tokens)
+        SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM c ON CONFLICT (id) DO NOTHING RETURNING 1)
+    SELECT EXISTS (SELECT 1 FROM c), EXISTS (SELECT 1 FROM ins)`
+
 // appendInTx inserts a message and touches its conversation within tx.
 func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error {
-	// Updating the conversation first checks that it exists and, on
-	// PostgreSQL, locks its row so that concurrent appends queue in order.
+	in, out, cx := usageArgs(m.Usage)
+	ec, em := errorArgs(m.Error)
+	if db.d.name == store.EnginePostgres {
+		// One statement, one round trip per message of a batch.
+		var touched, inserted bool
+		err := tx.QueryRowContext(ctx, qAppendMessagePostgres,
+			m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em, cx,
+			db.d.time(now())).Scan(&touched, &inserted)
+		switch {
+		case err != nil:
+			return fmt.Errorf("store: append message: %w", err)
+		case !touched:
+			return fmt.Errorf("store: conversation %q: %w", m.ConversationID, store.ErrNotFound)
+		case !inserted:
+			// The touch is undone with the write's savepoint.
+			return fmt.Errorf("store: message %q: %w", m.ID, store.ErrConflict)
+		}
+		return nil
+	}
+	// Updating the conversation first checks that it exists.
 	res, err := db.execTx(ctx, tx, qTouchConversation, m.ConversationID, db.d.time(now()))
 	if err != nil {
 		return fmt.Errorf("store: append message: %w", err)
@@ -329,8 +353,6 @@ func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 	} else if n == 0 {
 		return fmt.Errorf("store: conversation %q: %w", m.ConversationID, store.ErrNotFound)
 	}
-	in, out, cx := usageArgs(m.Usage)
-	ec, em := errorArgs(m.Error)
 	res, err = db.execTx(ctx, tx, qInsertMessage,
 		m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em, cx)
 	if err != nil {
@@ -356,33 +378,49 @@ func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
 		// Committed with other turns' writes (see appender): a turn saves
 		// its answer after every model call, and on SQLite each commit
 		// waited for the one writer on its own.
-		return db.appends.submit(ctx, "", "update message", false, func(ctx context.Context, tx *sql.Tx) error {
-			if fenced {
-				if err := db.checkFence(ctx, tx, fence); err != nil {
-					return err
-				}
-			}
+		return db.appends.submit(ctx, "", "update message", false, fencePtr(ctx, ""), func(ctx context.Context, tx *sql.Tx) error {
 			return db.updateInTx(ctx, tx, m)
 		})
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: update message: %w", err)
-	}
-	defer rollback(tx)
+	// On PostgreSQL one statement: the fence (when there is one), the
+	// update and the conversation's touch, in one round trip and commit.
+	q, args := qUpdateMessagePostgres, []any{m.ID, string(m.Role), string(m.Content), m.Incomplete}
+	in, out, cx := usageArgs(m.Usage)
+	ec, em := errorArgs(m.Error)
+	args = append(args, in, out, ec, em, cx, db.d.time(now()))
 	if fenced {
-		if err := db.checkFence(ctx, tx, fence); err != nil {
-			return err
-		}
+		q, args = qUpdateMessageFencedPostgres, append(args, fence.TurnID, fence.Generation)
 	}
-	if err := db.updateInTx(ctx, tx, m); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
+	var held, updated bool
+	if err := db.w.QueryRowContext(ctx, q, args...).Scan(&held, &updated); err != nil {
 		return fmt.Errorf("store: update message: %w", err)
+	}
+	if !held {
+		return &store.FencedError{TurnID: fence.TurnID, Generation: fence.Generation}
+	}
+	if !updated {
+		return fmt.Errorf("store: message %q: %w", m.ID, store.ErrNotFound)
 	}
 	return nil
 }
+
+// UpdateMessage's one statement on PostgreSQL: f holds a row while the
+// write may go (the fenced form locks the turn's row FOR SHARE until the
+// statement commits, so a take-over cannot commit between the check and the
+// write); the answer tells a fenced write (held false) from a missing
+// message (updated false). The turn's row is locked before any other: the
+// message's update waits on f, the conversation's on the message's.
+const (
+	qUpdateMessageTail = `,
+    upd AS (UPDATE messages SET role = $2, content = $3, incomplete = $4,
+        input_tokens = $5, output_tokens = $6, error_code = $7, error_message = $8, context_tokens = $9
+        WHERE id = $1 AND EXISTS (SELECT 1 FROM f) RETURNING conversation_id),
+    touch AS (UPDATE conversations SET updated_at = $10 WHERE id IN (SELECT conversation_id FROM upd))
+    SELECT EXISTS (SELECT 1 FROM f), EXISTS (SELECT 1 FROM upd)`
+	qUpdateMessagePostgres       = `WITH f AS (SELECT 1)` + qUpdateMessageTail
+	qUpdateMessageFencedPostgres = `WITH f AS (SELECT 1 FROM turns
+        WHERE id = $11 AND generation = $12 AND state = 'running' FOR SHARE)` + qUpdateMessageTail
+)
 
 func (db *DB) updateInTx(ctx context.Context, tx *sql.Tx, m store.Message) error {
 	in, out, cx := usageArgs(m.Usage)

@@ -65,6 +65,13 @@ func TestStalledReplicaIsFenced(t *testing.T) {
 			"append events": func() error {
 				return db.AppendTurnEvents(a, "turn-1", []store.TurnEvent{ev(4, `{"type":"text_delta","text":"late"}`)})
 			},
+			"append more events than one statement holds": func() error {
+				var many []store.TurnEvent
+				for seq := int64(10); seq < 10+maxEventBatch+10; seq++ {
+					many = append(many, ev(seq, `{"type":"text_delta","text":"late"}`))
+				}
+				return db.AppendTurnEvents(a, "turn-1", many)
+			},
 			"update answer": func() error { return db.UpdateMessage(a, finished) },
 			"append a message": func() error {
 				_, err := db.AppendMessage(a, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)})
@@ -122,6 +129,16 @@ func TestFenceOfTheHolderPasses(t *testing.T) {
 		if err := db.AppendTurnEvents(a, "t", []store.TurnEvent{{Seq: 1, Data: json.RawMessage(`{}`)}}); err != nil {
 			t.Errorf("events under the holder's fence: %v", err)
 		}
+		var many []store.TurnEvent
+		for seq := int64(2); seq < 2+maxEventBatch+10; seq++ {
+			many = append(many, store.TurnEvent{Seq: seq, Data: json.RawMessage(`{}`)})
+		}
+		if err := db.AppendTurnEvents(a, "t", many); err != nil {
+			t.Errorf("more events than one statement holds, under the holder's fence: %v", err)
+		}
+		if evs, err := db.TurnEvents(ctx, "t", 0, 1000); err != nil || len(evs) != 1+len(many) {
+			t.Errorf("log = %d events (%v), want %d", len(evs), err, 1+len(many))
+		}
 		if _, err := db.AppendMessage(a, store.Message{ID: "m", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)}); err != nil {
 			t.Errorf("answer under the holder's fence: %v", err)
 		}
@@ -132,7 +149,7 @@ func TestFenceOfTheHolderPasses(t *testing.T) {
 			t.Errorf("end under the holder's fence: %v, %v", ok, err)
 		}
 		// Ended: the fence no longer holds, but unfenced writes still go.
-		if err := db.AppendTurnEvents(a, "t", []store.TurnEvent{{Seq: 2, Data: json.RawMessage(`{}`)}}); !errors.Is(err, store.ErrFenced) {
+		if err := db.AppendTurnEvents(a, "t", []store.TurnEvent{{Seq: 1000, Data: json.RawMessage(`{}`)}}); !errors.Is(err, store.ErrFenced) {
 			t.Errorf("events after the end = %v, want ErrFenced", err)
 		}
 		if err := db.UpdateMessage(ctx, store.Message{ID: "m", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)}); err != nil {

@@ -44,6 +44,11 @@ var errClosed = errors.New("store: closed")
 // On SQLite the turns' event logs go through the same batches: under a burst
 // every turn's first event is a write, and each waited for the one writer
 // in a transaction of its own.
+//
+// A write made under a turn's fence runs only if the fence holds, checked
+// in the batch's transaction: on PostgreSQL for the whole batch in one
+// statement that locks the turns' rows in id order before any other row
+// (see qLockFences), on SQLite (one writer) a SELECT per write.
 type appender struct {
 	db      *DB
 	commits atomic.Int64 // transactions committed, for tests
@@ -57,11 +62,12 @@ type appender struct {
 // appendReq is one write of a batch: run inside the batch's transaction.
 // Rows are locked in key order (a conversation id; "" sorts first).
 type appendReq struct {
-	ctx context.Context
-	key string
-	op  string // names the write in errors: "append message"
-	run func(ctx context.Context, tx *sql.Tx) error
-	err chan error
+	ctx   context.Context
+	key   string
+	op    string       // names the write in errors: "append message"
+	fence *store.Fence // checked before run, in the batch's transaction
+	run   func(ctx context.Context, tx *sql.Tx) error
+	err   chan error
 }
 
 // newAppender starts workers loops that each commit a batch at a time. SQLite
@@ -82,13 +88,7 @@ func newAppender(db *DB, workers int) *appender {
 // do queues m and waits until it is committed or has failed. A user's
 // message goes ahead of other writes: a turn's first event waits for it.
 func (a *appender) do(ctx context.Context, m store.Message) error {
-	fence, fenced := fenceOf(ctx, "")
-	return a.submit(ctx, m.ConversationID, "append message", m.Role == store.RoleUser, func(ctx context.Context, tx *sql.Tx) error {
-		if fenced {
-			if err := a.db.checkFence(ctx, tx, fence); err != nil {
-				return err
-			}
-		}
+	return a.submit(ctx, m.ConversationID, "append message", m.Role == store.RoleUser, fencePtr(ctx, ""), func(ctx context.Context, tx *sql.Tx) error {
 		return a.db.appendInTx(ctx, tx, m)
 	})
 }
@@ -98,8 +98,9 @@ func (a *appender) do(ctx context.Context, m store.Message) error {
 // batches before the others: under a burst of turns, claims and user
 // messages would otherwise queue behind every running turn's answer
 // updates and event logs, and each new turn's first event with them.
-func (a *appender) submit(ctx context.Context, key, op string, ahead bool, run func(context.Context, *sql.Tx) error) error {
-	r := &appendReq{ctx: ctx, key: key, op: op, run: run, err: make(chan error, 1)}
+// With a fence the write runs only if the fence holds (see commit).
+func (a *appender) submit(ctx context.Context, key, op string, ahead bool, fence *store.Fence, run func(context.Context, *sql.Tx) error) error {
+	r := &appendReq{ctx: ctx, key: key, op: op, fence: fence, run: run, err: make(chan error, 1)}
 	q := a.reqs
 	if ahead {
 		q = a.first
@@ -177,17 +178,34 @@ func (a *appender) commit(batch []*appendReq) {
 		return
 	}
 	defer rollback(tx)
-	for _, i := range order {
-		r := batch[i]
+	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = fmt.Errorf("store: %s: %w", r.op, err)
+		}
+	}
+	if a.db.d.name == store.EnginePostgres {
+		if err := a.lockFences(ctx, tx, batch, errs); err != nil {
+			fail(err)
+			return
+		}
+	}
+	for _, i := range order {
+		r := batch[i]
+		if errs[i] != nil {
 			continue
 		}
 		if _, err := a.db.execTx(ctx, tx, qSavepointAppend); err != nil {
 			fail(fmt.Errorf("store: append message: %w", err))
 			return
 		}
-		if err := r.run(ctx, tx); err != nil {
+		var err error
+		if r.fence != nil && a.db.d.name != store.EnginePostgres {
+			err = a.db.checkFence(ctx, tx, *r.fence)
+		}
+		if err == nil {
+			err = r.run(ctx, tx)
+		}
+		if err != nil {
 			errs[i] = err
 			if _, err := a.db.execTx(ctx, tx, qRollbackAppend); err != nil {
 				fail(fmt.Errorf("store: append message: %w", err))
@@ -207,4 +225,60 @@ func (a *appender) commit(batch []*appendReq) {
 	for i, r := range batch {
 		r.err <- errs[i]
 	}
+}
+
+// qLockFences locks (FOR SHARE, until the batch commits) the running turns
+// among $1 in id order and returns their generations. Lease renewals and
+// take-overs lock turn rows in the same order (see RenewTurns), and a batch
+// takes all its turn locks before any conversation row, so that no cycle of
+// waits can form between them. Locking in arrival or conversation order
+// did deadlock a batch with a renewal (each held a row the other wanted).
+// LockRows runs above the Sort, so the rows are locked in the sorted order.
+const qLockFences = `SELECT id, generation FROM turns
+        WHERE id = ANY($1::text[]) AND state = 'running' ORDER BY id FOR SHARE`
+
+// lockFences checks the fences of a batch's live writes in one statement
+// (PostgreSQL): a write whose turn no longer runs under its generation gets
+// a [*store.FencedError] in errs and is not run. The row locks keep a
+// take-over from committing before the batch does.
+func (a *appender) lockFences(ctx context.Context, tx *sql.Tx, batch []*appendReq, errs []error) error {
+	var ids []string
+	for i, r := range batch {
+		if r.fence != nil && errs[i] == nil {
+			ids = append(ids, r.fence.TurnID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	rows, err := tx.QueryContext(ctx, qLockFences, ids)
+	if err != nil {
+		return fmt.Errorf("store: checking the turns' fences: %w", err)
+	}
+	held := make(map[string]int64, len(ids))
+	for rows.Next() {
+		var id string
+		var gen int64
+		if err := rows.Scan(&id, &gen); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: checking the turns' fences: %w", err)
+		}
+		held[id] = gen
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return fmt.Errorf("store: checking the turns' fences: %w", err)
+	}
+	for i, r := range batch {
+		if r.fence == nil || errs[i] != nil {
+			continue
+		}
+		if gen, ok := held[r.fence.TurnID]; !ok || gen != r.fence.Generation {
+			errs[i] = &store.FencedError{TurnID: r.fence.TurnID, Generation: r.fence.Generation}
+		}
+	}
+	return nil
 }

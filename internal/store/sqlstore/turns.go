@@ -194,6 +194,14 @@ func fenceOf(ctx context.Context, id string) (store.Fence, bool) {
 	return f, true
 }
 
+// fencePtr is fenceOf for a group-committed write: nil without a fence.
+func fencePtr(ctx context.Context, id string) *store.Fence {
+	if f, ok := fenceOf(ctx, id); ok {
+		return &f
+	}
+	return nil
+}
+
 // StartTurn claims a conversation for a new turn with one conditional INSERT:
 // the partial unique index on running turns refuses a second one.
 func (db *DB) StartTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
@@ -233,7 +241,7 @@ func (db *DB) StartTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
 		// Committed with other turns' writes (see appender): under a burst
 		// every turn's claim waited for the one writer on its own, before
 		// the turn could send anything.
-		err = db.appends.submit(ctx, "", "start turn", true, func(ctx context.Context, tx *sql.Tx) error {
+		err = db.appends.submit(ctx, "", "start turn", true, nil, func(ctx context.Context, tx *sql.Tx) error {
 			return claim(ctx, preparedTx{db, tx})
 		})
 	}
@@ -264,14 +272,28 @@ func (p preparedTx) QueryRowContext(ctx context.Context, q string, args ...any) 
 	return p.db.queryRowTx(ctx, p.tx, q, args...)
 }
 
+// lockTurnsInOrder is the start of a statement that updates several turns
+// on PostgreSQL: CTE l locks the rows that where selects, in id order, so
+// that renewals, take-overs and group-committed batches (see qLockFences)
+// take turn locks in one global order and cannot deadlock. MATERIALIZED
+// keeps the lock and its order in l rather than folded into the UPDATE's
+// join, which would lock in whatever order it scans.
+func lockTurnsInOrder(where string) string {
+	return `WITH l AS MATERIALIZED (SELECT id AS locked FROM turns WHERE ` + where +
+		` ORDER BY id FOR NO KEY UPDATE) UPDATE turns SET `
+}
+
 // RenewTurns extends owner's leases in one statement.
 func (db *DB) RenewTurns(ctx context.Context, owner string, ids []string, until time.Time) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, chunk := range chunks(ids, lookupChunk) {
 		args := append([]any{db.d.time(normTime(until)), owner}, chunk...)
-		rows, err := db.w.QueryContext(ctx, `UPDATE turns SET lease_until = $1
-            WHERE owner = $2 AND state = 'running' AND id IN (`+placeholders(3, len(chunk))+`)
-            RETURNING id, stop_requested`, args...)
+		where := `owner = $2 AND state = 'running' AND id IN (` + placeholders(3, len(chunk)) + `)`
+		q := `UPDATE turns SET lease_until = $1 WHERE ` + where
+		if db.d.name == store.EnginePostgres {
+			q = lockTurnsInOrder(where) + `lease_until = $1 FROM l WHERE id = l.locked`
+		}
+		rows, err := db.w.QueryContext(ctx, q+` RETURNING id, stop_requested`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("store: renew turns: %w", err)
 		}
@@ -337,7 +359,8 @@ func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnSta
 		return n == 1, nil
 	}
 	// Committed with other turns' writes (see appender).
-	err := db.appends.submit(ctx, "", "end turn", false, func(ctx context.Context, tx *sql.Tx) error {
+	// The fence is the update's own condition.
+	err := db.appends.submit(ctx, "", "end turn", false, nil, func(ctx context.Context, tx *sql.Tx) error {
 		return end(ctx, preparedTx{db, tx})
 	})
 	if err != nil {
@@ -355,12 +378,18 @@ func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnSta
 // TakeOverTurns moves lapsed leases to owner with UPDATE … RETURNING, so
 // each lapsed turn goes to the one caller whose statement changed it.
 func (db *DB) TakeOverTurns(ctx context.Context, at time.Time, conversationID, owner string, until time.Time) ([]store.Turn, error) {
-	q := `UPDATE turns SET owner = $2, lease_until = $3, generation = generation + 1
-        WHERE state = 'running' AND lease_until < $1`
+	where := `state = 'running' AND lease_until < $1`
 	args := []any{db.d.time(normTime(at)), owner, db.d.time(normTime(until))}
 	if conversationID != "" {
-		q += ` AND conversation_id = $4`
+		where += ` AND conversation_id = $4`
 		args = append(args, conversationID)
+	}
+	set := `owner = $2, lease_until = $3, generation = generation + 1`
+	q := `UPDATE turns SET ` + set + ` WHERE ` + where
+	if db.d.name == store.EnginePostgres {
+		// The lock's re-check of where, after waiting for a row, leaves
+		// out a turn renewed or ended meanwhile.
+		q = lockTurnsInOrder(where) + set + ` FROM l WHERE id = l.locked`
 	}
 	rows, err := db.w.QueryContext(ctx, q+` RETURNING `+turnColumns, args...)
 	if err != nil {
@@ -452,12 +481,7 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 		// one prepared row at a time: cheaper on SQLite than parsing a
 		// multi-row statement of a new length on every call.
 		// A turn's first event goes ahead of other writes: its client waits.
-		err := db.appends.submit(ctx, "", "append turn events", events[0].Seq == 1, func(ctx context.Context, tx *sql.Tx) error {
-			if fenced {
-				if err := db.checkFence(ctx, tx, fence); err != nil {
-					return err
-				}
-			}
+		err := db.appends.submit(ctx, "", "append turn events", events[0].Seq == 1, fencePtr(ctx, turnID), func(ctx context.Context, tx *sql.Tx) error {
 			for _, ev := range events {
 				if _, err := db.execTx(ctx, tx, qInsertTurnEvent, turnID, ev.Seq, string(ev.Data)); err != nil {
 					if isUniqueViolation(err) {
@@ -474,46 +498,67 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 		db.turns.publish(note)
 		return nil
 	}
-	tx, err := db.turns.ev.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: append turn events: %w", err)
-	}
-	defer rollback(tx)
-	if fenced {
-		if err := db.checkFence(ctx, tx, fence); err != nil {
-			return err
+	// One statement per maxEventBatch rows, in a transaction only when
+	// there are several. With a fence each statement carries it: its rows
+	// are inserted only from f's row, which it locks FOR SHARE until commit
+	// (a take-over cannot commit between the check and the insert), so an
+	// insert of no rows is a fenced one.
+	x := execQuerier(db.turns.ev)
+	if len(events) > maxEventBatch {
+		tx, err := db.turns.ev.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("store: append turn events: %w", err)
 		}
+		defer rollback(tx)
+		x = tx
 	}
 	for start := 0; start < len(events); start += maxEventBatch {
 		batch := events[start:min(start+maxEventBatch, len(events))]
+		last := start+maxEventBatch >= len(events)
 		var q strings.Builder
-		args := make([]any, 0, 3*len(batch)+2)
-		q.WriteString(`INSERT INTO turn_events (turn_id, seq, data) VALUES `)
+		args := make([]any, 0, 2*len(batch)+5)
+		args = append(args, turnID)
+		if fenced {
+			args = append(args, fence.Generation)
+			q.WriteString(`WITH f AS (SELECT 1 FROM turns WHERE id = $1 AND generation = $2 AND state = 'running' FOR SHARE),
+    ins AS (INSERT INTO turn_events (turn_id, seq, data) SELECT $1, v.seq, v.data FROM f, (VALUES `)
+		} else {
+			q.WriteString(`WITH ins AS (INSERT INTO turn_events (turn_id, seq, data) SELECT $1, v.seq, v.data FROM (VALUES `)
+		}
 		for i, ev := range batch {
 			if i > 0 {
 				q.WriteString(", ")
 			}
-			fmt.Fprintf(&q, "($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
-			args = append(args, turnID, ev.Seq, string(ev.Data))
+			fmt.Fprintf(&q, "($%d::bigint, $%d::text)", len(args)+1, len(args)+2)
+			args = append(args, ev.Seq, string(ev.Data))
 		}
-		if start+maxEventBatch >= len(events) {
+		q.WriteString(`) AS v (seq, data) RETURNING seq) `)
+		if last {
 			// The note rides on the last statement (sent at commit).
-			n := len(args)
-			stmt := fmt.Sprintf(`WITH ins AS (%s RETURNING seq) SELECT pg_notify($%d, $%d) FROM ins LIMIT 1`, q.String(), n+1, n+2)
+			fmt.Fprintf(&q, `SELECT pg_notify($%d, $%d) FROM ins LIMIT 1`, len(args)+1, len(args)+2)
 			args = append(args, db.turns.channel, encodeNote(note))
-			_, err = tx.ExecContext(ctx, stmt, args...)
 		} else {
-			_, err = tx.ExecContext(ctx, q.String(), args...)
+			q.WriteString(`SELECT 1 FROM ins LIMIT 1`)
 		}
+		res, err := x.ExecContext(ctx, q.String(), args...)
 		if err != nil {
 			if isUniqueViolation(err) {
 				return fmt.Errorf("store: turn %q events: %w", turnID, store.ErrConflict)
 			}
 			return fmt.Errorf("store: append turn events: %w", err)
 		}
+		if fenced {
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("store: append turn events: %w", err)
+			} else if n == 0 {
+				return &store.FencedError{TurnID: fence.TurnID, Generation: fence.Generation}
+			}
+		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: append turn events: %w", err)
+	if tx, ok := x.(*sql.Tx); ok {
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("store: append turn events: %w", err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,177 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/store/storetest"
+)
+
+// TestTurnLocksNeverDeadlock: on PostgreSQL, two processes' group-committed
+// batches of fenced appends, fenced answer updates and event appends run
+// against lease renewals over all the turns (in a random order) and
+// take-overs of all of them at once, all touching the same turn rows. No
+// write fails with anything but a FencedError (a deadlock, 40P01, would fail
+// a whole batch), the appends are grouped, and every append that was
+// acknowledged is stored.
+func TestTurnLocksNeverDeadlock(t *testing.T) {
+	dsn := storetest.DSN(t, storetest.Postgres)
+	dbs := []*DB{openDB(t, dsn), openDB(t, dsn)}
+	ctx := context.Background()
+	const turns = 24
+	run := 2 * time.Second
+	if testing.Short() {
+		run = 500 * time.Millisecond
+	}
+
+	type turn struct {
+		id, conv string
+		acked    []string // messages acknowledged by AppendMessage
+	}
+	ts := make([]*turn, turns)
+	ids := make([]string, turns)
+	for i := range ts {
+		c, err := dbs[0].CreateConversation(ctx, store.Conversation{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Turn ids sort apart from their conversations' (random) ids, so
+		// that conversation order and turn order disagree within a batch.
+		ts[i] = &turn{id: fmt.Sprintf("turn-%02d", i), conv: c.ID}
+		ids[i] = ts[i].id
+		if _, err := dbs[0].StartTurn(ctx, store.Turn{ID: ts[i].id, ConversationID: c.ID, Owner: "a", LeaseUntil: time.Now().Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	stop := make(chan struct{})
+	time.AfterFunc(run, func() { close(stop) })
+	running := func() bool {
+		select {
+		case <-stop:
+			return false
+		default:
+			return true
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failures []error
+	failed := func(what string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(failures) < 10 {
+			failures = append(failures, fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	var fenced, writes int
+	for i, tr := range ts {
+		wg.Go(func() {
+			db := dbs[i%2]
+			var gen int64 = 1
+			seq := int64(1)
+			for k := 0; running(); k++ {
+				fctx := store.WithFence(ctx, store.Fence{TurnID: tr.id, Generation: gen})
+				m := store.Message{ConversationID: tr.conv, Role: store.RoleAssistant, Content: json.RawMessage(fmt.Sprintf(`[{"type":"text","text":"%d"}]`, k))}
+				m, err := db.AppendMessage(fctx, m)
+				if err == nil {
+					tr.acked = append(tr.acked, m.ID)
+					err = db.UpdateMessage(fctx, m)
+				}
+				if err == nil {
+					err = db.AppendTurnEvents(fctx, tr.id, []store.TurnEvent{{Seq: seq, Data: json.RawMessage(`{}`)}})
+					if err == nil {
+						seq++
+					}
+				}
+				mu.Lock()
+				writes++
+				mu.Unlock()
+				switch {
+				case errors.Is(err, store.ErrFenced):
+					// Taken over: write on as the new holder.
+					cur, err := db.GetTurn(ctx, tr.id)
+					if err != nil {
+						failed("get turn", err)
+						return
+					}
+					gen = cur.Generation
+					mu.Lock()
+					fenced++
+					mu.Unlock()
+				case err != nil:
+					failed("turn "+tr.id, err)
+					return
+				}
+			}
+		})
+	}
+	for i, db := range dbs {
+		wg.Go(func() {
+			order := append([]string(nil), ids...)
+			for running() {
+				rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+				for _, owner := range []string{"a", "b"} {
+					if _, err := db.RenewTurns(ctx, owner, order, time.Now().Add(time.Hour)); err != nil {
+						failed("renew", err)
+						return
+					}
+				}
+			}
+		})
+		wg.Go(func() {
+			owner := []string{"a", "b"}[i]
+			for running() {
+				// Every turn's lease has lapsed by then: all are taken.
+				later := time.Now().Add(2 * time.Hour)
+				if _, err := db.TakeOverTurns(ctx, later, "", owner, later.Add(time.Hour)); err != nil {
+					failed("take over", err)
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range failures {
+		t.Error(err)
+	}
+	t.Logf("%d rounds of writes, %d fenced by a take-over", writes, fenced)
+	if fenced == 0 {
+		t.Error("no write was fenced: the take-overs did not race the writes")
+	}
+
+	// The fenced appends went through the group commit, several a batch.
+	acked := 0
+	for _, tr := range ts {
+		acked += len(tr.acked)
+	}
+	commits := dbs[0].appends.commits.Load() + dbs[1].appends.commits.Load()
+	t.Logf("%d appends acknowledged in %d group commits", acked, commits)
+	if commits == 0 || commits >= int64(acked) {
+		t.Errorf("%d fenced appends took %d group commits: not grouped", acked, commits)
+	}
+
+	for _, tr := range ts {
+		c, err := dbs[0].GetConversation(ctx, tr.conv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := map[string]bool{}
+		for _, m := range c.Messages {
+			stored[m.ID] = true
+		}
+		for _, id := range tr.acked {
+			if !stored[id] {
+				t.Errorf("turn %s: acknowledged message %s is not stored", tr.id, id)
+			}
+		}
+	}
+}
