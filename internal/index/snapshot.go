@@ -475,8 +475,8 @@ func decodeVectorIndex(r *snapReader, dims int) (*VectorIndex, error) {
 }
 
 // stringArena makes strings out of a few large buffers instead of one
-// allocation each. A buffer is never written again once a string points
-// into it.
+// allocation each. Bytes a string points to are never written again:
+// appends only fill the rest of the buffer, and a full buffer is left.
 type stringArena struct{ buf []byte }
 
 // str reads a string as snapReader.str does.
