@@ -83,6 +83,13 @@ type BM25 struct {
 	total    float64 // sum of lengths
 	analyze  func(string) []string
 	scratch  sync.Pool // *bm25Scratch
+
+	// lazyTerms is set on an index decoded from a snapshot, before anyone
+	// else sees it, and never changed: its terms and tfs are laid out from
+	// the postings on first need (a write, or feedback), not at load, since
+	// a cold search needs neither (slotTerms).
+	lazyTerms bool
+	termsOnce sync.Once
 }
 
 // NewBM25 returns an empty index.
@@ -136,6 +143,7 @@ func (x *BM25) Remove(id string) bool {
 }
 
 func (x *BM25) remove(id string) bool {
+	x.slotTerms()
 	s, ok := x.slot[id]
 	if !ok {
 		return false
@@ -160,6 +168,48 @@ func (x *BM25) remove(id string) bool {
 	delete(x.slot, id)
 	x.free = append(x.free, s)
 	return true
+}
+
+// slotTerms lays out terms and tfs if they are still to be (lazyTerms).
+// The caller holds mu, for reading or writing; concurrent readers wait for
+// the one that lays them out. Within a slot the terms come in no particular
+// order, as Add leaves them.
+func (x *BM25) slotTerms() {
+	if !x.lazyTerms {
+		return
+	}
+	x.termsOnce.Do(func() {
+		perSlot := make([]int, len(x.ids))
+		total := 0
+		for _, ps := range x.postings {
+			for _, p := range ps {
+				perSlot[p.doc]++
+			}
+			total += len(ps)
+		}
+		// One array of each, cut into capped slices (an append copies).
+		all, allTfs := make([]string, total), make([]float32, total)
+		next := make([]int, len(x.ids)) // where slot s's next term goes
+		at := 0
+		for s, n := range perSlot {
+			next[s] = at
+			at += n
+		}
+		for t, ps := range x.postings {
+			for _, p := range ps {
+				all[next[p.doc]], allTfs[next[p.doc]] = t, p.tf
+				next[p.doc]++
+			}
+		}
+		x.terms, x.tfs = make([][]string, len(x.ids)), make([][]float32, len(x.ids))
+		start := 0
+		for s, end := range next {
+			if end > start {
+				x.terms[s], x.tfs[s] = all[start:end:end], allTfs[start:end:end]
+			}
+			start = end
+		}
+	})
 }
 
 // Scores returns the BM25 score of every document that matches at least one

@@ -118,6 +118,11 @@ func buildExpansionTerms(src embedding.WordVectorSource, lex *BM25, minDocs int)
 		out.rows[t] = len(out.terms)
 		out.dims = len(v)
 		out.terms = append(out.terms, t)
+		if cap(out.vecs)-len(out.vecs) < len(v) {
+			// Doubling: append grows a large slice by a quarter, which
+			// for the demo's 2,000 rows allocated and copied 5 MB for 0.8.
+			out.vecs = slices.Grow(out.vecs, max(len(out.vecs), 256*len(v)))
+		}
 		out.vecs = append(out.vecs, v...)
 		return true
 	})

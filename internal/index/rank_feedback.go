@@ -43,6 +43,7 @@ func (x *BM25) feedbackTerms(query map[string]float64, first []Hit, p FeedbackPa
 		return query
 	}
 	x.mu.RLock()
+	x.slotTerms()
 	n := float64(len(x.slot))
 	scores := map[string]float64{}
 	for _, h := range first[:min(p.Docs, len(first))] {

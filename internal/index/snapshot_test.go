@@ -55,11 +55,16 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if got.Len() != e.Len() || got.lex.Len() != e.lex.Len() {
 		t.Fatalf("Len %d/%d, want %d/%d", got.Len(), got.lex.Len(), e.Len(), e.lex.Len())
 	}
-	// Each slot lists its terms (what removal walks) as the built one does.
+	// Each slot's terms and frequencies (what removal and feedback walk) are
+	// laid out on first need, then the same as the built engine's.
+	if got.lex.terms != nil {
+		t.Error("a loaded engine laid out each document's terms before any need")
+	}
+	got.lex.slotTerms()
 	for s := range e.lex.ids {
-		want, have := slices.Sorted(slices.Values(e.lex.terms[s])), slices.Sorted(slices.Values(got.lex.terms[s]))
-		if !slices.Equal(want, have) {
-			t.Fatalf("slot %d: terms %q, built %q", s, have, want)
+		want, have := slotTermFreqs(e.lex, s), slotTermFreqs(got.lex, s)
+		if !maps.Equal(want, have) {
+			t.Fatalf("slot %d: terms %v, built %v", s, have, want)
 		}
 	}
 	got.vec.SetExactBelow(0)
@@ -104,6 +109,45 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if hits, _ := got.SearchMode(ctx, Lexical, "green", 300, nil); !slices.ContainsFunc(hits, func(h Hit) bool { return h.ID == "new" }) {
 		t.Error("document added after loading not found")
+	}
+}
+
+// slotTermFreqs is slot s's terms and their frequencies.
+func slotTermFreqs(x *BM25, s int) map[string]float32 {
+	out := map[string]float32{}
+	for i, t := range x.terms[s] {
+		out[t] = x.tfs[s][i]
+	}
+	return out
+}
+
+// TestSnapshotRemoveFirst removes documents from a loaded engine before
+// anything else has laid out its documents' terms: the index must then
+// answer as the built engine does after the same removals.
+func TestSnapshotRemoveFirst(t *testing.T) {
+	ctx := context.Background()
+	e := snapshotEngine(t)
+	got, err := LoadSnapshot(&fakeEmbedder{}, e.MarshalSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"T0002", "T0010"} {
+		if !e.Remove(id) || !got.Remove(id) {
+			t.Fatalf("%s not removed", id)
+		}
+	}
+	for _, q := range []string{"red guitar", "azure", "lo-fi jazz strumming", "artist 2"} {
+		want, err1 := e.SearchMode(ctx, Lexical, q, 400, nil)
+		have, err2 := got.SearchMode(ctx, Lexical, q, 400, nil)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if !sameHits(want, have) {
+			t.Errorf("%q after removals: loaded engine gives %v, built one %v", q, have, want)
+		}
+	}
+	if !bytes.Equal(got.MarshalSnapshot(), e.MarshalSnapshot()) {
+		t.Error("after the same removals the loaded engine encodes differently from the built one")
 	}
 }
 
