@@ -57,7 +57,10 @@ func TestExecutablesLinkOnlyWhatTheirToolNeeds(t *testing.T) {
 		{"image-search-brave-tool", mod + "internal/pack/websearch", search},
 		{"video-search-brave-tool", mod + "internal/pack/websearch", search},
 		{"web-fetch-tool", mod + "internal/pack/webfetch", everywhere},
-		{"toolport", mod + "internal/cli", []string{"github.com/santhosh-tekuri/jsonschema", "github.com/xuri/excelize", "github.com/markusmobius/", "github.com/go-shiori/", "codeberg.org/readeck/"}},
+		// /metrics is served by internal/metric: the Prometheus client's
+		// init (and that of runtime/metrics, which it links) would run at
+		// every start of every command.
+		{"toolport", mod + "internal/cli", []string{"github.com/santhosh-tekuri/jsonschema", "github.com/xuri/excelize", "github.com/markusmobius/", "github.com/go-shiori/", "codeberg.org/readeck/", "github.com/prometheus/", "runtime/metrics", "expvar"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {

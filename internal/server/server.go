@@ -26,10 +26,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/mcpserver"
+	"github.com/toolport/toolport/internal/metric"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/tool"
 )
@@ -91,8 +90,8 @@ type Config struct {
 	// Web serves the page at / (webui.Handler()); nil answers 404 there.
 	Web http.Handler
 	// Metrics, when set, receives the server's collectors; nil makes a
-	// registry of its own (the server never uses the global one).
-	Metrics *prometheus.Registry
+	// registry of its own.
+	Metrics *metric.Registry
 
 	// HeartbeatInterval is the period of ": ping" comments on chat streams;
 	// 0 means DefaultHeartbeatInterval.
@@ -202,7 +201,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Version = "dev"
 	}
 	if cfg.Metrics == nil {
-		cfg.Metrics = prometheus.NewRegistry()
+		cfg.Metrics = new(metric.Registry)
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger}
 	if s.logger == nil {
@@ -276,10 +275,10 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if cfg.MetricsListener != nil {
 		mm := http.NewServeMux()
-		mm.Handle("GET /metrics", m.handler(cfg.Metrics))
+		mm.Handle("GET /metrics", cfg.Metrics.Handler())
 		s.metricsHandler = s.guard(mm)
 	} else {
-		mux.Handle("GET /metrics", s.auth(m.handler(cfg.Metrics)))
+		mux.Handle("GET /metrics", s.auth(cfg.Metrics.Handler()))
 	}
 	if cfg.Web != nil {
 		mux.Handle("/", cfg.Web)
