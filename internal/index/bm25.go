@@ -257,6 +257,21 @@ func (x *BM25) top(weights map[string]float64, k int, filter func(id string) boo
 	return selectSet(hits, k, byScore)
 }
 
+// topSlots is top with each hit's slot, for a fusion over slots.
+func (x *BM25) topSlots(weights map[string]float64, k int, filter func(id string) bool) []slotHit {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	sc := x.accumulate(weights, bm25K1, bm25B)
+	defer x.release(sc)
+	hits := make([]slotHit, 0, len(sc.touched))
+	for _, s := range sc.touched {
+		if id := x.ids[s]; filter == nil || filter(id) {
+			hits = append(hits, slotHit{Hit{id, sc.acc[s]}, s})
+		}
+	}
+	return selectSet(hits, k, bySlotHitScore)
+}
+
 // bm25Scratch is one query's score per slot and the slots scored, reused
 // across queries (a map per query was a tenth of a search's CPU).
 type bm25Scratch struct {

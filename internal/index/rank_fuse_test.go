@@ -1,0 +1,89 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestHybridExactSameAsFuse: the fusion over vector slots gives the same
+// hits, scores to the bit, as the vector pool fused with the lexical pool by
+// id, while the two indexes number documents alike, after removals and
+// re-additions have made their numberings differ, and when a lexical
+// document has no vector (it falls back to fuse for the queries that find it).
+func TestHybridExactSameAsFuse(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"red", "crimson", "green", "blue", "azure", "piano", "guitar", "slow", "fast", "drums", "choir", "bass"}
+	doc := func(i int) Document {
+		var b strings.Builder
+		for range 1 + rng.IntN(6) {
+			b.WriteString(words[rng.IntN(len(words))] + " ")
+		}
+		return Document{ID: fmt.Sprintf("T%05d", i), Fields: Fields{Title: b.String(), Interpretation: b.String()}}
+	}
+	e := NewEngine(&fakeEmbedder{})
+	var docs []Document
+	for i := range 1600 { // more than either pool, so the pools' edges are exercised
+		docs = append(docs, doc(i))
+	}
+	if err := e.Add(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{"red piano", "azure", "slow slow choir", "zzz", "green fast drums bass", ""}
+	check := func(stage string, noVector string) {
+		t.Helper()
+		p := e.RankParams()
+		for _, q := range queries {
+			for _, k := range []int{1, 10, 1000, 2000} {
+				got, err := e.Search(ctx, q, k, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				terms := e.searchTerms(q, p)
+				qv, err := e.embedQuery(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := fuse(e.lex.top(terms, max(hybridLexPool, k), nil), e.vec.pool(qv, max(hybridVecPool, k), nil), p.LexWeight, k)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s %q k=%d: %d hits, want %d; first %v, want %v", stage, q, k, len(got), len(want), head(got), head(want))
+				}
+				slots := e.lex.topSlots(terms, max(hybridLexPool, k), nil)
+				wantExact := !slices.ContainsFunc(slots, func(h slotHit) bool { return h.ID == noVector })
+				_, exact := e.vec.hybridExact(qv, slots, max(hybridVecPool, k), p.LexWeight, k)
+				if exact != wantExact {
+					t.Errorf("%s %q k=%d: fused over slots %v, want %v", stage, q, k, exact, wantExact)
+				}
+			}
+		}
+	}
+	check("added", "")
+
+	for _, i := range rng.Perm(len(docs))[:300] {
+		e.Remove(docs[i].ID)
+	}
+	var again []Document
+	for i := range 200 {
+		again = append(again, doc(len(docs)+i), docs[rng.IntN(len(docs))])
+	}
+	if err := e.Add(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for s, id := range e.lex.ids {
+		if s >= len(e.vec.ids) || e.vec.ids[s] != id {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Fatal("the indexes still number documents alike; the test needs them apart")
+	}
+	check("removed and re-added", "")
+
+	e.lex.Add("lexical-only", Fields{Title: "red azure piano slow"})
+	check("a lexical document without a vector", "lexical-only")
+}
