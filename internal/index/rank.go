@@ -143,13 +143,17 @@ func (e *Engine) hybrid(ctx context.Context, p RankParams, query string, k int, 
 	var lex []Hit
 	if filter == nil && !p.Feedback.on() {
 		// The common case, fused over slots: the same hits as below.
-		slots := e.lex.topSlots(terms, max(hybridLexPool, k), nil)
-		if hits, ok := e.vec.hybridExact(vq, slots, max(hybridVecPool, k), p.LexWeight, k); ok {
-			return hits, nil
+		slots, done := e.lex.topSlots(terms, max(hybridLexPool, k), nil)
+		hits, ok := e.vec.hybridExact(vq, slots, max(hybridVecPool, k), p.LexWeight, k)
+		if !ok {
+			lex = make([]Hit, len(slots))
+			for i, h := range slots {
+				lex[i] = h.Hit
+			}
 		}
-		lex = make([]Hit, len(slots))
-		for i, h := range slots {
-			lex[i] = h.Hit
+		done()
+		if ok {
+			return hits, nil
 		}
 	} else {
 		lex = e.lex.top(terms, max(hybridLexPool, k), filter)

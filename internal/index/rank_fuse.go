@@ -16,6 +16,7 @@ type fuseScratch struct {
 	acc  []float64
 	seen []bool
 	hits []int32 // the slots with a score, in the order they got it
+	out  []Hit   // the fused hits, before the k best are copied out
 }
 
 // hybridExact is the hybrid's vector pool and fusion over the vector index's
@@ -89,11 +90,14 @@ func (x *VectorIndex) hybridExact(query []float32, lex []slotHit, pool int, lexW
 		x.scratch.Put(buf)
 	}
 
-	out := make([]Hit, len(fs.hits))
-	for i, s := range fs.hits {
-		out[i] = Hit{x.ids[s], fs.acc[s]}
+	all := slices.Grow(fs.out[:0], len(fs.hits))
+	for _, s := range fs.hits {
+		all = append(all, Hit{x.ids[s], fs.acc[s]})
 	}
-	return selectTop(out, k, byScore), true
+	out := append([]Hit{}, selectTop(all, k, byScore)...) // not nil when empty, as fuse's
+	clear(all) // the ids, for the collector
+	fs.out = all[:0]
+	return out, true
 }
 
 // add adds v to slot s's fused score.

@@ -49,12 +49,13 @@ func TestHybridExactSameAsFuse(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := fuse(e.lex.top(terms, max(hybridLexPool, k), nil), e.vec.pool(qv, max(hybridVecPool, k), nil), p.LexWeight, k)
-				if !slices.Equal(got, want) {
+				if !slices.Equal(got, want) || (got == nil) != (want == nil) {
 					t.Errorf("%s %q k=%d: %d hits, want %d; first %v, want %v", stage, q, k, len(got), len(want), head(got), head(want))
 				}
-				slots := e.lex.topSlots(terms, max(hybridLexPool, k), nil)
+				slots, done := e.lex.topSlots(terms, max(hybridLexPool, k), nil)
 				wantExact := !slices.ContainsFunc(slots, func(h slotHit) bool { return h.ID == noVector })
 				_, exact := e.vec.hybridExact(qv, slots, max(hybridVecPool, k), p.LexWeight, k)
+				done()
 				if exact != wantExact {
 					t.Errorf("%s %q k=%d: fused over slots %v, want %v", stage, q, k, exact, wantExact)
 				}
