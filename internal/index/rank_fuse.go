@@ -1,6 +1,9 @@
 package index
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+)
 
 // slotHit is a hit with the slot it came from in its index.
 type slotHit struct {
@@ -17,6 +20,7 @@ type fuseScratch struct {
 	seen []bool
 	hits []int32 // the slots with a score, in the order they got it
 	out  []Hit   // the fused hits, before the k best are copied out
+	sel  []float32
 }
 
 // hybridExact is the hybrid's vector pool and fusion over the vector index's
@@ -77,16 +81,20 @@ func (x *VectorIndex) hybridExact(query []float32, lex []slotHit, pool int, lexW
 		}
 		scores := slices.Grow(buf.scores[:0], n)[:n]
 		dots(q, x.vecs[:n*x.dims], scores)
-		all := slices.Grow(buf.all[:0], n)[:n]
-		for i, sc := range scores {
-			all[i] = slotScore{int32(i), sc}
+		fs.sel = slices.Grow(fs.sel[:0], n)[:n]
+		top, ok := largestSlots(buf.all[:0], scores, fs.sel, pool)
+		if !ok { // a NaN: leave the order to selectSet, as pool does
+			top = slices.Grow(top[:0], n)[:n]
+			for i, sc := range scores {
+				top[i] = slotScore{int32(i), sc}
+			}
+			top = selectSet(top, pool, bySlotScore)
 		}
-		top := selectSet(all, pool, bySlotScore)
 		lo, span := scoreRange(len(top), func(i int) float64 { return float64(top[i].score) })
 		for _, t := range top {
 			fs.add(t.slot, (1-lexWeight)*normalised(float64(t.score), lo, span))
 		}
-		buf.scores, buf.all = scores[:0], all[:0]
+		buf.scores, buf.all = scores[:0], top[:0]
 		x.scratch.Put(buf)
 	}
 
@@ -95,7 +103,7 @@ func (x *VectorIndex) hybridExact(query []float32, lex []slotHit, pool int, lexW
 		all = append(all, Hit{x.ids[s], fs.acc[s]})
 	}
 	out := append([]Hit{}, selectTop(all, k, byScore)...) // not nil when empty, as fuse's
-	clear(all) // the ids, for the collector
+	clear(all)                                            // the ids, for the collector
 	fs.out = all[:0]
 	return out, true
 }
@@ -128,4 +136,85 @@ func normalised(score, lo, span float64) float64 {
 		return (score - lo) / span
 	}
 	return 1
+}
+
+// largestSlots appends to dst the k best (slot, score) pairs of scores by
+// bySlotScore, in slot order: the set selectSet(…, k, bySlotScore) keeps,
+// found by selecting the k-th largest score among plain floats (a third of
+// the cost of selecting structs through a comparison function). tmp is
+// scratch of len(scores). It reports false, with dst in any state, if
+// scores hold a NaN, which orders nothing.
+func largestSlots(dst []slotScore, scores, tmp []float32, k int) ([]slotScore, bool) {
+	if k <= 0 {
+		return dst, true
+	}
+	if k >= len(scores) {
+		for i, s := range scores {
+			if s != s {
+				return dst, false
+			}
+			dst = append(dst, slotScore{int32(i), s})
+		}
+		return dst, true
+	}
+	copy(tmp, scores)
+	t := nthLargest(tmp, k-1)
+	above := 0
+	for _, s := range scores {
+		if s > t {
+			above++
+		} else if s != s {
+			return dst, false
+		}
+	}
+	// Of the scores equal to the k-th, the lowest slots go in, as bySlotScore
+	// orders them.
+	ties := k - above
+	for i, s := range scores {
+		if s > t || s == t && ties > 0 {
+			if s == t {
+				ties--
+			}
+			dst = append(dst, slotScore{int32(i), s})
+		}
+	}
+	return dst, len(dst) == k
+}
+
+// nthLargest reorders s so that s[n] is what it would be were s sorted
+// largest first, and returns it: Hoare's FIND with a median-of-three pivot,
+// sorting what is left past a depth bound (a pathological order). s holds
+// no NaN.
+func nthLargest(s []float32, n int) float32 {
+	lo, hi := 0, len(s)-1
+	for depth := 2 * bits.Len(uint(len(s))); lo < hi; depth-- {
+		if depth == 0 {
+			slices.Sort(s[lo : hi+1])
+			slices.Reverse(s[lo : hi+1])
+			break
+		}
+		a, b, c := s[lo], s[lo+(hi-lo)/2], s[hi]
+		p := max(min(a, b), min(max(a, b), c)) // the median of the three
+		i, j := lo, hi
+		for i <= j {
+			for s[i] > p {
+				i++
+			}
+			for s[j] < p {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		if j < n {
+			lo = i
+		}
+		if n < i {
+			hi = j
+		}
+	}
+	return s[n]
 }

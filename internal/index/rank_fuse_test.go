@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -87,4 +88,67 @@ func TestHybridExactSameAsFuse(t *testing.T) {
 
 	e.lex.Add("lexical-only", Fields{Title: "red azure piano slow"})
 	check("a lexical document without a vector", "lexical-only")
+}
+
+// TestLargestSlotsSameAsSelectSet: largestSlots keeps the set selectSet
+// keeps by bySlotScore, ties at the k-th score going to the lowest slots,
+// for orders quickselect finds hard (sorted, reversed, all equal) and for
+// scores with many ties; a NaN is refused.
+func TestLargestSlotsSameAsSelectSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	gen := map[string]func(n int) []float32{
+		"random": func(n int) []float32 {
+			s := make([]float32, n)
+			for i := range s {
+				s[i] = rng.Float32()*2 - 1
+			}
+			return s
+		},
+		"few values": func(n int) []float32 {
+			s := make([]float32, n)
+			for i := range s {
+				s[i] = float32(rng.IntN(5)) / 4
+			}
+			return s
+		},
+		"ascending": func(n int) []float32 {
+			s := make([]float32, n)
+			for i := range s {
+				s[i] = float32(i)
+			}
+			return s
+		},
+		"descending": func(n int) []float32 {
+			s := make([]float32, n)
+			for i := range s {
+				s[i] = float32(n - i)
+			}
+			return s
+		},
+		"equal": func(n int) []float32 { return make([]float32, n) },
+	}
+	for name, g := range gen {
+		for _, n := range []int{0, 1, 2, 17, 1000, 5521} {
+			scores := g(n)
+			for _, k := range []int{0, 1, 2, 10, 999, 1000, 1001, n - 1, n, n + 1} {
+				all := make([]slotScore, n)
+				for i, s := range scores {
+					all[i] = slotScore{int32(i), s}
+				}
+				want := selectSet(all, k, bySlotScore)
+				slices.SortFunc(want, func(a, b slotScore) int { return int(a.slot - b.slot) })
+				got, ok := largestSlots(nil, scores, make([]float32, n), k)
+				if !ok || !slices.Equal(got, want) {
+					t.Errorf("%s n=%d k=%d: ok=%v, %d slots, want %d", name, n, k, ok, len(got), len(want))
+				}
+			}
+		}
+	}
+	scores := gen["random"](100)
+	scores[40] = float32(math.NaN())
+	for _, k := range []int{10, 100} {
+		if _, ok := largestSlots(nil, scores, make([]float32, 100), k); ok {
+			t.Errorf("k=%d: a NaN accepted", k)
+		}
+	}
 }
