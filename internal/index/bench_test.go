@@ -250,3 +250,28 @@ func BenchmarkErrorBound(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPoolSelection: the hybrid's vector pool, the 1,000 best of 5,521
+// cosines, by selectSet over (slot, score) structs and by largestSlots.
+func BenchmarkPoolSelection(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	scores := make([]float32, 5521)
+	for i := range scores {
+		scores[i] = rng.Float32()
+	}
+	all := make([]slotScore, len(scores))
+	b.Run("selectSet", func(b *testing.B) {
+		for b.Loop() {
+			for i, s := range scores {
+				all[i] = slotScore{int32(i), s}
+			}
+			selectSet(all, hybridVecPool, bySlotScore)
+		}
+	})
+	tmp := make([]float32, len(scores))
+	b.Run("largestSlots", func(b *testing.B) {
+		for b.Loop() {
+			largestSlots(all[:0], scores, tmp, hybridVecPool)
+		}
+	})
+}

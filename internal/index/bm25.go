@@ -83,6 +83,7 @@ type BM25 struct {
 	total    float64 // sum of lengths
 	analyze  func(string) []string
 	scratch  sync.Pool // *bm25Scratch
+	hits     sync.Pool // *[]slotHit, topSlots's candidates
 
 	// lazyTerms is set on an index decoded from a snapshot, before anyone
 	// else sees it, and never changed: its terms and tfs are laid out from
@@ -255,6 +256,32 @@ func (x *BM25) top(weights map[string]float64, k int, filter func(id string) boo
 		}
 	}
 	return selectSet(hits, k, byScore)
+}
+
+// topSlots is top with each hit's slot, for a fusion over slots. The hits
+// are in a buffer reused across queries: the caller hands it back with
+// done once it has read them (a query matching most of the index would
+// otherwise allocate a hit per matching document).
+func (x *BM25) topSlots(weights map[string]float64, k int, filter func(id string) bool) (top []slotHit, done func()) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	sc := x.accumulate(weights, bm25K1, bm25B)
+	defer x.release(sc)
+	buf, _ := x.hits.Get().(*[]slotHit)
+	if buf == nil {
+		buf = new([]slotHit)
+	}
+	hits := slices.Grow((*buf)[:0], len(sc.touched))
+	for _, s := range sc.touched {
+		if id := x.ids[s]; filter == nil || filter(id) {
+			hits = append(hits, slotHit{Hit{id, sc.acc[s]}, s})
+		}
+	}
+	*buf = hits[:0]
+	return selectSet(hits, k, bySlotHitScore), func() {
+		clear(hits) // the ids, for the collector
+		x.hits.Put(buf)
+	}
 }
 
 // bm25Scratch is one query's score per slot and the slots scored, reused

@@ -139,8 +139,26 @@ func (e *Engine) hybrid(ctx context.Context, p RankParams, query string, k int, 
 	// Fusion needs each side's set and its best and worst scores, not
 	// their order.
 	terms := e.searchTerms(query, p)
-	lex := e.lex.top(terms, max(hybridLexPool, k), filter)
-	vec := e.vec.pool(e.vectorQuery(qv, query, terms, p), max(hybridVecPool, k), filter)
+	vq := e.vectorQuery(qv, query, terms, p)
+	var lex []Hit
+	if filter == nil && !p.Feedback.on() {
+		// The common case, fused over slots: the same hits as below.
+		slots, done := e.lex.topSlots(terms, max(hybridLexPool, k), nil)
+		hits, ok := e.vec.hybridExact(vq, slots, max(hybridVecPool, k), p.LexWeight, k)
+		if !ok {
+			lex = make([]Hit, len(slots))
+			for i, h := range slots {
+				lex[i] = h.Hit
+			}
+		}
+		done()
+		if ok {
+			return hits, nil
+		}
+	} else {
+		lex = e.lex.top(terms, max(hybridLexPool, k), filter)
+	}
+	vec := e.vec.pool(vq, max(hybridVecPool, k), filter)
 	if p.Feedback.on() {
 		lex = e.feedbackLex(terms, lex, vec, p, max(hybridLexPool, k), filter)
 	}

@@ -68,6 +68,7 @@ type VectorIndex struct {
 	codedAt int // Len when center was computed
 
 	scratch sync.Pool // *scanScratch, the exact scan's scores
+	fuse    sync.Pool // *fuseScratch, the hybrid's fused scores (rank_fuse.go)
 }
 
 // NewVectorIndex returns an empty index for vectors of the given length.

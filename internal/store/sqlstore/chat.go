@@ -101,7 +101,7 @@ func (db *DB) GetConversation(ctx context.Context, id string) (store.Conversatio
 	defer rollback(tx)
 	var c store.Conversation
 	var created, updated dbTime
-	err = tx.QueryRowContext(ctx, `SELECT id, title, created_at, updated_at, model FROM conversations WHERE id = $1`, id).
+	err = db.queryRowReadTx(ctx, tx, qGetConversation, id).
 		Scan(&c.ID, &c.Title, &created, &updated, &c.Model)
 	c.CreatedAt, c.UpdatedAt = created.t, updated.t
 	if err == sql.ErrNoRows {
@@ -110,8 +110,7 @@ func (db *DB) GetConversation(ctx context.Context, id string) (store.Conversatio
 	if err != nil {
 		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
-        WHERE conversation_id = $1 ORDER BY seq`, id)
+	rows, err := db.queryReadTx(ctx, tx, qGetMessages, id)
 	if err != nil {
 		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
 	}
@@ -129,6 +128,11 @@ func (db *DB) GetConversation(ctx context.Context, id string) (store.Conversatio
 	}
 	return c, nil
 }
+
+const (
+	qGetConversation = `SELECT id, title, created_at, updated_at, model FROM conversations WHERE id = $1`
+	qGetMessages     = `SELECT ` + messageColumns + ` FROM messages WHERE conversation_id = $1 ORDER BY seq`
+)
 
 const messageColumns = `id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message, context_tokens`
 

@@ -318,7 +318,7 @@ func (db *DB) GetIndexContent(ctx context.Context, isrcs []string) ([]store.Inde
 func (db *DB) getIndex(ctx context.Context, isrcs []string, columns string) ([]store.IndexRecord, error) {
 	found := make(map[string]store.IndexRecord, len(isrcs))
 	for _, c := range chunks(isrcs, lookupChunk) {
-		rows, err := db.r.QueryContext(ctx,
+		rows, err := db.queryRead(ctx,
 			`SELECT `+columns+` FROM track_index WHERE isrc IN (`+placeholders(1, len(c))+`)`, c...)
 		if err != nil {
 			return nil, fmt.Errorf("store: get index: %w", err)
@@ -353,7 +353,7 @@ func (db *DB) getIndex(ctx context.Context, isrcs []string, columns string) ([]s
 func (db *DB) IndexStates(ctx context.Context, isrcs []string) (map[string]store.IndexState, error) {
 	states := make(map[string]store.IndexState)
 	for _, c := range chunks(isrcs, lookupChunk) {
-		rows, err := db.r.QueryContext(ctx,
+		rows, err := db.queryRead(ctx,
 			`SELECT isrc, content_hash, embedder, dims FROM track_index WHERE isrc IN (`+placeholders(1, len(c))+`)`, c...)
 		if err != nil {
 			return nil, fmt.Errorf("store: index states: %w", err)

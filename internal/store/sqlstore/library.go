@@ -221,7 +221,7 @@ func (db *DB) AlbumsInLibrary(ctx context.Context, tidalIDs []string) (map[strin
 
 // collect runs a one-column query and sets each value in set.
 func (db *DB) collect(ctx context.Context, set map[string]bool, query string, args []any) error {
-	rows, err := db.r.QueryContext(ctx, query, args...)
+	rows, err := db.queryRead(ctx, query, args...)
 	if err != nil {
 		return err
 	}

@@ -136,3 +136,62 @@ func TestSQLiteTurnWritesAreGroupCommitted(t *testing.T) {
 		t.Errorf("%d group commits for %d writes", n, 4*turns)
 	}
 }
+
+// On SQLite the reads of a search's shown tracks are prepared on first use
+// and kept, up to readStmtsMax texts (the IN lists' lengths vary); past
+// that, and on PostgreSQL, they run unprepared with the same results. A
+// conversation's reads, in a transaction, go through statements prepared
+// when the store opens.
+func TestReadsUsePreparedStatements(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, storetest.DSN(t, storetest.SQLite))
+	if got := len(db.rstmts.m); got != len(readTxStmts) {
+		t.Fatalf("%d read statements prepared at open, want %d", got, len(readTxStmts))
+	}
+	var recs []store.IndexRecord
+	var isrcs []string
+	for i := range readStmtsMax + 10 {
+		isrc := fmt.Sprintf("ISRC%04d", i)
+		isrcs = append(isrcs, isrc)
+		recs = append(recs, store.IndexRecord{ISRC: isrc, Title: "title " + isrc})
+	}
+	if err := db.UpsertIndex(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	// Every length of IN list, twice: the second round reuses the
+	// statements, and lengths past the cache's room run unprepared.
+	for round := range 2 {
+		for n := 1; n <= len(isrcs); n++ {
+			got, err := db.GetIndexContent(ctx, isrcs[:n])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != n || got[n-1].ISRC != isrcs[n-1] || got[n-1].Title != "title "+isrcs[n-1] {
+				t.Fatalf("round %d: GetIndexContent of %d = %d records, last %+v", round, n, len(got), got[len(got)-1])
+			}
+		}
+	}
+	if got := len(db.rstmts.m); got != readStmtsMax {
+		t.Errorf("%d read statements kept, want the bound %d", got, readStmtsMax)
+	}
+
+	conv, err := db.CreateConversation(ctx, store.Conversation{ID: "c1", Title: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendMessage(ctx, store.Message{ID: "m1", ConversationID: conv.ID, Role: store.RoleUser, Content: []byte(`[{"type":"text","text":"hi"}]`)}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := db.GetConversation(ctx, conv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Title != "t" || len(got.Messages) != 1 || got.Messages[0].ID != "m1" {
+			t.Errorf("GetConversation = %+v", got)
+		}
+	}
+	if _, err := db.GetConversation(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetConversation of a missing id = %v, want ErrNotFound", err)
+	}
+}

@@ -55,6 +55,8 @@ type DB struct {
 	turns *turnNotes
 	// wstmts are the writer's prepared statements (SQLite; see writeStmts).
 	wstmts stmts
+	// rstmts are the reader's prepared statements (SQLite; see readStmts).
+	rstmts readStmts
 }
 
 // Open connects to the store named by dsn and applies any pending migrations.
@@ -107,6 +109,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 			db.Close()
 			return nil, fmt.Errorf("store: open sqlite: %w", err)
 		}
+		db.rstmts.on = true
+		if err := db.prepareReads(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: open sqlite: %w", err)
+		}
 	}
 	workers := 1 // SQLite has one writer
 	if kind == store.EnginePostgres {
@@ -135,6 +142,7 @@ func (db *DB) Close() error {
 		db.appends.close()
 	}
 	db.wstmts.close()
+	db.rstmts.close()
 	err := errors.Join(db.turns.close(), db.w.Close())
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())
