@@ -49,6 +49,8 @@ type DB struct {
 	// appends group concurrent AppendMessage calls into one transaction
 	// (see appender).
 	appends *appender
+	// events group fenced turn event appends on PostgreSQL (nil on SQLite)
+	events *eventGroup
 	// watch holds the running WatchIndex listeners (indexwatch.go).
 	watch watchers
 	// turns carries turn notes between processes (see turns.go).
@@ -120,6 +122,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		workers = postgresAppendWorkers
 	}
 	db.appends = newAppender(db, workers)
+	if kind == store.EnginePostgres {
+		db.events = newEventGroup(db)
+	}
 	return db, nil
 }
 
@@ -140,6 +145,9 @@ func (db *DB) Close() error {
 	db.watch.close()
 	if db.appends != nil {
 		db.appends.close()
+	}
+	if db.events != nil {
+		db.events.close()
 	}
 	db.wstmts.close()
 	db.rstmts.close()

@@ -17,7 +17,8 @@ import (
 // TestTurnLocksNeverDeadlock: on PostgreSQL, two processes' group-committed
 // batches of fenced appends, fenced answer updates and event appends run
 // against lease renewals over all the turns (in a random order) and
-// take-overs of all of them at once, all touching the same turn rows. No
+// take-overs of all of them at once, all touching the same turn rows (event
+// appends of several turns grouped in one statement, too). No
 // write fails with anything but a FencedError (a deadlock, 40P01, would fail
 // a whole batch), the appends are grouped, and every append that was
 // acknowledged is stored.
@@ -157,6 +158,14 @@ func TestTurnLocksNeverDeadlock(t *testing.T) {
 	t.Logf("%d appends acknowledged in %d group commits", acked, commits)
 	if commits == 0 || commits >= int64(acked) {
 		t.Errorf("%d fenced appends took %d group commits: not grouped", acked, commits)
+	}
+
+	// The event appends went through their group commit too, several turns
+	// a statement at least sometimes (the fences checked per turn in it).
+	if grouped := dbs[0].events.commits.Load() + dbs[1].events.commits.Load(); grouped == 0 {
+		t.Error("no event append was group-committed with another turn's")
+	} else {
+		t.Logf("%d statements carried several turns' events", grouped)
 	}
 
 	for _, tr := range ts {

@@ -498,6 +498,17 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 		db.turns.publish(note)
 		return nil
 	}
+	if fenced && len(events) <= maxEventGroupRows {
+		// Group-committed with other turns' calls (see eventGroup).
+		return db.events.submit(ctx, fence, events, encodeNote(note))
+	}
+	return db.appendTurnEventsPostgres(ctx, turnID, fencePtr(ctx, turnID), events, encodeNote(note))
+}
+
+// appendTurnEventsPostgres logs one turn's events on PostgreSQL, under fence
+// if it is not nil, notifying note.
+func (db *DB) appendTurnEventsPostgres(ctx context.Context, turnID string, fence *store.Fence, events []store.TurnEvent, note string) error {
+	fenced := fence != nil
 	// One statement per maxEventBatch rows, in a transaction only when
 	// there are several. With a fence each statement carries it: its rows
 	// are inserted only from f's row, which it locks FOR SHARE until commit
@@ -536,7 +547,7 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 		if last {
 			// The note rides on the last statement (sent at commit).
 			fmt.Fprintf(&q, `SELECT pg_notify($%d, $%d) FROM ins LIMIT 1`, len(args)+1, len(args)+2)
-			args = append(args, db.turns.channel, encodeNote(note))
+			args = append(args, db.turns.channel, note)
 		} else {
 			q.WriteString(`SELECT 1 FROM ins LIMIT 1`)
 		}
