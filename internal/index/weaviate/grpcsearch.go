@@ -68,10 +68,10 @@ func (b *Backend) searchGRPC(ctx context.Context, q Query, terms string, limit i
 	if b.cfg.APIKey != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+b.cfg.APIKey)
 	}
-	err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
+	err := b.searchNodes(ctx, func(ctx context.Context, ep *endpoint) (int, error) {
 		var err error
 		reply, err = ep.grpc.Search(ctx, req)
-		return wrap("search", err)
+		return len(reply.GetResults()), wrap("search", err)
 	})
 	if err != nil {
 		return nil, err

@@ -349,6 +349,36 @@ func (b *Backend) do(ctx context.Context, fn func(ctx context.Context, ep *endpo
 	return err
 }
 
+// errEmptyAnswer makes do try the next node after an empty search answer.
+var errEmptyAnswer = fmt.Errorf("weaviate: a search answered empty, asking the next node: %w", ErrUnavailable)
+
+// searchNodes runs a search as do runs any call, but with several nodes
+// listed it believes an empty answer only once every node has given one.
+// Weaviate 1.28 can answer a replicated search with no hits and no error
+// while its coordinator still routes part of the query to a replica that
+// died: on a loaded machine one node kept doing so for over three minutes
+// after another's kill (TestReplicatedClusterSurvivesANode). fn returns how
+// many hits its answer had. A search that truly matches nothing costs one
+// round trip per node listed.
+func (b *Backend) searchNodes(ctx context.Context, fn func(ctx context.Context, ep *endpoint) (int, error)) error {
+	tries, empty := 0, false
+	err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
+		tries++
+		n, err := fn(ctx, ep)
+		if err == nil && n == 0 && tries < len(b.eps) {
+			empty = true
+			return errEmptyAnswer
+		}
+		return err
+	})
+	if err != nil && empty && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
+		// A node answered (empty) and the rest are down: the empty answer
+		// stands, as it would have with that node alone.
+		return nil
+	}
+	return err
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -658,11 +688,14 @@ func (b *Backend) Search(ctx context.Context, q Query) ([]index.Hit, error) {
 		return b.searchGRPC(ctx, q, terms, limit)
 	}
 	var hits []index.Hit
-	err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
+	err := b.searchNodes(ctx, func(ctx context.Context, ep *endpoint) (int, error) {
 		var err error
 		hits, err = b.searchGraphQL(ctx, ep, q, terms, limit)
-		return err
+		return len(hits), err
 	})
+	if hits == nil && err == nil {
+		hits = []index.Hit{}
+	}
 	return hits, err
 }
 

@@ -330,7 +330,9 @@ func TestReplicatedClusterSurvivesANode(t *testing.T) {
 	// find the track again within a bound; how long the gap lasted is logged.
 	// The bound is generous: under a loaded CI run (race-instrumented tests
 	// on two cores) gRPC at QUORUM once still answered empty 60 s after the
-	// kill, while alone on the machine it recovers within 100 ms.
+	// kill, and once 180 s after it, while alone on the machine it recovers
+	// within 100 ms; the backend now asks another node after an empty
+	// answer (searchNodes).
 	for name, be := range map[string]*weaviate.Backend{"gRPC at QUORUM": b, "GraphQL": rest} {
 		for {
 			got := ids(search(t, be, emb, "distorted guitars", 3))
