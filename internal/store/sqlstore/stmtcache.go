@@ -83,42 +83,42 @@ type readStmts struct {
 // cache has or can take one. It must not be called holding a reader
 // connection (in a transaction): preparing may need one.
 func (db *DB) queryRead(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if st := db.readStmt(ctx, q); st != nil {
+	if st, _ := db.readStmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
+	// Unprepared: a preparing error, if any, comes back from the query.
 	return db.r.QueryContext(ctx, q, args...)
 }
 
 // readStmt is q's statement on the reader, prepared now if the cache has
-// room; nil when it is off, full or preparing failed (the caller then runs
-// q unprepared, and reports any error from that).
-func (db *DB) readStmt(ctx context.Context, q string) *sql.Stmt {
+// room; nil when it is off or full, or with the error preparing it.
+func (db *DB) readStmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	rs := &db.rstmts
 	if !rs.on {
-		return nil
+		return nil, nil
 	}
 	rs.mu.Lock()
 	st, full := rs.m[q], len(rs.m) >= readStmtsMax
 	rs.mu.Unlock()
 	if st != nil || full {
-		return st
+		return st, nil
 	}
 	// Prepared without the lock: preparing waits for a free connection.
 	st, err := db.r.PrepareContext(ctx, q)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if had := rs.m[q]; had != nil || len(rs.m) >= readStmtsMax {
 		st.Close()
-		return had
+		return had, nil
 	}
 	if rs.m == nil {
 		rs.m = map[string]*sql.Stmt{}
 	}
 	rs.m[q] = st
-	return st
+	return st, nil
 }
 
 // readTxStmts are read in transactions, which cannot prepare on first use
@@ -128,13 +128,8 @@ var readTxStmts = []string{qGetConversation, qGetMessages}
 // prepareReads prepares readTxStmts on the reader.
 func (db *DB) prepareReads(ctx context.Context) error {
 	for _, q := range readTxStmts {
-		if db.readStmt(ctx, q) == nil {
-			// Prepared again to report why.
-			st, err := db.r.PrepareContext(ctx, q)
-			if err != nil {
-				return fmt.Errorf("preparing %.40q: %w", q, err)
-			}
-			st.Close()
+		if _, err := db.readStmt(ctx, q); err != nil {
+			return fmt.Errorf("preparing %.40q: %w", q, err)
 		}
 	}
 	return nil
