@@ -38,15 +38,23 @@ const (
 	envProvider    = "TOOLPORT_BENCH_PROVIDER"     // "openai" (default) or "anthropic"
 	envDatabaseURL = "TOOLPORT_TEST_DATABASE_URL"  // PostgreSQL for the store=postgres case
 	envPerf        = "TOOLPORT_BENCH_PERF_DIR"     // when set, `perf record` the server over each burst into this directory
+	envPerfAll     = "TOOLPORT_BENCH_PERF_ALL"     // "1": record every process (the database's and the client's too), not only the server
+	envPerfFor     = "TOOLPORT_BENCH_PERF_FOR"     // with PERF_ALL, record only this long from the burst's start (e.g. 600ms: the starts)
 	envServerEnv   = "TOOLPORT_BENCH_SERVER_ENV"   // more of the server's environment, "K=V K=V" (e.g. GOGC=300)
+	envWarmup      = "TOOLPORT_BENCH_WARMUP"       // turns of the warm-up burst (default: as many as the measured burst)
+	envModelDelay  = "TOOLPORT_BENCH_MODEL_DELAY"  // hold each turn's first model answer this long (e.g. 4s): the burst measures starts alone
 )
 
 // defaultTurns is the issue's load: 500 turns at once.
 const defaultTurns = 500
 
-// warmupTurns run before the measured burst, so that it measures turns,
-// not loading the index, opening pools or the runtime growing its heap.
-const warmupTurns = 50
+// The warm-up burst runs before the measured one, as many turns as it by
+// default, so that it measures turns, not loading the index, opening pools
+// or the runtime growing its heap: a server's first burst of 500 turns
+// spends about a third of its CPU in page faults on memory it has never
+// used (measured with TOOLPORT_BENCH_PERF_ALL: 4.4 ms of CPU per turn after
+// a warm-up of 50, 3.1 ms after one of 500). TOOLPORT_BENCH_WARMUP=50
+// measures a server's first large burst.
 
 // turnText is what each turn's user says; the script matches it.
 const turnText = "bench turn: calm piano please"
@@ -115,7 +123,17 @@ func benchTurns(b *testing.B, store string) {
 		bin = build.Build(b, "../../cmd/toolport")
 	}
 
-	model := servertest.NewModelServer(b, script...)
+	sc := script
+	if v := os.Getenv(envModelDelay); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			b.Fatalf("%s=%q: want a positive duration", envModelDelay, v)
+		}
+		sc = slices.Clone(script)
+		sc[0].Events = slices.Clone(sc[0].Events)
+		sc[0].Events[0].Delay = d
+	}
+	model := servertest.NewModelServer(b, sc...)
 	env := map[string]string{"TOOLPORT_DATABASE_URL": dsn}
 	for _, kv := range strings.Fields(os.Getenv(envServerEnv)) {
 		k, v, ok := strings.Cut(kv, "=")
@@ -136,7 +154,14 @@ func benchTurns(b *testing.B, store string) {
 		MaxIdleConns: 4 * n, MaxIdleConnsPerHost: 4 * n, IdleConnTimeout: time.Minute,
 	}}}
 
-	if _, err := c.burst(warmupTurns); err != nil {
+	warmup := n
+	if v := os.Getenv(envWarmup); v != "" {
+		var err error
+		if warmup, err = strconv.Atoi(v); err != nil || warmup < 1 {
+			b.Fatalf("%s=%q: want a positive number", envWarmup, v)
+		}
+	}
+	if _, err := c.burst(warmup); err != nil {
 		b.Fatalf("warm-up: %v\n%s", err, tail(srv.log.String(), 3000))
 	}
 
@@ -247,7 +272,18 @@ func (s *server) perf(tb testing.TB, name string) (stop func()) {
 		return func() {}
 	}
 	out := filepath.Join(dir, name+".perf")
-	cmd := exec.Command("perf", "record", "-F", "499", "-g", "-o", out, "-p", strconv.Itoa(s.cmd.Process.Pid))
+	target := []string{"-p", strconv.Itoa(s.cmd.Process.Pid)}
+	if os.Getenv(envPerfAll) == "1" {
+		target = []string{"-a"}
+		if v := os.Getenv(envPerfFor); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				tb.Fatalf("%s=%q: want a positive duration", envPerfFor, v)
+			}
+			target = append(target, "--", "sleep", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+		}
+	}
+	cmd := exec.Command("perf", append([]string{"record", "-F", "499", "-g", "-o", out}, target...)...)
 	var log testexec.Buffer
 	cmd.Stderr = &log
 	if err := cmd.Start(); err != nil {

@@ -451,6 +451,11 @@ func (s *Server) markLost(ctx context.Context, conv, msgID string, ev agent.Erro
 // nil once the turn's first event is logged, or the error that kept it from
 // starting.
 func (s *Server) startTurn(ctx context.Context, conv string, run turnFunc) (*localTurn, <-chan error, error) {
+	// Counted as starting from here, its claim included (under a burst on
+	// PostgreSQL the claims themselves queue), to its first event; not
+	// while it waits for a busy conversation's turn to end, which can take
+	// seconds.
+	counted := s.gate.enter()
 	id := uuid.NewString()
 	claim := store.Turn{ID: id, ConversationID: conv, Owner: s.turns.replica}
 	claim.LeaseUntil = time.Now().Add(s.lease())
@@ -462,16 +467,19 @@ func (s *Server) startTurn(ctx context.Context, conv string, run turnFunc) (*loc
 		claim.LeaseUntil = time.Now().Add(s.lease())
 		claimed, err = s.cfg.Store.StartTurn(ctx, claim)
 	}
-	if errors.Is(err, store.ErrBusy) && s.awaitEnding(ctx, conv) {
-		claim.LeaseUntil = time.Now().Add(s.lease())
-		claimed, err = s.cfg.Store.StartTurn(ctx, claim)
+	if errors.Is(err, store.ErrBusy) {
+		counted()
+		ended := s.awaitEnding(ctx, conv)
+		counted = s.gate.enter()
+		if ended {
+			claim.LeaseUntil = time.Now().Add(s.lease())
+			claimed, err = s.cfg.Store.StartTurn(ctx, claim)
+		}
 	}
 	if err != nil {
+		counted()
 		return nil, nil, err
 	}
-	// Counted as starting from its claim (not while it waits for one, which
-	// can take seconds) to its first event.
-	counted := s.gate.enter()
 	fence := store.Fence{TurnID: id, Generation: claimed.Generation}
 	// The agent's writes (its answer) are made under the fence too.
 	tctx, cancel := context.WithCancelCause(store.WithFence(s.turns.base, fence))

@@ -92,68 +92,94 @@ func scanConversation(sc interface{ Scan(...any) error }) (store.Conversation, e
 
 // GetConversation returns a conversation with all its messages in the order
 // they were appended, or [store.ErrNotFound].
+//
+// One statement, so the messages match the conversation row without a
+// transaction: on PostgreSQL a read transaction was four round trips at the
+// start of every turn. There concurrent reads share a statement too (see
+// conversationReads).
 func (db *DB) GetConversation(ctx context.Context, id string) (store.Conversation, error) {
-	// One read transaction, so the messages match the conversation row.
-	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if db.reads != nil {
+		return db.reads.get(ctx, id)
+	}
+	rows, err := db.queryRead(ctx, qGetConversation, id)
 	if err != nil {
 		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
 	}
-	defer rollback(tx)
-	var c store.Conversation
-	var created, updated dbTime
-	err = db.queryRowReadTx(ctx, tx, qGetConversation, id).
-		Scan(&c.ID, &c.Title, &created, &updated, &c.Model)
-	c.CreatedAt, c.UpdatedAt = created.t, updated.t
-	if err == sql.ErrNoRows {
+	convs, err := scanConversations(rows)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	c, ok := convs[id]
+	if !ok {
 		return store.Conversation{}, fmt.Errorf("store: conversation %q: %w", id, store.ErrNotFound)
 	}
-	if err != nil {
-		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
-	}
-	rows, err := db.queryReadTx(ctx, tx, qGetMessages, id)
-	if err != nil {
-		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
-	}
-	defer rows.Close()
-	c.Messages = []store.Message{}
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
-		}
-		c.Messages = append(c.Messages, m)
-	}
-	if err := rows.Err(); err != nil {
-		return store.Conversation{}, fmt.Errorf("store: get conversation: %w", err)
-	}
-	return c, nil
+	return *c, nil
 }
 
+// conversationColumns and conversationJoin make a query of conversations'
+// rows each with each of its messages, in order, or once with NULL message
+// columns when it has none.
 const (
-	qGetConversation = `SELECT id, title, created_at, updated_at, model FROM conversations WHERE id = $1`
-	qGetMessages     = `SELECT ` + messageColumns + ` FROM messages WHERE conversation_id = $1 ORDER BY seq`
+	conversationColumns = `SELECT c.id, c.title, c.created_at, c.updated_at, c.model,
+    m.id, m.role, m.content, m.incomplete, m.input_tokens, m.output_tokens, m.created_at, m.error_code, m.error_message, m.context_tokens`
+	conversationJoin = ` FROM conversations c LEFT JOIN messages m ON m.conversation_id = c.id`
 )
 
-const messageColumns = `id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message, context_tokens`
+// qGetConversation reads one conversation.
+const qGetConversation = conversationColumns + conversationJoin + ` WHERE c.id = $1 ORDER BY m.seq`
 
-func scanMessage(sc interface{ Scan(...any) error }) (store.Message, error) {
-	var m store.Message
-	var content []byte
-	var in, out, cx sql.NullInt64
-	var at dbTime
-	var errCode, errMsg sql.NullString
-	if err := sc.Scan(&m.ID, &m.ConversationID, &m.Role, &content, &m.Incomplete, &in, &out, &at, &errCode, &errMsg, &cx); err != nil {
-		return store.Message{}, err
+// scanConversations reads the rows of a conversationColumns query, each
+// conversation's in message order, and closes them.
+func scanConversations(rows *sql.Rows) (map[string]*store.Conversation, error) {
+	defer rows.Close()
+	convs := map[string]*store.Conversation{}
+	for rows.Next() {
+		var c store.Conversation
+		var created, updated dbTime
+		var msgID sql.NullString
+		var r joinedMessage
+		if err := rows.Scan(&c.ID, &c.Title, &created, &updated, &c.Model,
+			&msgID, &r.role, &r.content, &r.incomplete, &r.in, &r.out, &r.at, &r.errCode, &r.errMsg, &r.cx); err != nil {
+			return nil, fmt.Errorf("store: get conversation: %w", err)
+		}
+		have := convs[c.ID]
+		if have == nil {
+			c.CreatedAt, c.UpdatedAt = created.t, updated.t
+			c.Messages = []store.Message{}
+			have = &c
+			convs[c.ID] = have
+		}
+		if msgID.Valid { // a conversation without messages has one row of NULLs
+			have.Messages = append(have.Messages, r.message(msgID.String, have.ID))
+		}
 	}
-	if errCode.Valid {
-		m.Error = &store.MessageError{Code: errCode.String, Message: errMsg.String}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: get conversation: %w", err)
 	}
-	m.Content = json.RawMessage(content)
-	m.CreatedAt = at.t
-	if in.Valid || out.Valid {
-		m.Usage = &store.Usage{InputTokens: int(in.Int64), OutputTokens: int(out.Int64), ContextTokens: int(cx.Int64)}
+	return convs, nil
+}
+
+// joinedMessage is a message's columns from qGetConversation's outer join,
+// each of which may be NULL.
+type joinedMessage struct {
+	role            sql.NullString
+	content         []byte
+	incomplete      sql.NullBool
+	in, out, cx     sql.NullInt64
+	at              dbTime
+	errCode, errMsg sql.NullString
+}
+
+func (r *joinedMessage) message(id, conv string) store.Message {
+	m := store.Message{ID: id, ConversationID: conv, Role: store.Role(r.role.String), Content: json.RawMessage(r.content),
+		Incomplete: r.incomplete.Bool, CreatedAt: r.at.t}
+	if r.errCode.Valid {
+		m.Error = &store.MessageError{Code: r.errCode.String, Message: r.errMsg.String}
 	}
-	return m, nil
+	if r.in.Valid || r.out.Valid {
+		m.Usage = &store.Usage{InputTokens: int(r.in.Int64), OutputTokens: int(r.out.Int64), ContextTokens: int(r.cx.Int64)}
+	}
+	return m
 }
 
 // validMessage checks what the store can check of a message.
@@ -280,27 +306,14 @@ func (db *DB) AppendMessage(ctx context.Context, m store.Message) (store.Message
 		m.ID = uuid.NewString()
 	}
 	m.CreatedAt = normTime(m.CreatedAt)
-	if db.appends != nil {
-		if err := db.appends.do(ctx, m); err != nil {
-			return store.Message{}, err
-		}
-		return m, nil
+	var err error
+	if db.messages != nil {
+		err = db.messages.submit(ctx, m, fencePtr(ctx, ""))
+	} else {
+		err = db.appends.do(ctx, m)
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
-		return store.Message{}, fmt.Errorf("store: append message: %w", err)
-	}
-	defer rollback(tx)
-	if fence, ok := fenceOf(ctx, ""); ok {
-		if err := db.checkFence(ctx, tx, fence); err != nil {
-			return store.Message{}, err
-		}
-	}
-	if err := db.appendInTx(ctx, tx, m); err != nil {
 		return store.Message{}, err
-	}
-	if err := tx.Commit(); err != nil {
-		return store.Message{}, fmt.Errorf("store: append message: %w", err)
 	}
 	return m, nil
 }
@@ -316,37 +329,11 @@ const (
         WHERE id = $1 RETURNING conversation_id`
 )
 
-// qAppendMessagePostgres is appendInTx's touch and insert in one statement;
-// its answer tells a missing conversation from an id in use. The touch
-// comes first and locks the conversation's row, so that concurrent appends
-// to it queue in order.
-const qAppendMessagePostgres = `WITH c AS (UPDATE conversations SET updated_at = $12 WHERE id = $2 RETURNING id),
-    ins AS (INSERT INTO messages
-        (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message, context_tokens)
-        SELECT $1, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM c ON CONFLICT (id) DO NOTHING RETURNING 1)
-    SELECT EXISTS (SELECT 1 FROM c), EXISTS (SELECT 1 FROM ins)`
-
-// appendInTx inserts a message and touches its conversation within tx.
+// appendInTx inserts a message and touches its conversation within tx
+// (SQLite).
 func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error {
 	in, out, cx := usageArgs(m.Usage)
 	ec, em := errorArgs(m.Error)
-	if db.d.name == store.EnginePostgres {
-		// One statement, one round trip per message of a batch.
-		var touched, inserted bool
-		err := tx.QueryRowContext(ctx, qAppendMessagePostgres,
-			m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em, cx,
-			db.d.time(now())).Scan(&touched, &inserted)
-		switch {
-		case err != nil:
-			return fmt.Errorf("store: append message: %w", err)
-		case !touched:
-			return fmt.Errorf("store: conversation %q: %w", m.ConversationID, store.ErrNotFound)
-		case !inserted:
-			// The touch is undone with the write's savepoint.
-			return fmt.Errorf("store: message %q: %w", m.ID, store.ErrConflict)
-		}
-		return nil
-	}
 	// Updating the conversation first checks that it exists.
 	res, err := db.execTx(ctx, tx, qTouchConversation, m.ConversationID, db.d.time(now()))
 	if err != nil {
@@ -382,7 +369,7 @@ func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
 		// Committed with other turns' writes (see appender): a turn saves
 		// its answer after every model call, and on SQLite each commit
 		// waited for the one writer on its own.
-		return db.appends.submit(ctx, "", "update message", false, fencePtr(ctx, ""), func(ctx context.Context, tx *sql.Tx) error {
+		return db.appends.submit(ctx, "update message", false, fencePtr(ctx, ""), func(ctx context.Context, tx *sql.Tx) error {
 			return db.updateInTx(ctx, tx, m)
 		})
 	}

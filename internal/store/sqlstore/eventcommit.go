@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/toolport/toolport/internal/store"
@@ -31,10 +30,7 @@ const (
 type eventGroup struct {
 	db      *DB
 	commits atomic.Int64 // statements that carried a group, for tests
-	reqs    chan *eventReq
-	quit    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	b       *batcher[*eventReq]
 }
 
 // eventReq is one AppendTurnEvents call waiting in an eventGroup.
@@ -47,75 +43,43 @@ type eventReq struct {
 }
 
 func newEventGroup(db *DB) *eventGroup {
-	g := &eventGroup{db: db, reqs: make(chan *eventReq),
-		quit: make(chan struct{}), done: make(chan struct{})}
-	var wg sync.WaitGroup
-	for range eventGroupWorkers {
-		wg.Go(g.loop)
-	}
-	go func() { wg.Wait(); close(g.done) }()
+	g := &eventGroup{db: db}
+	g.b = newBatcher(eventGroupWorkers, eventFits, g.commit)
 	return g
+}
+
+// eventFits keeps one call per turn in a statement (a turn's calls stay in
+// order, and its fence and note are checked once) and bounds its rows.
+func eventFits(batch []*eventReq, r *eventReq) bool {
+	if len(batch) >= maxEventGroupTurns {
+		return false
+	}
+	rows := len(r.events)
+	for _, q := range batch {
+		if q.fence.TurnID == r.fence.TurnID {
+			return false
+		}
+		rows += len(q.events)
+	}
+	return rows <= maxEventGroupRows
 }
 
 // submit queues a fenced call and waits until it is committed or has failed.
 func (g *eventGroup) submit(ctx context.Context, f store.Fence, events []store.TurnEvent, note string) error {
 	r := &eventReq{ctx: ctx, fence: f, events: events, note: note, err: make(chan error, 1)}
-	select {
-	case g.reqs <- r:
-	case <-ctx.Done():
-		return fmt.Errorf("store: append turn events: %w", ctx.Err())
-	case <-g.quit:
-		return errClosed
+	if err := g.b.send(ctx, r); err != nil {
+		return fmt.Errorf("store: append turn events: %w", err)
 	}
-	return <-r.err // the loop answers every request it took
+	return <-r.err // the batcher answers every request it took
 }
 
-func (g *eventGroup) close() {
-	g.once.Do(func() { close(g.quit) })
-	<-g.done
-}
-
-func (g *eventGroup) loop() {
-	var held *eventReq // a second call of a turn already in the batch
-	for {
-		first := held
-		held = nil
-		if first == nil {
-			select {
-			case first = <-g.reqs:
-			case <-g.quit:
-				return
-			}
-		}
-		batch := []*eventReq{first}
-		turns := map[string]bool{first.fence.TurnID: true}
-		rows := len(first.events)
-	gather:
-		for len(batch) < maxEventGroupTurns && rows < maxEventGroupRows {
-			select {
-			case r := <-g.reqs:
-				// One call per turn a statement: a turn's calls stay in
-				// order, and its fence and note are checked once.
-				if turns[r.fence.TurnID] || rows+len(r.events) > maxEventGroupRows {
-					held = r
-					break gather
-				}
-				turns[r.fence.TurnID] = true
-				rows += len(r.events)
-				batch = append(batch, r)
-			default:
-				break gather
-			}
-		}
-		g.commit(batch)
-	}
-}
+func (g *eventGroup) close() { g.b.close() }
 
 // qGroupEvents inserts the events ($4–$6) of the turns ($1) whose row is
 // running under the given generation ($2), and notifies ($7, payloads $3)
 // each turn whose rows went in; it returns those turns. The turn rows are
 // locked FOR SHARE in id order until commit (the order of renewals and
-// take-overs, see qLockFences; a take-over cannot commit between check and
+// take-overs, see lockTurnsInOrder; a take-over cannot commit between check and
 // insert) and the statement locks no other row, so it cannot deadlock
 // with them.
 const qGroupEvents = `WITH f AS MATERIALIZED (SELECT id, generation FROM turns

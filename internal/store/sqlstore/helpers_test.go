@@ -47,4 +47,13 @@ func eachBackend(t *testing.T, fn func(t *testing.T, db *DB)) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+
+// messageCommits counts the commits that carried message appends: the
+// appender's transactions on SQLite, the message group's statements on
+// PostgreSQL.
+func messageCommits(db *DB) int64 {
+	if db.messages != nil {
+		return db.messages.commits.Load()
+	}
+	return db.appends.commits.Load()
+}

@@ -121,49 +121,19 @@ func (db *DB) readStmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// readTxStmts are read in transactions, which cannot prepare on first use
-// (see queryRead), so they are prepared when the store opens.
-var readTxStmts = []string{qGetConversation, qGetMessages}
+// openReadStmts are prepared when the store opens, so that they keep their
+// place however many IN-list lengths fill the cache: a conversation's read
+// starts every turn.
+var openReadStmts = []string{qGetConversation}
 
-// prepareReads prepares readTxStmts on the reader.
+// prepareReads prepares openReadStmts on the reader.
 func (db *DB) prepareReads(ctx context.Context) error {
-	for _, q := range readTxStmts {
+	for _, q := range openReadStmts {
 		if _, err := db.readStmt(ctx, q); err != nil {
 			return fmt.Errorf("preparing %.40q: %w", q, err)
 		}
 	}
 	return nil
-}
-
-// readTx is the reader's prepared statement for q in tx, or nil when the
-// cache does not hold one (PostgreSQL, or a statement not in readTxStmts).
-func (db *DB) readTx(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
-	rs := &db.rstmts
-	rs.mu.Lock()
-	st := rs.m[q]
-	rs.mu.Unlock()
-	if st == nil {
-		return nil
-	}
-	return tx.StmtContext(ctx, st)
-}
-
-// queryReadTx is tx.QueryContext through the reader's prepared statement
-// where there is one.
-func (db *DB) queryReadTx(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	if st := db.readTx(ctx, tx, q); st != nil {
-		return st.QueryContext(ctx, args...)
-	}
-	return tx.QueryContext(ctx, q, args...)
-}
-
-// queryRowReadTx is tx.QueryRowContext through the reader's prepared
-// statement where there is one.
-func (db *DB) queryRowReadTx(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
-	if st := db.readTx(ctx, tx, q); st != nil {
-		return st.QueryRowContext(ctx, args...)
-	}
-	return tx.QueryRowContext(ctx, q, args...)
 }
 
 // close closes the statements.

@@ -140,13 +140,13 @@ func TestSQLiteTurnWritesAreGroupCommitted(t *testing.T) {
 // On SQLite the reads of a search's shown tracks are prepared on first use
 // and kept, up to readStmtsMax texts (the IN lists' lengths vary); past
 // that, and on PostgreSQL, they run unprepared with the same results. A
-// conversation's reads, in a transaction, go through statements prepared
-// when the store opens.
+// conversation's read goes through a statement prepared when the store
+// opens, so a full cache does not leave it unprepared.
 func TestReadsUsePreparedStatements(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t, storetest.DSN(t, storetest.SQLite))
-	if got := len(db.rstmts.m); got != len(readTxStmts) {
-		t.Fatalf("%d read statements prepared at open, want %d", got, len(readTxStmts))
+	if got := len(db.rstmts.m); got != len(openReadStmts) {
+		t.Fatalf("%d read statements prepared at open, want %d", got, len(openReadStmts))
 	}
 	var recs []store.IndexRecord
 	var isrcs []string

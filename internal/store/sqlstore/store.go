@@ -46,11 +46,18 @@ type DB struct {
 	w *sql.DB // writes; on SQLite a single connection
 	r *sql.DB // reads; may be w
 	d dialect
-	// appends group concurrent AppendMessage calls into one transaction
-	// (see appender).
+	// appends group SQLite's writes of chat turns into one transaction
+	// (see appender); nil on PostgreSQL.
 	appends *appender
-	// events group fenced turn event appends on PostgreSQL (nil on SQLite)
-	events *eventGroup
+	// On PostgreSQL (nil on SQLite) claims, message appends and fenced
+	// event appends of concurrent turns are each written in one statement
+	// (see claimGroup, messageGroup, eventGroup).
+	claims   *claimGroup
+	messages *messageGroup
+	events   *eventGroup
+	// reads share concurrent GetConversation statements on PostgreSQL
+	// (nil on SQLite, where a read is in-process).
+	reads *conversationReads
 	// watch holds the running WatchIndex listeners (indexwatch.go).
 	watch watchers
 	// turns carries turn notes between processes (see turns.go).
@@ -117,13 +124,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 			return nil, fmt.Errorf("store: open sqlite: %w", err)
 		}
 	}
-	workers := 1 // SQLite has one writer
 	if kind == store.EnginePostgres {
-		workers = postgresAppendWorkers
-	}
-	db.appends = newAppender(db, workers)
-	if kind == store.EnginePostgres {
+		db.claims = newClaimGroup(db)
+		db.messages = newMessageGroup(db)
 		db.events = newEventGroup(db)
+		db.reads = newConversationReads(db)
+	} else {
+		db.appends = newAppender(db)
 	}
 	return db, nil
 }
@@ -146,8 +153,11 @@ func (db *DB) Close() error {
 	if db.appends != nil {
 		db.appends.close()
 	}
-	if db.events != nil {
+	if db.claims != nil {
+		db.claims.close()
+		db.messages.close()
 		db.events.close()
+		db.reads.close()
 	}
 	db.wstmts.close()
 	db.rstmts.close()
@@ -354,7 +364,7 @@ func openPostgres(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("%w: malformed PostgreSQL URL", store.ErrInvalid)
 	}
 	p.SetMaxOpenConns(20)
-	p.SetMaxIdleConns(10)
+	p.SetMaxIdleConns(20)
 	p.SetConnMaxIdleTime(5 * time.Minute)
 	if err := p.PingContext(ctx); err != nil {
 		p.Close()

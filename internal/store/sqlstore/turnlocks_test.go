@@ -154,7 +154,7 @@ func TestTurnLocksNeverDeadlock(t *testing.T) {
 	for _, tr := range ts {
 		acked += len(tr.acked)
 	}
-	commits := dbs[0].appends.commits.Load() + dbs[1].appends.commits.Load()
+	commits := messageCommits(dbs[0]) + messageCommits(dbs[1])
 	t.Logf("%d appends acknowledged in %d group commits", acked, commits)
 	if commits == 0 || commits >= int64(acked) {
 		t.Errorf("%d fenced appends took %d group commits: not grouped", acked, commits)

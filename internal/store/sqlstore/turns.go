@@ -235,13 +235,14 @@ func (db *DB) StartTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
 		return fmt.Errorf("store: conversation %q: %w", t.ConversationID, store.ErrBusy)
 	}
 	var err error
-	if db.d.name == store.EnginePostgres {
-		err = claim(ctx, db.w)
+	if db.claims != nil {
+		// PostgreSQL: committed with other turns' claims (see claimGroup).
+		err = db.claims.submit(ctx, t)
 	} else {
 		// Committed with other turns' writes (see appender): under a burst
 		// every turn's claim waited for the one writer on its own, before
 		// the turn could send anything.
-		err = db.appends.submit(ctx, "", "start turn", true, nil, func(ctx context.Context, tx *sql.Tx) error {
+		err = db.appends.submit(ctx, "start turn", true, nil, func(ctx context.Context, tx *sql.Tx) error {
 			return claim(ctx, preparedTx{db, tx})
 		})
 	}
@@ -274,7 +275,7 @@ func (p preparedTx) QueryRowContext(ctx context.Context, q string, args ...any) 
 
 // lockTurnsInOrder is the start of a statement that updates several turns
 // on PostgreSQL: CTE l locks the rows that where selects, in id order, so
-// that renewals, take-overs and group-committed batches (see qLockFences)
+// that renewals, take-overs and group-committed statements (see qGroupMessages)
 // take turn locks in one global order and cannot deadlock. MATERIALIZED
 // keeps the lock and its order in l rather than folded into the UPDATE's
 // join, which would lock in whatever order it scans.
@@ -360,7 +361,7 @@ func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnSta
 	}
 	// Committed with other turns' writes (see appender).
 	// The fence is the update's own condition.
-	err := db.appends.submit(ctx, "", "end turn", false, nil, func(ctx context.Context, tx *sql.Tx) error {
+	err := db.appends.submit(ctx, "end turn", false, nil, func(ctx context.Context, tx *sql.Tx) error {
 		return end(ctx, preparedTx{db, tx})
 	})
 	if err != nil {
@@ -481,7 +482,7 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 		// one prepared row at a time: cheaper on SQLite than parsing a
 		// multi-row statement of a new length on every call.
 		// A turn's first event goes ahead of other writes: its client waits.
-		err := db.appends.submit(ctx, "", "append turn events", events[0].Seq == 1, fencePtr(ctx, turnID), func(ctx context.Context, tx *sql.Tx) error {
+		err := db.appends.submit(ctx, "append turn events", events[0].Seq == 1, fencePtr(ctx, turnID), func(ctx context.Context, tx *sql.Tx) error {
 			for _, ev := range events {
 				if _, err := db.execTx(ctx, tx, qInsertTurnEvent, turnID, ev.Seq, string(ev.Data)); err != nil {
 					if isUniqueViolation(err) {

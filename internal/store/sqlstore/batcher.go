@@ -1,0 +1,90 @@
+package sqlstore
+
+import (
+	"context"
+	"sync"
+)
+
+// batcher gathers concurrent calls of one kind and writes them together:
+// while a worker writes a batch, the calls that arrive meanwhile queue, and
+// the worker's next batch takes all that fit. Under a burst of chat turns on
+// PostgreSQL each call was a statement, a round trip and a commit of its
+// own; a batch is one statement for all of them.
+//
+// A call that does not fit the batch being gathered (fits says so) is held
+// for the worker's next batch, so that calls the rules keep apart (two of
+// one turn, say) are written in arrival order. Each request carries its own
+// way to be answered; write must answer every request it is given.
+type batcher[R any] struct {
+	reqs chan R
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	fits  func(batch []R, r R) bool
+	write func(batch []R)
+}
+
+// newBatcher starts workers loops that each write a batch at a time.
+func newBatcher[R any](workers int, fits func(batch []R, r R) bool, write func(batch []R)) *batcher[R] {
+	b := &batcher[R]{reqs: make(chan R), quit: make(chan struct{}), done: make(chan struct{}),
+		fits: fits, write: write}
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Go(b.loop)
+	}
+	go func() { wg.Wait(); close(b.done) }()
+	return b
+}
+
+// send hands r to a worker. It returns ctx's error if ctx ends first and
+// errClosed if the batcher is closed; then r will not be answered.
+func (b *batcher[R]) send(ctx context.Context, r R) error {
+	select {
+	case b.reqs <- r:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-b.quit:
+		return errClosed
+	}
+}
+
+// close stops the workers after the batches in progress (a held call is
+// written first).
+func (b *batcher[R]) close() {
+	b.once.Do(func() { close(b.quit) })
+	<-b.done
+}
+
+func (b *batcher[R]) loop() {
+	var held R
+	holding := false
+	for {
+		var first R
+		if holding {
+			first, holding = held, false
+		} else {
+			select {
+			case first = <-b.reqs:
+			case <-b.quit:
+				return
+			}
+		}
+		batch := []R{first}
+	gather:
+		for {
+			select {
+			case r := <-b.reqs:
+				if !b.fits(batch, r) {
+					held, holding = r, true
+					break gather
+				}
+				batch = append(batch, r)
+			default:
+				break gather
+			}
+		}
+		b.write(batch)
+	}
+}
