@@ -86,7 +86,10 @@ var script = []servertest.Turn{
 //     first event (message_start, sent once the user message is durable);
 //   - ms-cpu/turn: the server process's user+system CPU over the burst
 //     (utime+stime of all its threads in /proc/PID/stat, the counters
-//     getrusage reports), divided by the turns.
+//     getrusage reports), divided by the turns;
+//   - faults/turn: the server's minor page faults over the burst, divided
+//     by the turns (memory it touched for the first time: on a VM each
+//     costs a trap to the hypervisor).
 //
 // The client and the scripted model run in the benchmark's process, on the
 // same cores as the server; their CPU is not counted.
@@ -167,6 +170,7 @@ func benchTurns(b *testing.B, store string) {
 
 	var turns int
 	var wall, cpu time.Duration
+	var faults int64
 	var firsts []time.Duration
 	for b.Loop() {
 		b.StopTimer()
@@ -174,7 +178,7 @@ func benchTurns(b *testing.B, store string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu0, err := srv.cpu()
+		cpu0, faults0, err := srv.usage()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -189,6 +193,11 @@ func benchTurns(b *testing.B, store string) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		_, faults1, err := srv.usage()
+		if err != nil {
+			b.Fatal(err)
+		}
+		faults += faults1 - faults0
 		b.StartTimer()
 		if err := res.err(); err != nil {
 			b.Fatalf("%v\n%s", err, tail(srv.log.String(), 3000))
@@ -202,6 +211,7 @@ func benchTurns(b *testing.B, store string) {
 	b.ReportMetric(ms(percentile(firsts, 0.50)), "ms-first-p50")
 	b.ReportMetric(ms(percentile(firsts, 0.99)), "ms-first-p99")
 	b.ReportMetric(ms(cpu)/float64(turns), "ms-cpu/turn")
+	b.ReportMetric(float64(faults)/float64(turns), "faults/turn")
 }
 
 // ms is d in milliseconds.
@@ -302,25 +312,35 @@ func (s *server) perf(tb testing.TB, name string) (stop func()) {
 // 100 on every Linux architecture Go supports).
 const clockTick = 10 * time.Millisecond
 
-// cpu is the server's user+system CPU so far, all threads.
-func (s *server) cpu() (time.Duration, error) {
+// usage is the server's user+system CPU so far, all threads, and its minor
+// page faults (memory touched for the first time, or again after the
+// runtime gave it back).
+func (s *server) usage() (cpu time.Duration, faults int64, err error) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
 	if err != nil {
-		return 0, fmt.Errorf("reading the server's CPU time: %w", err)
+		return 0, 0, fmt.Errorf("reading the server's CPU time: %w", err)
 	}
 	// The command name (field 2) is in parentheses and may hold spaces;
-	// utime and stime are fields 14 and 15, the 12th and 13th after it.
+	// minflt, utime and stime are fields 10, 14 and 15: the 8th, 12th and
+	// 13th after it.
 	i := bytes.LastIndexByte(raw, ')')
 	f := strings.Fields(string(raw[i+1:]))
 	if i < 0 || len(f) < 13 {
-		return 0, fmt.Errorf("unexpected /proc/PID/stat: %q", raw)
+		return 0, 0, fmt.Errorf("unexpected /proc/PID/stat: %q", raw)
 	}
+	minflt, err0 := strconv.ParseInt(f[7], 10, 64)
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unexpected /proc/PID/stat: %q", raw)
+	if err0 != nil || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("unexpected /proc/PID/stat: %q", raw)
 	}
-	return time.Duration(utime+stime) * clockTick, nil
+	return time.Duration(utime+stime) * clockTick, minflt, nil
+}
+
+// cpu is the server's user+system CPU so far.
+func (s *server) cpu() (time.Duration, error) {
+	cpu, _, err := s.usage()
+	return cpu, err
 }
 
 // settledCPU waits until the server has spent no CPU for 300 ms (work a
