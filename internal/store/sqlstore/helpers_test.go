@@ -47,7 +47,6 @@ func eachBackend(t *testing.T, fn func(t *testing.T, db *DB)) {
 	}
 }
 
-
 // messageCommits counts the commits that carried message appends: the
 // appender's transactions on SQLite, the message group's statements on
 // PostgreSQL.
