@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -86,5 +87,42 @@ func (b *batcher[R]) loop() {
 			}
 		}
 		b.write(batch)
+	}
+}
+
+// writeEach answers every call of batch. A call whose caller has gone away
+// gets its context's error (as op's). The others are written together by
+// one run, which returns each one's outcome; when that run fails whole (a
+// constraint refuses one row, say), each call is written again by a run of
+// its own, so that the error is only its caller's.
+func writeEach[R any](batch []R, op string, ctxOf func(R) context.Context, run func([]R) ([]error, error), answer func(R, error)) {
+	live := batch[:0:0]
+	for _, r := range batch {
+		if err := ctxOf(r).Err(); err != nil {
+			answer(r, fmt.Errorf("store: %s: %w", op, err))
+			continue
+		}
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return
+	}
+	errs, err := run(live)
+	if err != nil && len(live) > 1 {
+		for _, r := range live {
+			errs, err := run([]R{r})
+			if err == nil {
+				err = errs[0]
+			}
+			answer(r, err)
+		}
+		return
+	}
+	for i, r := range live {
+		if err != nil {
+			answer(r, err)
+		} else {
+			answer(r, errs[i])
+		}
 	}
 }

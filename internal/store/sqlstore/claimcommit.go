@@ -88,38 +88,12 @@ SELECT v.ord, v.id IN (SELECT id FROM ins), EXISTS (SELECT 1 FROM conversations 
 // commit writes a batch in one statement (autocommit), not bound to any
 // caller's context: one caller going away must not fail the others.
 func (g *claimGroup) commit(batch []*claimReq) {
-	live := batch[:0:0]
-	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.err <- fmt.Errorf("store: start turn: %w", err)
-			continue
-		}
-		live = append(live, r)
-	}
-	if len(live) == 0 {
-		return
-	}
 	// Sorted, so that the arrays list the claims in the order they are
 	// inserted.
-	slices.SortFunc(live, func(x, y *claimReq) int { return strings.Compare(x.t.ConversationID, y.t.ConversationID) })
-	errs, err := g.run(live)
-	if err != nil && len(live) > 1 {
-		for _, r := range live {
-			errs, err := g.run([]*claimReq{r})
-			if err == nil {
-				err = errs[0]
-			}
-			r.err <- err
-		}
-		return
-	}
-	if err != nil {
-		live[0].err <- err
-		return
-	}
-	for i, r := range live {
-		r.err <- errs[i]
-	}
+	batch = slices.Clone(batch)
+	slices.SortFunc(batch, func(x, y *claimReq) int { return strings.Compare(x.t.ConversationID, y.t.ConversationID) })
+	writeEach(batch, "start turn", func(r *claimReq) context.Context { return r.ctx }, g.run,
+		func(r *claimReq, err error) { r.err <- err })
 }
 
 // run executes qGroupClaims for batch and returns each claim's outcome, or

@@ -18,14 +18,7 @@ import (
 func TestClaimGroupAnswersEachClaim(t *testing.T) {
 	db := openDB(t, storetest.DSN(t, storetest.Postgres))
 	ctx := context.Background()
-	conv := func() string {
-		t.Helper()
-		c, err := db.CreateConversation(ctx, store.Conversation{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c.ID
-	}
+	conv := func() string { return newConversation(t, db) }
 	free, busy, other := conv(), conv(), conv()
 	if _, err := db.StartTurn(ctx, store.Turn{ID: "running", ConversationID: busy, Owner: "r1", LeaseUntil: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)

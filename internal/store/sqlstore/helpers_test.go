@@ -56,3 +56,13 @@ func messageCommits(db *DB) int64 {
 	}
 	return db.appends.commits.Load()
 }
+
+// newConversation creates an empty conversation and returns its id.
+func newConversation(t testing.TB, db *DB) string {
+	t.Helper()
+	c, err := db.CreateConversation(context.Background(), store.Conversation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.ID
+}

@@ -31,6 +31,7 @@ const (
 type messageGroup struct {
 	db      *DB
 	commits atomic.Int64 // statements committed, for tests
+	grouped atomic.Int64 // of which carried several appends
 	b       *batcher[*messageReq]
 }
 
@@ -110,35 +111,8 @@ SELECT v.ord, v.id IN (SELECT id FROM ok), v.conversation_id IN (SELECT id FROM 
 // commit writes a batch in one statement (autocommit), not bound to any
 // caller's context: one caller going away must not fail the others.
 func (g *messageGroup) commit(batch []*messageReq) {
-	live := batch[:0:0]
-	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.err <- fmt.Errorf("store: append message: %w", err)
-			continue
-		}
-		live = append(live, r)
-	}
-	if len(live) == 0 {
-		return
-	}
-	errs, err := g.run(live)
-	if err != nil && len(live) > 1 {
-		for _, r := range live {
-			errs, err := g.run([]*messageReq{r})
-			if err == nil {
-				err = errs[0]
-			}
-			r.err <- err
-		}
-		return
-	}
-	if err != nil {
-		live[0].err <- err
-		return
-	}
-	for i, r := range live {
-		r.err <- errs[i]
-	}
+	writeEach(batch, "append message", func(r *messageReq) context.Context { return r.ctx }, g.run,
+		func(r *messageReq, err error) { r.err <- err })
 }
 
 // run executes qGroupMessages for batch and returns each call's outcome,
@@ -206,6 +180,9 @@ func (g *messageGroup) run(batch []*messageReq) ([]error, error) {
 		return nil, fmt.Errorf("store: append message: %d answers for %d messages", seen, n)
 	}
 	g.commits.Add(1)
+	if n > 1 {
+		g.grouped.Add(1)
+	}
 	return errs, nil
 }
 

@@ -21,14 +21,7 @@ import (
 func TestMessageGroupAnswersEachAppend(t *testing.T) {
 	db := openDB(t, storetest.DSN(t, storetest.Postgres))
 	ctx := context.Background()
-	conv := func() string {
-		t.Helper()
-		c, err := db.CreateConversation(ctx, store.Conversation{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c.ID
-	}
+	conv := func() string { return newConversation(t, db) }
 	held, stale, plain, taken := conv(), conv(), conv(), conv()
 	for i, c := range []string{held, stale} {
 		id := []string{"turn-held", "turn-stale"}[i]
