@@ -90,16 +90,40 @@ func (b *batcher[R]) loop() {
 	}
 }
 
+// call is what a write waiting in a batcher carries: its caller's context
+// (a caller gone by the time its batch is written is skipped) and the
+// channel its answer goes to. The requests of the write groups embed it.
+type call struct {
+	ctx context.Context
+	err chan error
+}
+
+func newCall(ctx context.Context) call { return call{ctx: ctx, err: make(chan error, 1)} }
+
+func (c *call) pending() *call { return c }
+
+// caller is a request that embeds a call.
+type caller interface{ pending() *call }
+
+// submit hands r to one of b's workers and waits for its answer; op names
+// the write in errors.
+func submit[R caller](ctx context.Context, b *batcher[R], op string, r R) error {
+	if err := b.send(ctx, r); err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	return <-r.pending().err // the batcher answers every request it took
+}
+
 // writeEach answers every call of batch. A call whose caller has gone away
 // gets its context's error (as op's). The others are written together by
 // one run, which returns each one's outcome; when that run fails whole (a
 // constraint refuses one row, say), each call is written again by a run of
 // its own, so that the error is only its caller's.
-func writeEach[R any](batch []R, op string, ctxOf func(R) context.Context, run func([]R) ([]error, error), answer func(R, error)) {
+func writeEach[R caller](batch []R, op string, run func([]R) ([]error, error)) {
 	live := batch[:0:0]
 	for _, r := range batch {
-		if err := ctxOf(r).Err(); err != nil {
-			answer(r, fmt.Errorf("store: %s: %w", op, err))
+		if err := r.pending().ctx.Err(); err != nil {
+			r.pending().err <- fmt.Errorf("store: %s: %w", op, err)
 			continue
 		}
 		live = append(live, r)
@@ -114,15 +138,15 @@ func writeEach[R any](batch []R, op string, ctxOf func(R) context.Context, run f
 			if err == nil {
 				err = errs[0]
 			}
-			answer(r, err)
+			r.pending().err <- err
 		}
 		return
 	}
 	for i, r := range live {
 		if err != nil {
-			answer(r, err)
+			r.pending().err <- err
 		} else {
-			answer(r, errs[i])
+			r.pending().err <- errs[i]
 		}
 	}
 }

@@ -33,9 +33,8 @@ type claimGroup struct {
 
 // claimReq is one StartTurn call waiting in a claimGroup.
 type claimReq struct {
-	ctx context.Context
-	t   store.Turn
-	err chan error
+	call
+	t store.Turn
 }
 
 func newClaimGroup(db *DB) *claimGroup {
@@ -60,11 +59,7 @@ func claimFits(batch []*claimReq, r *claimReq) bool {
 
 // submit queues claim t and waits until it is committed or has failed.
 func (g *claimGroup) submit(ctx context.Context, t store.Turn) error {
-	r := &claimReq{ctx: ctx, t: t, err: make(chan error, 1)}
-	if err := g.b.send(ctx, r); err != nil {
-		return fmt.Errorf("store: start turn: %w", err)
-	}
-	return <-r.err // the batcher answers every request it took
+	return submit(ctx, g.b, "start turn", &claimReq{call: newCall(ctx), t: t})
 }
 
 func (g *claimGroup) close() { g.b.close() }
@@ -92,8 +87,7 @@ func (g *claimGroup) commit(batch []*claimReq) {
 	// inserted.
 	batch = slices.Clone(batch)
 	slices.SortFunc(batch, func(x, y *claimReq) int { return strings.Compare(x.t.ConversationID, y.t.ConversationID) })
-	writeEach(batch, "start turn", func(r *claimReq) context.Context { return r.ctx }, g.run,
-		func(r *claimReq, err error) { r.err <- err })
+	writeEach(batch, "start turn", g.run)
 }
 
 // run executes qGroupClaims for batch and returns each claim's outcome, or

@@ -25,8 +25,8 @@ func TestClaimGroupAnswersEachClaim(t *testing.T) {
 	}
 	req := func(id, conv, owner string) *claimReq {
 		now := normTime(time.Now())
-		return &claimReq{ctx: ctx, t: store.Turn{ID: id, ConversationID: conv, Owner: owner,
-			LeaseUntil: now.Add(time.Minute), StartedAt: now}, err: make(chan error, 1)}
+		return &claimReq{call: newCall(ctx), t: store.Turn{ID: id, ConversationID: conv, Owner: owner,
+			LeaseUntil: now.Add(time.Minute), StartedAt: now}}
 	}
 	check := func(batch []*claimReq, want []error) {
 		t.Helper()

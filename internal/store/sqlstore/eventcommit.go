@@ -35,11 +35,10 @@ type eventGroup struct {
 
 // eventReq is one AppendTurnEvents call waiting in an eventGroup.
 type eventReq struct {
-	ctx    context.Context
+	call
 	fence  store.Fence
 	events []store.TurnEvent
 	note   string // the NOTIFY payload for the last event
-	err    chan error
 }
 
 func newEventGroup(db *DB) *eventGroup {
@@ -66,11 +65,7 @@ func eventFits(batch []*eventReq, r *eventReq) bool {
 
 // submit queues a fenced call and waits until it is committed or has failed.
 func (g *eventGroup) submit(ctx context.Context, f store.Fence, events []store.TurnEvent, note string) error {
-	r := &eventReq{ctx: ctx, fence: f, events: events, note: note, err: make(chan error, 1)}
-	if err := g.b.send(ctx, r); err != nil {
-		return fmt.Errorf("store: append turn events: %w", err)
-	}
-	return <-r.err // the batcher answers every request it took
+	return submit(ctx, g.b, "append turn events", &eventReq{call: newCall(ctx), fence: f, events: events, note: note})
 }
 
 func (g *eventGroup) close() { g.b.close() }

@@ -44,8 +44,8 @@ func TestEventGroupAnswersEachTurn(t *testing.T) {
 	}
 	req := func(turn string, gen int64, events []store.TurnEvent) *eventReq {
 		last := events[len(events)-1].Seq
-		return &eventReq{ctx: ctx, fence: store.Fence{TurnID: turn, Generation: gen}, events: events,
-			note: encodeNote(store.TurnNote{Kind: store.NoteEvent, TurnID: turn, Seq: last}), err: make(chan error, 1)}
+		return &eventReq{call: newCall(ctx), fence: store.Fence{TurnID: turn, Generation: gen}, events: events,
+			note: encodeNote(store.TurnNote{Kind: store.NoteEvent, TurnID: turn, Seq: last})}
 	}
 	logged := func(turn string) []int64 {
 		t.Helper()

@@ -37,10 +37,9 @@ type messageGroup struct {
 
 // messageReq is one AppendMessage call waiting in a messageGroup.
 type messageReq struct {
-	ctx   context.Context
+	call
 	m     store.Message
 	fence *store.Fence
-	err   chan error
 }
 
 func newMessageGroup(db *DB) *messageGroup {
@@ -67,11 +66,7 @@ func messageFits(batch []*messageReq, r *messageReq) bool {
 // submit queues m (under fence, if not nil) and waits until it is committed
 // or has failed.
 func (g *messageGroup) submit(ctx context.Context, m store.Message, fence *store.Fence) error {
-	r := &messageReq{ctx: ctx, m: m, fence: fence, err: make(chan error, 1)}
-	if err := g.b.send(ctx, r); err != nil {
-		return fmt.Errorf("store: append message: %w", err)
-	}
-	return <-r.err // the batcher answers every request it took
+	return submit(ctx, g.b, "append message", &messageReq{call: newCall(ctx), m: m, fence: fence})
 }
 
 func (g *messageGroup) close() { g.b.close() }
@@ -111,8 +106,7 @@ SELECT v.ord, v.id IN (SELECT id FROM ok), v.conversation_id IN (SELECT id FROM 
 // commit writes a batch in one statement (autocommit), not bound to any
 // caller's context: one caller going away must not fail the others.
 func (g *messageGroup) commit(batch []*messageReq) {
-	writeEach(batch, "append message", func(r *messageReq) context.Context { return r.ctx }, g.run,
-		func(r *messageReq, err error) { r.err <- err })
+	writeEach(batch, "append message", g.run)
 }
 
 // run executes qGroupMessages for batch and returns each call's outcome,

@@ -45,7 +45,7 @@ func TestMessageGroupAnswersEachAppend(t *testing.T) {
 
 	req := func(m store.Message, fence *store.Fence) *messageReq {
 		m.CreatedAt = normTime(time.Now())
-		return &messageReq{ctx: ctx, m: m, fence: fence, err: make(chan error, 1)}
+		return &messageReq{call: newCall(ctx), m: m, fence: fence}
 	}
 	usage := &store.Usage{InputTokens: 10, OutputTokens: 3, ContextTokens: 13}
 	batch := []*messageReq{

@@ -213,7 +213,9 @@ func (db *DB) StartTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
 	}
 	t.State, t.StartedAt, t.EndedAt, t.StopRequested, t.Generation = store.TurnRunning, now(), time.Time{}, false, 1
 	t.LeaseUntil = normTime(t.LeaseUntil)
-	claim := func(ctx context.Context, x execQuerier) error {
+	// SQLite's claim, in the appender's batch transaction.
+	claim := func(ctx context.Context, tx *sql.Tx) error {
+		x := preparedTx{db, tx}
 		res, err := x.ExecContext(ctx, qStartTurn,
 			t.ID, t.ConversationID, t.Owner, db.d.time(t.LeaseUntil), db.d.time(t.StartedAt))
 		if err != nil {
@@ -242,9 +244,7 @@ func (db *DB) StartTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
 		// Committed with other turns' writes (see appender): under a burst
 		// every turn's claim waited for the one writer on its own, before
 		// the turn could send anything.
-		err = db.appends.submit(ctx, "start turn", true, nil, func(ctx context.Context, tx *sql.Tx) error {
-			return claim(ctx, preparedTx{db, tx})
-		})
+		err = db.appends.submit(ctx, "start turn", true, nil, claim)
 	}
 	if err != nil {
 		return store.Turn{}, err
@@ -252,7 +252,7 @@ func (db *DB) StartTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
 	return t, nil
 }
 
-// execQuerier is what a claim runs on: the pool or a batch's transaction.
+// execQuerier is what a turn write runs on: a pool or a batch's transaction.
 type execQuerier interface {
 	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
 	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
