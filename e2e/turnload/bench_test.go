@@ -43,6 +43,7 @@ const (
 	envServerEnv   = "TOOLPORT_BENCH_SERVER_ENV"   // more of the server's environment, "K=V K=V" (e.g. GOGC=300)
 	envWarmup      = "TOOLPORT_BENCH_WARMUP"       // turns of the warm-up burst (default: as many as the measured burst)
 	envModelDelay  = "TOOLPORT_BENCH_MODEL_DELAY"  // hold each turn's first model answer this long (e.g. 4s): the burst measures starts alone
+	envPerfFreq    = "TOOLPORT_BENCH_PERF_FREQ"    // perf's sampling rate in Hz (default 499; a burst of starts is ~0.1 s of CPU)
 )
 
 // defaultTurns is the load: 500 turns at once.
@@ -293,7 +294,14 @@ func (s *server) perf(tb testing.TB, name string) (stop func()) {
 			target = append(target, "--", "sleep", strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
 		}
 	}
-	cmd := exec.Command("perf", append([]string{"record", "-F", "499", "-g", "-o", out}, target...)...)
+	freq := "499"
+	if v := os.Getenv(envPerfFreq); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+			tb.Fatalf("%s=%q: want a positive number of samples a second", envPerfFreq, v)
+		}
+		freq = v
+	}
+	cmd := exec.Command("perf", append([]string{"record", "-F", freq, "-g", "-o", out}, target...)...)
 	var log testexec.Buffer
 	cmd.Stderr = &log
 	if err := cmd.Start(); err != nil {

@@ -324,9 +324,20 @@ const (
 	qInsertMessage     = `INSERT INTO messages
         (id, conversation_id, role, content, incomplete, input_tokens, output_tokens, created_at, error_code, error_message, context_tokens)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`
+	qFindMessage   = `SELECT seq, conversation_id FROM messages WHERE id = $1`
 	qUpdateMessage = `UPDATE messages SET role = $2, content = $3, incomplete = $4,
         input_tokens = $5, output_tokens = $6, error_code = $7, error_message = $8, context_tokens = $9
-        WHERE id = $1 RETURNING conversation_id`
+        WHERE seq = $1`
+	// A message's full-text entry on SQLite (message seq $1, content $2):
+	// the text of its "text" blocks, cut at 65,536 characters, as
+	// migration 0004 defines it. Written here, not by a trigger: see
+	// migration 0012. The message's statements avoid RETURNING for the
+	// same reason: SQLite opens a statement savepoint for it.
+	qIndexMessage = `INSERT INTO message_fts (rowid, body) VALUES ($1, (
+        SELECT substr(coalesce(group_concat(json_extract(b.value, '$.text'), char(10)), ''), 1, 65536)
+        FROM json_each($2) AS b
+        WHERE b.type = 'object' AND json_extract(b.value, '$.type') = 'text'))`
+	qUnindexMessage = `DELETE FROM message_fts WHERE rowid = $1`
 )
 
 // appendInTx inserts a message and touches its conversation within tx
@@ -344,8 +355,9 @@ func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 	} else if n == 0 {
 		return fmt.Errorf("store: conversation %q: %w", m.ConversationID, store.ErrNotFound)
 	}
+	content := string(m.Content)
 	res, err = db.execTx(ctx, tx, qInsertMessage,
-		m.ID, m.ConversationID, string(m.Role), string(m.Content), m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em, cx)
+		m.ID, m.ConversationID, string(m.Role), content, m.Incomplete, in, out, db.d.time(m.CreatedAt), ec, em, cx)
 	if err != nil {
 		return fmt.Errorf("store: append message: %w", err)
 	}
@@ -353,6 +365,13 @@ func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 		return fmt.Errorf("store: append message: %w", err)
 	} else if n == 0 {
 		return fmt.Errorf("store: message %q: %w", m.ID, store.ErrConflict)
+	}
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("store: append message: %w", err)
+	}
+	if _, err := db.execTx(ctx, tx, qIndexMessage, seq, content); err != nil {
+		return fmt.Errorf("store: append message: indexing it for search: %w", err)
 	}
 	return nil
 }
@@ -416,14 +435,25 @@ const (
 func (db *DB) updateInTx(ctx context.Context, tx *sql.Tx, m store.Message) error {
 	in, out, cx := usageArgs(m.Usage)
 	ec, em := errorArgs(m.Error)
+	content := string(m.Content)
 	var conv string
-	err := db.queryRowTx(ctx, tx, qUpdateMessage,
-		m.ID, string(m.Role), string(m.Content), m.Incomplete, in, out, ec, em, cx).Scan(&conv)
+	var seq int64
+	err := db.queryRowTx(ctx, tx, qFindMessage, m.ID).Scan(&seq, &conv)
 	if err == sql.ErrNoRows {
 		return fmt.Errorf("store: message %q: %w", m.ID, store.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("store: update message: %w", err)
+	}
+	if _, err := db.execTx(ctx, tx, qUpdateMessage,
+		seq, string(m.Role), content, m.Incomplete, in, out, ec, em, cx); err != nil {
+		return fmt.Errorf("store: update message: %w", err)
+	}
+	if _, err := db.execTx(ctx, tx, qUnindexMessage, seq); err != nil {
+		return fmt.Errorf("store: update message: indexing it for search: %w", err)
+	}
+	if _, err := db.execTx(ctx, tx, qIndexMessage, seq, content); err != nil {
+		return fmt.Errorf("store: update message: indexing it for search: %w", err)
 	}
 	if _, err := db.execTx(ctx, tx, qTouchConversation, conv, db.d.time(now())); err != nil {
 		return fmt.Errorf("store: update message: %w", err)

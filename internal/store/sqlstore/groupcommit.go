@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -14,7 +15,8 @@ import (
 // maxAppendBatch bounds how many appends share one transaction.
 const maxAppendBatch = 64
 
-// The savepoint that keeps one append's failure from failing its batch.
+// The savepoint that keeps one write's failure from failing its batch, when
+// a batch runs again after a write failed.
 const (
 	qSavepointAppend = `SAVEPOINT append_one`
 	qRollbackAppend  = `ROLLBACK TO append_one`
@@ -30,9 +32,9 @@ var errClosed = errors.New("store: closed")
 // SQLite has one writer: every transaction queues for it, so under a burst of
 // chat turns each user message waits for all the commits before its own, and
 // the turn's first event waits with it. Writes that arrive while a commit is
-// running are gathered and committed in one transaction, each in a savepoint
-// so that one failing (an unknown conversation, a duplicate id) does not fail
-// the others. A call still returns only after its write is durable. A write
+// running are gathered and committed in one transaction; one failing (an
+// unknown conversation, a duplicate id) does not fail the others (see
+// commit). A call still returns only after its write is durable. A write
 // made under a turn's fence runs only if the fence holds, checked in the
 // batch's transaction (one writer: nothing can take the turn over between
 // the check and the commit).
@@ -135,61 +137,91 @@ func (a *appender) loop() {
 // commit runs a batch in one transaction. The transaction is not bound to any
 // caller's context (one caller going away must not undo the others); a caller
 // whose context is already done is answered with its error and skipped.
+//
+// Most batches succeed whole, so a batch runs first without a savepoint per
+// write: each SAVEPOINT (like the statement savepoint of any statement that
+// writes two tables) makes FTS5 flush the messages' pending search terms
+// to an index segment of their own, and per write the savepoints and their
+// flushes were half of a message append's cost (BenchmarkBurstTurns). When
+// a write fails, the batch is rolled back and run again with each write in
+// a savepoint, so that the failure is that write's alone. A write refused
+// by its fence has changed nothing and needs no second run.
 func (a *appender) commit(batch []*appendReq) {
-	errs := make([]error, len(batch))
-	fail := func(err error) {
-		for i, r := range batch {
-			if errs[i] == nil {
-				errs[i] = err
-			}
-			r.err <- errs[i]
+	skip := make([]error, len(batch))
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			skip[i] = fmt.Errorf("store: %s: %w", r.op, err)
 		}
 	}
+	errs := slices.Clone(skip)
+	err := a.run(batch, errs, false)
+	if errors.Is(err, errWriteFailed) {
+		errs = skip // the fences are checked again
+		err = a.run(batch, errs, true)
+	}
+	for i, r := range batch {
+		if errs[i] == nil {
+			errs[i] = err
+		}
+		r.err <- errs[i]
+	}
+	if err == nil {
+		a.commits.Add(1)
+	}
+}
+
+// errWriteFailed is run's answer when a write failed in a batch run without
+// savepoints: the batch was rolled back.
+var errWriteFailed = errors.New("a write of the batch failed")
+
+// run runs the writes of batch whose errs are nil in one transaction and
+// commits it, each write in a savepoint if isolate is set. It sets errs[i]
+// for each write that failed, and returns the error that failed the batch
+// whole: then no write was committed. Without isolate, a write failing
+// other than by its fence fails the batch with errWriteFailed.
+func (a *appender) run(batch []*appendReq, errs []error, isolate bool) error {
 	ctx := context.Background()
 	tx, err := a.db.w.BeginTx(ctx, nil)
 	if err != nil {
-		fail(fmt.Errorf("store: append message: %w", err))
-		return
+		return fmt.Errorf("store: append message: %w", err)
 	}
 	defer rollback(tx)
-	for i, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			errs[i] = fmt.Errorf("store: %s: %w", r.op, err)
-		}
-	}
 	for i, r := range batch {
 		if errs[i] != nil {
 			continue
 		}
-		if _, err := a.db.execTx(ctx, tx, qSavepointAppend); err != nil {
-			fail(fmt.Errorf("store: append message: %w", err))
-			return
+		if isolate {
+			if _, err := a.db.execTx(ctx, tx, qSavepointAppend); err != nil {
+				return fmt.Errorf("store: append message: %w", err)
+			}
 		}
 		var err error
 		if r.fence != nil {
 			err = a.db.checkFence(ctx, tx, *r.fence)
 		}
+		fenced := err != nil && errors.As(err, new(*store.FencedError)) // refused before it wrote
 		if err == nil {
 			err = r.run(ctx, tx)
 		}
 		if err != nil {
+			if !isolate && !fenced {
+				return errWriteFailed
+			}
 			errs[i] = err
-			if _, err := a.db.execTx(ctx, tx, qRollbackAppend); err != nil {
-				fail(fmt.Errorf("store: append message: %w", err))
-				return
+			if isolate {
+				if _, err := a.db.execTx(ctx, tx, qRollbackAppend); err != nil {
+					return fmt.Errorf("store: append message: %w", err)
+				}
 			}
 		}
-		if _, err := a.db.execTx(ctx, tx, qReleaseAppend); err != nil {
-			fail(fmt.Errorf("store: append message: %w", err))
-			return
+		if isolate {
+			if _, err := a.db.execTx(ctx, tx, qReleaseAppend); err != nil {
+				return fmt.Errorf("store: append message: %w", err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		fail(fmt.Errorf("store: append message: %w", err))
-		return
+		return fmt.Errorf("store: append message: %w", err)
 	}
-	a.commits.Add(1)
-	for i, r := range batch {
-		r.err <- errs[i]
-	}
+	return nil
 }

@@ -2,12 +2,16 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/store/storetest"
 )
 
 // On every engine, appends that arrive together share commits (one WAL
@@ -81,6 +85,92 @@ func TestGroupCommitOnEveryEngine(t *testing.T) {
 			t.Logf("%d appends in %d transactions", callers*perCaller, commits)
 			if commits >= callers*perCaller {
 				t.Errorf("%d appends took %d transactions: none were grouped", callers*perCaller, commits)
+			}
+		})
+	}
+}
+
+// A batch runs once when every write succeeds or is refused by its fence
+// (nothing written), and again, each write in a savepoint, when a write
+// fails after writing: that write's rows are undone and its error is its
+// own, the others are committed. The first run stops at the failing write,
+// so the writes before it run twice.
+func TestAppenderRunsABatchAgainOnlyWhenAWriteFails(t *testing.T) {
+	db := openDB(t, storetest.DSN(t, storetest.SQLite))
+	ctx := context.Background()
+	conv := newConversation(t, db)
+	if _, err := db.StartTurn(ctx, store.Turn{ID: "ended", ConversationID: conv, Owner: "me"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.EndTurn(ctx, "ended", "me", store.TurnDone); err != nil {
+		t.Fatal(err)
+	}
+	stale := &store.Fence{TurnID: "ended", Generation: 1}
+	boom := errors.New("boom")
+	type write struct {
+		fence *store.Fence
+		fail  bool // writes its row, then fails
+	}
+	stored := func(id string) bool {
+		var n int
+		if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	for _, tc := range []struct {
+		name   string
+		writes []write
+	}{
+		{"all succeed", []write{{}, {}, {}}},
+		{"one fenced", []write{{}, {fence: stale}, {}}},
+		{"one fails after writing", []write{{}, {fail: true}, {}}},
+		{"fenced and failing", []write{{fence: stale}, {}, {fail: true}, {}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runs := make([]int, len(tc.writes))
+			batch := make([]*appendReq, len(tc.writes))
+			for i, w := range tc.writes {
+				title := fmt.Sprintf("%s %d", tc.name, i)
+				batch[i] = &appendReq{ctx: ctx, op: "test write", fence: w.fence, err: make(chan error, 1),
+					run: func(ctx context.Context, tx *sql.Tx) error {
+						runs[i]++
+						if _, err := tx.ExecContext(ctx, `INSERT INTO conversations (id, title, created_at, updated_at) VALUES ($1, $1, '', '')`, title); err != nil {
+							return err
+						}
+						if w.fail {
+							return boom
+						}
+						return nil
+					}}
+			}
+			before := db.appends.commits.Load()
+			db.appends.commit(batch)
+			if n := db.appends.commits.Load() - before; n != 1 {
+				t.Errorf("%d commits, want 1", n)
+			}
+			failing := slices.IndexFunc(tc.writes, func(w write) bool { return w.fail })
+			for i, w := range tc.writes {
+				err := <-batch[i].err
+				kept := stored(fmt.Sprintf("%s %d", tc.name, i))
+				switch {
+				case w.fence != nil:
+					if !errors.Is(err, store.ErrFenced) || runs[i] != 0 || kept {
+						t.Errorf("fenced write %d: %v, ran %d times, stored %v", i, err, runs[i], kept)
+					}
+				case w.fail:
+					if !errors.Is(err, boom) || kept {
+						t.Errorf("failing write %d: %v, stored %v", i, err, kept)
+					}
+				default:
+					want := 1
+					if i < failing {
+						want = 2
+					}
+					if err != nil || !kept || runs[i] != want {
+						t.Errorf("write %d: %v, stored %v, ran %d times, want %d", i, err, kept, runs[i], want)
+					}
+				}
 			}
 		})
 	}

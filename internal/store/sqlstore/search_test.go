@@ -148,9 +148,11 @@ func TestSearchConversationsRefuses(t *testing.T) {
 	})
 }
 
-// TestSearchIndexFollowsDeletes checks that deleting a conversation removes
-// its rows from SQLite's full-text tables too (the foreign-key cascade fires
-// the messages' delete trigger), so the index does not grow with dead rows.
+// TestSearchIndexFollowsDeletes checks that SQLite's full-text tables hold
+// one entry per message through updates and failed writes, and that
+// deleting a conversation removes its entries too (the foreign-key cascade
+// fires the messages' delete trigger), so the index does not grow with dead
+// rows.
 func TestSearchIndexFollowsDeletes(t *testing.T) {
 	db := openDB(t, testBackends[0].newDSN(t))
 	if db.Engine() != store.EngineSQLite {
@@ -175,6 +177,29 @@ func TestSearchIndexFollowsDeletes(t *testing.T) {
 	}
 	if n := count(); n != 4 {
 		t.Fatalf("index rows before delete = %d, want 4", n)
+	}
+	// Updates replace a message's entry (written by the store, not a
+	// trigger, since migration 0012); a failed append leaves none.
+	got, err := db.GetConversation(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := got.Messages[1]
+	for _, text := range []string{"changed", "changed again"} {
+		m.Content = textContent(text)
+		if err := db.UpdateMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.AppendMessage(ctx, store.Message{ID: m.ID, ConversationID: c.ID, Role: store.RoleUser, Content: textContent("duplicate")}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("append of a taken id: %v", err)
+	}
+	var body string
+	if err := db.r.QueryRowContext(ctx, `SELECT body FROM message_fts WHERE rowid = (SELECT seq FROM messages WHERE id = $1)`, m.ID).Scan(&body); err != nil || body != "changed again" {
+		t.Errorf("updated message's entry = %q, %v", body, err)
+	}
+	if n := count(); n != 4 {
+		t.Fatalf("index rows after updates = %d, want 4", n)
 	}
 	if err := db.DeleteConversation(ctx, c.ID); err != nil {
 		t.Fatal(err)
@@ -212,7 +237,8 @@ func TestRenameConversation(t *testing.T) {
 
 // TestSearchMigrationIndexesExistingData upgrades a database that has
 // conversations from before migration 0004 (its objects dropped and its row
-// removed) and checks that what was there is found.
+// removed) and checks that what was there is found, and that what is
+// written after the upgrade is found once.
 func TestSearchMigrationIndexesExistingData(t *testing.T) {
 	for _, b := range testBackends {
 		t.Run(b.name, func(t *testing.T) {
@@ -230,10 +256,11 @@ func TestSearchMigrationIndexesExistingData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			undo := `DROP TABLE message_fts; DROP TABLE conversation_title_fts;
-                DROP TRIGGER message_fts_insert; DROP TRIGGER message_fts_update; DROP TRIGGER message_fts_delete;
+			// Migration 0012 dropped two of 0004's triggers; it runs again
+			// after 0004 does.
+			undo := `DROP TABLE message_fts; DROP TABLE conversation_title_fts; DROP TRIGGER message_fts_delete;
                 DROP TRIGGER conversation_title_fts_insert; DROP TRIGGER conversation_title_fts_update; DROP TRIGGER conversation_title_fts_delete;
-                DELETE FROM schema_migrations WHERE version = 4`
+                DELETE FROM schema_migrations WHERE version IN (4, 12)`
 			if db.Engine() == store.EnginePostgres {
 				undo = `DROP FUNCTION toolport_message_text CASCADE; DROP INDEX conversations_title_fts;
                     DELETE FROM schema_migrations WHERE version = 4`
@@ -248,10 +275,19 @@ func TestSearchMigrationIndexesExistingData(t *testing.T) {
 			if v, err := db.SchemaVersion(ctx); err != nil || v < 4 {
 				t.Fatalf("schema version %d, %v", v, err)
 			}
-			for _, q := range []string{"שלום", "earl", "ישן", "old"} {
+			if _, err := db.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleUser, Content: textContent("later words")}); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{"שלום", "earl", "ישן", "old", "later"} {
 				page, err := db.SearchConversations(ctx, q, store.ListOptions{})
 				if err != nil || len(page.Conversations) != 1 || page.Conversations[0].ID != c.ID {
 					t.Errorf("search %q after upgrade: %+v, %v", q, page, err)
+				}
+			}
+			if db.Engine() == store.EngineSQLite {
+				var n int
+				if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM message_fts`).Scan(&n); err != nil || n != 2 {
+					t.Errorf("%d message entries after the upgrade (%v), want 2", n, err)
 				}
 			}
 		})

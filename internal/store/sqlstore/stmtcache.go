@@ -20,7 +20,7 @@ import (
 // needs none of this: pgx caches its prepared statements per connection.
 var writeStmts = []string{
 	qSavepointAppend, qRollbackAppend, qReleaseAppend,
-	qTouchConversation, qInsertMessage, qUpdateMessage,
+	qTouchConversation, qInsertMessage, qFindMessage, qUpdateMessage, qIndexMessage, qUnindexMessage,
 	qStartTurn, qEndTurn, qEndTurnFenced, qInsertTurnEvent, qCheckFence,
 }
 
