@@ -256,11 +256,12 @@ func TestSearchMigrationIndexesExistingData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Migration 0012 dropped two of 0004's triggers; it runs again
-			// after 0004 does.
+			// Migrations 0012 and 0013 replaced some of 0004's triggers;
+			// they run again after 0004 does.
 			undo := `DROP TABLE message_fts; DROP TABLE conversation_title_fts; DROP TRIGGER message_fts_delete;
                 DROP TRIGGER conversation_title_fts_insert; DROP TRIGGER conversation_title_fts_update; DROP TRIGGER conversation_title_fts_delete;
-                DELETE FROM schema_migrations WHERE version IN (4, 12)`
+                DROP TABLE conversation_search_keys;
+                DELETE FROM schema_migrations WHERE version IN (4, 12, 13)`
 			if db.Engine() == store.EnginePostgres {
 				undo = `DROP FUNCTION toolport_message_text CASCADE; DROP INDEX conversations_title_fts;
                     DELETE FROM schema_migrations WHERE version = 4`
@@ -288,6 +289,28 @@ func TestSearchMigrationIndexesExistingData(t *testing.T) {
 				var n int
 				if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM message_fts`).Scan(&n); err != nil || n != 2 {
 					t.Errorf("%d message entries after the upgrade (%v), want 2", n, err)
+				}
+			}
+			// A conversation from before the upgrade renames and deletes
+			// like a new one.
+			if _, err := db.RenameConversation(ctx, c.ID, "renamed"); err != nil {
+				t.Fatal(err)
+			}
+			for q, want := range map[string]int{"old": 0, "renamed": 1} {
+				if page, err := db.SearchConversations(ctx, q, store.ListOptions{}); err != nil || len(page.Conversations) != want {
+					t.Errorf("search %q after the rename: %+v, %v; want %d", q, page, err, want)
+				}
+			}
+			if err := db.DeleteConversation(ctx, c.ID); err != nil {
+				t.Fatal(err)
+			}
+			if page, err := db.SearchConversations(ctx, "renamed", store.ListOptions{}); err != nil || len(page.Conversations) != 0 {
+				t.Errorf("search after the delete: %+v, %v", page, err)
+			}
+			if db.Engine() == store.EngineSQLite {
+				var n int
+				if err := db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM conversation_title_fts) + (SELECT count(*) FROM conversation_search_keys)`).Scan(&n); err != nil || n != 0 {
+					t.Errorf("%d title entries and keys after the delete (%v), want 0", n, err)
 				}
 			}
 		})
