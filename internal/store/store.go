@@ -61,12 +61,13 @@ type Conversations interface {
 	// AppendMessage adds a message at the end of its conversation; once it
 	// returns nil the message is durable.
 	// With a [Fence] in ctx it is made only while that turn runs under
-	// the fence's generation, else it is a [*FencedError]; so is
-	// UpdateMessage.
+	// the fence's generation, else it is a [*FencedError]; so are
+	// UpdateMessage, UpdateTitle and TruncateConversation.
 	AppendMessage(ctx context.Context, m Message) (Message, error)
 	// UpdateMessage replaces a message's content, Incomplete flag and usage.
 	UpdateMessage(ctx context.Context, m Message) error
-	// UpdateTitle renames a conversation.
+	// UpdateTitle renames a conversation (a turn naming it), or returns
+	// [ErrNotFound].
 	UpdateTitle(ctx context.Context, id, title string) error
 	// RenameConversation renames a conversation and returns it, without
 	// its messages, or [ErrNotFound].

@@ -63,9 +63,10 @@ func (e *FencedError) Error() string {
 func (e *FencedError) Is(target error) bool { return target == ErrFenced }
 
 // Fence is the claim a turn's writer holds: the store's writes of turn
-// events, messages and the turn's end made with a context carrying a Fence
-// ([WithFence]) take effect only while turn TurnID runs under Generation,
-// checked in the write's own transaction; else they return [*FencedError].
+// events, messages, the turn's end, the conversation's title and an edit's
+// truncation made with a context carrying a Fence ([WithFence]) take effect
+// only while turn TurnID runs under Generation, checked in the write's own
+// transaction; else they return [*FencedError].
 type Fence struct {
 	TurnID     string
 	Generation int64

@@ -28,12 +28,22 @@ func (db *DB) SetConversationModel(ctx context.Context, id, model string) error 
 // This is how a regenerated or edited turn replaces the branch it starts
 // from: the old messages are not kept. A conversation or message that does
 // not exist (or a message of another conversation) is [store.ErrNotFound].
+// Under a fence (see [store.WithFence]) it deletes only while the fence
+// holds, or returns a [store.FencedError].
 func (db *DB) TruncateConversation(ctx context.Context, convID, fromID string) (int, error) {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("store: truncate conversation: %w", err)
 	}
 	defer rollback(tx)
+	// Under a turn's fence (an edit or a regeneration deleting what it
+	// replaces), a replica that stalled past its lease must not delete
+	// what the conversation holds since.
+	if f, ok := fenceOf(ctx, ""); ok {
+		if err := db.checkFence(ctx, tx, f); err != nil {
+			return 0, err
+		}
+	}
 	// Touching the conversation first locks its row on PostgreSQL, so that
 	// an append cannot slip in between the lookup and the delete.
 	res, err := tx.ExecContext(ctx, `UPDATE conversations SET updated_at = $2 WHERE id = $1`, convID, db.d.time(now()))

@@ -462,7 +462,8 @@ func (db *DB) updateInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 }
 
 // UpdateTitle renames a conversation, or returns [store.ErrNotFound]. It does not
-// move the conversation up the list.
+// move the conversation up the list. Under a fence (see [store.WithFence]) it
+// renames only while the fence holds, or returns a [store.FencedError].
 func (db *DB) UpdateTitle(ctx context.Context, id, title string) error {
 	if len(title) > store.MaxTitleBytes {
 		return fmt.Errorf("%w: title longer than %d bytes", store.ErrInvalid, store.MaxTitleBytes)
@@ -470,8 +471,30 @@ func (db *DB) UpdateTitle(ctx context.Context, id, title string) error {
 	if err := validText("title", title); err != nil {
 		return err
 	}
-	res, err := db.w.ExecContext(ctx, `UPDATE conversations SET title = $2 WHERE id = $1`, id, title)
-	return affectedOne(res, err, "update title", id)
+	const q = `UPDATE conversations SET title = $2 WHERE id = $1`
+	f, ok := fenceOf(ctx, "")
+	if !ok {
+		res, err := db.w.ExecContext(ctx, q, id, title)
+		return affectedOne(res, err, "update title", id)
+	}
+	// A turn names its conversation: not once a replica that stalled past
+	// its lease has lost the turn.
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: update title: %w", err)
+	}
+	defer rollback(tx)
+	if err := db.checkFence(ctx, tx, f); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, q, id, title)
+	if err := affectedOne(res, err, "update title", id); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: update title: %w", err)
+	}
+	return nil
 }
 
 // RenameConversation renames a conversation and returns it without its

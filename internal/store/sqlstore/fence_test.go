@@ -81,6 +81,11 @@ func TestStalledReplicaIsFenced(t *testing.T) {
 				_, err := db.EndTurn(a, "turn-1", "replica-a", store.TurnDone)
 				return err
 			},
+			"truncate the conversation (an edit)": func() error {
+				_, err := db.TruncateConversation(a, c.ID, "m1")
+				return err
+			},
+			"set the title": func() error { return db.UpdateTitle(a, c.ID, "late title") },
 		}
 		for name, write := range writes {
 			err := write()
@@ -96,6 +101,9 @@ func TestStalledReplicaIsFenced(t *testing.T) {
 		}
 		if len(got.Messages) != 1 {
 			t.Fatalf("conversation holds %d messages, want B's closing only", len(got.Messages))
+		}
+		if got.Title != "" {
+			t.Errorf("title = %q, set by the fenced replica", got.Title)
 		}
 		m := got.Messages[0]
 		if !m.Incomplete || m.Error == nil || m.Error.Code != "TURN_LOST" || strings.Contains(string(m.Content), "finished late") {
@@ -145,6 +153,18 @@ func TestFenceOfTheHolderPasses(t *testing.T) {
 		if err := db.UpdateMessage(a, store.Message{ID: "m", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)}); err != nil {
 			t.Errorf("answer update under the holder's fence: %v", err)
 		}
+		if err := db.UpdateTitle(a, c.ID, "named"); err != nil {
+			t.Errorf("title under the holder's fence: %v", err)
+		}
+		if err := db.UpdateTitle(a, "no-such-conversation", "named"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("title of a missing conversation under the holder's fence: %v, want ErrNotFound", err)
+		}
+		if _, err := db.AppendMessage(a, store.Message{ID: "cut", ConversationID: c.ID, Role: store.RoleUser, Content: textContent("edit me")}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := db.TruncateConversation(a, c.ID, "cut"); n != 1 || err != nil {
+			t.Errorf("truncate under the holder's fence = %d, %v; want 1", n, err)
+		}
 		if ok, err := db.EndTurn(a, "t", "a", store.TurnDone); !ok || err != nil {
 			t.Errorf("end under the holder's fence: %v, %v", ok, err)
 		}
@@ -154,6 +174,12 @@ func TestFenceOfTheHolderPasses(t *testing.T) {
 		}
 		if err := db.UpdateMessage(ctx, store.Message{ID: "m", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)}); err != nil {
 			t.Errorf("unfenced update: %v", err)
+		}
+		if err := db.UpdateTitle(ctx, c.ID, "renamed"); err != nil {
+			t.Errorf("unfenced title: %v", err)
+		}
+		if got, err := db.GetConversation(ctx, c.ID); err != nil || got.Title != "renamed" || len(got.Messages) != 1 {
+			t.Errorf("conversation = %q with %d messages (%v), want \"renamed\" with the answer", got.Title, len(got.Messages), err)
 		}
 	})
 }
