@@ -521,7 +521,11 @@ func (db *DB) RenameConversation(ctx context.Context, id, title string) (store.C
 // DeleteConversation deletes a conversation and its messages, or returns
 // [store.ErrNotFound].
 func (db *DB) DeleteConversation(ctx context.Context, id string) error {
-	res, err := db.w.ExecContext(ctx, `DELETE FROM conversations WHERE id = $1`, id)
+	q := `DELETE FROM conversations WHERE id = $1`
+	if db.d.name == store.EnginePostgres {
+		q = lockConversationTurns + q + ` AND (SELECT count(*) FROM l) >= 0`
+	}
+	res, err := db.w.ExecContext(ctx, q, id)
 	return affectedOne(res, err, "delete conversation", id)
 }
 

@@ -185,3 +185,100 @@ func TestTurnLocksNeverDeadlock(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletesNeverDeadlockWithFencedWrites: on PostgreSQL, conversations
+// whose turns' leases lapsed are deleted (DeleteIdleConversation, and
+// DeleteConversation) while their stalled writers go on appending messages
+// and events under their fences, grouped with other conversations' writes.
+// Each write is stored, refused by its fence, or finds its conversation
+// gone; nothing deadlocks (40P01), which the delete's cascade could, locking
+// the conversation before its turns while a batch held a turn and waited
+// for the conversation.
+func TestDeletesNeverDeadlockWithFencedWrites(t *testing.T) {
+	db := openDB(t, storetest.DSN(t, storetest.Postgres))
+	ctx := context.Background()
+	rounds, perRound := 40, 8
+	if testing.Short() {
+		rounds = 10
+	}
+	var mu sync.Mutex
+	var failures []error
+	failed := func(what string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(failures) < 10 {
+			failures = append(failures, fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	var deleted int
+	for r := range rounds {
+		var wg sync.WaitGroup
+		for i := range perRound {
+			c, err := db.CreateConversation(ctx, store.Conversation{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := fmt.Sprintf("turn-%d-%d", r, i)
+			// The lease lapsed: the conversation is idle to a delete, while
+			// the turn's fence still holds for its stalled writer.
+			if _, err := db.StartTurn(ctx, store.Turn{ID: id, ConversationID: c.ID, Owner: "a", LeaseUntil: time.Now().Add(-time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+			fctx := store.WithFence(ctx, store.Fence{TurnID: id, Generation: 1})
+			gone := make(chan struct{}) // the delete returned
+			for w := range 3 {
+				wg.Go(func() {
+					for k := int64(1); ; k++ {
+						select {
+						case <-gone:
+							// One write more: it must find the turn gone.
+							defer func() {
+								if _, err := db.AppendMessage(fctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: textContent("late")}); !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {
+									failed("write after the delete", fmt.Errorf("%v, want ErrFenced or ErrNotFound", err))
+								}
+							}()
+							return
+						default:
+						}
+						_, err := db.AppendMessage(fctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: textContent("late")})
+						if err == nil {
+							err = db.AppendTurnEvents(fctx, id, []store.TurnEvent{{Seq: int64(w)*1000 + k, Data: json.RawMessage(`{}`)}})
+						}
+						switch {
+						case err == nil:
+						case errors.Is(err, store.ErrFenced), errors.Is(err, store.ErrNotFound):
+							return // the turn went with its conversation
+						default:
+							failed("fenced write", err)
+							return
+						}
+					}
+				})
+			}
+			wg.Go(func() {
+				defer close(gone)
+				time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
+				var err error
+				if i%2 == 0 {
+					err = db.DeleteIdleConversation(ctx, c.ID, time.Now())
+				} else {
+					err = db.DeleteConversation(ctx, c.ID)
+				}
+				if err != nil {
+					failed("delete", err)
+					return
+				}
+				mu.Lock()
+				deleted++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+	}
+	for _, err := range failures {
+		t.Error(err)
+	}
+	if deleted != rounds*perRound {
+		t.Errorf("%d conversations deleted, want %d", deleted, rounds*perRound)
+	}
+}
