@@ -64,14 +64,8 @@ func TestTurnLocksNeverDeadlock(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var failures []error
-	failed := func(what string, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(failures) < 10 {
-			failures = append(failures, fmt.Errorf("%s: %w", what, err))
-		}
-	}
+	var failures failureLog
+	failed := failures.add
 	var fenced, writes int
 	for i, tr := range ts {
 		wg.Go(func() {
@@ -141,9 +135,7 @@ func TestTurnLocksNeverDeadlock(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for _, err := range failures {
-		t.Error(err)
-	}
+	failures.report(t)
 	t.Logf("%d rounds of writes, %d fenced by a take-over", writes, fenced)
 	if fenced == 0 {
 		t.Error("no write was fenced: the take-overs did not race the writes")
@@ -202,14 +194,8 @@ func TestDeletesNeverDeadlockWithFencedWrites(t *testing.T) {
 		rounds = 10
 	}
 	var mu sync.Mutex
-	var failures []error
-	failed := func(what string, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(failures) < 10 {
-			failures = append(failures, fmt.Errorf("%s: %w", what, err))
-		}
-	}
+	var failures failureLog
+	failed := failures.add
 	var deleted int
 	for r := range rounds {
 		var wg sync.WaitGroup
@@ -275,10 +261,32 @@ func TestDeletesNeverDeadlockWithFencedWrites(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	for _, err := range failures {
-		t.Error(err)
-	}
+	failures.report(t)
 	if deleted != rounds*perRound {
 		t.Errorf("%d conversations deleted, want %d", deleted, rounds*perRound)
+	}
+}
+
+// failureLog keeps the first failures of concurrent writers, for the test
+// to report once they have stopped.
+type failureLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *failureLog) add(what string, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.errs) < 10 {
+		l.errs = append(l.errs, fmt.Errorf("%s: %w", what, err))
+	}
+}
+
+func (l *failureLog) report(t *testing.T) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, err := range l.errs {
+		t.Error(err)
 	}
 }
