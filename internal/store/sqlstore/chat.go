@@ -521,11 +521,7 @@ func (db *DB) RenameConversation(ctx context.Context, id, title string) (store.C
 // DeleteConversation deletes a conversation and its messages, or returns
 // [store.ErrNotFound].
 func (db *DB) DeleteConversation(ctx context.Context, id string) error {
-	q := `DELETE FROM conversations WHERE id = $1`
-	if db.d.name == store.EnginePostgres {
-		q = lockConversationTurns + q + ` AND (SELECT count(*) FROM l) >= 0`
-	}
-	res, err := db.w.ExecContext(ctx, q, id)
+	res, err := db.w.ExecContext(ctx, db.qDeleteConversation(""), id)
 	return affectedOne(res, err, "delete conversation", id)
 }
 

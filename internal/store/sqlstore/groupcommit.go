@@ -53,11 +53,10 @@ type appender struct {
 
 // appendReq is one write of a batch: run inside the batch's transaction.
 type appendReq struct {
-	ctx   context.Context
+	call
 	op    string       // names the write in errors: "append message"
 	fence *store.Fence // checked before run, in the batch's transaction
 	run   func(ctx context.Context, tx *sql.Tx) error
-	err   chan error
 }
 
 // newAppender starts the loop that commits a batch at a time.
@@ -86,7 +85,7 @@ func (a *appender) do(ctx context.Context, m store.Message) error {
 // updates and event logs, and each new turn's first event with them.
 // With a fence the write runs only if the fence holds (see commit).
 func (a *appender) submit(ctx context.Context, op string, ahead bool, fence *store.Fence, run func(context.Context, *sql.Tx) error) error {
-	r := &appendReq{ctx: ctx, op: op, fence: fence, run: run, err: make(chan error, 1)}
+	r := &appendReq{call: newCall(ctx), op: op, fence: fence, run: run}
 	q := a.reqs
 	if ahead {
 		q = a.first

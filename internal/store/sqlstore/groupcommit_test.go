@@ -132,7 +132,7 @@ func TestAppenderRunsABatchAgainOnlyWhenAWriteFails(t *testing.T) {
 			batch := make([]*appendReq, len(tc.writes))
 			for i, w := range tc.writes {
 				title := fmt.Sprintf("%s %d", tc.name, i)
-				batch[i] = &appendReq{ctx: ctx, op: "test write", fence: w.fence, err: make(chan error, 1),
+				batch[i] = &appendReq{call: newCall(ctx), op: "test write", fence: w.fence,
 					run: func(ctx context.Context, tx *sql.Tx) error {
 						runs[i]++
 						if _, err := tx.ExecContext(ctx, `INSERT INTO conversations (id, title, created_at, updated_at) VALUES ($1, $1, '', '')`, title); err != nil {

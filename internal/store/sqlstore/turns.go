@@ -284,15 +284,23 @@ func lockTurnsInOrder(where string) string {
 		` ORDER BY id FOR NO KEY UPDATE) UPDATE turns SET `
 }
 
-// lockConversationTurns starts a statement that deletes conversation $1 on
-// PostgreSQL: CTE l locks the conversation's turn rows in id order before
-// the statement locks the conversation, which the statement must reference
-// (an unreferenced CTE is not run). Every other writer that locks both a
-// turn and a conversation takes the turn first (the fences of message
-// batches, TruncateConversation); the delete's cascade alone would lock
-// the conversation, then its turns, and could deadlock against a fenced
-// write to a turn whose lease lapsed.
-const lockConversationTurns = `WITH l AS MATERIALIZED (SELECT id FROM turns WHERE conversation_id = $1 ORDER BY id FOR UPDATE) `
+// qDeleteConversation is the statement that deletes conversation $1 if
+// cond (more of its WHERE, "" for none) holds. On PostgreSQL CTE l first
+// locks the conversation's turn rows in id order, before the statement
+// locks the conversation (the statement references l: an unreferenced CTE
+// is not run). Every other writer that locks both a turn and a conversation
+// takes the turn first (the fences of message batches,
+// TruncateConversation); the delete's cascade alone would lock the
+// conversation, then its turns, and could deadlock against a fenced write
+// to a turn whose lease lapsed.
+func (db *DB) qDeleteConversation(cond string) string {
+	q := `DELETE FROM conversations WHERE id = $1` + cond
+	if db.d.name == store.EnginePostgres {
+		q = `WITH l AS MATERIALIZED (SELECT id FROM turns WHERE conversation_id = $1 ORDER BY id FOR UPDATE) ` +
+			q + ` AND (SELECT count(*) FROM l) >= 0`
+	}
+	return q
+}
 
 // RenewTurns extends owner's leases in one statement.
 func (db *DB) RenewTurns(ctx context.Context, owner string, ids []string, until time.Time) (map[string]bool, error) {
@@ -634,11 +642,8 @@ func (db *DB) DeleteEndedTurns(ctx context.Context, before time.Time) (int, erro
 // DeleteIdleConversation deletes a conversation in one statement that
 // checks there is no live turn in it.
 func (db *DB) DeleteIdleConversation(ctx context.Context, id string, at time.Time) error {
-	q := `DELETE FROM conversations WHERE id = $1 AND NOT EXISTS (
-        SELECT 1 FROM turns WHERE conversation_id = $1 AND state = 'running' AND lease_until >= $2)`
-	if db.d.name == store.EnginePostgres {
-		q = lockConversationTurns + q + ` AND (SELECT count(*) FROM l) >= 0`
-	}
+	q := db.qDeleteConversation(` AND NOT EXISTS (
+        SELECT 1 FROM turns WHERE conversation_id = $1 AND state = 'running' AND lease_until >= $2)`)
 	res, err := db.w.ExecContext(ctx, q, id, db.d.time(normTime(at)))
 	if err != nil {
 		return fmt.Errorf("store: delete conversation: %w", err)
