@@ -170,6 +170,28 @@ func TestJSONEscapedSecretIsScrubbed(t *testing.T) {
 	}
 }
 
+// A marker can spell a secret with the bytes beside it; what it spells is
+// redacted too, marker and all.
+func TestMarkerNeverCompletesASecret(t *testing.T) {
+	for _, tc := range []struct {
+		name, secret, body, want string
+	}{
+		// base64("DsuI") is "RHN1SQ": its marker ends in "D", and
+		// replacing "DsuI" there leaves the marker's head.
+		{"marker then text", "DsuI", "RHN1SQsuI!", "REDACTEREDACTED!"},
+		{"text then marker", "xyz12345RED", "[xyz12345aaaa]", "[REDACTED]"},
+		{"two markers", "TEDRED", "<aaaabbbb>", "<REDACTED>"},
+		{"chain", "DRED", "bbbbDbbbbDbbbb", "REDACTED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewScrubber(tc.secret, "xxx-secret-value", "aaaa", "-", "bbbb")
+			if got := s.String(tc.body); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func mustDo(t *testing.T, hc *http.Client, req *http.Request) string {
 	t.Helper()
 	resp, err := hc.Do(req)

@@ -83,18 +83,22 @@ func NewScrubber(secrets ...string) *Scrubber {
 
 // Add teaches the scrubber more secrets, with the forms they take in
 // transit: URL-encoded, JSON-escaped and base64 (HTTP Basic credentials).
+// Values shorter than [MinSecretLen] and forms found within [Redacted]
+// itself are not learnt.
 func (s *Scrubber) Add(secrets ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range secrets {
 		v = strings.TrimSpace(v)
-		if len(v) < MinSecretLen || v == Redacted {
+		if len(v) < MinSecretLen {
 			continue
 		}
 		forms := []string{v, url.QueryEscape(v), url.PathEscape(v), jsonEscaped(v),
 			base64.StdEncoding.EncodeToString([]byte(v)), base64.RawURLEncoding.EncodeToString([]byte(v))}
 		for _, f := range forms {
-			if len(f) >= MinSecretLen && !slices.Contains(s.secrets, f) {
+			// A form inside the marker itself ("DACT") cannot be
+			// redacted: every marker written would contain it again.
+			if len(f) >= MinSecretLen && !strings.Contains(Redacted, f) && !slices.Contains(s.secrets, f) {
 				s.secrets = append(s.secrets, f)
 			}
 		}
@@ -126,7 +130,49 @@ func (s *Scrubber) Bytes(b []byte) []byte {
 	if len(secrets) == 0 {
 		return bytes.Clone(b)
 	}
-	return scrubEscapedStrings(out, secrets)
+	out = scrubEscapedStrings(out, secrets)
+	if bytes.Contains(out, []byte(Redacted)) {
+		out = scrubAcrossMarkers(out, secrets)
+	}
+	return out
+}
+
+// scrubAcrossMarkers removes secrets that a marker and the bytes beside it
+// spell together, where a replacement completed a secret already sought:
+// with secrets "aaaa" and "xyz12345RED", "xyz12345aaaa" becomes
+// "xyz12345REDACTED". Each such occurrence is replaced, together with every
+// marker it touches, by one marker. That ends: a replacement either turns at
+// least one byte outside the markers into marker, or joins two or more
+// markers into one, and no secret lies within a single marker (Add refuses
+// those).
+func scrubAcrossMarkers(b []byte, secrets []string) []byte {
+	marker := []byte(Redacted)
+	for {
+		start, end := -1, -1
+		for _, sec := range secrets {
+			if i := bytes.Index(b, []byte(sec)); i >= 0 && (start < 0 || i < start) {
+				start, end = i, i+len(sec)
+			}
+		}
+		if start < 0 {
+			return b
+		}
+		// Widen to whole markers at either edge; markers inside are
+		// swallowed by the replacement anyway.
+		for lo := max(0, start-len(marker)+1); lo < start; lo++ {
+			if bytes.HasPrefix(b[lo:], marker) {
+				start = lo
+				break
+			}
+		}
+		for hi := end - 1; hi >= max(start, end-len(marker)+1); hi-- {
+			if bytes.HasPrefix(b[hi:], marker) {
+				end = hi + len(marker)
+				break
+			}
+		}
+		b = slices.Concat(b[:start:start], marker, b[end:])
+	}
 }
 
 // scrubEscapedStrings handles secrets hidden by JSON escapes that byte
