@@ -49,6 +49,7 @@ func FuzzScrub(f *testing.F) {
 	f.Add([]byte(`{"a":"\u0073ecret-value","b":"\"}`), "secret-value", "")
 	f.Add([]byte(`"\\"secret-value"`), "secret-value", "")
 	f.Add([]byte(`RHN1SQsuI`), "DsuI", "")
+	f.Add([]byte(`D000000`), "D000", "")
 	f.Add([]byte(`[xyz12345aaaa]`), "xyz12345RED", "aaaa")
 	f.Fuzz(func(t *testing.T, body []byte, secret, other string) {
 		var secrets []string
