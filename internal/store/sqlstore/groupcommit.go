@@ -158,14 +158,16 @@ func (a *appender) commit(batch []*appendReq) {
 		errs = skip // the fences are checked again
 		err = a.run(batch, errs, true)
 	}
+	if err == nil {
+		// Counted before the answers, so that a caller that was answered
+		// sees its commit counted.
+		a.commits.Add(1)
+	}
 	for i, r := range batch {
 		if errs[i] == nil {
 			errs[i] = err
 		}
 		r.err <- errs[i]
-	}
-	if err == nil {
-		a.commits.Add(1)
 	}
 }
 
