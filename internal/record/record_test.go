@@ -185,6 +185,7 @@ func TestMarkerNeverCompletesASecret(t *testing.T) {
 		{"text then marker", "xyz12345RED", "[xyz12345aaaa]", "[REDACTED]"},
 		{"two markers", "TEDRED", "<aaaabbbb>", "<REDACTED>"},
 		{"chain", "DRED", "bbbbDbbbbDbbbb", "REDACTED"},
+		{"many", "D000", strings.Repeat("D000000", 1000), strings.Repeat("REDACTED", 1000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewScrubber(tc.secret, "xxx-secret-value", "aaaa", "-", "bbbb")

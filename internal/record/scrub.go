@@ -138,41 +138,124 @@ func (s *Scrubber) Bytes(b []byte) []byte {
 }
 
 // scrubAcrossMarkers removes secrets that a marker and the bytes beside it
-// spell together, where a replacement completed a secret already sought:
-// with secrets "aaaa" and "xyz12345RED", "xyz12345aaaa" becomes
-// "xyz12345REDACTED". Each such occurrence is replaced, together with every
-// marker it touches, by one marker. That ends: a replacement either turns at
-// least one byte outside the markers into marker, or joins two or more
-// markers into one, and no secret lies within a single marker (Add refuses
-// those).
+// spell together, where a replacement completed a secret: "D000000" with
+// the secret "D000" became "REDACTED000". Each such occurrence is
+// replaced, together with every marker it touches, by one marker. That
+// ends: a replacement either turns at least one byte outside the markers
+// into marker, or joins two or more markers into one, and no secret lies
+// within a single marker (Add refuses those).
+//
+// It runs in one pass, in time linear in len(b) for a given set of secrets:
+// a body that an upstream fills with such occurrences (it can make any
+// value a secret by naming a field "token") must not make the scrubber
+// quadratic.
 func scrubAcrossMarkers(b []byte, secrets []string) []byte {
-	marker := []byte(Redacted)
-	for {
-		start, end := -1, -1
-		for _, sec := range secrets {
-			if i := bytes.Index(b, []byte(sec)); i >= 0 && (start < 0 || i < start) {
-				start, end = i, i+len(sec)
-			}
-		}
-		if start < 0 {
-			return b
-		}
-		// Widen to whole markers at either edge; markers inside are
-		// swallowed by the replacement anyway.
-		for lo := max(0, start-len(marker)+1); lo < start; lo++ {
-			if bytes.HasPrefix(b[lo:], marker) {
-				start = lo
-				break
-			}
-		}
-		for hi := end - 1; hi >= max(start, end-len(marker)+1); hi-- {
-			if bytes.HasPrefix(b[hi:], marker) {
-				end = hi + len(marker)
-				break
-			}
-		}
-		b = slices.Concat(b[:start:start], marker, b[end:])
+	r := rewriter{b: b, secrets: secrets, longest: len(secrets[0]), next: make([]int, len(secrets))}
+	for i := range r.next {
+		r.next[i] = -1
 	}
+	return r.run()
+}
+
+// rewriter holds the text out ++ b[r:] while scrubAcrossMarkers rewrites
+// it: out is the part already written, in which no secret lies whole.
+type rewriter struct {
+	out, b  []byte
+	r       int
+	secrets []string // longest first
+	longest int
+	next    []int // next[k]: where secrets[k] next occurs in b at or after r, len(b) for nowhere; below r: not known
+}
+
+func (w *rewriter) run() []byte {
+	w.out = make([]byte, 0, len(w.b))
+	for {
+		// Occurrences that begin in out's tail: only the marker last
+		// written can have made them, and they reach at most longest-1
+		// bytes before it.
+		if s, e, ok := w.inTail(); ok {
+			w.replace(s, e)
+			continue
+		}
+		// Otherwise the next occurrence lies in b whole.
+		p, k := len(w.b), -1
+		for i, sec := range w.secrets {
+			if w.next[i] < w.r {
+				w.next[i] = len(w.b) // none: never searched again
+				if j := bytes.Index(w.b[w.r:], []byte(sec)); j >= 0 {
+					w.next[i] = w.r + j
+				}
+			}
+			if w.next[i] < p {
+				p, k = w.next[i], i
+			}
+		}
+		if k < 0 {
+			return append(w.out, w.b[w.r:]...)
+		}
+		w.out = append(w.out, w.b[w.r:p]...)
+		w.r = p
+		w.replace(len(w.out), len(w.out)+len(w.secrets[k]))
+	}
+}
+
+// inTail finds the first occurrence of a secret that begins in the last
+// longest+len(Redacted)-1 bytes of out, as positions in out ++ b[r:].
+func (w *rewriter) inTail() (start, end int, ok bool) {
+	from := max(0, len(w.out)-(w.longest+len(Redacted)-1))
+	window := slices.Concat(w.out[from:], w.b[w.r:min(len(w.b), w.r+w.longest-1)])
+	start = -1
+	for _, sec := range w.secrets {
+		if i := bytes.Index(window, []byte(sec)); i >= 0 && from+i < len(w.out) && (start < 0 || from+i < start) {
+			start, end = from+i, from+i+len(sec)
+		}
+	}
+	return start, end, start >= 0
+}
+
+// at returns the byte at position i of out ++ b[r:], and false past its end.
+func (w *rewriter) at(i int) (byte, bool) {
+	if i < len(w.out) {
+		return w.out[i], true
+	}
+	if i -= len(w.out); w.r+i < len(w.b) {
+		return w.b[w.r+i], true
+	}
+	return 0, false
+}
+
+// markerAt reports whether a marker begins at position i of out ++ b[r:].
+func (w *rewriter) markerAt(i int) bool {
+	for j := range len(Redacted) {
+		if c, ok := w.at(i + j); !ok || c != Redacted[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// replace replaces positions [start, end) of out ++ b[r:], widened to the
+// whole of any marker they touch at either edge, by one marker.
+func (w *rewriter) replace(start, end int) {
+	for lo := max(0, start-len(Redacted)+1); lo < start; lo++ {
+		if w.markerAt(lo) {
+			start = lo
+			break
+		}
+	}
+	for hi := end - 1; hi >= max(start, end-len(Redacted)+1); hi-- {
+		if w.markerAt(hi) {
+			end = hi + len(Redacted)
+			break
+		}
+	}
+	var rest []byte // what out held after end
+	if end < len(w.out) {
+		rest = slices.Clone(w.out[end:])
+	} else {
+		w.r += end - len(w.out)
+	}
+	w.out = append(append(w.out[:start], Redacted...), rest...)
 }
 
 // scrubEscapedStrings handles secrets hidden by JSON escapes that byte
