@@ -188,7 +188,7 @@ func TestMarkerNeverCompletesASecret(t *testing.T) {
 		{"many", "D000", strings.Repeat("D000000", 1000), strings.Repeat("REDACTED", 1000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewScrubber(tc.secret, "xxx-secret-value", "aaaa", "-", "bbbb")
+			s := NewScrubber(tc.secret, "aaaa", "bbbb")
 			if got := s.String(tc.body); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
