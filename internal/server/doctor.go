@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 )
 
 // DoctorFunc runs `toolport doctor`'s checks and returns the report (any
@@ -17,21 +16,29 @@ type DoctorFunc func(ctx context.Context, allowQuota bool) (any, error)
 // multiply that.
 var ErrDoctorBusy = errors.New("a doctor run is already in progress")
 
-// doctor serves GET /api/doctor[?quota=1]: the same report as `toolport
-// doctor --json`. Checks that cost quota run only with quota=1, the
-// settings panel's explicit second button.
+// doctor serves GET /api/doctor, the free checks of `toolport doctor --json`,
+// and POST /api/doctor with {"quota":true}, which adds the checks that spend
+// the user's quota (the settings panel's explicit second button). Spending
+// quota is never a GET: a GET is outside the cross-origin guard, so an <img>
+// on any site could fire a search, a model call and an embedding each time.
 func (s *Server) doctor(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Doctor == nil {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "the doctor is not available on this server")
 		return
 	}
 	var allowQuota bool
-	switch strings.ToLower(r.URL.Query().Get("quota")) {
-	case "", "0", "false", "no":
-	case "1", "true", "yes":
-		allowQuota = true
-	default:
-		writeError(w, http.StatusBadRequest, "VALIDATION", "quota must be 1 or 0")
+	if r.Method == http.MethodPost {
+		var in struct {
+			Quota bool `json:"quota"`
+		}
+		if !s.decodeBody(w, r, &in, true) {
+			return
+		}
+		allowQuota = in.Quota
+	} else if r.URL.Query().Has("quota") {
+		w.Header().Set("Allow", "GET, POST")
+		writeError(w, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED",
+			`checks that spend quota run only on POST /api/doctor with {"quota":true}`)
 		return
 	}
 	rep, err := s.cfg.Doctor(r.Context(), allowQuota)

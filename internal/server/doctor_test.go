@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -26,24 +28,28 @@ func TestDoctorEndpoint(t *testing.T) {
 		}
 	}})
 	tests := []struct {
-		path   string
-		status int
-		quota  []bool
+		method, path, body string
+		status             int
+		quota              []bool // every run so far
 	}{
-		{"/api/doctor", 200, []bool{false}},
-		{"/api/doctor?quota=1", 200, []bool{false, true}},
-		{"/api/doctor?quota=maybe", 400, []bool{false, true}},
+		{"GET", "/api/doctor", "", 200, []bool{false}},
+		{"POST", "/api/doctor", `{"quota":true}`, 200, []bool{false, true}},
+		{"POST", "/api/doctor", "", 200, []bool{false, true, false}},
+		{"POST", "/api/doctor", `{"quota":false}`, 200, []bool{false, true, false, false}},
+		// Spending quota is never a GET: a GET is outside the cross-origin guard.
+		{"GET", "/api/doctor?quota=1", "", 405, []bool{false, true, false, false}},
+		{"POST", "/api/doctor", `{"quota":"maybe"}`, 400, []bool{false, true, false, false}},
 	}
 	for _, tt := range tests {
-		status, body := e.do(t, "GET", tt.path, "")
+		status, body := e.do(t, tt.method, tt.path, tt.body)
 		if status != tt.status {
-			t.Fatalf("GET %s = %d %s, want %d", tt.path, status, body, tt.status)
+			t.Fatalf("%s %s %s = %d %s, want %d", tt.method, tt.path, tt.body, status, body, tt.status)
 		}
 		mu.Lock()
 		got := append([]bool(nil), calls...)
 		mu.Unlock()
-		if len(got) != len(tt.quota) || got[len(got)-1] != tt.quota[len(tt.quota)-1] {
-			t.Errorf("after GET %s the doctor ran with %v, want %v", tt.path, got, tt.quota)
+		if !slices.Equal(got, tt.quota) {
+			t.Errorf("after %s %s %s the doctor ran with %v, want %v", tt.method, tt.path, tt.body, got, tt.quota)
 		}
 		if status == 200 {
 			var rep struct {
@@ -54,6 +60,31 @@ func TestDoctorEndpoint(t *testing.T) {
 			}
 		}
 	}
+
+	// A page on another site cannot make the server spend quota: the POST
+	// is refused by the cross-origin guard before the doctor runs.
+	req, err := http.NewRequest("POST", e.url+"/api/doctor", strings.NewReader(`{"quota":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer s3cret-token")
+	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("Origin", "https://evil.example")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-site POST: %d, want 403", res.StatusCode)
+	}
+	mu.Lock()
+	if len(calls) != 4 {
+		t.Errorf("a cross-site POST ran the doctor: %v", calls)
+	}
+	mu.Unlock()
+
 	mu.Lock()
 	busy = true
 	mu.Unlock()
@@ -62,7 +93,7 @@ func TestDoctorEndpoint(t *testing.T) {
 	}
 
 	// The token is required, as on every /api route.
-	res, err := http.Get(e.url + "/api/doctor")
+	res, err = http.Get(e.url + "/api/doctor")
 	if err != nil {
 		t.Fatal(err)
 	}

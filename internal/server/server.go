@@ -116,7 +116,8 @@ type Config struct {
 	Logger *slog.Logger
 	// IndexBuild runs the POST /api/index/build job; nil answers 503 there.
 	IndexBuild IndexBuilder
-	// Doctor serves GET /api/doctor (`toolport doctor`'s report); nil answers 404.
+	// Doctor serves /api/doctor (`toolport doctor`'s report: GET the free
+	// checks, POST {"quota":true} all of them); nil answers 404.
 	Doctor DoctorFunc
 
 	// ReplicaID names this server among the replicas sharing the store (it
@@ -267,6 +268,7 @@ func New(cfg Config) (*Server, error) {
 	api("POST /api/tools/{name}", s.callTool)
 	s.indexBuildRoutes(api)
 	api("GET /api/doctor", s.doctor)
+	api("POST /api/doctor", s.doctor)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})

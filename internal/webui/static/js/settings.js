@@ -1,7 +1,7 @@
 // The settings panel: what `toolport doctor` says about every upstream
 // (GET /api/doctor), one row each, so a person sees at a glance what works.
 // Checks that spend the person's quota (a web search, a model request) run
-// only when they press the second button.
+// only when they press the second button, as POST {"quota":true}.
 
 import { h, clear, str } from './dom.js';
 
@@ -55,7 +55,10 @@ export class Settings {
     this.dlg.dataset.state = 'checking';
     this.status.textContent = quota ? 'Checking every upstream, quota included\u2026' : 'Checking\u2026';
     try {
-      const rep = await this.api.json('/api/doctor' + (quota ? '?quota=1' : ''));
+      // Checks that spend quota are a POST, under the server's cross-origin guard.
+      const rep = quota
+        ? await this.api.json('/api/doctor', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ quota: true }) })
+        : await this.api.json('/api/doctor');
       this.render(rep);
       this.dlg.dataset.state = 'done';
     } catch (err) {
