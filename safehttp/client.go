@@ -185,6 +185,7 @@ func (c *Client) dialContext(ctx context.Context, network, addr string) (net.Con
 	} else if isIP {
 		addr = net.JoinHostPort(ip.String(), port)
 	}
+	trusted := c.opts.Policy.allowsHost(host)
 	d := &net.Dialer{
 		Timeout:   c.opts.ConnectTimeout,
 		KeepAlive: 30 * time.Second,
@@ -198,6 +199,9 @@ func (c *Client) dialContext(ctx context.Context, network, addr string) (net.Con
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
 				return fmt.Errorf("safehttp: cannot check dial address: %w", err) // fail closed
+			}
+			if trusted {
+				return nil
 			}
 			if err := c.opts.Policy.CheckAddr(ap.Addr()); err != nil {
 				var be *BlockedError

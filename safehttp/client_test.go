@@ -847,3 +847,37 @@ func TestRedirectCheckAfterPolicy(t *testing.T) {
 		t.Error("the check was asked about a hop the policy refuses")
 	}
 }
+
+// TestAllowHostsTrustsTheNamedHostOnly: a host the operator configured (an
+// intranet portal) is dialled whatever its address, but a redirect from it
+// to any other non-public host is refused as usual.
+func TestAllowHostsTrustsTheNamedHostOnly(t *testing.T) {
+	var hits atomic.Int32
+	other := serveOn(t, "127.0.0.2", countingHandler(&hits))
+	portal := serveOn(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ok":
+			io.WriteString(w, "portal")
+		case "/away":
+			http.Redirect(w, r, other.URL+"/secret", http.StatusFound)
+		case "/home":
+			http.Redirect(w, r, "/ok", http.StatusFound)
+		}
+	}))
+	_, port, _ := net.SplitHostPort(portal.Listener.Addr().String())
+	c := NewClient(Options{Policy: Policy{AllowHosts: []string{"LocalHost."}}})
+	for _, path := range []string{"/ok", "/home"} {
+		resp, err := c.Get(t.Context(), "http://localhost:"+port+path, nil)
+		if err != nil || string(resp.Body) != "portal" {
+			t.Fatalf("allowed host %s: %v, %v", path, resp, err)
+		}
+	}
+	_, err := c.Get(t.Context(), "http://localhost:"+port+"/away", nil)
+	wantBlocked(t, err, "127.0.0.2")
+	// The same address under another name is not the allowed host.
+	_, err = c.Get(t.Context(), portal.URL+"/ok", nil)
+	wantBlocked(t, err, "127.0.0.1")
+	if hits.Load() != 0 {
+		t.Errorf("the refused host saw %d requests", hits.Load())
+	}
+}

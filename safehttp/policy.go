@@ -27,6 +27,24 @@ type Policy struct {
 	// fall in a refused range, e.g. 127.0.0.2/32 for a test server or one
 	// intranet host. An IPv4-mapped IPv6 address matches its IPv4 prefix.
 	Allow []netip.Prefix
+
+	// AllowHosts names hosts (names or address literals, compared without
+	// case or a trailing dot) that may be dialled whatever addresses they
+	// resolve to: a server the operator configured, such as an intranet
+	// CKAN portal, as opposed to a URL a model or a page chose. Redirects
+	// from such a host to any other are checked as usual.
+	AllowHosts []string
+}
+
+// allowsHost reports whether host is one of p.AllowHosts.
+func (p Policy) allowsHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	for _, h := range p.AllowHosts {
+		if strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".") == host && host != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // BlockedError reports that a connection was refused because the address it
@@ -230,8 +248,8 @@ func (p Policy) checkParsed(u *url.URL) error {
 	if err != nil {
 		return err
 	}
-	if !isIP {
-		return nil // a name: its addresses are checked when dialled
+	if !isIP || p.allowsHost(host) {
+		return nil // a name's addresses are checked when dialled; an allowed host is not checked
 	}
 	if err := p.CheckAddr(addr); err != nil {
 		err.(*BlockedError).Host = host

@@ -133,3 +133,34 @@ func TestToolDefinitions(t *testing.T) {
 		}
 	}
 }
+
+// The configured portal (CKAN_BASE_URL) is fetched with the checked client:
+// its own host is trusted wherever it is, but a redirect from it to another
+// non-public host is refused and nothing of that host's answer comes back.
+func TestDefaultPortalRedirectsAreChecked(t *testing.T) {
+	inside := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
+	port := inside.Listener.Addr().(*net.TCPAddr).Port
+	portal := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{
+		"package_search": tooltest.CKANPackageSearch(t),
+		"tag_list": func(w http.ResponseWriter, r *http.Request) {
+			// localhost, not the portal's 127.0.0.1: another host.
+			http.Redirect(w, r, fmt.Sprintf("http://localhost:%d/api/3/action/package_search", port), http.StatusFound)
+		},
+	})
+	env := map[string]string{"CKAN_BASE_URL": portal.URL}
+	c, err := config.New(func(k string) string { return env[k] }, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := newRegistry(t, ConfigFromEnv(c))
+	res, _ := call(t, reg, "searchDatasets", `{"query":"x"}`)
+	var out SearchDatasetsOutput
+	mustOK(t, res, &out)
+	res, _ = call(t, reg, "listTags", `{}`)
+	if e := mustFail(t, res, tool.CodeBlocked); !strings.Contains(e.Message, "loopback") {
+		t.Errorf("message %q", e.Message)
+	}
+	if len(inside.Requests()) != 0 {
+		t.Errorf("the portal's redirect reached another loopback host")
+	}
+}

@@ -71,9 +71,14 @@ func ConfigFromEnv(c *config.Config) Config {
 	}
 	// Portals an agent names are untrusted URLs, fetched under the same
 	// address policy as web_fetch (TOOLPORT_FETCH_ALLOW_PRIVATE lifts it).
+	allowPrivate := c.Bool("TOOLPORT_FETCH_ALLOW_PRIVATE")
 	cfg.PortalHTTPClient = safehttp.NewClient(safehttp.Options{
-		Policy: safehttp.Policy{AllowPrivate: c.Bool("TOOLPORT_FETCH_ALLOW_PRIVATE")},
+		Policy: safehttp.Policy{AllowPrivate: allowPrivate},
 	}).HTTPClient()
+	// The configured portal is the operator's choice and may be on their
+	// own network; but where it redirects, and what its answers link to, is
+	// checked like any other URL.
+	cfg.HTTPClient = DefaultPortalClient(cfg.BaseURL, allowPrivate)
 	if list := strings.TrimSpace(c.Env("CKAN_ALLOWED_PORTALS")); list != "" && list != "*" {
 		var hosts []string
 		for h := range strings.SplitSeq(list, ",") {
@@ -87,6 +92,17 @@ func ConfigFromEnv(c *config.Config) Config {
 		cfg.AllowPortal = AllowHosts(hosts...)
 	}
 	return cfg
+}
+
+// DefaultPortalClient returns the SSRF-checked client for the configured
+// portal baseURL: its host may be dialled whatever its address, every other
+// host (a redirect's target) only when public, unless allowPrivate.
+func DefaultPortalClient(baseURL string, allowPrivate bool) *http.Client {
+	policy := safehttp.Policy{AllowPrivate: allowPrivate}
+	if u, err := url.Parse(strings.TrimSpace(baseURL)); err == nil && u.Hostname() != "" {
+		policy.AllowHosts = []string{u.Hostname()}
+	}
+	return safehttp.NewClient(safehttp.Options{Policy: policy}).HTTPClient()
 }
 
 // AllowHosts returns an AllowPortal policy that accepts only the named hosts.
