@@ -11,9 +11,13 @@ import "net/url"
 func (c *Config) RedisURL() string {
 	v := c.Secret("TOOLPORT_REDIS_URL", "redis.url")
 	if u, err := url.Parse(v); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			c.secrets = append(c.secrets, pw)
+		// redis://:password@host, redis://user:password@host, and
+		// redis://password@host, which some clients (and doctor) accept.
+		pw, ok := u.User.Password()
+		if !ok {
+			pw = u.User.Username()
 		}
+		c.AddSecret(pw)
 	}
 	return v
 }

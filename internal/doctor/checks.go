@@ -355,10 +355,8 @@ func weaviateCheck(c *config.Config) Check {
 }
 
 func redisCheck(c *config.Config) Check {
-	raw := strings.TrimSpace(c.Env(RedisURLEnv))
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		raw = c.Secret(RedisURLEnv, "") // a URL with a password is a secret
-	}
+	// RedisURL registers the URL and its password (either form) as secrets.
+	raw := c.RedisURL()
 	return Check{
 		Name: "redis", Title: "Redis", Configured: raw != "", Endpoint: showURL(raw),
 		Missing: "no Redis: caches and rate limits stay in this process",

@@ -190,6 +190,9 @@ func runOne(ctx context.Context, c Check, res Result, base http.RoundTripper, o 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	res.Requests, res.Limits = p.sent, p.limits
+	for k, v := range res.Limits { // an upstream may echo anything in a header
+		res.Limits[k] = scrub.String(v)
+	}
 	if p.status != 0 || err == nil {
 		res.Reachable = ptr(true)
 	}

@@ -505,3 +505,57 @@ func TestAnswerThatBreaksTheOutputSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsNeverReachTheReport: what an upstream echoes (a Redis error
+// line, a rate-limit header, an export endpoint's answer) is scrubbed of
+// every credential Toolport was configured with, in each form it takes.
+func TestSecretsNeverReachTheReport(t *testing.T) {
+	const secret = "leaky-secret-0123456789"
+	// A server that quotes the last argument of whatever it is sent.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				args, err := readCommand(bufio.NewReader(conn))
+				if err == nil {
+					fmt.Fprintf(conn, "-ERR refused %q\r\n", args[len(args)-1])
+				}
+			}()
+		}
+	}()
+	echo := tooltest.NewServer(t, tooltest.Reply{Status: 401,
+		Header: http.Header{"X-Ratelimit-Policy": {"key=" + secret}, "Content-Type": {"text/plain"}},
+		Body:   []byte("bad credentials " + secret)})
+
+	tests := []struct {
+		name, check string
+		env         map[string]string
+	}{
+		{"redis password", "redis", map[string]string{"TOOLPORT_REDIS_URL": "redis://:" + secret + "@" + ln.Addr().String()}},
+		{"redis password as user", "redis", map[string]string{"TOOLPORT_REDIS_URL": "redis://" + secret + "@" + ln.Addr().String()}},
+		{"OTLP header", "traces", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": echo.URL, "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20" + secret}},
+		{"rate-limit header", "brave", map[string]string{"BRAVE_API_KEY": secret, "BRAVE_API_BASE_URL": echo.URL}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newConfig(t, tt.env)
+			r := only(t, c, Sources{}, tt.check, Options{})
+			if r.Status != Failing {
+				t.Fatalf("status %s (%q), want failing", r.Status, r.Detail)
+			}
+			out, _ := json.Marshal(r)
+			if strings.Contains(string(out), secret) {
+				t.Errorf("the secret reached the report: %s", out)
+			}
+		})
+	}
+}

@@ -46,6 +46,14 @@ func FromConfig(c *config.Config) Config {
 	if ep := c.Env("OTEL_EXPORTER_OTLP_ENDPOINT"); ep != "" {
 		cfg.Endpoint, cfg.Target = strings.TrimRight(ep, "/"), "otlp"
 		cfg.Headers = parseHeaders(c.Env("OTEL_EXPORTER_OTLP_HEADERS"))
+		// Header values are credentials (an API key, a Basic pair): listed
+		// with the other secrets, so nothing Toolport emits shows them.
+		for _, v := range cfg.Headers {
+			c.AddSecret(v)
+			if _, cred, ok := strings.Cut(v, " "); ok { // "Bearer xyz", "Basic …"
+				c.AddSecret(strings.TrimSpace(cred))
+			}
+		}
 		return cfg
 	}
 	pk := c.Secret("LANGFUSE_PUBLIC_KEY", "langfuse.public_key")
@@ -55,6 +63,7 @@ func FromConfig(c *config.Config) Config {
 		auth := base64.StdEncoding.EncodeToString([]byte(pk + ":" + sk))
 		cfg.Endpoint, cfg.Target = host+"/api/public/otel", "langfuse"
 		cfg.Headers = map[string]string{"Authorization": "Basic " + auth}
+		c.AddSecret(auth) // the pair's base64 is no form of either key alone
 	}
 	return cfg
 }
