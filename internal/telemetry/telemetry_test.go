@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -96,10 +97,10 @@ func TestExportsToLangfuseOTLPEndpoint(t *testing.T) {
 	if rc.paths[0] != "/api/public/otel/v1/traces" {
 		t.Errorf("path = %s", rc.paths[0])
 	}
-	for _, s := range c.Secrets() {
-		if s != "pk-lf-1" && s != "sk-lf-2" {
-			t.Errorf("unexpected secret %q", s)
-		}
+	// Both keys are secrets, and so is their pair's base64, which is no
+	// form of either key alone.
+	if got, want := c.Secrets(), []string{"pk-lf-1", "sk-lf-2", base64.StdEncoding.EncodeToString([]byte("pk-lf-1:sk-lf-2"))}; !slices.Equal(got, want) {
+		t.Errorf("secrets = %q, want %q", got, want)
 	}
 }
 
