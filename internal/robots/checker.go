@@ -23,6 +23,10 @@ const (
 	DefaultTTL        = time.Hour
 	DefaultErrorTTL   = 5 * time.Minute
 	DefaultMaxEntries = 1024
+	// DefaultMaxBytes bounds the cache's parsed rules: at most MaxSize of
+	// patterns and MaxRules rules each, so at least 24 of the largest
+	// files fit, and thousands of ordinary ones.
+	DefaultMaxBytes = 16 << 20
 	// MaxTTL is RFC 9309 §2.4's limit on caching a robots.txt.
 	MaxTTL = 24 * time.Hour
 	// maxRedirects is RFC 9309 §2.3.1.2's minimum number of hops to follow.
@@ -42,9 +46,11 @@ type Options struct {
 	// 24 h). ErrorTTL is how long an unreachable one disallows (default
 	// 5 min), so that a site that was down is asked again soon.
 	TTL, ErrorTTL time.Duration
-	// MaxEntries bounds the origins cached (default 1024); the least
-	// recently used is dropped first.
+	// MaxEntries bounds the origins cached (default 1024), and MaxBytes
+	// the bytes their rules hold (default 16 MiB, at least 1 MiB); the
+	// least recently used is dropped first.
 	MaxEntries int
+	MaxBytes   int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -73,6 +79,7 @@ type Checker struct {
 	mu    sync.Mutex
 	lru   *list.List // of *entry, most recent first
 	index map[string]*list.Element
+	bytes int // the entries' sizes, summed
 }
 
 type entry struct {
@@ -81,6 +88,9 @@ type entry struct {
 	reason  string // why rules disallow everything, when they do
 	expires time.Time
 }
+
+// size estimates the bytes e holds in the cache.
+func (e *entry) size() int { return 64 + len(e.origin) + len(e.reason) + e.rules.Size() }
 
 // NewChecker returns a Checker configured by opts.
 func NewChecker(opts Options) *Checker {
@@ -101,6 +111,11 @@ func NewChecker(opts Options) *Checker {
 	if opts.MaxEntries <= 0 {
 		opts.MaxEntries = DefaultMaxEntries
 	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	opts.MaxBytes = max(opts.MaxBytes, 1<<20) // room for the largest file
+
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -246,8 +261,7 @@ func (c *Checker) lookup(origin string) *entry {
 	}
 	e := el.Value.(*entry)
 	if !c.opts.Now().Before(e.expires) {
-		c.lru.Remove(el)
-		delete(c.index, origin)
+		c.remove(el)
 		return nil
 	}
 	c.lru.MoveToFront(el)
@@ -258,16 +272,28 @@ func (c *Checker) store(e *entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.index[e.origin]; ok {
-		el.Value = e
-		c.lru.MoveToFront(el)
-		return
+		c.remove(el)
 	}
 	c.index[e.origin] = c.lru.PushFront(e)
-	for c.lru.Len() > c.opts.MaxEntries {
-		last := c.lru.Back()
-		c.lru.Remove(last)
-		delete(c.index, last.Value.(*entry).origin)
+	c.bytes += e.size()
+	for c.lru.Len() > c.opts.MaxEntries || c.bytes > c.opts.MaxBytes {
+		c.remove(c.lru.Back())
 	}
+}
+
+// remove drops el from the cache; c.mu is held.
+func (c *Checker) remove(el *list.Element) {
+	e := el.Value.(*entry)
+	c.lru.Remove(el)
+	delete(c.index, e.origin)
+	c.bytes -= e.size()
+}
+
+// Bytes reports the estimated bytes the cached rules hold.
+func (c *Checker) Bytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }
 
 // Len reports how many origins are cached.

@@ -3,11 +3,13 @@ package robots_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -360,5 +362,56 @@ func TestUserAgentAndToken(t *testing.T) {
 	}
 	if tok := robots.NewChecker(robots.Options{HTTP: client()}).Token(); tok != "Toolport" {
 		t.Fatalf("default token = %q, want Toolport", tok)
+	}
+}
+
+// TestCacheIsBoundedInBytes: origins that each serve the largest robots.txt
+// of the shortest rules cost the cache its byte budget, not their number
+// times what a parsed file holds. (Before the budget, 1,024 such origins
+// held 3.4 GiB for the cache's hour.)
+func TestCacheIsBoundedInBytes(t *testing.T) {
+	hostile := "User-agent: *\n" + strings.Repeat("Disallow: /x\n", robots.MaxSize/13)
+	const origins = 40
+	sites := make([]*site, origins)
+	for i := range sites {
+		sites[i] = newSite(t, body(hostile))
+	}
+	c := checker(robots.Options{MaxBytes: 4 << 20})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, s := range sites {
+		if err := c.Check(context.Background(), mustURL(t, s.URL+"/x/y")); err == nil {
+			t.Fatal("a disallowed path was allowed")
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if c.Bytes() > 4<<20 {
+		t.Errorf("the cache estimates %d bytes, over its 4 MiB budget", c.Bytes())
+	}
+	if c.Len() >= origins {
+		t.Errorf("the cache kept all %d origins", c.Len())
+	}
+	// The estimate must be honest: the heap grows by about the budget.
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 8<<20 {
+		t.Errorf("the heap grew by %d MiB for a 4 MiB budget", grew>>20)
+	}
+	runtime.KeepAlive(c)
+}
+
+func TestRulesPerFileAreBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := range robots.MaxRules + 10 {
+		fmt.Fprintf(&b, "Disallow: /p%d\n", i)
+	}
+	b.WriteString("Disallow: /last\n")
+	r := robots.Parse([]byte(b.String()), "Toolport")
+	if r.Allowed("/p0") || r.Allowed(fmt.Sprintf("/p%d", robots.MaxRules-1)) {
+		t.Error("a kept rule does not apply")
+	}
+	if !r.Allowed("/last") {
+		t.Error("a rule beyond MaxRules was kept")
 	}
 }

@@ -7,6 +7,7 @@ package robots
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -18,17 +19,56 @@ const MaxSize = 512 << 10
 // are far shorter, and the bound keeps matching cheap.
 const maxPattern = 4 << 10
 
+// MaxRules bounds the rules kept from one robots.txt for one crawler; later
+// rules are ignored, like content beyond MaxSize. Real files hold a few
+// hundred at most; the bound keeps a hostile file's memory and every
+// check's matching cost small.
+const MaxRules = 10_000
+
 // Rules are the parsed rules of one robots.txt that apply to one crawler.
 // The zero value allows everything. Rules are immutable, and safe for
 // concurrent use.
+//
+// The patterns live in one string and each rule holds offsets into it, so
+// that a file of many short rules costs its bytes plus 12 per rule rather
+// than a string and its allocation each (a cache of a thousand origins
+// serving hostile files grew to gigabytes with one string per rule).
 type Rules struct {
 	disallowAll bool
+	patterns    string
 	rules       []rule
 }
 
 type rule struct {
-	allow   bool
-	pattern string // normalised (see normalize); may hold * and a final $
+	start, end uint32 // the pattern: patterns[start:end], normalised (see normalize); may hold * and a final $
+	allow      bool
+}
+
+// Size estimates the bytes r holds, for a cache's budget.
+func (r *Rules) Size() int {
+	const ruleSize = 12 // two uint32 and a bool, padded
+	return 48 + len(r.patterns) + ruleSize*cap(r.rules)
+}
+
+// ruleSet collects one group kind's rules while parsing.
+type ruleSet struct {
+	patterns strings.Builder
+	rules    []rule
+}
+
+func (s *ruleSet) add(allow bool, pattern string) {
+	// The patterns' total is bounded too: normalising can triple a pattern.
+	if len(s.rules) >= MaxRules || s.patterns.Len()+len(pattern) > MaxSize {
+		return
+	}
+	start := s.patterns.Len()
+	s.patterns.WriteString(pattern)
+	s.rules = append(s.rules, rule{start: uint32(start), end: uint32(s.patterns.Len()), allow: allow})
+}
+
+// compact returns the rules in exactly sized storage.
+func (s *ruleSet) compact() *Rules {
+	return &Rules{patterns: strings.Clone(s.patterns.String()), rules: slices.Clip(slices.Clone(s.rules))}
 }
 
 // AllowAll returns rules that allow every path (RFC 9309 §2.3.1.3: an
@@ -50,7 +90,7 @@ func Parse(body []byte, token string) *Rules {
 	}
 	body = bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF"))
 	var (
-		named, star []rule
+		named, star ruleSet
 		foundNamed  bool
 		// The group being read: whether it names us or *, and whether
 		// its user-agent lines have ended (a rule line ends them).
@@ -89,12 +129,12 @@ func Parse(body []byte, token string) *Rules {
 				// An empty rule matches nothing (RFC 9309 §2.2.2).
 				continue
 			}
-			r := rule{allow: k == "allow", pattern: normalize(v)}
+			pattern := normalize(v)
 			if inNamed {
-				named = append(named, r)
+				named.add(k == "allow", pattern)
 			}
 			if inStar {
-				star = append(star, r)
+				star.add(k == "allow", pattern)
 			}
 		default:
 			// Sitemap, crawl-delay and unknown records neither start nor
@@ -102,9 +142,9 @@ func Parse(body []byte, token string) *Rules {
 		}
 	}
 	if foundNamed {
-		return &Rules{rules: named}
+		return named.compact()
 	}
-	return &Rules{rules: star}
+	return star.compact()
 }
 
 // productToken is the leading run of a user-agent line's value that may
@@ -159,11 +199,12 @@ func (r *Rules) Allowed(path string) bool {
 	path = normalize(path)
 	best, allow := -1, true
 	for _, ru := range r.rules {
-		n := len(ru.pattern)
+		pattern := r.patterns[ru.start:ru.end]
+		n := len(pattern)
 		if n < best || (n == best && allow) {
 			continue // cannot change the verdict
 		}
-		if match(ru.pattern, path) {
+		if match(pattern, path) {
 			best, allow = n, ru.allow
 		}
 	}
