@@ -67,6 +67,21 @@ func (e *DisallowedError) Error() string {
 	return fmt.Sprintf("robots: %s%s: %s", e.Origin, e.Path, e.Reason)
 }
 
+// UnreachableError reports that an origin did not answer its robots.txt
+// request at all: the name did not resolve, the connection was refused or
+// reset, or nothing came back within the timeout. It wraps the network
+// error (errors.Is finds context.DeadlineExceeded for a timeout).
+type UnreachableError struct {
+	Origin string // scheme://host[:port]
+	Err    error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("robots: %s/robots.txt: %v", e.Origin, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
 // Checker answers whether URLs may be fetched under their origins'
 // robots.txt. It is safe for concurrent use; concurrent checks of one
 // origin share a single fetch.
@@ -144,9 +159,10 @@ var errTooManyRedirects = errors.New("too many redirects")
 func (c *Checker) Token() string { return c.token }
 
 // Check returns nil when u may be fetched, a *DisallowedError when
-// robots.txt forbids it, and another error when robots.txt could not be
-// asked for a reason that would stop the page fetch as well (the address
-// policy refused the host, or ctx ended).
+// robots.txt forbids it, an *UnreachableError when the origin does not
+// answer at all, and another error when robots.txt could not be asked for a
+// reason that would stop the page fetch as well (the address policy refused
+// the host, or ctx ended).
 func (c *Checker) Check(ctx context.Context, u *url.URL) error {
 	origin := u.Scheme + "://" + strings.ToLower(u.Host)
 	e, err := c.rules(ctx, origin)
@@ -221,10 +237,21 @@ func (c *Checker) fetch(ctx context.Context, origin string) (*entry, error) {
 		case errors.Is(err, errTooManyRedirects):
 			// §2.3.1.2: more than five hops may be treated as unavailable.
 			return &entry{origin: origin, rules: AllowAll(), expires: now.Add(c.opts.TTL)}, nil
-		case ctx.Err() != nil:
-			return unreachable(fmt.Sprintf("robots.txt did not answer within %s, which disallows everything (RFC 9309)", c.opts.Timeout)), nil
 		}
-		return unreachable("robots.txt could not be reached, which disallows everything (RFC 9309)"), nil
+		// No answer at all (a name that does not resolve, a refused
+		// connection, silence until the timeout): the page cannot be
+		// fetched either, and saying "robots.txt disallows it" would send
+		// the user looking in the wrong place. RFC 9309's rule for an
+		// unreachable robots.txt is kept for sites that answer (5xx, 429,
+		// a body cut short). Not cached: the network may come back.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is origin/robots.txt, named by the error
+		}
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer within %s: %w", c.opts.Timeout, context.DeadlineExceeded)
+		}
+		return nil, &UnreachableError{Origin: origin, Err: err}
 	}
 	defer resp.Body.Close()
 	switch s := resp.StatusCode; {

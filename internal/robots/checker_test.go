@@ -134,7 +134,10 @@ func TestRedirectHopsAreBounded(t *testing.T) {
 	}
 }
 
-func TestUnreachableIsDisallowed(t *testing.T) {
+// A site that does not answer at all is a network failure, reported as
+// one, and not "robots.txt disallows it": RFC 9309's unreachable rule is for
+// sites that answer.
+func TestNoAnswerIsANetworkError(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
 		t.Fatal(err)
@@ -142,13 +145,24 @@ func TestUnreachableIsDisallowed(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close() // nothing listens: connection refused
 	err = checker(robots.Options{}).Check(context.Background(), mustURL(t, "http://"+addr+"/page"))
+	var ue *robots.UnreachableError
 	var de *robots.DisallowedError
-	if !errors.As(err, &de) {
-		t.Fatalf("Check = %v, want a *DisallowedError", err)
+	if !errors.As(err, &ue) || errors.As(err, &de) || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("Check = %v, want an *UnreachableError naming the refusal", err)
+	}
+
+	// A name that does not resolve.
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return nil, errors.New("no DNS here")
+	}}
+	hc := safehttp.NewClient(safehttp.Options{Resolver: r})
+	err = robots.NewChecker(robots.Options{HTTP: hc}).Check(context.Background(), mustURL(t, "http://no-such-host.example/page"))
+	if !errors.As(err, &ue) || errors.As(err, &de) {
+		t.Fatalf("Check = %v, want an *UnreachableError", err)
 	}
 }
 
-func TestTimeoutIsDisallowedQuickly(t *testing.T) {
+func TestTimeoutIsANetworkErrorQuickly(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
@@ -161,9 +175,9 @@ func TestTimeoutIsDisallowedQuickly(t *testing.T) {
 	start := time.Now()
 	err := checker(robots.Options{Timeout: timeout}).Check(context.Background(), mustURL(t, s.URL+"/page"))
 	elapsed := time.Since(start)
-	var de *robots.DisallowedError
-	if !errors.As(err, &de) {
-		t.Fatalf("Check = %v, want a *DisallowedError", err)
+	var ue *robots.UnreachableError
+	if !errors.As(err, &ue) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Check = %v, want an *UnreachableError that is a deadline", err)
 	}
 	if elapsed > timeout+2*time.Second {
 		t.Errorf("Check took %s with a %s robots timeout", elapsed, timeout)

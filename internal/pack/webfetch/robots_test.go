@@ -1,7 +1,10 @@
 package webfetch_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/pack/webfetch"
+	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -105,7 +109,9 @@ func TestRobotsRefusalNamesNoQuery(t *testing.T) {
 	}
 }
 
-func TestRobotsTimeoutRefusesQuickly(t *testing.T) {
+// A site whose robots.txt gets no answer at all fails as the timeout it is,
+// quickly, without the page being requested: not as a robots refusal.
+func TestRobotsTimeoutIsATimeout(t *testing.T) {
 	release := make(chan struct{})
 	s := newRobotsSite(t, func(w http.ResponseWriter, r *http.Request) {
 		select { // never answers
@@ -118,12 +124,27 @@ func TestRobotsTimeoutRefusesQuickly(t *testing.T) {
 	reg := registry(t, webfetch.Config{RobotsTimeout: robotsTimeout})
 	start := time.Now()
 	res, _ := call(t, reg, map[string]any{"url": s.url + "/page"})
-	wantRobotsRefusal(t, res)
-	if d := time.Since(start); d > robotsTimeout+2*time.Second {
-		t.Errorf("refusal took %s with a %s robots timeout", d, robotsTimeout)
+	if res.OK() || res.Err.Code != tool.CodeTimeout || !strings.Contains(res.Err.Message, "robots.txt") {
+		t.Fatalf("got %s, want a TIMEOUT naming robots.txt", res.JSON)
+	}
+	if d := time.Since(start); d > 2*robotsTimeout+3*time.Second {
+		t.Errorf("the failure took %s with a %s robots timeout", d, robotsTimeout)
 	}
 	if s.pageHits.Load() != 0 {
 		t.Errorf("the page was requested")
+	}
+}
+
+// Offline, a host that does not resolve is a network error, not
+// "robots.txt could not be reached, which disallows everything".
+func TestUnresolvableHostIsANetworkError(t *testing.T) {
+	r := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("offline")
+	}}
+	reg := registry(t, webfetch.Config{HTTP: safehttp.NewClient(safehttp.Options{Resolver: r})})
+	res, _ := call(t, reg, map[string]any{"url": "https://no-such-host.example/page"})
+	if res.OK() || res.Err.Code != tool.CodeNetwork || strings.Contains(res.Err.Message, "disallow") {
+		t.Fatalf("got %s, want a NETWORK_ERROR", res.JSON)
 	}
 }
 
