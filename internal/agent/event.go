@@ -8,7 +8,7 @@ import (
 // EventType names an [Event]; it is the "type" field of its JSON form.
 type EventType string
 
-// The events of a chat turn, as the chat API streams them (notes/api.md).
+// The events of a chat turn, as the chat API streams them (docs/api.md).
 const (
 	TypeMessageStart  EventType = "message_start"
 	TypeTextDelta     EventType = "text_delta"

@@ -1,4 +1,4 @@
-// Package server is Toolport's chat server: the HTTP API of notes/api.md
+// Package server is Toolport's chat server: the HTTP API of docs/api.md
 // (conversations, the chat stream over Server-Sent Events, direct tool
 // calls), MCP over streamable HTTP at /mcp, the web page at /, health and
 // Prometheus metrics.

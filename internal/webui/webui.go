@@ -3,7 +3,7 @@
 // `toolport serve` needs no build step and no files on disk.
 //
 // The page talks to the chat server only through the HTTP API described in
-// notes/api.md (GET /api/info, the /api/conversations resources and the SSE
+// docs/api.md (GET /api/info, the /api/conversations resources and the SSE
 // stream of POST /api/conversations/{id}/messages). Everything the page shows
 // that comes from a model or a tool is treated as untrusted text: the scripts
 // build DOM nodes with textContent and never assign HTML strings, and the

@@ -16,7 +16,7 @@ import (
 )
 
 // fakeAPI is a small in-memory implementation of the chat API of
-// notes/api.md whose "model" plays scripted turns chosen by the prompt.
+// docs/api.md whose "model" plays scripted turns chosen by the prompt.
 type fakeAPI struct {
 	token           string
 	modelConfigured bool

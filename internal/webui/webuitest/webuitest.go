@@ -2,7 +2,7 @@
 // in a real headless Chromium (Debian's chromium package) driven with
 // chromedp. The same checks run against the in-repo fake of the chat API and
 // against a real `toolport serve` with a scripted model, so that the page and
-// the server are held to one contract (notes/api.md).
+// the server are held to one contract (docs/api.md).
 package webuitest
 
 import (
