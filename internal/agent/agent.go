@@ -31,6 +31,17 @@
 // a generation span per model call (model, token usage), and the registry's
 // "tool-<name>" spans under the generation that asked for them, all tagged
 // with the conversation as the session (see [TracerProvider]).
+//
+// # Turns that replace others
+//
+// A conversation is one line of messages. Regenerating an answer or editing an earlier user message
+// (`agent.Regenerate`, `agent.Edit`) first deletes the messages it replaces
+// (`TruncateConversation`, one transaction from the replaced message's sequence number on) and then
+// runs a normal turn on what is left; no branch is kept, so history, search and export see only the
+// current line. Both go through the server's one claim-and-stream path (`streamTurn`), so a
+// regenerate cannot overlap another turn of the conversation. Each conversation may name a model of
+// `TOOLPORT_MODELS` (column `conversations.model`); the agent picks its provider per turn and falls
+// back to the default when the name is no longer configured.
 package agent
 
 import (

@@ -7,6 +7,30 @@
 // Both also hand out short locks ([Cache.TryLock]), with which replicas agree
 // that one of them calls the upstream for a key while the others wait for its
 // result in the cache.
+//
+// # The result cache and rate limits, across the contract
+//
+// Caching is part of the contract, not of the packs: `tool.WithResultCache(cache, policies)` gives
+// the tools named in `policies` (a TTL each, chosen per upstream in `internal/cli/scaleout.go`) the
+// `fresh` and `maxAgeSeconds` arguments and the `cached`/`cachedAgeSeconds` envelope fields. The key
+// is the tool's name, a hash of its output schema and the canonical validated arguments (keys
+// sorted, defaults applied, cache arguments removed); only results that pass the output check and
+// are at most 512 KiB are kept; a hit is decoded into the output type and encoded again (a damaged
+// entry is a miss), not checked again: the cache is trusted as the database is. Identical concurrent calls share one upstream call: `singleflight` within a
+// process; across processes the first takes a short `SET NX PX` lock and the others poll the cache
+// (at most 10 s, or until the lock is free because the call failed). `internal/cache` provides the
+// store (`Memory`: LRU with TTLs, bounded in entries and bytes; `Redis`: shared, short timeouts, a
+// 2 s back-off after a failure so an outage costs each call nothing) and `internal/ratelimit` the
+// limiters (GCRA: one timestamp per quota, in process or in a Redis Lua script on Redis's clock).
+// Brave and TIDAL clients take a `Limiter` (`brave.WithLimiter`, `tidal.Config.Limiter`); TIDAL's own
+// bucket still follows its `x-ratelimit-*` headers. TIDAL's answers are cached in its client
+// (`tidal.Config.Cache`, keyed by request URL, stored with their time) rather than per tool,
+// because the music tools mix them with the user's library and index, which must be read on every
+// call: their policies say `InTool`, so the registry still gives them `fresh`/`maxAgeSeconds`,
+// passes the age they may accept in the context (`tool.CacheMaxAge` → `tidal.WithCacheUse`), and
+// marks the result `cached` with the oldest reused answer's age (`tool.ReportCached`). With `TOOLPORT_REDIS_URL` unset everything is
+// in-process; with it, every replica shares results and quotas, and a Redis outage degrades to
+// no cache and per-process limits, never to failed calls.
 package cache
 
 import (

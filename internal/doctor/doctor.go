@@ -9,6 +9,18 @@
 // one HTTP request per upstream host (a second one is refused by the check's
 // transport, not sent). Checks that spend the user's quota say so
 // ([Check.CostsQuota]) and run only when [Options.AllowQuota] is set.
+//
+// # Checking and recording upstreams
+//
+// `internal/doctor` builds one check per upstream from the configuration (`FromConfig`), reusing the
+// packs' `ConfigFromEnv` and the clients (a tool's upstream is called through the tool, so its
+// output schema is checked too), and runs them in parallel behind a per-check transport that sends
+// at most one request per host and keeps the first answer's status and rate-limit headers, from which
+// a failure is classified (unreachable, key rejected, 429, 5xx, wrong shape). `toolport doctor` and
+// `GET /api/doctor` are thin surfaces over it. `internal/record` is an `http.RoundTripper` that the
+// CLI wraps around the clients' transports (`Env.Recorder`, from `--record` or `TOOLPORT_RECORD_DIR`):
+// it writes each exchange as a body file and a headers file plus a manifest, scrubbing every secret
+// it was given or learnt on the way, and replays a recording for tests (`tooltest.ReplayRecording`).
 package doctor
 
 import (

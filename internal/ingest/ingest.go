@@ -14,6 +14,16 @@
 // calls upstreams only for stages that are missing, stale or failed.
 // Misses (no lyrics, an instrumental, a track ReccoBeats does not know) are
 // normal outcomes, stored and reported, not failures.
+//
+// # How a build runs
+//
+// `internal/ingest` is `toolport index build` and the `POST /api/index/build` job: per library track,
+// lyrics (`lrclib`) and audio features (`reccobeats`) at once, then the interpretation (`llm`, a
+// versioned prompt embedded from `internal/ingest/prompts`), then embedding and upsert. Each
+// upstream has a gate (concurrency, a token bucket behind a small `Limiter` interface, one retry
+// rule); each stage's outcome is stored in `index_build_stages` with a hash of its inputs as soon as
+// it finishes, and the index's own content hash and embedder tell whether a record must be written
+// again. A re-run therefore calls upstreams only for missing, failed or stale stages.
 package ingest
 
 import (

@@ -1,6 +1,19 @@
 // Package playlist renders stored playlists for export: extended M3U
 // (UTF-8, .m3u8) and JSON. The CLI (`toolport playlist export`) and the chat
 // server's download endpoint share it, so both give the same bytes.
+//
+// # Playlists and the user's TIDAL account
+//
+// `suggestPlaylist` resolves the agent's ISRCs through the catalogue client and stores the playlist
+// (`playlists` + `playlist_items`, migration 0007) with the conversation, message and tool call it
+// came from: the agent puts a `store.Origin` in each tool call's context, so a pack that stores what
+// it makes needs no chat types. The playlist is also a content block like every result, which is
+// what the page's card (`js/playlist.js`) draws from after a reload. Export (M3U8, JSON) is package
+// `internal/playlist`, shared by the CLI and the server. The user's TIDAL login is OAuth 2
+// authorization code with PKCE (`golang.org/x/oauth2`) in package `tidal`: `Client.WithUser` gives a
+// client whose bearer token is the user's (refreshed and written back to the 0600 file), sharing the
+// app client's rate-limit bucket; the tidal client still never retries a 429 itself, so the batch
+// retries of `savePlaylistToTidal` live in the pack, made safe by idempotency keys.
 package playlist
 
 import (
