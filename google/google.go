@@ -1,8 +1,8 @@
 // Package google is a client for the Google Custom Search JSON API
 // (https://customsearch.googleapis.com/customsearch/v1).
 //
-// Google closed this API to new customers and shuts it down on 2027-01-01;
-// existing keys keep working until then. The client follows the shape of
+// Google closed this API to new customers and ends it on 2027-01-01
+// ([EndOfService]); existing keys keep working until then. The client follows the shape of
 // google/go-github: a [Client] over an *http.Client, typed request and response
 // structs, and a typed [*Error] for upstream failures.
 //
@@ -27,6 +27,14 @@ import (
 
 	"github.com/toolport/toolport/internal/httpclient"
 )
+
+// EndOfService is when the Custom Search JSON API stops serving. Google's
+// overview (https://developers.google.com/custom-search/v1/overview) says
+// "The Custom Search JSON API is closed to new customers" and "Existing
+// Custom Search JSON API customers have until January 1, 2027 to transition
+// to an alternative solution". Its site-restricted variant already ended on
+// 2025-01-08, so nothing of the API remains after this date.
+var EndOfService = time.Date(2027, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // Defaults and the API's own limits.
 const (

@@ -40,6 +40,9 @@ type Spec struct {
 	Description string // what the model reads to decide when to call it
 	Pack        string // the pack it belongs to: "web", "ckan", "music"
 	Annotations Annotations
+	// Notice is what people should know before relying on the tool (its
+	// upstream is about to end), shown beside it in listings; "" for none.
+	Notice string
 }
 
 // Tool is a declared tool: its definition and its type-erased implementation.

@@ -106,4 +106,10 @@ func TestCommandLine(t *testing.T) {
 			t.Errorf("list lacks %s", name)
 		}
 	}
+	// A tool with a notice shows it: Google's end, with what to use instead.
+	for _, line := range strings.Split(list.Stdout, "\n") {
+		if strings.HasPrefix(line, "web_search_google ") && !strings.Contains(line, "2027-01-01") {
+			t.Errorf("list does not say when Google's API ends: %q", line)
+		}
+	}
 }

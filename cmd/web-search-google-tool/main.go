@@ -15,7 +15,8 @@ const help = `Configuration: GOOGLE_SEARCH_API_KEY and GOOGLE_SEARCH_ENGINE_ID, 
 ~/.config/toolport/credentials.json or ~/.config/ikigai/credentials.json).
 GOOGLE_SEARCH_BASE_URL overrides the API's scheme and host.
 
-Note: Google's Custom Search JSON API is closed to new customers and shuts down on 2027-01-01.`
+Note: Google's Custom Search JSON API is closed to new customers and ends on 2027-01-01;
+after that a call fails with UPSTREAM_GONE, unless TOOLPORT_GOOGLE_SEARCH=on (a key that still works).`
 
 func main() {
 	exectool.Main("web-search-google-tool", help, func(c *config.Config) (*tool.Tool, error) {

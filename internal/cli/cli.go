@@ -208,7 +208,11 @@ func runList(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "%-*s  %-5s  %s\n", width, "TOOL", "PACK", "DESCRIPTION")
 	for _, t := range tools {
-		fmt.Fprintf(env.Stdout, "%-*s  %-5s  %s\n", width, t.Name(), t.Spec().Pack, firstSentence(t.Spec().Description))
+		line := firstSentence(t.Spec().Description)
+		if n := t.Spec().Notice; n != "" {
+			line += " (" + n + ")"
+		}
+		fmt.Fprintf(env.Stdout, "%-*s  %-5s  %s\n", width, t.Name(), t.Spec().Pack, line)
 	}
 	return ExitOK
 }

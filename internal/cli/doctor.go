@@ -163,6 +163,9 @@ func printReport(w io.Writer, rep doctor.Report) {
 		if r.Fix != "" && r.Status != doctor.OK {
 			line += " — fix: " + r.Fix
 		}
+		if r.Warning != "" {
+			line += " — warning: " + r.Warning
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Status, line)
 	}
 	tw.Flush()

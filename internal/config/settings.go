@@ -53,6 +53,8 @@ func Settings() []SettingGroup {
 				{Env: "GOOGLE_SEARCH_API_KEY", Credentials: "web_search.google.api_key", Secret: true,
 					Doc: "Google Custom Search JSON API key (closed to new customers; whole-web search ends on 2027-01-01)"},
 				{Env: "GOOGLE_SEARCH_ENGINE_ID", Credentials: "web_search.google.engine_id", Doc: "the Programmable Search Engine id"},
+				{Env: "TOOLPORT_GOOGLE_SEARCH", Default: "`auto`",
+					Doc: "whether `web_search_google` is offered: `auto` until Google ends the API on 2027-01-01, `on` (a key that still works), `off`"},
 				{Env: "GOOGLE_SEARCH_BASE_URL", Default: "`https://customsearch.googleapis.com`", Doc: "Google's scheme and host"},
 				{Env: "TOOLPORT_FETCH_ALLOW_PRIVATE", Default: "off",
 					Doc: "`1`: let `web_fetch` (and portals an agent names) reach private, loopback and link-local addresses"},

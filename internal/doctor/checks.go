@@ -34,6 +34,9 @@ import (
 type Sources struct {
 	// DatabaseURL is the store's DSN as the commands resolve it.
 	DatabaseURL string
+	// Now is the clock for dated facts (Google's API's end); nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Environment variables of the upstreams whose clients other parts of
@@ -57,7 +60,7 @@ const (
 // checks may be run many times.
 func FromConfig(c *config.Config, src Sources) []Check {
 	return []Check{
-		braveCheck(c), googleCheck(c), ckanCheck(c), tidalCheck(c), lrclibCheck(c), reccoCheck(c),
+		braveCheck(c), googleCheck(c, src.Now), ckanCheck(c), tidalCheck(c), lrclibCheck(c), reccoCheck(c),
 		modelCheck(c), embeddingsCheck(c), postgresCheck(src.DatabaseURL), weaviateCheck(c), redisCheck(c), tracesCheck(c),
 	}
 }
@@ -106,8 +109,9 @@ func braveCheck(c *config.Config) Check {
 	}
 }
 
-func googleCheck(c *config.Config) Check {
+func googleCheck(c *config.Config, now func() time.Time) Check {
 	cfg := websearch.ConfigFromEnv(c)
+	cfg.Now = now
 	missing := "no API key and engine id"
 	switch {
 	case cfg.GoogleAPIKey != "" && cfg.GoogleEngineID == "":
@@ -115,21 +119,25 @@ func googleCheck(c *config.Config) Check {
 	case cfg.GoogleAPIKey == "" && cfg.GoogleEngineID != "":
 		missing = "an engine id but no API key"
 	}
-	return Check{
+	ck := Check{
 		Name: "google", Title: "Google Programmable Search", Endpoint: showURL(cfg.GoogleBaseURL),
 		Configured: cfg.GoogleAPIKey != "" && cfg.GoogleEngineID != "", Missing: missing,
 		Fix:        "set GOOGLE_SEARCH_API_KEY and GOOGLE_SEARCH_ENGINE_ID (or web_search.google.* in the credentials file)",
 		CostsQuota: true, Cost: "one search query of the daily 100",
+		Warning: websearch.GoogleEndNotice(cfg),
 		Run: func(ctx context.Context, hc *http.Client) (string, error) {
 			cfg := cfg
-			cfg.HTTPClient, cfg.BraveTools = hc, []string{}
-			t, err := findTool(websearch.Tools(cfg), "web_search_google")
-			if err != nil {
-				return "", err
-			}
-			return callTool(ctx, t, `{"query":"`+probeQuery+`","num":1}`)
+			cfg.HTTPClient = hc
+			// The tool itself, declared or not: after the end its call
+			// says so without a request.
+			return callTool(ctx, websearch.Google(cfg), `{"query":"`+probeQuery+`","num":1}`)
 		},
 	}
+	if cfg.GoogleEnded() && cfg.Google != websearch.GoogleOn {
+		ck.CostsQuota, ck.Cost = false, ""
+		ck.Missing, ck.Fix = "nothing to set up: the API has ended", "use web_search_brave (set BRAVE_API_KEY)"
+	}
+	return ck
 }
 
 func ckanCheck(c *config.Config) Check {

@@ -70,6 +70,9 @@ type Result struct {
 	// Reachable and KeyWorks are known only when the check got that far.
 	Reachable *bool `json:"reachable,omitempty"`
 	KeyWorks  *bool `json:"keyWorks,omitempty"`
+	// Warning says what the user should know even when the check passes
+	// (an upstream that is about to end).
+	Warning string `json:"warning,omitempty"`
 	// Limits are the upstream's rate-limit and quota headers, as sent.
 	Limits map[string]string `json:"limits,omitempty"`
 	// Requests counts the HTTP requests sent (at most one per host).
@@ -115,6 +118,8 @@ type Check struct {
 	// much ("one web search").
 	CostsQuota bool
 	Cost       string
+	// Warning is reported whatever the outcome (see [Result.Warning]).
+	Warning string
 	// Run makes the check's one call with hc, which counts and bounds the
 	// requests, and returns what worked. Its error is classified with what
 	// the transport saw: no answer, 401/403, 429, another status, or an
@@ -162,7 +167,7 @@ func Run(ctx context.Context, checks []Check, o Options) Report {
 	rep := Report{Version: o.Version, Checked: o.Now().UTC(), Results: make([]Result, len(checks))}
 	var wg sync.WaitGroup
 	for i, c := range checks {
-		res := Result{Name: c.Name, Title: c.Title, Endpoint: c.Endpoint, CostsQuota: c.CostsQuota}
+		res := Result{Name: c.Name, Title: c.Title, Endpoint: c.Endpoint, CostsQuota: c.CostsQuota, Warning: c.Warning}
 		switch {
 		case !c.Configured:
 			res.Status, res.Detail, res.Fix = NotConfigured, c.Missing, c.Fix

@@ -34,6 +34,9 @@ func newConfig(t *testing.T, env map[string]string) *config.Config {
 // only runs the named check of the configuration.
 func only(t *testing.T, c *config.Config, src Sources, name string, o Options) Result {
 	t.Helper()
+	if src.Now == nil { // before Google's API ends: TestGoogleEndIsReported moves it
+		src.Now = func() time.Time { return time.Date(2026, time.November, 29, 12, 0, 0, 0, time.UTC) }
+	}
 	for _, ck := range FromConfig(c, src) {
 		if ck.Name == name {
 			o.AllowQuota = true
@@ -557,5 +560,31 @@ func TestSecretsNeverReachTheReport(t *testing.T) {
 				t.Errorf("the secret reached the report: %s", out)
 			}
 		})
+	}
+}
+
+// TestGoogleEndIsReported: before the end the check warns with the date;
+// after it, a configured key fails with the alternative and sends nothing,
+// and an unconfigured one asks for nothing.
+func TestGoogleEndIsReported(t *testing.T) {
+	up := tooltest.NewServer(t, tooltest.Reply{Header: http.Header{"Content-Type": {"application/json"}},
+		Body: tooltest.Fixture(t, "google", "cse_what_is_semantic_kernel.json")})
+	keys := map[string]string{"GOOGLE_SEARCH_API_KEY": "google-key-0123456789", "GOOGLE_SEARCH_ENGINE_ID": "engine", "GOOGLE_SEARCH_BASE_URL": up.URL}
+	after := Sources{Now: func() time.Time { return time.Date(2027, time.January, 2, 0, 0, 0, 0, time.UTC) }}
+
+	r := only(t, newConfig(t, keys), Sources{}, "google", Options{})
+	if r.Status != OK || !strings.Contains(r.Warning, "2027-01-01 (in 33 days)") || !strings.Contains(r.Warning, "web_search_brave") {
+		t.Errorf("before the end: %s %q, warning %q", r.Status, r.Detail, r.Warning)
+	}
+	r = only(t, newConfig(t, keys), after, "google", Options{})
+	if r.Status != Failing || !strings.Contains(r.Detail+r.Fix, "web_search_brave") || !strings.Contains(r.Warning, "ended on 2027-01-01") {
+		t.Errorf("after the end: %s %q fix %q warning %q", r.Status, r.Detail, r.Fix, r.Warning)
+	}
+	if n := len(up.Requests()); n != 1 {
+		t.Errorf("Google got %d requests, want only the one before its end", n)
+	}
+	r = only(t, newConfig(t, nil), after, "google", Options{})
+	if r.Status != NotConfigured || r.CostsQuota || !strings.Contains(r.Detail, "ended") {
+		t.Errorf("unconfigured after the end: %+v", r)
 	}
 }

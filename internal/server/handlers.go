@@ -287,7 +287,8 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"tools": defs})
 }
 
-// toolDefinition is t's MCP definition with a "pack" member added.
+// toolDefinition is t's MCP definition with "pack" (and "notice", when the
+// tool has one) added.
 func toolDefinition(t *tool.Tool) (map[string]json.RawMessage, error) {
 	raw, err := t.DefinitionJSON(tool.FormatMCP)
 	if err != nil {
@@ -302,6 +303,11 @@ func toolDefinition(t *tool.Tool) (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	d["pack"] = pack
+	if n := t.Spec().Notice; n != "" {
+		if d["notice"], err = json.Marshal(n); err != nil {
+			return nil, err
+		}
+	}
 	return d, nil
 }
 

@@ -91,7 +91,10 @@ func Run(t testing.TB, bin string, env map[string]string, stdin string, args ...
 // XDG_DATA_HOME pointing into a fresh temporary directory.
 func Env(t testing.TB, env map[string]string) []string {
 	home := t.TempDir()
-	out := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_DATA_HOME=" + filepath.Join(home, "data")}
+	// web_search_google stays on after Google's API ends (2027-01-01) for the
+	// process tests that run it against local fakes; the end itself is tested
+	// with an injected clock (internal/pack/websearch, internal/doctor).
+	out := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_DATA_HOME=" + filepath.Join(home, "data"), "TOOLPORT_GOOGLE_SEARCH=on"}
 	for k, v := range env {
 		out = append(out, k+"="+v)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/toolport/toolport/google"
 	"github.com/toolport/toolport/tool"
@@ -38,6 +40,7 @@ func Google(cfg Config) *tool.Tool {
 		Description: googleDescription,
 		Pack:        "web",
 		Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true},
+		Notice:      GoogleEndNotice(cfg),
 	}, g.search))
 }
 
@@ -48,6 +51,11 @@ type googleSearch struct {
 }
 
 func (g *googleSearch) search(ctx context.Context, in GoogleInput) (Output, error) {
+	// After the end, a call says so instead of sending a request whose 4xx
+	// would say nothing useful; a user who turned the tool on keeps trying.
+	if g.cfg.GoogleEnded() && g.cfg.Google != GoogleOn {
+		return Output{}, googleEnded()
+	}
 	if g.cfg.GoogleAPIKey == "" || g.cfg.GoogleEngineID == "" {
 		return Output{}, googleMissing()
 	}
@@ -99,6 +107,23 @@ func (g *googleSearch) search(ctx context.Context, in GoogleInput) (Output, erro
 		results = append(results, Result{Title: collapseSpace(it.Title), URL: it.Link, Snippet: collapseSpace(it.Snippet)})
 	}
 	return newOutput(params.Query, results, filter.active()), nil
+}
+
+// GoogleEndNotice says when Google's API ends, or ended, by cfg's clock and
+// what to use instead, for `toolport list`, `doctor` and the page.
+func GoogleEndNotice(cfg Config) string {
+	end := google.EndOfService.Format(time.DateOnly)
+	if cfg.GoogleEnded() {
+		return "Google's Custom Search JSON API ended on " + end + "; use web_search_brave (BRAVE_API_KEY)"
+	}
+	days := int(math.Ceil(google.EndOfService.Sub(cfg.now()).Hours() / 24))
+	return fmt.Sprintf("Google ends the Custom Search JSON API on %s (in %d days); use web_search_brave (BRAVE_API_KEY) instead", end, days)
+}
+
+func googleEnded() *tool.Error {
+	return &tool.Error{Code: tool.CodeUpstreamGone, Message: "Google's Custom Search JSON API ended on " +
+		google.EndOfService.Format(time.DateOnly) + " (Google closed it to new customers and gave existing ones until then). " +
+		"Use web_search_brave (set BRAVE_API_KEY). If your key still works, set TOOLPORT_GOOGLE_SEARCH=on."}
 }
 
 // collapseSpace joins Google's line-broken snippets into one line.

@@ -1,12 +1,15 @@
 package websearch
 
 import (
+	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolport/toolport/google"
 	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
@@ -177,4 +180,75 @@ func TestGoogleTimeoutsAndNetworkErrors(t *testing.T) {
 		cfg := Config{GoogleAPIKey: googleKey, GoogleEngineID: engineID, GoogleBaseURL: "http://" + addr}
 		wantFailure(t, call(t, cfg, "web_search_google", `{"query":"go"}`), tool.CodeNetwork, true, true)
 	})
+}
+
+// TestGoogleEnd: web_search_google works and says when it ends until
+// google.EndOfService; after it, it is not offered unless turned on, and a
+// call fails with UPSTREAM_GONE naming the alternative, without a request.
+func TestGoogleEnd(t *testing.T) {
+	before := beforeGoogleEnds
+	after := func() time.Time { return google.EndOfService.Add(time.Hour) }
+	declares := func(cfg Config) bool {
+		for _, tl := range Tools(cfg) {
+			if tl.Name() == "web_search_google" {
+				return true
+			}
+		}
+		return false
+	}
+	tests := []struct {
+		name      string
+		now       func() time.Time
+		mode      GoogleMode
+		offered   bool
+		gone      bool
+		noticeHas string
+	}{
+		{"before, auto", before, GoogleAuto, true, false, "on 2027-01-01 (in 33 days)"},
+		{"before, off", before, GoogleOff, false, false, "in 33 days"},
+		{"after, auto", after, GoogleAuto, false, true, "ended on 2027-01-01"},
+		{"after, on", after, GoogleOn, true, false, "ended on 2027-01-01"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := newUpstream(t, tooltest.Reply{Body: fixture(t, "google", "cse_what_is_semantic_kernel.json")})
+			cfg := googleConfig(u)
+			cfg.Now, cfg.Google = tt.now, tt.mode
+			if got := declares(cfg); got != tt.offered {
+				t.Errorf("declared = %v, want %v", got, tt.offered)
+			}
+			spec := Google(cfg).Spec()
+			if !strings.Contains(spec.Notice, tt.noticeHas) || !strings.Contains(spec.Notice, "web_search_brave") {
+				t.Errorf("notice %q, want it to say %q and name web_search_brave", spec.Notice, tt.noticeHas)
+			}
+			reg := tool.NewRegistry(tool.WithRetryDelay(0))
+			if err := reg.Register(Google(cfg)); err != nil {
+				t.Fatal(err)
+			}
+			res := reg.Call(context.Background(), "web_search_google", json.RawMessage(`{"query":"semantic kernel"}`))
+			if tt.gone {
+				if res.OK() || res.Err.Code != tool.CodeUpstreamGone || !strings.Contains(res.Err.Message, "web_search_brave") {
+					t.Fatalf("got %s, want UPSTREAM_GONE naming web_search_brave", res.JSON)
+				}
+				if n := len(u.Requests()); n != 0 {
+					t.Errorf("%d requests reached Google after its end", n)
+				}
+				return
+			}
+			if !res.OK() || len(u.Requests()) != 1 {
+				t.Fatalf("got %s with %d requests, want results from one", res.JSON, len(u.Requests()))
+			}
+		})
+	}
+}
+
+func TestParseGoogleMode(t *testing.T) {
+	for in, want := range map[string]GoogleMode{"": GoogleAuto, "auto": GoogleAuto, " ON ": GoogleOn, "off": GoogleOff, "0": GoogleOff} {
+		if got, err := ParseGoogleMode(in); err != nil || got != want {
+			t.Errorf("ParseGoogleMode(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseGoogleMode("sometimes"); err == nil {
+		t.Error("a bad value was accepted")
+	}
 }

@@ -58,12 +58,19 @@ func braveConfig(u *tooltest.Server) Config {
 }
 
 func googleConfig(u *tooltest.Server) Config {
-	return Config{GoogleAPIKey: googleKey, GoogleEngineID: engineID, GoogleBaseURL: u.URL, Timeout: 5 * time.Second}
+	return Config{GoogleAPIKey: googleKey, GoogleEngineID: engineID, GoogleBaseURL: u.URL, Timeout: 5 * time.Second, Now: beforeGoogleEnds}
 }
+
+// beforeGoogleEnds is a clock before Google's API ends, for the tests of
+// web_search_google itself; TestGoogleEnd moves it.
+func beforeGoogleEnds() time.Time { return time.Date(2026, time.November, 29, 12, 0, 0, 0, time.UTC) }
 
 // call runs one tool call through a registry that retries at once.
 func call(t *testing.T, cfg Config, name, args string) *tool.Result {
 	t.Helper()
+	if cfg.Now == nil {
+		cfg.Now = beforeGoogleEnds
+	}
 	reg := tool.NewRegistry(tool.WithRetryDelay(0))
 	if err := reg.Register(Tools(cfg)...); err != nil {
 		t.Fatal(err)

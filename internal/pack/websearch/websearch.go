@@ -14,6 +14,7 @@ package websearch
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/toolport/toolport/brave"
@@ -44,6 +45,8 @@ type Config struct {
 	// braveToolsErr is why TOOLPORT_BRAVE_TOOLS could not be read; the
 	// default set is declared and its calls report CONFIG_ERROR.
 	braveToolsErr error
+	// googleModeErr is why TOOLPORT_GOOGLE_SEARCH could not be read.
+	googleModeErr error
 
 	// Base URLs are scheme and host; "" means the real API.
 	BraveBaseURL  string // BRAVE_API_BASE_URL
@@ -65,6 +68,14 @@ type Config struct {
 	// to reset before fetching a further page; a longer reset ends the paging.
 	// 0 means DefaultMaxRateWait, a negative value never waits.
 	MaxRateWait time.Duration
+	// Google decides whether web_search_google is declared (TOOLPORT_GOOGLE_SEARCH):
+	// GoogleAuto (the zero value) until google.EndOfService and not after,
+	// GoogleOn always (for a key that still works), GoogleOff never.
+	Google GoogleMode
+	// Now is the clock that decides whether Google's API has ended; nil
+	// means time.Now.
+	Now func() time.Time
+
 	// BraveLimiter, when set, spaces every Brave request (all four
 	// searches share it): Brave's per-second limit, shared by the replicas
 	// when it is kept in Redis.
@@ -85,7 +96,52 @@ func ConfigFromEnv(c *config.Config) Config {
 	if v := c.Lookup("TOOLPORT_BRAVE_TOOLS", "web_search.brave.tools"); v != "" {
 		cfg.BraveTools, cfg.braveToolsErr = ParseBraveTools(v)
 	}
+	cfg.Google, cfg.googleModeErr = ParseGoogleMode(c.Env("TOOLPORT_GOOGLE_SEARCH"))
 	return cfg
+}
+
+// GoogleMode says whether web_search_google is declared.
+type GoogleMode int
+
+const (
+	GoogleAuto GoogleMode = iota // until google.EndOfService
+	GoogleOn                     // always
+	GoogleOff                    // never
+)
+
+// ParseGoogleMode reads TOOLPORT_GOOGLE_SEARCH: "", "auto", "on" or "off".
+func ParseGoogleMode(v string) (GoogleMode, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "auto":
+		return GoogleAuto, nil
+	case "on", "1", "true":
+		return GoogleOn, nil
+	case "off", "0", "false":
+		return GoogleOff, nil
+	}
+	return GoogleAuto, fmt.Errorf("want auto, on or off, got %q", v)
+}
+
+// GoogleEnded reports whether Google's Custom Search JSON API has ended by
+// the configuration's clock.
+func (c Config) GoogleEnded() bool { return !c.now().Before(google.EndOfService) }
+
+func (c Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// offersGoogle reports whether Tools declares web_search_google.
+func (c Config) offersGoogle() bool {
+	switch c.Google {
+	case GoogleOn:
+		return true
+	case GoogleOff:
+		return false
+	}
+	return !c.GoogleEnded()
 }
 
 // Validate reports settings that would make every call fail: a malformed base
@@ -94,6 +150,9 @@ func ConfigFromEnv(c *config.Config) Config {
 func (c Config) Validate() error {
 	if c.braveToolsErr != nil {
 		return fmt.Errorf("TOOLPORT_BRAVE_TOOLS: %w", c.braveToolsErr)
+	}
+	if c.googleModeErr != nil {
+		return fmt.Errorf("TOOLPORT_GOOGLE_SEARCH: %w", c.googleModeErr)
 	}
 	if err := checkBraveTools(c.BraveTools); err != nil {
 		return fmt.Errorf("TOOLPORT_BRAVE_TOOLS: %w", err)
@@ -108,14 +167,18 @@ func (c Config) Validate() error {
 }
 
 // Tools declares the Brave searches cfg.BraveTools selects, then
-// web_search_google. It never fails: a bad setting surfaces as CONFIG_ERROR
-// when a tool is called (see [Config.Validate] to check at start-up).
+// web_search_google until Google's API ends (see [Config.Google]). It never
+// fails: a bad setting surfaces as CONFIG_ERROR when a tool is called (see
+// [Config.Validate] to check at start-up).
 func Tools(cfg Config) []*tool.Tool {
 	var tools []*tool.Tool
 	for _, name := range cfg.braveTools() {
 		tools = append(tools, braveDeclarations[name](cfg))
 	}
-	return append(tools, Google(cfg))
+	if cfg.offersGoogle() {
+		tools = append(tools, Google(cfg))
+	}
+	return tools
 }
 
 func (c Config) timeout() time.Duration {

@@ -362,7 +362,8 @@ export class Bench {
     clear(this.panel).append(
       h('div', { class: 'bench-tool-head' },
         h('h3', { class: 'bench-tool-title', id: 'bench-tool-title' }, title, ' ', h('code', { class: 'bench-tool-code' }, name)),
-        str(def.description) ? h('p', { class: 'bench-tool-desc' }, str(def.description)) : null),
+        str(def.description) ? h('p', { class: 'bench-tool-desc' }, str(def.description)) : null,
+        str(def.notice) ? h('p', { class: 'bench-tool-notice', role: 'note', dir: 'auto' }, str(def.notice)) : null),
       form, result);
     this.current = { def, fields, form, result, run };
     form.addEventListener('submit', (e) => {

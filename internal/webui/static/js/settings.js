@@ -84,7 +84,8 @@ export class Settings {
         h('span', { class: 'settings-badge' }, STATUS_LABEL[status] || status),
         str(r.detail) ? h('span', { class: 'settings-detail' }, str(r.detail)) : null,
         limits ? h('span', { class: 'settings-limits' }, 'Limits: ' + limits) : null,
-        str(r.fix) && status !== 'ok' ? h('span', { class: 'settings-fix' }, 'Fix: ' + str(r.fix)) : null));
+        str(r.fix) && status !== 'ok' ? h('span', { class: 'settings-fix' }, 'Fix: ' + str(r.fix)) : null,
+        str(r.warning) ? h('span', { class: 'settings-warning', dir: 'auto' }, 'Note: ' + str(r.warning)) : null));
     }
     const summary = failing === 0
       ? `${results.length} upstreams checked; none configured is failing.`
