@@ -16,10 +16,13 @@ const (
 	FormatAnthropic Format = "anthropic" // Messages API tools: {"name","description","input_schema"}
 	FormatOpenAI    Format = "openai"    // Chat Completions tools: {"type":"function","function":{…}}
 	FormatMCP       Format = "mcp"       // MCP Tool: {"name","title","description","inputSchema","outputSchema","annotations"}
+	FormatGemini    Format = "gemini"    // Gemini API FunctionDeclaration: {"name","description","parameters"} in its OpenAPI 3.0 subset
 )
 
 // Formats lists the supported formats.
-func Formats() []Format { return []Format{FormatIkigai, FormatAnthropic, FormatOpenAI, FormatMCP} }
+func Formats() []Format {
+	return []Format{FormatIkigai, FormatAnthropic, FormatOpenAI, FormatMCP, FormatGemini}
+}
 
 // Definition renders the tool's definition in format f as a JSON-encodable value.
 func (t *Tool) Definition(f Format) (any, error) {
@@ -65,6 +68,8 @@ func (t *Tool) Definition(f Format) (any, error) {
 			Annotations  annotations        `json:"annotations"`
 		}{t.spec.Name, t.spec.Title, t.spec.Description, in, t.OutputSchema(),
 			annotations{t.spec.Title, a.ReadOnly, a.Destructive && !a.ReadOnly, a.Idempotent, a.OpenWorld}}, nil
+	case FormatGemini:
+		return t.geminiDefinition(), nil
 	}
 	return nil, fmt.Errorf("unknown definition format %q (want one of %v)", f, Formats())
 }

@@ -27,6 +27,10 @@ import (
 // Optional fields (omitempty/omitzero) are not required. A nullable pointer or
 // slice field is published as its plain type: an agent omits an optional field
 // rather than sending null, and LLM tool formats handle plain types best.
+//
+// Schemas are published in the forms every MCP SDK and model dialect takes
+// (see [portable]): no boolean schema outside additionalProperties, and no
+// type arrays.
 func SchemaFor[T any]() (*jsonschema.Schema, error) {
 	return schemaForType(reflect.TypeFor[T](), true)
 }
@@ -39,6 +43,9 @@ func schemaForType(t reflect.Type, input bool) (*jsonschema.Schema, error) {
 	if err := applyTags(t, s, input); err != nil {
 		return nil, fmt.Errorf("schema for %v: %w", t, err)
 	}
+	if err := portable(s, ""); err != nil {
+		return nil, fmt.Errorf("schema for %v: %w", t, err)
+	}
 	return s, nil
 }
 
@@ -49,6 +56,10 @@ func applyTags(t reflect.Type, s *jsonschema.Schema, input bool) error {
 	}
 	if input {
 		dropNull(s)
+	} else if t.Kind() == reflect.Map && s.Type == "object" {
+		// encoding/json writes a nil map as null; jsonschema-go does not
+		// say so (it does for slices and pointers).
+		s.Types, s.Type = []string{"null", "object"}, ""
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
@@ -98,6 +109,10 @@ func applyStructTags(t reflect.Type, s *jsonschema.Schema, input bool) error {
 		if err := applyTags(f.Type, ps, input); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		if !input && neverNull(f) {
+			// Exact: the field is left out rather than written as null.
+			dropNull(ps)
+		}
 		if tag, ok := f.Tag.Lookup("schema"); ok {
 			if err := applyTag(ps, tag); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
@@ -105,6 +120,31 @@ func applyStructTags(t reflect.Type, s *jsonschema.Schema, input bool) error {
 		}
 	}
 	return nil
+}
+
+// neverNull says whether encoding/json can never write the field as null:
+// an omitempty or omitzero slice, map or pointer is left out when nil, and a
+// pointer that is not nil is null only if what it points to can be.
+func neverNull(f reflect.StructField) bool {
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	omit := false
+	for o := range strings.SplitSeq(opts, ",") {
+		omit = omit || o == "omitempty" || o == "omitzero"
+	}
+	if !omit {
+		return false
+	}
+	switch f.Type.Kind() {
+	case reflect.Slice, reflect.Map:
+		return true
+	case reflect.Pointer:
+		switch f.Type.Elem().Kind() {
+		case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface:
+			return false
+		}
+		return true
+	}
+	return false
 }
 
 // dropNull turns ["null", T] into T.

@@ -139,7 +139,9 @@ func (v *validator) check(val any) (vs []Violation, more int) {
 		// in tests): fail closed.
 		return []Violation{{Rule: "schema", Message: clipText("the tool's schema does not compile: "+err.Error(), maxViolationBytes)}}, 0
 	}
-	leaves := compiled.Validate(val)
+	// A nullable field's null branch is noted by its own error; the
+	// other errors at or under it say what is wrong.
+	leaves := slices.DeleteFunc(compiled.Validate(val), func(e schemacheck.Error) bool { return e.NullBranch })
 	if len(leaves) == 0 {
 		return nil, 0
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -61,7 +62,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"list", "toolport list [--pack NAME] [--json]", "list the tools", runList, true},
-		{"schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp]", "print tool definitions", runSchema, true},
+		{"schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp|gemini]", "print tool definitions", runSchema, true},
 		{"call", "toolport call NAME ['{json}'] [--pretty]", "call a tool with JSON arguments (or JSON on stdin)", runCall, false},
 		{"mcp", "toolport mcp [--packs LIST] [--tools LIST]", "serve the tools over MCP on stdin/stdout", runMCP, false},
 		{"serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5]", "run the chat server: web page, REST+SSE API, MCP over HTTP", runServe, false},
@@ -256,11 +257,12 @@ func abbreviation(before string) bool {
 }
 
 func runSchema(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp]",
+	fs := newFlags(env, "schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp|gemini]",
 		"Prints tool definitions: one tool's, or every tool's as a JSON array.\n"+
 			"Formats: json (ikigai --schema: name, description, parameters), anthropic (Messages API tools),\n"+
-			"openai (Chat Completions tools), mcp (MCP tools with input and output schemas).")
-	format := fs.String("format", "json", "definition format: json, anthropic, openai or mcp")
+			"openai (Chat Completions tools), mcp (MCP tools with input and output schemas),\n"+
+			"gemini (Gemini API function declarations: parameters in its OpenAPI 3.0 subset).")
+	format := fs.String("format", "json", "definition format: json, anthropic, openai, mcp or gemini")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -270,8 +272,8 @@ func runSchema(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	f := tool.Format(*format)
-	if f != tool.FormatIkigai && f != tool.FormatAnthropic && f != tool.FormatOpenAI && f != tool.FormatMCP {
-		fmt.Fprintf(env.Stderr, "toolport schema: unknown format %q (want json, anthropic, openai or mcp)\n", *format)
+	if !slices.Contains(tool.Formats(), f) {
+		fmt.Fprintf(env.Stderr, "toolport schema: unknown format %q (want one of %v)\n", *format, tool.Formats())
 		return ExitUsage
 	}
 	reg, closeFn, code := openRegistry(ctx, env)

@@ -241,6 +241,9 @@ func (g generator) value(s *jsonschema.Schema, depth int) any {
 	if g.chance(g.mutate) {
 		return g.awkward()
 	}
+	if len(s.AnyOf) > 0 {
+		return g.value(s.AnyOf[g.rng.IntN(len(s.AnyOf))], depth)
+	}
 	if len(s.Enum) > 0 && !g.chance(g.mutate) {
 		return canon(s.Enum[g.rng.IntN(len(s.Enum))])
 	}

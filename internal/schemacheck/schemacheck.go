@@ -2,7 +2,9 @@
 // Schema (draft 2020-12) that Toolport's tool schemas use: type, const, enum,
 // format "uri", properties, required, additionalProperties, items, minimum,
 // maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength,
-// minItems, maxItems and pattern, and the boolean schemas.
+// minItems, maxItems and pattern, the boolean schemas, and anyOf in the one
+// form Toolport publishes a nullable value in: {"anyOf": [{"type": "null"},
+// S]}.
 //
 // It exists for start-up time: a general validator compiles the metaschemas
 // of every draft when its package is initialised, in every executable,
@@ -72,10 +74,18 @@ type Error struct {
 	Values []any
 	// TypeGot is the value's type (type): numbers are all "number".
 	TypeGot string
+	// NullBranch marks the type error of a nullable schema's null branch,
+	// reported (as the general validators report it) when the value is
+	// not null and its other branch failed: the errors at or under
+	// Location say how.
+	NullBranch bool
 }
 
 type node struct {
-	never      bool // the false schema: nothing is valid
+	never bool // the false schema: nothing is valid
+	// nullable: null is valid, and any other value is checked against the
+	// rest of the node ({"anyOf": [{"type": "null"}, S]} is compiled as S).
+	nullable   bool
 	types      typeSet
 	constant   []any // one value when const is set
 	enum       []any
@@ -141,7 +151,7 @@ func knownField(name string) bool {
 		"Schema", "Type", "Types", "Const", "Enum", "Format",
 		"Properties", "Required", "AdditionalProperties", "Items",
 		"Minimum", "Maximum", "ExclusiveMinimum", "ExclusiveMaximum",
-		"MinLength", "MaxLength", "MinItems", "MaxItems", "Pattern", "Not":
+		"MinLength", "MaxLength", "MinItems", "MaxItems", "Pattern", "Not", "AnyOf":
 		return true
 	}
 	return false
@@ -179,6 +189,18 @@ func compile(s *jsonschema.Schema, at string, depth int) (*node, error) {
 	}
 	if s.Schema != "" && s.Schema != "https://json-schema.org/draft/2020-12/schema" {
 		return fail("$schema %q is not supported", s.Schema)
+	}
+	if s.AnyOf != nil {
+		branch, err := nullableBranch(s)
+		if err != nil {
+			return fail("%v", err)
+		}
+		n, err := compile(branch, joinAt(at, "anyOf/1"), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		n.nullable = true
+		return n, nil
 	}
 	n := &node{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1}
 	if s.Not != nil {
@@ -289,6 +311,34 @@ func compile(s *jsonschema.Schema, at string, depth int) (*node, error) {
 	return n, nil
 }
 
+// nullableBranch returns S of {"anyOf": [{"type": "null"}, S]}, the only
+// anyOf supported; beside it the schema may hold annotations only.
+func nullableBranch(s *jsonschema.Schema) (*jsonschema.Schema, error) {
+	errForm := errors.New(`keyword "anyOf" is supported only as {"anyOf": [{"type": "null"}, S]} beside annotations`)
+	if len(s.AnyOf) != 2 || s.AnyOf[0] == nil || s.AnyOf[1] == nil {
+		return nil, errForm
+	}
+	first := *s.AnyOf[0]
+	if first.Type != "null" {
+		return nil, errForm
+	}
+	first.Type = ""
+	if !reflect.ValueOf(first).IsZero() {
+		return nil, errForm
+	}
+	rest := reflect.ValueOf(s).Elem()
+	for i := range rest.NumField() {
+		switch rest.Type().Field(i).Name {
+		case "AnyOf", "Title", "Description", "Default", "Deprecated", "ReadOnly", "WriteOnly", "Examples", "Comment":
+			continue
+		}
+		if !rest.Field(i).IsZero() {
+			return nil, errForm
+		}
+	}
+	return s.AnyOf[1], nil
+}
+
 func joinAt(at, tok string) string {
 	if at == "" {
 		return tok
@@ -397,6 +447,31 @@ func TypeOf(v any) string {
 }
 
 func (w *walker) check(n *node, v any) {
+	if !n.nullable {
+		w.checkNode(n, v)
+		return
+	}
+	if v == nil {
+		return
+	}
+	before := len(w.errs)
+	w.checkNode(n, v)
+	if len(w.errs) == before {
+		return
+	}
+	// Both branches failed. As the general validators do, say that the
+	// null branch failed too: in the type error at this location, if there
+	// is one, or in a type error of its own.
+	for i := before; i < len(w.errs); i++ {
+		if e := &w.errs[i]; e.Keyword == "type" && slices.Equal(e.Location, w.loc) {
+			e.Types = append([]string{"null"}, e.Types...) // null comes first in the order errors list types
+			return
+		}
+	}
+	w.errs = slices.Insert(w.errs, before, Error{Location: slices.Clone(w.loc), Keyword: "type", Types: []string{"null"}, TypeGot: TypeOf(v), Got: v, NullBranch: true})
+}
+
+func (w *walker) checkNode(n *node, v any) {
 	if n.never {
 		w.add(Error{Keyword: "false", Got: v})
 		return

@@ -57,6 +57,7 @@ func TestValidateReportsEachFailingKeyword(t *testing.T) {
 			"tags": {Type: "array", MinItems: ptr(1), MaxItems: ptr(2), Items: &jsonschema.Schema{Type: "string"}},
 			"meta": {Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "integer"}},
 			"opt":  {Types: []string{"null", "integer"}},
+			"list": {Description: "nullable", AnyOf: []*jsonschema.Schema{{Type: "null"}, {Type: "array", MaxItems: ptr(1), Items: &jsonschema.Schema{Type: "object", Required: []string{"id"}}}}},
 		},
 	})
 	tests := []struct {
@@ -90,6 +91,11 @@ func TestValidateReportsEachFailingKeyword(t *testing.T) {
 		{"min items", `{"q":"a","n":1,"tags":[]}`, []string{"/tags minItems"}},
 		{"additional properties schema", `{"q":"a","n":1,"meta":{"a":"x","b":2}}`, []string{"/meta/a type"}},
 		{"nullable", `{"q":"a","n":1,"opt":"x"}`, []string{"/opt type"}},
+		{"anyOf null", `{"q":"a","n":1,"list":null}`, nil},
+		{"anyOf other branch", `{"q":"a","n":1,"list":[{"id":1}]}`, nil},
+		// The null branch's failure is reported as the general validators do.
+		{"anyOf wrong type", `{"q":"a","n":1,"list":"x"}`, []string{"/list type"}},
+		{"anyOf fails inside", `{"q":"a","n":1,"list":[{},{"id":1}]}`, []string{"/list type", "/list maxItems", "/list/0 required id"}},
 		{"not an object", `[1]`, []string{"/ type"}},
 	}
 	for _, tt := range tests {
@@ -125,6 +131,14 @@ func TestValidateDescribesTheFailure(t *testing.T) {
 	}
 }
 
+func TestNullableAnyOfKeepsTheBranchTypes(t *testing.T) {
+	s := mustCompile(t, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "null"}, {Type: "integer"}}})
+	errs := s.Validate(decode(t, `"x"`))
+	if len(errs) != 1 || !slices.Equal(errs[0].Types, []string{"null", "integer"}) || errs[0].TypeGot != "string" {
+		t.Fatalf("got %+v, want one type error naming null and integer", errs)
+	}
+}
+
 func TestCompileRefusesWhatItDoesNotImplement(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -132,6 +146,10 @@ func TestCompileRefusesWhatItDoesNotImplement(t *testing.T) {
 		want   string
 	}{
 		{"anyOf", &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "string"}}}, "anyOf"},
+		{"anyOf without a null branch", &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "string"}, {Type: "integer"}}}, "anyOf"},
+		{"anyOf null branch with more", &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "null", Description: "x"}, {Type: "integer"}}}, "anyOf"},
+		{"anyOf beside a keyword", &jsonschema.Schema{Type: "integer", AnyOf: []*jsonschema.Schema{{Type: "null"}, {Type: "integer"}}}, "anyOf"},
+		{"anyOf branch checked", &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "null"}, {UniqueItems: true}}}, "anyOf/1: unsupported keyword(s): uniqueItems"},
 		{"ref", &jsonschema.Schema{Ref: "#/$defs/x", Defs: map[string]*jsonschema.Schema{"x": {}}}, "$defs, $ref"},
 		{"nested", &jsonschema.Schema{Properties: map[string]*jsonschema.Schema{"a": {Items: &jsonschema.Schema{MultipleOf: ptr(2.0)}}}}, "properties/a/items: unsupported keyword(s): multipleOf"},
 		{"unknown format", &jsonschema.Schema{Format: "email"}, `format "email"`},
