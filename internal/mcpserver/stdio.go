@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,10 +28,17 @@ const (
 	MaxDepth = 1000
 )
 
+// DefaultDrainTimeout is [StdioTransport.DrainTimeout] when unset.
+const DefaultDrainTimeout = 30 * time.Second
+
 // JSON-RPC 2.0 error codes this transport answers with.
 const (
 	codeParseError     = -32700
 	codeInvalidRequest = -32600
+	// codeServerClosing answers a call abandoned at the end of the input; it
+	// is the SDK's "server is closing" (an implementation-defined server
+	// error of JSON-RPC's -32000 to -32099 range).
+	codeServerClosing = -32004
 )
 
 // firstBatchlessRevision is the first MCP revision without JSON-RPC batches.
@@ -54,12 +62,27 @@ const firstBatchlessRevision = "2025-06-18"
 // A batch (an array) is accepted until a protocol revision without batches
 // (2025-06-18 and later) has been negotiated, as by the SDK; its responses are
 // sent together in one array, the errors for its bad members included.
+//
+// The end of the input does not drop what was read before it: a client may
+// write its requests and close stdin at once (a pipe, a script). The SDK
+// (v1.8.0) stops writing and cancels every call as soon as Read reports the
+// end, so Read reports it only once every call it returned has been answered
+// through Write, or DrainTimeout has passed; then each call still running is
+// answered here with error -32004 and canceled by the SDK.
 type StdioTransport struct {
 	Reader io.Reader // closed on Close if it is an io.Closer
 	Writer io.Writer // never closed: the process owns stdout
 
 	// MaxLineBytes bounds one inbound line; zero means [DefaultMaxLineBytes].
 	MaxLineBytes int
+
+	// DrainTimeout bounds how long the calls read before the end of the input
+	// may still run; zero means [DefaultDrainTimeout].
+	DrainTimeout time.Duration
+
+	// abandoned, set by ServeStdio, is handed to the next connection, which
+	// closes it when it gives up on the calls still running.
+	abandoned chan struct{}
 }
 
 // Connect implements [mcp.Transport].
@@ -68,11 +91,22 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	if limit <= 0 {
 		limit = DefaultMaxLineBytes
 	}
+	drain := t.DrainTimeout
+	if drain <= 0 {
+		drain = DefaultDrainTimeout
+	}
 	c := &stdioConn{
-		r:        t.Reader,
-		w:        t.Writer,
-		incoming: make(chan line),
-		closed:   make(chan struct{}),
+		r:         t.Reader,
+		w:         t.Writer,
+		drain:     drain,
+		incoming:  make(chan line),
+		closed:    make(chan struct{}),
+		pending:   map[jsonrpc.ID]bool{},
+		abandoned: t.abandoned,
+	}
+	t.abandoned = nil // a channel is closed once: it belongs to this connection
+	if c.abandoned == nil {
+		c.abandoned = make(chan struct{})
 	}
 	go c.readLines(limit)
 	return c, nil
@@ -87,8 +121,9 @@ type line struct {
 }
 
 type stdioConn struct {
-	r io.Reader
-	w io.Writer
+	r     io.Reader
+	w     io.Writer
+	drain time.Duration
 
 	incoming chan line
 	queue    []jsonrpc.Message // the rest of a batch; Read is not concurrent
@@ -99,6 +134,14 @@ type stdioConn struct {
 	initID   jsonrpc.ID // the id of the initialize request, once seen
 	revision string     // the negotiated protocol revision, once answered
 	batches  map[jsonrpc.ID]*batch
+	// pending holds the calls returned by Read and not yet answered; idle,
+	// once the input has ended, is closed when it empties. After the drain
+	// timeout the rest are answered here and gaveUp drops the SDK's late
+	// answers.
+	pending   map[jsonrpc.ID]bool
+	idle      chan struct{}
+	gaveUp    bool
+	abandoned chan struct{} // closed when gaveUp is set
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -172,6 +215,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(c.queue) > 0 {
 			msg := c.queue[0]
 			c.queue = c.queue[1:]
+			c.track(msg)
 			return msg, nil
 		}
 		var l line
@@ -183,6 +227,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case l = <-c.incoming:
 		}
 		if l.err != nil {
+			c.awaitAnswers(ctx)
 			return nil, l.err
 		}
 		msgs, err := c.accept(l)
@@ -193,6 +238,57 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.queue = msgs
 		}
 	}
+}
+
+// track notes a call handed to the SDK, which owes it an answer.
+func (c *stdioConn) track(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		c.mu.Lock()
+		c.pending[req.ID] = true
+		c.mu.Unlock()
+	}
+}
+
+// awaitAnswers waits, at the end of the input, until every call read has been
+// answered, or the drain timeout has passed, ctx is done or the connection
+// closed. After the timeout it answers the calls still running itself.
+func (c *stdioConn) awaitAnswers(ctx context.Context) {
+	c.mu.Lock()
+	if len(c.pending) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.idle = make(chan struct{})
+	idle := c.idle
+	c.mu.Unlock()
+	timer := time.NewTimer(c.drain)
+	defer timer.Stop()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	case <-c.closed:
+	case <-timer.C:
+		c.abandon()
+	}
+}
+
+// abandon answers every call still pending with an error. Their handlers are
+// canceled by the SDK when Read then reports the end of the input; whatever
+// they write afterwards is dropped.
+func (c *stdioConn) abandon() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	msg := fmt.Sprintf("server closing: the input ended and the call did not finish within %v; it was canceled", c.drain)
+	for id := range c.pending {
+		raw, err := json.Marshal(id.Raw())
+		if err != nil {
+			raw = nil
+		}
+		// An error of a write means stdout is gone: nothing else can be said.
+		_ = c.answerLocked(id, errorResponse(raw, codeServerClosing, msg))
+	}
+	c.gaveUp = true
+	close(c.abandoned)
 }
 
 // accept checks one line and returns its messages for the SDK; it answers
@@ -347,6 +443,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if !ok {
 		return c.writeLocked(data)
 	}
+	if c.gaveUp {
+		return nil // answered by abandon
+	}
 	if c.initID.IsValid() && resp.ID == c.initID && resp.Error == nil {
 		var res struct {
 			ProtocolVersion string `json:"protocolVersion"`
@@ -355,11 +454,24 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			c.revision = res.ProtocolVersion
 		}
 	}
-	b, inBatch := c.batches[resp.ID]
+	return c.answerLocked(resp.ID, data)
+}
+
+// answerLocked sends the answer to call id, or keeps it with its batch until
+// the batch is complete; c.mu is held.
+func (c *stdioConn) answerLocked(id jsonrpc.ID, data []byte) error {
+	if c.pending[id] {
+		delete(c.pending, id)
+		if len(c.pending) == 0 && c.idle != nil {
+			close(c.idle)
+			c.idle = nil
+		}
+	}
+	b, inBatch := c.batches[id]
 	if !inBatch {
 		return c.writeLocked(data)
 	}
-	delete(c.batches, resp.ID)
+	delete(c.batches, id)
 	b.responses = append(b.responses, data)
 	if b.pending--; b.pending > 0 {
 		return nil

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolport/toolport/internal/mcpserver"
@@ -219,6 +222,126 @@ func TestStdioBatches(t *testing.T) {
 		s.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 		if r := s.nextResponse(); string(r.ID) != "2" || r.Error != nil {
 			t.Errorf("ping after a refused batch: %+v", r)
+		}
+	})
+}
+
+// parseAnswers decodes every line the server wrote and indexes the answers by
+// id.
+func parseAnswers(t *testing.T, out string) map[string]response {
+	t.Helper()
+	got := map[string]response{}
+	for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var r response
+		if err := json.Unmarshal([]byte(l), &r); err != nil || r.JSONRPC != "2.0" {
+			t.Fatalf("not a JSON-RPC response: %.300s (%v)", l, err)
+		}
+		got[string(r.ID)] = r
+	}
+	return got
+}
+
+// lockedBuffer is a strings.Builder safe for the writes of the server and
+// the reads of the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func TestStdioAnswersEverythingReadBeforeTheEnd(t *testing.T) {
+	// A client writes its requests and closes its end at once: every call
+	// read before the end of the input is answered, then the server ends.
+	f := newFixture(t)
+	lines := []string{
+		initialize("2025-11-25"),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`,
+	}
+	const calls = 8
+	for i := range calls {
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"call %d"}}}`, i, i))
+	}
+	lines = append(lines, `{"jsonrpc":"2.0","id":"steps","method":"tools/call","params":{"name":"slow","arguments":{"steps":50}}}`)
+	var out lockedBuffer
+	err := mcpserver.RunStdio(context.Background(), f.newServer(t, mcpserver.Options{}), strings.NewReader(strings.Join(lines, "\n")+"\n"), &out)
+	if err != nil {
+		t.Fatalf("RunStdio = %v, want nil at the end of the input", err)
+	}
+	got := parseAnswers(t, out.String())
+	if r, ok := got[`"init"`]; !ok || r.Error != nil {
+		t.Errorf("initialize: %+v (present %v)", r, ok)
+	}
+	if r, ok := got[`"list"`]; !ok || r.Error != nil || !strings.Contains(string(r.Result), `"echo"`) {
+		t.Errorf("tools/list: %+v (present %v)", r.Error, ok)
+	}
+	for i := range calls {
+		r, ok := got[fmt.Sprint(i)]
+		if !ok || r.Error != nil || !strings.Contains(string(r.Result), fmt.Sprintf(`"call %d"`, i)) {
+			t.Errorf("call %d: present %v, %+v %.200s", i, ok, r.Error, r.Result)
+		}
+	}
+	if r, ok := got[`"steps"`]; !ok || r.Error != nil || !strings.Contains(string(r.Result), `"steps":50`) {
+		t.Errorf("slow call: present %v, %+v %.200s", ok, r.Error, r.Result)
+	}
+	if len(got) != calls+3 {
+		t.Errorf("%d answers, want %d:\n%s", len(got), calls+3, out.String())
+	}
+}
+
+func TestStdioDrainTimeout(t *testing.T) {
+	// A call still running when the drain timeout passes is answered with
+	// an error and canceled; the answers of the others are not held back.
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		const drain = 7 * time.Second
+		in := strings.Join([]string{
+			initialize("2025-11-25"),
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":"hang","method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"hang":true}}}`,
+			`{"jsonrpc":"2.0","id":"echo","method":"tools/call","params":{"name":"echo","arguments":{"text":"quick"}}}`,
+		}, "\n") + "\n"
+		var out lockedBuffer
+		start := time.Now()
+		err := mcpserver.ServeStdio(context.Background(), f.newServer(t, mcpserver.Options{}),
+			&mcpserver.StdioTransport{Reader: strings.NewReader(in), Writer: &out, DrainTimeout: drain})
+		if err != nil {
+			t.Errorf("ServeStdio = %v, want nil", err)
+		}
+		if waited := time.Since(start); waited != drain {
+			t.Errorf("the server ended after %v, want the drain timeout %v", waited, drain)
+		}
+		got := parseAnswers(t, out.String())
+		if r := got[`"echo"`]; r.Error != nil || !strings.Contains(string(r.Result), "quick") {
+			t.Errorf("echo: %+v %.200s", r.Error, r.Result)
+		}
+		if r, ok := got[`"hang"`]; !ok || r.Error == nil || r.Error.Code != -32004 || !strings.Contains(r.Error.Message, "7s") {
+			t.Errorf("hanging call: present %v, error %+v, want -32004 naming the timeout", ok, r.Error)
+		}
+		if len(got) != 3 {
+			t.Errorf("%d answers, want 3 (one per call):\n%s", len(got), out.String())
+		}
+		select {
+		case err := <-f.stopped:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("the hanging tool saw %v, want its context canceled", err)
+			}
+		default:
+			t.Error("the hanging tool was not canceled")
 		}
 	})
 }

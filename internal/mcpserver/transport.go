@@ -19,12 +19,41 @@ import (
 // nil error. stdout carries nothing but protocol messages: the server's
 // diagnostics go to [Options.Logger], which must write elsewhere (stderr). A
 // malformed line is answered with a JSON-RPC error and the session goes on
-// (see [StdioTransport]).
+// (see [StdioTransport]). The calls read before stdin closed are answered
+// before it returns, within [DefaultDrainTimeout].
 //
 // If stdin is an io.Closer (os.Stdin is), it is closed on return so that a
 // pending read ends.
 func RunStdio(ctx context.Context, server *mcp.Server, stdin io.Reader, stdout io.Writer) error {
-	err := server.Run(ctx, &StdioTransport{Reader: stdin, Writer: stdout})
+	return ServeStdio(ctx, server, &StdioTransport{Reader: stdin, Writer: stdout})
+}
+
+// abandonWait bounds how long ServeStdio waits, once the drain timeout has
+// passed and the calls still running were answered with errors, for their
+// canceled handlers to return: a tool that ignores cancellation must not keep
+// the process alive, and nothing is left to say to the client.
+const abandonWait = 5 * time.Second
+
+// ServeStdio is [RunStdio] on a transport configured by the caller, which
+// serves this one session.
+func ServeStdio(ctx context.Context, server *mcp.Server, t *StdioTransport) error {
+	abandoned := make(chan struct{})
+	t.abandoned = abandoned
+	done := make(chan error, 1)
+	go func() { done <- server.Run(ctx, t) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-abandoned:
+		timer := time.NewTimer(abandonWait)
+		defer timer.Stop()
+		select {
+		case err = <-done:
+		case <-timer.C:
+			// Every call is answered; the handlers left running end with the process.
+			return nil
+		}
+	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil
 	}
