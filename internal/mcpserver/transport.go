@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,6 +75,15 @@ type HTTPOptions struct {
 	// Zero means [DefaultSessionTimeout].
 	SessionTimeout time.Duration
 
+	// EventStoreBytes bounds the events kept, over all sessions, for clients
+	// that resume a broken response stream (Last-Event-ID); the oldest are
+	// dropped first. Zero means [DefaultEventStoreBytes].
+	EventStoreBytes int
+
+	// SSERetry is the reconnection delay sent in the priming event of a
+	// response stream. Zero means [DefaultSSERetry].
+	SSERetry time.Duration
+
 	// DisableLocalhostProtection turns off the SDK's DNS-rebinding guard, which
 	// refuses a request that arrives on a loopback address with a non-loopback
 	// Host header. Set it only behind a reverse proxy on the same machine that
@@ -80,8 +91,12 @@ type HTTPOptions struct {
 	DisableLocalhostProtection bool
 }
 
-// DefaultSessionTimeout is [HTTPOptions.SessionTimeout] when unset.
-const DefaultSessionTimeout = 30 * time.Minute
+// Defaults of [HTTPOptions].
+const (
+	DefaultSessionTimeout  = 30 * time.Minute
+	DefaultEventStoreBytes = 10 << 20
+	DefaultSSERetry        = time.Second
+)
 
 // Header names of the streamable HTTP transport, and the first protocol
 // revision without sessions (SEP-2575).
@@ -108,10 +123,27 @@ const (
 // older clients.
 //
 // Progress notifications travel on the call's own response stream in both.
+//
+// A session's response stream (revisions 2025-11-25 to before 2026-07-28)
+// opens with a priming event: an event ID and empty data, so that a client
+// whose connection breaks during a call can resume the stream from the
+// in-memory event store with Last-Event-ID (SEP-1699), and a retry field, the
+// delay it should wait first. The SDK writes the priming event but no retry
+// field (v1.8.0); the handler adds it.
 func NewHTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
 	timeout := opts.SessionTimeout
 	if timeout <= 0 {
 		timeout = DefaultSessionTimeout
+	}
+	events := mcp.NewMemoryEventStore(nil)
+	if opts.EventStoreBytes > 0 {
+		events.SetMaxBytes(opts.EventStoreBytes)
+	} else {
+		events.SetMaxBytes(DefaultEventStoreBytes)
+	}
+	retry := opts.SSERetry
+	if retry <= 0 {
+		retry = DefaultSSERetry
 	}
 	get := func(*http.Request) *mcp.Server { return server }
 	return &httpHandler{
@@ -123,15 +155,18 @@ func NewHTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
 		}),
 		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			SessionTimeout:             timeout,
+			EventStore:                 events,
 			Logger:                     opts.Logger,
 			DisableLocalhostProtection: opts.DisableLocalhostProtection,
 		}),
+		retryField: []byte("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n"),
 	}
 }
 
 // httpHandler routes a request to the handler for its protocol revision.
 type httpHandler struct {
 	stateless, stateful http.Handler
+	retryField          []byte // "retry: <ms>\n"
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -141,8 +176,40 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
-	h.stateful.ServeHTTP(w, r)
+	h.stateful.ServeHTTP(&primeWriter{ResponseWriter: w, retryField: h.retryField}, r)
 }
+
+// primeEvent is how the SDK begins its priming event (v1.8.0); it writes each
+// event with one Write.
+var primeEvent = []byte("event: prime\n")
+
+// primeWriter adds the retry field to a response stream's priming event.
+type primeWriter struct {
+	http.ResponseWriter
+	retryField []byte
+	wrote      bool
+}
+
+func (w *primeWriter) Write(p []byte) (int, error) {
+	if w.wrote {
+		return w.ResponseWriter.Write(p)
+	}
+	w.wrote = true
+	rest, ok := bytes.CutPrefix(p, primeEvent)
+	if !ok || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		return w.ResponseWriter.Write(p)
+	}
+	buf := make([]byte, 0, len(p)+len(w.retryField))
+	buf = append(append(append(buf, primeEvent...), w.retryField...), rest...)
+	if _, err := w.ResponseWriter.Write(buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Unwrap lets http.ResponseController (the SDK's flushes) reach the
+// connection's writer.
+func (w *primeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // RequireBearer admits only requests carrying "Authorization: Bearer <token>"
 // and answers others with 401. The comparison takes the same time whatever the

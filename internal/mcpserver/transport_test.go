@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -276,4 +277,126 @@ func benchHTTP(b *testing.B, version string, parallel bool) {
 	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "calls/s")
 	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+}
+
+// sseEvent is one event of a text/event-stream body.
+type sseEvent struct {
+	name, id, retry, data string
+	hasData               bool
+}
+
+// readEvent reads the next event of an SSE body; ok is false at its end.
+func readEvent(t *testing.T, br *bufio.Reader) (ev sseEvent, ok bool) {
+	t.Helper()
+	seen := false
+	for {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			return ev, false
+		}
+		l = strings.TrimSuffix(l, "\n")
+		if l == "" {
+			if seen {
+				return ev, true
+			}
+			continue
+		}
+		seen = true
+		field, value, _ := strings.Cut(l, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "event":
+			ev.name = value
+		case "id":
+			ev.id = value
+		case "retry":
+			ev.retry = value
+		case "data":
+			ev.data += value
+			ev.hasData = true
+		}
+	}
+}
+
+// post sends one JSON-RPC message of a session of revision 2025-11-25.
+func post(t *testing.T, url, session, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestHTTPPrimingEventAndResumption(t *testing.T) {
+	// A session's response stream opens with an event ID, empty data and the
+	// retry delay; a client that loses the stream during a call resumes it
+	// with Last-Event-ID and gets the call's answer.
+	f := newFixture(t)
+	hs := httptest.NewServer(mcpserver.NewHTTPHandler(f.newServer(t, mcpserver.Options{}), mcpserver.HTTPOptions{SSERetry: 2500 * time.Millisecond}))
+	defer hs.Close()
+
+	resp := post(t, hs.URL, "", initialize("2025-11-25"))
+	session := resp.Header.Get("Mcp-Session-Id")
+	br := bufio.NewReader(resp.Body)
+	prime, ok := readEvent(t, br)
+	if !ok || prime.id == "" || !prime.hasData || prime.data != "" || prime.retry != "2500" {
+		t.Errorf("first event of the initialize stream = %+v, want an id, empty data and retry 2500", prime)
+	}
+	if ev, _ := readEvent(t, br); !strings.Contains(ev.data, `"protocolVersion":"2025-11-25"`) || ev.retry != "" {
+		t.Errorf("second event = %+v, want the initialize result (no retry)", ev)
+	}
+	resp.Body.Close()
+	if session == "" {
+		t.Fatal("no session")
+	}
+	post(t, hs.URL, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+
+	resp = post(t, hs.URL, session, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"hang":true}}}`)
+	prime, ok = readEvent(t, bufio.NewReader(resp.Body))
+	resp.Body.Close() // the connection breaks during the call
+	if !ok || prime.id == "" || prime.data != "" {
+		t.Fatalf("first event of the call's stream = %+v, want a priming event", prime)
+	}
+	select {
+	case <-f.started:
+	case <-time.After(waitLimit):
+		t.Fatal("the call did not start")
+	}
+	close(f.release) // the call ends while no client listens
+
+	req, _ := http.NewRequest(http.MethodGet, hs.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", prime.id)
+	resp, err := (&http.Client{Timeout: waitLimit}).Do(req) // the stream stays open: bound a missing answer
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("resuming: status %d: %s", resp.StatusCode, body)
+	}
+	br = bufio.NewReader(resp.Body)
+	for {
+		ev, ok := readEvent(t, br)
+		if !ok {
+			t.Fatal("the resumed stream ended without the call's answer")
+		}
+		if strings.Contains(ev.data, `"id":7`) {
+			if !strings.Contains(ev.data, "released without cancellation") {
+				t.Errorf("answer = %s, want the tool's result", ev.data)
+			}
+			break
+		}
+	}
 }
