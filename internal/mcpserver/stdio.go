@@ -31,6 +31,22 @@ const (
 // DefaultDrainTimeout is [StdioTransport.DrainTimeout] when unset.
 const DefaultDrainTimeout = 30 * time.Second
 
+// Bounds of one JSON-RPC batch, on stdio and HTTP alike. A batch of small
+// requests can ask for large answers (3,000 tools/list of 47 bytes each are
+// 275 MB of answers), and a batch's answers are sent together, so without
+// bounds its requests buy memory at a thousand times their size.
+const (
+	// DefaultMaxBatchMessages bounds the messages of one batch; a longer
+	// batch is refused whole with -32600 and none of it runs.
+	DefaultMaxBatchMessages = 64
+
+	// DefaultMaxBatchAnswerBytes bounds the answers of one batch: once
+	// they reach it, each further answer is replaced by error -32000 (the
+	// call was made; sent alone, its answer comes back). The first answer
+	// always passes, so a batch is never worse than its calls one by one.
+	DefaultMaxBatchAnswerBytes = 8 << 20
+)
+
 // JSON-RPC 2.0 error codes this transport answers with.
 const (
 	codeParseError     = -32700
@@ -39,6 +55,8 @@ const (
 	// is the SDK's "server is closing" (an implementation-defined server
 	// error of JSON-RPC's -32000 to -32099 range).
 	codeServerClosing = -32004
+	// codeAnswerDropped replaces an answer beyond a batch's byte budget.
+	codeAnswerDropped = -32000
 )
 
 // firstBatchlessRevision is the first MCP revision without JSON-RPC batches.
@@ -80,6 +98,11 @@ type StdioTransport struct {
 	// may still run; zero means [DefaultDrainTimeout].
 	DrainTimeout time.Duration
 
+	// MaxBatchMessages and MaxBatchAnswerBytes bound one batch; zero means
+	// [DefaultMaxBatchMessages] and [DefaultMaxBatchAnswerBytes].
+	MaxBatchMessages    int
+	MaxBatchAnswerBytes int
+
 	// abandoned, set by ServeStdio, is handed to the next connection, which
 	// closes it when it gives up on the calls still running.
 	abandoned chan struct{}
@@ -96,13 +119,15 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		drain = DefaultDrainTimeout
 	}
 	c := &stdioConn{
-		r:         t.Reader,
-		w:         t.Writer,
-		drain:     drain,
-		incoming:  make(chan line),
-		closed:    make(chan struct{}),
-		pending:   map[jsonrpc.ID]bool{},
-		abandoned: t.abandoned,
+		r:           t.Reader,
+		w:           t.Writer,
+		drain:       drain,
+		maxBatch:    orDefault(t.MaxBatchMessages, DefaultMaxBatchMessages),
+		batchBudget: orDefault(t.MaxBatchAnswerBytes, DefaultMaxBatchAnswerBytes),
+		incoming:    make(chan line),
+		closed:      make(chan struct{}),
+		pending:     map[jsonrpc.ID]bool{},
+		abandoned:   t.abandoned,
 	}
 	t.abandoned = nil // a channel is closed once: it belongs to this connection
 	if c.abandoned == nil {
@@ -121,9 +146,11 @@ type line struct {
 }
 
 type stdioConn struct {
-	r     io.Reader
-	w     io.Writer
-	drain time.Duration
+	r           io.Reader
+	w           io.Writer
+	drain       time.Duration
+	maxBatch    int
+	batchBudget int
 
 	incoming chan line
 	queue    []jsonrpc.Message // the rest of a batch; Read is not concurrent
@@ -152,6 +179,43 @@ type stdioConn struct {
 type batch struct {
 	pending   int
 	responses []json.RawMessage
+	bytes     int // of responses
+}
+
+// add keeps the answer to call id, or an error in its place once the batch's
+// answers would pass budget.
+func (b *batch) add(id jsonrpc.ID, data []byte, budget int) {
+	if len(b.responses) > 0 && b.bytes+len(data) > budget {
+		data = droppedAnswer(id, budget)
+	}
+	b.responses = append(b.responses, data)
+	b.bytes += len(data)
+}
+
+// droppedAnswer is the error that replaces the answer to call id beyond a
+// batch's byte budget.
+func droppedAnswer(id jsonrpc.ID, budget int) json.RawMessage {
+	return errorResponse(rawID(id), codeAnswerDropped, fmt.Sprintf(
+		"answer dropped: the batch's answers would exceed %d bytes; the call was made; send it alone for its answer", budget))
+}
+
+// rawID encodes a valid id as JSON, or returns nil (null).
+func rawID(id jsonrpc.ID) json.RawMessage {
+	if !id.IsValid() {
+		return nil
+	}
+	raw, err := json.Marshal(id.Raw())
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
+func orDefault(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
 }
 
 func (c *stdioConn) SessionID() string { return "" }
@@ -280,12 +344,8 @@ func (c *stdioConn) abandon() {
 	defer c.mu.Unlock()
 	msg := fmt.Sprintf("server closing: the input ended and the call did not finish within %v; it was canceled", c.drain)
 	for id := range c.pending {
-		raw, err := json.Marshal(id.Raw())
-		if err != nil {
-			raw = nil
-		}
 		// An error of a write means stdout is gone: nothing else can be said.
-		_ = c.answerLocked(id, errorResponse(raw, codeServerClosing, msg))
+		_ = c.answerLocked(id, errorResponse(rawID(id), codeServerClosing, msg))
 	}
 	c.gaveUp = true
 	close(c.abandoned)
@@ -384,9 +444,16 @@ func (c *stdioConn) acceptBatch(data []byte) ([]jsonrpc.Message, error) {
 	if revision >= firstBatchlessRevision {
 		return nil, c.writeError(nil, codeInvalidRequest, "invalid request: protocol revision "+revision+" has no JSON-RPC batches")
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil || len(raws) == 0 {
+	n, err := countMembers(data, c.maxBatch)
+	switch {
+	case err != nil || n == 0:
 		return nil, c.writeError(nil, codeInvalidRequest, "invalid request: an empty batch")
+	case n > c.maxBatch:
+		return nil, c.writeError(nil, codeInvalidRequest, fmt.Sprintf("invalid request: a batch of more than %d messages", c.maxBatch))
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return nil, c.writeError(nil, codeInvalidRequest, "invalid request: "+err.Error())
 	}
 	b := &batch{}
 	var msgs []jsonrpc.Message
@@ -472,7 +539,7 @@ func (c *stdioConn) answerLocked(id jsonrpc.ID, data []byte) error {
 		return c.writeLocked(data)
 	}
 	delete(c.batches, id)
-	b.responses = append(b.responses, data)
+	b.add(id, data, c.batchBudget)
 	if b.pending--; b.pending > 0 {
 		return nil
 	}
@@ -532,6 +599,28 @@ func (c *stdioConn) Close() error {
 		}
 	})
 	return err
+}
+
+// countMembers counts the members of a JSON array, up to limit+1: a longer
+// batch is refused before any of it is decoded.
+func countMembers(data []byte, limit int) (int, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return 0, fmt.Errorf("reading a batch: %w", err)
+	}
+	if tok != json.Delim('[') {
+		return 0, errors.New("a batch is an array")
+	}
+	n := 0
+	for dec.More() && n <= limit {
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return n, fmt.Errorf("member %d: %w", n, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // depth returns the deepest nesting of objects and arrays in valid JSON.

@@ -110,13 +110,18 @@ func readLines(r io.Reader) chan string {
 }
 
 func startStdio(t *testing.T, maxLine int) *stdioSession {
+	return startStdioWith(t, mcpserver.StdioTransport{MaxLineBytes: maxLine})
+}
+
+// startStdioWith serves a session on pipes with the limits of tr.
+func startStdioWith(t *testing.T, tr mcpserver.StdioTransport) *stdioSession {
 	f := newFixture(t)
 	serverIn, clientOut := io.Pipe()
 	clientIn, serverOut := io.Pipe()
+	tr.Reader, tr.Writer = serverIn, serverOut
 	done := make(chan error, 1)
 	go func() {
-		done <- f.newServer(t, mcpserver.Options{}).Run(context.Background(),
-			&mcpserver.StdioTransport{Reader: serverIn, Writer: serverOut, MaxLineBytes: maxLine})
+		done <- f.newServer(t, mcpserver.Options{}).Run(context.Background(), &tr)
 	}()
 	t.Cleanup(func() {
 		clientOut.Close()
@@ -342,6 +347,65 @@ func TestStdioDrainTimeout(t *testing.T) {
 			}
 		default:
 			t.Error("the hanging tool was not canceled")
+		}
+	})
+}
+
+func TestStdioBatchBounds(t *testing.T) {
+	batchOf := func(n int, method string) string {
+		var members []string
+		for i := range n {
+			members = append(members, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, i, method))
+		}
+		return "[" + strings.Join(members, ",") + "]"
+	}
+	legacy := func(s *stdioSession) {
+		s.send(initialize("2025-03-26"))
+		s.nextResponse()
+		s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
+
+	t.Run("too many messages", func(t *testing.T) {
+		s := startStdio(t, 0)
+		legacy(s)
+		s.send(batchOf(mcpserver.DefaultMaxBatchMessages+1, "ping"))
+		r := s.nextResponse() // one error, not an array of answers
+		if r.Error == nil || r.Error.Code != -32600 || string(r.ID) != "null" || !strings.Contains(r.Error.Message, "64") {
+			t.Fatalf("answer to an oversized batch: %s %+v", r.ID, r.Error)
+		}
+		s.send(batchOf(mcpserver.DefaultMaxBatchMessages, "ping")) // at the bound: answered
+		var got []response
+		if err := json.Unmarshal([]byte(s.next()), &got); err != nil || len(got) != mcpserver.DefaultMaxBatchMessages {
+			t.Fatalf("batch at the bound: %d answers (%v), want %d", len(got), err, mcpserver.DefaultMaxBatchMessages)
+		}
+	})
+
+	t.Run("answer bytes", func(t *testing.T) {
+		probe := startStdio(t, 0)
+		legacy(probe)
+		probe.send(`{"jsonrpc":"2.0","id":"probe","method":"tools/list"}`)
+		size := len(probe.next())
+		// Room for two answers of tools/list, not three.
+		s := startStdioWith(t, mcpserver.StdioTransport{MaxBatchAnswerBytes: 2*size + size/2})
+		legacy(s)
+		s.send(batchOf(5, "tools/list"))
+		var got []response
+		if err := json.Unmarshal([]byte(s.next()), &got); err != nil || len(got) != 5 {
+			t.Fatalf("%d answers (%v), want 5", len(got), err)
+		}
+		var full, dropped int
+		for _, r := range got {
+			switch {
+			case r.Error == nil && strings.Contains(string(r.Result), `"echo"`):
+				full++
+			case r.Error != nil && r.Error.Code == -32000 && string(r.ID) != "null":
+				dropped++
+			default:
+				t.Errorf("unexpected answer %s %+v", r.ID, r.Error)
+			}
+		}
+		if full != 2 || dropped != 3 {
+			t.Errorf("%d answers and %d dropped, want 2 and 3", full, dropped)
 		}
 	})
 }
