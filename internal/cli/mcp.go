@@ -17,6 +17,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 			"written to stdout; diagnostics go to stderr. See the README for client configuration.")
 	packs := fs.String("packs", "", "comma-separated packs to expose (web, ckan, music); default all")
 	tools := fs.String("tools", "", "comma-separated tool names to expose; default all")
+	drain := fs.Duration("drain-timeout", mcpserver.DefaultDrainTimeout,
+		"when stdin closes, how long the calls already received may run before they are canceled")
 	if pos, code, ok := parse(fs, args); !ok {
 		return code
 	} else if len(pos) > 0 {
@@ -39,7 +41,8 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
 		return ExitUsage
 	}
-	if err := mcpserver.RunStdio(ctx, server, env.Stdin, stdout); err != nil {
+	t := &mcpserver.StdioTransport{Reader: env.Stdin, Writer: stdout, DrainTimeout: *drain}
+	if err := mcpserver.ServeStdio(ctx, server, t); err != nil {
 		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
 		return ExitFailure
 	}

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -90,5 +91,44 @@ func TestProcessSurvivesMalformedLines(t *testing.T) {
 	case err := <-exited:
 		t.Fatalf("toolport mcp exited (%v); stderr:\n%s", err, stderr.String())
 	default:
+	}
+}
+
+// TestProcessAnswersEverythingReadBeforeTheEnd pipes a whole session into
+// `toolport mcp` at once, as `printf … | toolport mcp` does: every request
+// is answered on stdout before the process exits with 0.
+func TestProcessAnswersEverythingReadBeforeTheEnd(t *testing.T) {
+	in := []string{
+		initialize("2025-11-25"),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`,
+	}
+	const calls = 5
+	for i := range calls {
+		// Arguments the registry refuses: an answer without reaching any upstream.
+		in = append(in, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"web_fetch","arguments":{"url":%d}}}`, i, i))
+	}
+	res := testexec.Run(t, bins.Build(t, "../../cmd/toolport"), nil, strings.Join(in, "\n")+"\n", "mcp", "--packs", "web")
+	if res.Code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", res.Code, res.Stderr)
+	}
+	got := parseAnswers(t, res.Stdout)
+	if r := got[`"init"`]; r.Error != nil || len(r.Result) == 0 {
+		t.Errorf("initialize: %+v", r)
+	}
+	if r := got[`"list"`]; r.Error != nil || !strings.Contains(string(r.Result), `"web_fetch"`) {
+		t.Errorf("tools/list: %+v %.200s", r.Error, r.Result)
+	}
+	for i := range calls {
+		var res struct {
+			IsError bool `json:"isError"`
+		}
+		r, ok := got[fmt.Sprint(i)]
+		if !ok || r.Error != nil || json.Unmarshal(r.Result, &res) != nil || !res.IsError {
+			t.Errorf("call %d: present %v, %+v %.200s, want a tool error result", i, ok, r.Error, r.Result)
+		}
+	}
+	if len(got) != calls+2 {
+		t.Errorf("%d answers, want %d; stdout:\n%s", len(got), calls+2, res.Stdout)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,10 +28,35 @@ const (
 	MaxDepth = 1000
 )
 
+// DefaultDrainTimeout is [StdioTransport.DrainTimeout] when unset.
+const DefaultDrainTimeout = 30 * time.Second
+
+// Bounds of one JSON-RPC batch, on stdio and HTTP alike. A batch of small
+// requests can ask for large answers (3,000 tools/list of 47 bytes each are
+// 275 MB of answers), and a batch's answers are sent together, so without
+// bounds its requests buy memory at a thousand times their size.
+const (
+	// DefaultMaxBatchMessages bounds the messages of one batch; a longer
+	// batch is refused whole with -32600 and none of it runs.
+	DefaultMaxBatchMessages = 64
+
+	// DefaultMaxBatchAnswerBytes bounds the answers of one batch: once
+	// they reach it, each further answer is replaced by error -32000 (the
+	// call was made; sent alone, its answer comes back). The first answer
+	// always passes, so a batch is never worse than its calls one by one.
+	DefaultMaxBatchAnswerBytes = 8 << 20
+)
+
 // JSON-RPC 2.0 error codes this transport answers with.
 const (
 	codeParseError     = -32700
 	codeInvalidRequest = -32600
+	// codeServerClosing answers a call abandoned at the end of the input; it
+	// is the SDK's "server is closing" (an implementation-defined server
+	// error of JSON-RPC's -32000 to -32099 range).
+	codeServerClosing = -32004
+	// codeAnswerDropped replaces an answer beyond a batch's byte budget.
+	codeAnswerDropped = -32000
 )
 
 // firstBatchlessRevision is the first MCP revision without JSON-RPC batches.
@@ -54,12 +80,32 @@ const firstBatchlessRevision = "2025-06-18"
 // A batch (an array) is accepted until a protocol revision without batches
 // (2025-06-18 and later) has been negotiated, as by the SDK; its responses are
 // sent together in one array, the errors for its bad members included.
+//
+// The end of the input does not drop what was read before it: a client may
+// write its requests and close stdin at once (a pipe, a script). The SDK
+// (v1.8.0) stops writing and cancels every call as soon as Read reports the
+// end, so Read reports it only once every call it returned has been answered
+// through Write, or DrainTimeout has passed; then each call still running is
+// answered here with error -32004 and canceled by the SDK.
 type StdioTransport struct {
 	Reader io.Reader // closed on Close if it is an io.Closer
 	Writer io.Writer // never closed: the process owns stdout
 
 	// MaxLineBytes bounds one inbound line; zero means [DefaultMaxLineBytes].
 	MaxLineBytes int
+
+	// DrainTimeout bounds how long the calls read before the end of the input
+	// may still run; zero means [DefaultDrainTimeout].
+	DrainTimeout time.Duration
+
+	// MaxBatchMessages and MaxBatchAnswerBytes bound one batch; zero means
+	// [DefaultMaxBatchMessages] and [DefaultMaxBatchAnswerBytes].
+	MaxBatchMessages    int
+	MaxBatchAnswerBytes int
+
+	// abandoned, set by ServeStdio, is handed to the next connection, which
+	// closes it when it gives up on the calls still running.
+	abandoned chan struct{}
 }
 
 // Connect implements [mcp.Transport].
@@ -68,11 +114,24 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	if limit <= 0 {
 		limit = DefaultMaxLineBytes
 	}
+	drain := t.DrainTimeout
+	if drain <= 0 {
+		drain = DefaultDrainTimeout
+	}
 	c := &stdioConn{
-		r:        t.Reader,
-		w:        t.Writer,
-		incoming: make(chan line),
-		closed:   make(chan struct{}),
+		r:           t.Reader,
+		w:           t.Writer,
+		drain:       drain,
+		maxBatch:    orDefault(t.MaxBatchMessages, DefaultMaxBatchMessages),
+		batchBudget: orDefault(t.MaxBatchAnswerBytes, DefaultMaxBatchAnswerBytes),
+		incoming:    make(chan line),
+		closed:      make(chan struct{}),
+		pending:     map[jsonrpc.ID]bool{},
+		abandoned:   t.abandoned,
+	}
+	t.abandoned = nil // a channel is closed once: it belongs to this connection
+	if c.abandoned == nil {
+		c.abandoned = make(chan struct{})
 	}
 	go c.readLines(limit)
 	return c, nil
@@ -87,8 +146,11 @@ type line struct {
 }
 
 type stdioConn struct {
-	r io.Reader
-	w io.Writer
+	r           io.Reader
+	w           io.Writer
+	drain       time.Duration
+	maxBatch    int
+	batchBudget int
 
 	incoming chan line
 	queue    []jsonrpc.Message // the rest of a batch; Read is not concurrent
@@ -99,6 +161,14 @@ type stdioConn struct {
 	initID   jsonrpc.ID // the id of the initialize request, once seen
 	revision string     // the negotiated protocol revision, once answered
 	batches  map[jsonrpc.ID]*batch
+	// pending holds the calls returned by Read and not yet answered; idle,
+	// once the input has ended, is closed when it empties. After the drain
+	// timeout the rest are answered here and gaveUp drops the SDK's late
+	// answers.
+	pending   map[jsonrpc.ID]bool
+	idle      chan struct{}
+	gaveUp    bool
+	abandoned chan struct{} // closed when gaveUp is set
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -109,6 +179,43 @@ type stdioConn struct {
 type batch struct {
 	pending   int
 	responses []json.RawMessage
+	bytes     int // of responses
+}
+
+// add keeps the answer to call id, or an error in its place once the batch's
+// answers would pass budget.
+func (b *batch) add(id jsonrpc.ID, data []byte, budget int) {
+	if len(b.responses) > 0 && b.bytes+len(data) > budget {
+		data = droppedAnswer(id, budget)
+	}
+	b.responses = append(b.responses, data)
+	b.bytes += len(data)
+}
+
+// droppedAnswer is the error that replaces the answer to call id beyond a
+// batch's byte budget.
+func droppedAnswer(id jsonrpc.ID, budget int) json.RawMessage {
+	return errorResponse(rawID(id), codeAnswerDropped, fmt.Sprintf(
+		"answer dropped: the batch's answers would exceed %d bytes; the call was made; send it alone for its answer", budget))
+}
+
+// rawID encodes a valid id as JSON, or returns nil (null).
+func rawID(id jsonrpc.ID) json.RawMessage {
+	if !id.IsValid() {
+		return nil
+	}
+	raw, err := json.Marshal(id.Raw())
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
+func orDefault(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
 }
 
 func (c *stdioConn) SessionID() string { return "" }
@@ -172,6 +279,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(c.queue) > 0 {
 			msg := c.queue[0]
 			c.queue = c.queue[1:]
+			c.track(msg)
 			return msg, nil
 		}
 		var l line
@@ -183,6 +291,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case l = <-c.incoming:
 		}
 		if l.err != nil {
+			c.awaitAnswers(ctx)
 			return nil, l.err
 		}
 		msgs, err := c.accept(l)
@@ -193,6 +302,53 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.queue = msgs
 		}
 	}
+}
+
+// track notes a call handed to the SDK, which owes it an answer.
+func (c *stdioConn) track(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		c.mu.Lock()
+		c.pending[req.ID] = true
+		c.mu.Unlock()
+	}
+}
+
+// awaitAnswers waits, at the end of the input, until every call read has been
+// answered, or the drain timeout has passed, ctx is done or the connection
+// closed. After the timeout it answers the calls still running itself.
+func (c *stdioConn) awaitAnswers(ctx context.Context) {
+	c.mu.Lock()
+	if len(c.pending) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.idle = make(chan struct{})
+	idle := c.idle
+	c.mu.Unlock()
+	timer := time.NewTimer(c.drain)
+	defer timer.Stop()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	case <-c.closed:
+	case <-timer.C:
+		c.abandon()
+	}
+}
+
+// abandon answers every call still pending with an error. Their handlers are
+// canceled by the SDK when Read then reports the end of the input; whatever
+// they write afterwards is dropped.
+func (c *stdioConn) abandon() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	msg := fmt.Sprintf("server closing: the input ended and the call did not finish within %v; it was canceled", c.drain)
+	for id := range c.pending {
+		// An error of a write means stdout is gone: nothing else can be said.
+		_ = c.answerLocked(id, errorResponse(rawID(id), codeServerClosing, msg))
+	}
+	c.gaveUp = true
+	close(c.abandoned)
 }
 
 // accept checks one line and returns its messages for the SDK; it answers
@@ -288,9 +444,16 @@ func (c *stdioConn) acceptBatch(data []byte) ([]jsonrpc.Message, error) {
 	if revision >= firstBatchlessRevision {
 		return nil, c.writeError(nil, codeInvalidRequest, "invalid request: protocol revision "+revision+" has no JSON-RPC batches")
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil || len(raws) == 0 {
+	n, err := countMembers(data, c.maxBatch)
+	switch {
+	case err != nil || n == 0:
 		return nil, c.writeError(nil, codeInvalidRequest, "invalid request: an empty batch")
+	case n > c.maxBatch:
+		return nil, c.writeError(nil, codeInvalidRequest, fmt.Sprintf("invalid request: a batch of more than %d messages", c.maxBatch))
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return nil, c.writeError(nil, codeInvalidRequest, "invalid request: "+err.Error())
 	}
 	b := &batch{}
 	var msgs []jsonrpc.Message
@@ -347,6 +510,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if !ok {
 		return c.writeLocked(data)
 	}
+	if c.gaveUp {
+		return nil // answered by abandon
+	}
 	if c.initID.IsValid() && resp.ID == c.initID && resp.Error == nil {
 		var res struct {
 			ProtocolVersion string `json:"protocolVersion"`
@@ -355,12 +521,25 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			c.revision = res.ProtocolVersion
 		}
 	}
-	b, inBatch := c.batches[resp.ID]
+	return c.answerLocked(resp.ID, data)
+}
+
+// answerLocked sends the answer to call id, or keeps it with its batch until
+// the batch is complete; c.mu is held.
+func (c *stdioConn) answerLocked(id jsonrpc.ID, data []byte) error {
+	if c.pending[id] {
+		delete(c.pending, id)
+		if len(c.pending) == 0 && c.idle != nil {
+			close(c.idle)
+			c.idle = nil
+		}
+	}
+	b, inBatch := c.batches[id]
 	if !inBatch {
 		return c.writeLocked(data)
 	}
-	delete(c.batches, resp.ID)
-	b.responses = append(b.responses, data)
+	delete(c.batches, id)
+	b.add(id, data, c.batchBudget)
 	if b.pending--; b.pending > 0 {
 		return nil
 	}
@@ -420,6 +599,28 @@ func (c *stdioConn) Close() error {
 		}
 	})
 	return err
+}
+
+// countMembers counts the members of a JSON array, up to limit+1: a longer
+// batch is refused before any of it is decoded.
+func countMembers(data []byte, limit int) (int, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return 0, fmt.Errorf("reading a batch: %w", err)
+	}
+	if tok != json.Delim('[') {
+		return 0, errors.New("a batch is an array")
+	}
+	n := 0
+	for dec.More() && n <= limit {
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return n, fmt.Errorf("member %d: %w", n, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // depth returns the deepest nesting of objects and arrays in valid JSON.

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolport/toolport/internal/mcpserver"
@@ -107,13 +110,18 @@ func readLines(r io.Reader) chan string {
 }
 
 func startStdio(t *testing.T, maxLine int) *stdioSession {
+	return startStdioWith(t, mcpserver.StdioTransport{MaxLineBytes: maxLine})
+}
+
+// startStdioWith serves a session on pipes with the limits of tr.
+func startStdioWith(t *testing.T, tr mcpserver.StdioTransport) *stdioSession {
 	f := newFixture(t)
 	serverIn, clientOut := io.Pipe()
 	clientIn, serverOut := io.Pipe()
+	tr.Reader, tr.Writer = serverIn, serverOut
 	done := make(chan error, 1)
 	go func() {
-		done <- f.newServer(t, mcpserver.Options{}).Run(context.Background(),
-			&mcpserver.StdioTransport{Reader: serverIn, Writer: serverOut, MaxLineBytes: maxLine})
+		done <- f.newServer(t, mcpserver.Options{}).Run(context.Background(), &tr)
 	}()
 	t.Cleanup(func() {
 		clientOut.Close()
@@ -219,6 +227,185 @@ func TestStdioBatches(t *testing.T) {
 		s.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 		if r := s.nextResponse(); string(r.ID) != "2" || r.Error != nil {
 			t.Errorf("ping after a refused batch: %+v", r)
+		}
+	})
+}
+
+// parseAnswers decodes every line the server wrote and indexes the answers by
+// id.
+func parseAnswers(t *testing.T, out string) map[string]response {
+	t.Helper()
+	got := map[string]response{}
+	for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var r response
+		if err := json.Unmarshal([]byte(l), &r); err != nil || r.JSONRPC != "2.0" {
+			t.Fatalf("not a JSON-RPC response: %.300s (%v)", l, err)
+		}
+		got[string(r.ID)] = r
+	}
+	return got
+}
+
+// lockedBuffer is a strings.Builder safe for the writes of the server and
+// the reads of the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func TestStdioAnswersEverythingReadBeforeTheEnd(t *testing.T) {
+	// A client writes its requests and closes its end at once: every call
+	// read before the end of the input is answered, then the server ends.
+	f := newFixture(t)
+	lines := []string{
+		initialize("2025-11-25"),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`,
+	}
+	const calls = 8
+	for i := range calls {
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"call %d"}}}`, i, i))
+	}
+	lines = append(lines, `{"jsonrpc":"2.0","id":"steps","method":"tools/call","params":{"name":"slow","arguments":{"steps":50}}}`)
+	var out lockedBuffer
+	err := mcpserver.RunStdio(context.Background(), f.newServer(t, mcpserver.Options{}), strings.NewReader(strings.Join(lines, "\n")+"\n"), &out)
+	if err != nil {
+		t.Fatalf("RunStdio = %v, want nil at the end of the input", err)
+	}
+	got := parseAnswers(t, out.String())
+	if r, ok := got[`"init"`]; !ok || r.Error != nil {
+		t.Errorf("initialize: %+v (present %v)", r, ok)
+	}
+	if r, ok := got[`"list"`]; !ok || r.Error != nil || !strings.Contains(string(r.Result), `"echo"`) {
+		t.Errorf("tools/list: %+v (present %v)", r.Error, ok)
+	}
+	for i := range calls {
+		r, ok := got[fmt.Sprint(i)]
+		if !ok || r.Error != nil || !strings.Contains(string(r.Result), fmt.Sprintf(`"call %d"`, i)) {
+			t.Errorf("call %d: present %v, %+v %.200s", i, ok, r.Error, r.Result)
+		}
+	}
+	if r, ok := got[`"steps"`]; !ok || r.Error != nil || !strings.Contains(string(r.Result), `"steps":50`) {
+		t.Errorf("slow call: present %v, %+v %.200s", ok, r.Error, r.Result)
+	}
+	if len(got) != calls+3 {
+		t.Errorf("%d answers, want %d:\n%s", len(got), calls+3, out.String())
+	}
+}
+
+func TestStdioDrainTimeout(t *testing.T) {
+	// A call still running when the drain timeout passes is answered with
+	// an error and canceled; the answers of the others are not held back.
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		const drain = 7 * time.Second
+		in := strings.Join([]string{
+			initialize("2025-11-25"),
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":"hang","method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"hang":true}}}`,
+			`{"jsonrpc":"2.0","id":"echo","method":"tools/call","params":{"name":"echo","arguments":{"text":"quick"}}}`,
+		}, "\n") + "\n"
+		var out lockedBuffer
+		start := time.Now()
+		err := mcpserver.ServeStdio(context.Background(), f.newServer(t, mcpserver.Options{}),
+			&mcpserver.StdioTransport{Reader: strings.NewReader(in), Writer: &out, DrainTimeout: drain})
+		if err != nil {
+			t.Errorf("ServeStdio = %v, want nil", err)
+		}
+		if waited := time.Since(start); waited != drain {
+			t.Errorf("the server ended after %v, want the drain timeout %v", waited, drain)
+		}
+		got := parseAnswers(t, out.String())
+		if r := got[`"echo"`]; r.Error != nil || !strings.Contains(string(r.Result), "quick") {
+			t.Errorf("echo: %+v %.200s", r.Error, r.Result)
+		}
+		if r, ok := got[`"hang"`]; !ok || r.Error == nil || r.Error.Code != -32004 || !strings.Contains(r.Error.Message, "7s") {
+			t.Errorf("hanging call: present %v, error %+v, want -32004 naming the timeout", ok, r.Error)
+		}
+		if len(got) != 3 {
+			t.Errorf("%d answers, want 3 (one per call):\n%s", len(got), out.String())
+		}
+		select {
+		case err := <-f.stopped:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("the hanging tool saw %v, want its context canceled", err)
+			}
+		default:
+			t.Error("the hanging tool was not canceled")
+		}
+	})
+}
+
+func TestStdioBatchBounds(t *testing.T) {
+	batchOf := func(n int, method string) string {
+		var members []string
+		for i := range n {
+			members = append(members, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, i, method))
+		}
+		return "[" + strings.Join(members, ",") + "]"
+	}
+	legacy := func(s *stdioSession) {
+		s.send(initialize("2025-03-26"))
+		s.nextResponse()
+		s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
+
+	t.Run("too many messages", func(t *testing.T) {
+		s := startStdio(t, 0)
+		legacy(s)
+		s.send(batchOf(mcpserver.DefaultMaxBatchMessages+1, "ping"))
+		r := s.nextResponse() // one error, not an array of answers
+		if r.Error == nil || r.Error.Code != -32600 || string(r.ID) != "null" || !strings.Contains(r.Error.Message, "64") {
+			t.Fatalf("answer to an oversized batch: %s %+v", r.ID, r.Error)
+		}
+		s.send(batchOf(mcpserver.DefaultMaxBatchMessages, "ping")) // at the bound: answered
+		var got []response
+		if err := json.Unmarshal([]byte(s.next()), &got); err != nil || len(got) != mcpserver.DefaultMaxBatchMessages {
+			t.Fatalf("batch at the bound: %d answers (%v), want %d", len(got), err, mcpserver.DefaultMaxBatchMessages)
+		}
+	})
+
+	t.Run("answer bytes", func(t *testing.T) {
+		probe := startStdio(t, 0)
+		legacy(probe)
+		probe.send(`{"jsonrpc":"2.0","id":"probe","method":"tools/list"}`)
+		size := len(probe.next())
+		// Room for two answers of tools/list, not three.
+		s := startStdioWith(t, mcpserver.StdioTransport{MaxBatchAnswerBytes: 2*size + size/2})
+		legacy(s)
+		s.send(batchOf(5, "tools/list"))
+		var got []response
+		if err := json.Unmarshal([]byte(s.next()), &got); err != nil || len(got) != 5 {
+			t.Fatalf("%d answers (%v), want 5", len(got), err)
+		}
+		var full, dropped int
+		for _, r := range got {
+			switch {
+			case r.Error == nil && strings.Contains(string(r.Result), `"echo"`):
+				full++
+			case r.Error != nil && r.Error.Code == -32000 && string(r.ID) != "null":
+				dropped++
+			default:
+				t.Errorf("unexpected answer %s %+v", r.ID, r.Error)
+			}
+		}
+		if full != 2 || dropped != 3 {
+			t.Errorf("%d answers and %d dropped, want 2 and 3", full, dropped)
 		}
 	})
 }

@@ -1,7 +1,9 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -276,4 +278,281 @@ func benchHTTP(b *testing.B, version string, parallel bool) {
 	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "calls/s")
 	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+}
+
+// sseEvent is one event of a text/event-stream body.
+type sseEvent struct {
+	name, id, retry, data string
+	hasData               bool
+}
+
+// readEvent reads the next event of an SSE body; ok is false at its end.
+func readEvent(t *testing.T, br *bufio.Reader) (ev sseEvent, ok bool) {
+	t.Helper()
+	seen := false
+	for {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			return ev, false
+		}
+		l = strings.TrimSuffix(l, "\n")
+		if l == "" {
+			if seen {
+				return ev, true
+			}
+			continue
+		}
+		seen = true
+		field, value, _ := strings.Cut(l, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "event":
+			ev.name = value
+		case "id":
+			ev.id = value
+		case "retry":
+			ev.retry = value
+		case "data":
+			ev.data += value
+			ev.hasData = true
+		}
+	}
+}
+
+// post sends one JSON-RPC message of a session of revision 2025-11-25.
+func post(t *testing.T, url, session, body string) *http.Response {
+	t.Helper()
+	return postAs(t, url, session, "2025-11-25", body)
+}
+
+func TestHTTPPrimingEventAndResumption(t *testing.T) {
+	// A session's response stream opens with an event ID, empty data and the
+	// retry delay; a client that loses the stream during a call resumes it
+	// with Last-Event-ID and gets the call's answer.
+	f := newFixture(t)
+	hs := httptest.NewServer(mcpserver.NewHTTPHandler(f.newServer(t, mcpserver.Options{}), mcpserver.HTTPOptions{SSERetry: 2500 * time.Millisecond}))
+	defer hs.Close()
+
+	resp := post(t, hs.URL, "", initialize("2025-11-25"))
+	session := resp.Header.Get("Mcp-Session-Id")
+	br := bufio.NewReader(resp.Body)
+	prime, ok := readEvent(t, br)
+	if !ok || prime.id == "" || !prime.hasData || prime.data != "" || prime.retry != "2500" {
+		t.Errorf("first event of the initialize stream = %+v, want an id, empty data and retry 2500", prime)
+	}
+	if ev, _ := readEvent(t, br); !strings.Contains(ev.data, `"protocolVersion":"2025-11-25"`) || ev.retry != "" {
+		t.Errorf("second event = %+v, want the initialize result (no retry)", ev)
+	}
+	resp.Body.Close()
+	if session == "" {
+		t.Fatal("no session")
+	}
+	post(t, hs.URL, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+
+	resp = post(t, hs.URL, session, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"hang":true}}}`)
+	prime, ok = readEvent(t, bufio.NewReader(resp.Body))
+	resp.Body.Close() // the connection breaks during the call
+	if !ok || prime.id == "" || prime.data != "" {
+		t.Fatalf("first event of the call's stream = %+v, want a priming event", prime)
+	}
+	select {
+	case <-f.started:
+	case <-time.After(waitLimit):
+		t.Fatal("the call did not start")
+	}
+	close(f.release) // the call ends while no client listens
+
+	req, _ := http.NewRequest(http.MethodGet, hs.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", prime.id)
+	resp, err := (&http.Client{Timeout: waitLimit}).Do(req) // the stream stays open: bound a missing answer
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("resuming: status %d: %s", resp.StatusCode, body)
+	}
+	br = bufio.NewReader(resp.Body)
+	for {
+		ev, ok := readEvent(t, br)
+		if !ok {
+			t.Fatal("the resumed stream ended without the call's answer")
+		}
+		if strings.Contains(ev.data, `"id":7`) {
+			if !strings.Contains(ev.data, "released without cancellation") {
+				t.Errorf("answer = %s, want the tool's result", ev.data)
+			}
+			break
+		}
+	}
+}
+
+// postAs sends a message of a session of the given revision ("" before
+// initialize) and returns the response.
+func postAs(t *testing.T, url, session, revision, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", revision)
+	}
+	resp, err := (&http.Client{Timeout: waitLimit}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// openSession initializes a session of revision and returns its ID.
+func openSession(t *testing.T, url, revision string) string {
+	t.Helper()
+	resp := postAs(t, url, "", "", initialize(revision))
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize: status %d, session %q", resp.StatusCode, id)
+	}
+	post := postAs(t, url, id, revision, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	post.Body.Close()
+	return id
+}
+
+// streamAnswers reads the JSON-RPC messages of an SSE response to its end.
+func streamAnswers(t *testing.T, resp *http.Response) []response {
+	t.Helper()
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	var out []response
+	for {
+		ev, ok := readEvent(t, br)
+		if !ok {
+			return out
+		}
+		if ev.data == "" {
+			continue
+		}
+		var r response
+		if err := json.Unmarshal([]byte(ev.data), &r); err != nil {
+			t.Fatalf("event data is not JSON-RPC: %.200s", ev.data)
+		}
+		out = append(out, r)
+	}
+}
+
+func TestHTTPBatchBounds(t *testing.T) {
+	const revision = "2025-03-26" // the last revision with batches
+	batchOf := func(n int, method string) string {
+		var members []string
+		for i := range n {
+			members = append(members, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, i, method))
+		}
+		return "[" + strings.Join(members, ",") + "]"
+	}
+	f := newFixture(t)
+	srv := f.newServer(t, mcpserver.Options{})
+
+	t.Run("too many messages", func(t *testing.T) {
+		hs := httptest.NewServer(mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{}))
+		defer hs.Close()
+		id := openSession(t, hs.URL, revision)
+		resp := postAs(t, hs.URL, id, revision, batchOf(mcpserver.DefaultMaxBatchMessages+1, "ping"))
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var r response
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &r) != nil || r.Error == nil || r.Error.Code != -32600 {
+			t.Fatalf("oversized batch: status %d, body %.300s; want 400 and -32600", resp.StatusCode, body)
+		}
+		got := streamAnswers(t, postAs(t, hs.URL, id, revision, batchOf(mcpserver.DefaultMaxBatchMessages, "ping")))
+		if len(got) != mcpserver.DefaultMaxBatchMessages {
+			t.Errorf("batch at the bound: %d answers, want %d", len(got), mcpserver.DefaultMaxBatchMessages)
+		}
+	})
+
+	t.Run("answer bytes", func(t *testing.T) {
+		hs := httptest.NewServer(mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{}))
+		defer hs.Close()
+		id := openSession(t, hs.URL, revision)
+		probe := streamAnswers(t, postAs(t, hs.URL, id, revision, `{"jsonrpc":"2.0","id":"probe","method":"tools/list"}`))
+		if len(probe) != 1 {
+			t.Fatalf("tools/list: %d answers", len(probe))
+		}
+		size := len(mustJSON(t, probe[0]))
+		// Room for two answers of tools/list, not three.
+		hs2 := httptest.NewServer(mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{MaxBatchAnswerBytes: 2*size + size/2}))
+		defer hs2.Close()
+		id = openSession(t, hs2.URL, revision)
+		got := streamAnswers(t, postAs(t, hs2.URL, id, revision, batchOf(5, "tools/list")))
+		var full, dropped int
+		for _, r := range got {
+			switch {
+			case r.Error == nil && strings.Contains(string(r.Result), `"echo"`):
+				full++
+			case r.Error != nil && r.Error.Code == -32000 && string(r.ID) != "null":
+				dropped++
+			default:
+				t.Errorf("unexpected answer %s %+v", r.ID, r.Error)
+			}
+		}
+		if full != 2 || dropped != 3 {
+			t.Errorf("%d answers and %d dropped, want 2 and 3", full, dropped)
+		}
+	})
+}
+
+func TestHTTPSessionCap(t *testing.T) {
+	const revision = "2025-11-25"
+	f := newFixture(t)
+	hs := httptest.NewServer(mcpserver.NewHTTPHandler(f.newServer(t, mcpserver.Options{}), mcpserver.HTTPOptions{MaxSessions: 3}))
+	defer hs.Close()
+	ping := func(id string) int {
+		resp := postAs(t, hs.URL, id, revision, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	s1, s2, s3 := openSession(t, hs.URL, revision), openSession(t, hs.URL, revision), openSession(t, hs.URL, revision)
+	if code := ping(s1); code != http.StatusOK { // s2 is now the least recently used
+		t.Fatalf("ping: %d", code)
+	}
+	s4 := openSession(t, hs.URL, revision)
+	if code := ping(s2); code != http.StatusNotFound {
+		t.Errorf("the least recently used session answers %d, want 404 (evicted)", code)
+	}
+	for _, id := range []string{s1, s3, s4} {
+		if code := ping(id); code != http.StatusOK {
+			t.Errorf("session %s: %d, want 200", id, code)
+		}
+	}
+
+	// With every session busy (a standalone stream open on each), a new one
+	// is refused rather than one in use evicted.
+	for _, id := range []string{s1, s3, s4} {
+		req, _ := http.NewRequest(http.MethodGet, hs.URL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", revision)
+		resp, err := hs.Client().Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream: %v %v", err, resp)
+		}
+		defer resp.Body.Close()
+	}
+	resp := postAs(t, hs.URL, "", "", initialize(revision))
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a session past the cap with none idle: status %d %s, want 503 with Retry-After", resp.StatusCode, body)
+	}
+	for _, id := range []string{s1, s3, s4} {
+		if code := ping(id); code != http.StatusOK {
+			t.Errorf("busy session %s: %d, want 200", id, code)
+		}
+	}
 }
