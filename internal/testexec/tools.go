@@ -45,17 +45,6 @@ func Missing(t testing.TB, program, how string, err error) {
 	t.Skip(msg)
 }
 
-// LookPath finds program on PATH (or at an absolute path), or ends the test
-// through Missing with how.
-func LookPath(t testing.TB, program, how string) string {
-	t.Helper()
-	p, err := exec.LookPath(program)
-	if err != nil {
-		Missing(t, program, how, err)
-	}
-	return p
-}
-
 // NPM is the set of test tools installed from testdata/npm: Node.js itself
 // (so that a machine whose Node is older still runs them) and the packages.
 type NPM struct {
