@@ -144,19 +144,6 @@ func checkTools(ctx context.Context, t *testing.T, cs *mcp.ClientSession, env ma
 	}
 }
 
-// inspectorPath finds the MCP Inspector that scripts/test installs.
-func inspectorPath(t *testing.T) string {
-	t.Helper()
-	inspector := os.Getenv("TOOLPORT_MCP_INSPECTOR")
-	if inspector == "" {
-		inspector = "../../.cache/npm/node_modules/.bin/mcp-inspector"
-	}
-	if _, err := os.Stat(inspector); err != nil {
-		t.Fatalf("the MCP Inspector is not installed (%v): run ./scripts/test, which installs it", err)
-	}
-	return inspector
-}
-
 // connectHTTP opens an MCP session over streamable HTTP with a bearer token.
 func connectHTTP(ctx context.Context, t *testing.T, endpoint, token string) *mcp.ClientSession {
 	t.Helper()
@@ -174,7 +161,7 @@ func latestProtocolVersion() string { return mcp.SupportedProtocolVersions()[0] 
 // TestMCPInspectorCLI checks interoperability with a client nobody here wrote:
 // the official MCP Inspector in CLI mode (installed by scripts/test).
 func TestMCPInspectorCLI(t *testing.T) {
-	inspector := inspectorPath(t)
+	npm := testexec.NPMTools(t)
 	env := upstreams(t)
 	bin := toolport(t)
 	run := func(args ...string) (map[string]any, string) {
@@ -186,9 +173,7 @@ func TestMCPInspectorCLI(t *testing.T) {
 			full = append(full, "-e", k+"="+v)
 		}
 		full = append(full, "--", bin, "mcp", "--packs", "web,ckan")
-		cmd := exec.CommandContext(ctx, inspector, full...)
-		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-		out, _ := cmd.Output() // a tool error exits non-zero; the JSON says what happened
+		out, _ := npm.Inspector(ctx, t, full...).Output() // a tool error exits non-zero; the JSON says what happened
 		var v map[string]any
 		dec := json.NewDecoder(bytes.NewReader(out))
 		if err := dec.Decode(&v); err != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -154,7 +153,7 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 }
 
 func TestMCPInspectorOverHTTP(t *testing.T) {
-	inspector := inspectorPath(t)
+	npm := testexec.NPMTools(t)
 	env := upstreams(t)
 	env["TOOLPORT_API_TOKEN"] = "e2e-token"
 	base := serve(t, env)
@@ -162,9 +161,7 @@ func TestMCPInspectorOverHTTP(t *testing.T) {
 	defer cancel()
 	run := func(args ...string) string {
 		full := append([]string{"--cli", base + "/mcp", "--transport", "http", "--header", "Authorization: Bearer e2e-token"}, args...)
-		cmd := exec.CommandContext(ctx, inspector, full...)
-		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-		out, _ := cmd.Output()
+		out, _ := npm.Inspector(ctx, t, full...).Output()
 		return string(out)
 	}
 	if out := run("--method", "tools/list"); !strings.Contains(out, `"name": "searchDatasets"`) || !strings.Contains(out, `"name": "semanticSearch"`) {

@@ -21,6 +21,7 @@ import (
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/internal/store/sqlstore"
+	"github.com/toolport/toolport/internal/testexec"
 	"github.com/toolport/toolport/internal/webui"
 	"github.com/toolport/toolport/tool"
 )
@@ -604,11 +605,11 @@ func axeSource(t *testing.T) string {
 	t.Helper()
 	path := os.Getenv("TOOLPORT_AXE_CORE")
 	if path == "" {
-		path = "../../../.cache/npm/node_modules/axe-core/axe.min.js"
+		path = testexec.NPMFile(t, "axe-core/axe.min.js")
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("axe-core is not installed (%v): run ./scripts/test, which installs it", err)
+		t.Fatalf("TOOLPORT_AXE_CORE: %v", err)
 	}
 	return string(b)
 }

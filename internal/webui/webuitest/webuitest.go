@@ -25,6 +25,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/toolport/toolport/internal/testexec"
 )
 
 // XSSTitle is the track title the scripted tool result must carry: the page
@@ -61,7 +63,8 @@ func DefaultPrompts() Prompts {
 // Options configures the browser and the checks.
 type Options struct {
 	// ChromiumPath is the browser binary. Default: $CHROMIUM_PATH, then
-	// /usr/bin/chromium. A missing browser fails the test.
+	// /usr/bin/chromium. A missing browser skips the test, or fails it
+	// under TOOLPORT_TEST_REQUIRE_TOOLS=1 (testexec.Missing).
 	ChromiumPath string
 	// ArtifactsDir receives the screenshots. Default:
 	// $TOOLPORT_ARTIFACTS_DIR, then a t.TempDir().
@@ -156,12 +159,13 @@ type Browser struct {
 }
 
 // NewBrowser starts Chromium for the test; it is closed by t.Cleanup. A
-// missing browser fails the test (it is never skipped).
+// missing browser skips the test, or fails it where every tool is required
+// (testexec.Missing).
 func NewBrowser(t *testing.T, opts Options) *Browser {
 	t.Helper()
 	path, err := ChromiumPath(opts.ChromiumPath)
 	if err != nil {
-		t.Fatal(err)
+		testexec.Missing(t, "Chromium", "apt-get install chromium (.ci/run installs it), or set CHROMIUM_PATH", err)
 	}
 	flags := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
