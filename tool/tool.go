@@ -31,6 +31,10 @@ type Annotations struct {
 	Destructive bool // may delete or overwrite (meaningful when not ReadOnly)
 	Idempotent  bool // calling twice with the same input has no further effect
 	OpenWorld   bool // reaches outside Toolport (the web, an upstream API)
+	// UserAccount marks a tool that writes to the user's own account with an
+	// outside service (saving a playlist to TIDAL): a surface that can ask
+	// the person asks before it runs (MCP elicitation).
+	UserAccount bool
 }
 
 // Spec names and describes a tool.

@@ -86,6 +86,16 @@ type Document struct {
 	Skipped   []int  // pages left out for content over MaxPageContent
 }
 
+type progressKey struct{}
+
+// WithProgress returns a context under which Extract reports its progress to
+// fn: the pages read so far and the most it will read, after each page. fn
+// runs on the extraction's goroutine; it is not called once Extract has
+// returned.
+func WithProgress(ctx context.Context, fn func(read, total int)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
 // Extractor reads PDFs within its Options. It is safe for concurrent use.
 type Extractor struct {
 	opts    Options
@@ -141,6 +151,14 @@ func (e *Extractor) Extract(ctx context.Context, data []byte) (*Document, error)
 	}
 	done := make(chan result, 1) // buffered: an abandoned worker must not block
 	var stop atomic.Bool
+	var progress func(read, total int)
+	if fn, ok := ctx.Value(progressKey{}).(func(read, total int)); ok && fn != nil {
+		progress = func(read, total int) {
+			if !stop.Load() { // the caller has gone: report nothing more
+				fn(read, total)
+			}
+		}
+	}
 	go func() {
 		defer func() { <-e.workers }()
 		var r result
@@ -150,7 +168,7 @@ func (e *Extractor) Extract(ctx context.Context, data []byte) (*Document, error)
 			}
 			done <- r
 		}()
-		r.doc, r.err = e.read(data, &stop)
+		r.doc, r.err = e.read(data, &stop, progress)
 	}()
 	select {
 	case r := <-done:
@@ -162,7 +180,7 @@ func (e *Extractor) Extract(ctx context.Context, data []byte) (*Document, error)
 }
 
 // read parses data; it may panic (the caller recovers).
-func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
+func (e *Extractor) read(data []byte, stop *atomic.Bool, progress func(read, total int)) (*Document, error) {
 	if !IsPDF(data) {
 		return nil, fmt.Errorf("%w: no %%PDF- header", ErrMalformed)
 	}
@@ -215,6 +233,9 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
 			md.WriteString(text)
 		}
 		doc.PagesRead++
+		if progress != nil {
+			progress(doc.PagesRead, min(doc.Pages, e.opts.MaxPages))
+		}
 	}
 	if textChars == 0 {
 		if doc.Pages == 0 {

@@ -212,3 +212,20 @@ func TestDecompressionBomb(t *testing.T) {
 		t.Errorf("default cap: err %v, skipped %v", err, doc.Skipped)
 	}
 }
+
+func TestExtractReportsProgress(t *testing.T) {
+	var got []string
+	ctx := pdftext.WithProgress(context.Background(), func(read, total int) { got = append(got, fmt.Sprintf("%d/%d", read, total)) })
+	doc, err := pdftext.New(pdftext.Options{MaxPages: 4}).Extract(ctx, read(t, "adobe-errata.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The total is the most that will be read: MaxPages of the 18.
+	if want := []string{"1/4", "2/4", "3/4", "4/4"}; strings.Join(got, " ") != strings.Join(want, " ") || doc.PagesRead != 4 {
+		t.Errorf("progress %v (%d pages read), want %v", got, doc.PagesRead, want)
+	}
+	got = nil
+	if _, err := pdftext.New(pdftext.Options{}).Extract(ctx, read(t, "walden.pdf")); err != nil || strings.Join(got, " ") != "1/2 2/2" {
+		t.Errorf("walden: progress %v, %v", got, err)
+	}
+}

@@ -34,9 +34,18 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	}
 	defer closeFn()
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	server, err := mcpserver.New(reg, mcpserver.Options{
-		Packs: splitList(*packs), Tools: splitList(*tools), Version: version.Get().Short(), Logger: logger,
-	})
+	sel, err := reg.Select(splitList(*packs), splitList(*tools))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
+		return ExitUsage
+	}
+	// The stored playlists are read through a store of this command's own,
+	// opened when a client first lists or reads them.
+	db := newSharedStore(env.Config)
+	defer db.Close()
+	opts := mcpBackends(env, sel, db)
+	opts.Packs, opts.Tools, opts.Version, opts.Logger = splitList(*packs), splitList(*tools), version.Get().Short(), logger
+	server, err := mcpserver.New(reg, opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
 		return ExitUsage

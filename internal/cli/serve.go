@@ -203,6 +203,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		TurnLease: turnsCfg.lease, TurnEventsRetention: turnsCfg.retention, ReplicaID: turnsCfg.replica,
 		StartPrecedence: turnsCfg.startPrecedence,
 		Checks:          serveChecks(env.Config.Env, engines, musicSvc),
+		MCP:             mcpBackends(env, reg, nil), // the server adds the playlists (db) and conversations
 		Agent: agent.Config{
 			Provider: provider, NoModel: noModel, ModelName: modelName, ContextWindow: contextWindow, Models: models, MaxSteps: *maxSteps,
 			TurnTimeout: turnTimeout, TracerProvider: traced, Logger: logger,

@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -215,4 +216,13 @@ func RerankByMood(hits []Hit, targets []MoodTarget, features func(id string) Fea
 		return 0
 	})
 	return out
+}
+
+// MoodWords lists the mood and energy words the ranking recognises (the keys
+// of its word → feature table), sorted: what a host can offer as completions
+// for a mood, since these are the words that move a search.
+func MoodWords() []string {
+	words := slices.Collect(maps.Keys(moodWords()))
+	slices.Sort(words)
+	return words
 }

@@ -222,3 +222,18 @@ func median(xs []float64) float64 {
 	}
 	return s[len(s)/2]
 }
+
+func TestMoodWordsAreTheRecognisedWords(t *testing.T) {
+	words := MoodWords()
+	if !slices.IsSorted(words) || len(words) == 0 {
+		t.Fatalf("MoodWords = %v, want a sorted, non-empty list", words)
+	}
+	for _, w := range words {
+		if len(MoodTargets(w)) == 0 {
+			t.Errorf("%q is offered as a mood but moves no feature", w)
+		}
+	}
+	if !slices.Contains(words, "melancholic") {
+		t.Errorf("MoodWords lacks melancholic: %v", words)
+	}
+}

@@ -22,6 +22,22 @@
 //
 // [RunStdio] runs a server on stdin/stdout; [NewHTTPHandler] serves streamable
 // HTTP; [RequireBearer] is an optional bearer-token guard for it.
+//
+// # What MCP hosts show besides tools
+//
+// `internal/mcpserver` stays a translation layer: prompts (`prompts.go`), resources
+// (`resources.go`), icons (`icons.go`, SVGs embedded per pack) and confirmation (`elicit.go`) take
+// their content from backends the surface passes in `Options` (a `PlaylistStore`, a
+// `ConversationExporter`, a `CKANCatalog`, the index's mood words), wired by `internal/cli`
+// (`mcpBackends`) and `internal/server` (conversations, playlists). A prompt says what its pack is
+// for in the chat agent's own words (`internal/agent/about`) and appears only when its pack is
+// exposed. Store-backed resources are the SDK's registered resources, synced with the stores (the
+// newest 50 of each) on `resources/list`, after any call of a tool that is not read-only, and on
+// `Changes.Changed` (the chat server calls it after its turns' writing tool calls), so the SDK sends
+// `list_changed` for what was added or removed; templates read older ones. A tool annotated
+// `UserAccount` (and not read-only) is confirmed with the person first, as a multi-round-trip input
+// request: clients on 2026-07-28 answer it themselves, older ones get `elicitation/create` from the
+// SDK.
 package mcpserver
 
 import (
@@ -62,6 +78,37 @@ type Options struct {
 	// longer renderings are cut and marked. Zero means [DefaultMaxTextBytes].
 	// structuredContent is never cut.
 	MaxTextBytes int
+
+	// The backends of prompts' completions and of resources; each nil one
+	// leaves its features out.
+	//
+	// Playlists serves the playlists suggestPlaylist stored as resources
+	// (JSON and M3U8). Conversations serves the chat server's conversations
+	// as Markdown. CKAN completes portal publishers and groups and serves
+	// ckan://{portal}/dataset/{name}. Moods are the mood words the music
+	// index knows, offered to complete discover_music's mood.
+	Playlists     PlaylistStore
+	Conversations ConversationExporter
+	CKAN          CKANCatalog
+	Moods         []string
+	// Changes, when set, tells the server that the stores behind its
+	// resources changed outside its own tool calls (a chat turn).
+	Changes *Changes
+}
+
+// service holds what the server's handlers share.
+type service struct {
+	opts    Options
+	srv     *mcp.Server
+	logger  *slog.Logger
+	prompts []string // the names of the prompts offered
+
+	storeBacked bool                     // some resources are listed from stores
+	syncMu      sync.Mutex               // one sync at a time
+	listed      map[string]*mcp.Resource // by URI, guarded by syncMu
+
+	pendingMu sync.Mutex
+	pending   bool // a background sync is waiting to run
 }
 
 // New returns an MCP server exposing the tools of reg selected by opts. It fails
@@ -83,20 +130,33 @@ func New(reg *tool.Registry, opts Options) (*mcp.Server, error) {
 	if maxText <= 0 {
 		maxText = DefaultMaxTextBytes
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: name, Title: "Toolport", Version: version}, &mcp.ServerOptions{
+	s := &service{opts: opts, logger: opts.Logger}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	var complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
+	if opts.CKAN != nil || len(opts.Moods) > 0 {
+		complete = s.complete // announced only when there is something to complete
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Title: "Toolport", Version: version, Icons: icon(serverIcon)}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       opts.Logger,
 		// No logging capability: Toolport logs to stderr or its own files,
-		// never through the protocol. Tools are inferred when added.
-		Capabilities: &mcp.ServerCapabilities{},
+		// never through the protocol. Tools, prompts and resources are
+		// inferred when added, completions from the handler.
+		Capabilities:      &mcp.ServerCapabilities{},
+		CompletionHandler: complete,
 	})
-	h := &handler{reg: sub, maxText: maxText}
+	s.srv = srv
+	h := &handler{reg: sub, maxText: maxText, svc: s}
 	for _, t := range sub.Tools() {
 		if err := checkToolName(t.Name()); err != nil {
 			return nil, fmt.Errorf("mcpserver: tool %q: %w", t.Name(), err)
 		}
 		srv.AddTool(mcpTool(t), h.call)
 	}
+	s.addPrompts(srv, sub)
+	s.addResources(srv)
 	return srv, nil
 }
 
@@ -112,6 +172,7 @@ func mcpTool(t *tool.Tool) *mcp.Tool {
 		Name:         spec.Name,
 		Title:        spec.Title,
 		Description:  spec.Description,
+		Icons:        icon(spec.Pack),
 		InputSchema:  t.InputSchema(),
 		OutputSchema: t.OutputSchema(),
 		Annotations: &mcp.ToolAnnotations{
@@ -142,6 +203,7 @@ func checkToolName(name string) error {
 type handler struct {
 	reg     *tool.Registry
 	maxText int
+	svc     *service
 }
 
 // call is the raw SDK tool handler. It never returns a protocol error: every
@@ -156,7 +218,19 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		defer p.stop()
 		ctx = tool.WithProgress(ctx, p.report)
 	}
-	return h.render(h.reg.Call(ctx, req.Params.Name, req.Params.Arguments)), nil
+	t, ok := h.reg.Lookup(req.Params.Name)
+	if ok && needsConfirmation(t.Spec().Annotations) {
+		if res := h.confirm(req, t.Spec()); res != nil {
+			return res, nil
+		}
+	}
+	res := h.render(h.reg.Call(ctx, req.Params.Name, req.Params.Arguments))
+	if ok && !t.Spec().Annotations.ReadOnly && h.svc.storeBacked {
+		// A tool that writes may have stored a playlist: list the stores
+		// again, which notifies the clients of what changed.
+		h.svc.sync(ctx)
+	}
+	return res, nil
 }
 
 // render turns a registry result into an MCP tool result.

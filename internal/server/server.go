@@ -178,8 +178,13 @@ type Config struct {
 	// under the same Host rules, instead of on the main handler.
 	MetricsListener net.Listener
 	// Playlists, when set, serves the stored playlists at /api/playlists
-	// (listing, one, and its export); *sqlstore.DB implements it.
+	// (listing, one, and its export), and to /mcp as resources;
+	// *sqlstore.DB implements it.
 	Playlists store.Playlists
+	// MCP configures what /mcp offers besides the tools: its CKAN catalog
+	// and Moods (completions, dataset resources) are used; the rest is set
+	// by the server (the conversations and Playlists become resources).
+	MCP mcpserver.Options
 	// Version is reported by /api/info and to MCP clients.
 	Version string
 	// Web serves the page at / (webui.Handler()); nil answers 404 there.
@@ -321,8 +326,12 @@ func New(cfg Config) (*Server, error) {
 	acfg := cfg.Agent
 	acfg.Store, acfg.Registry = cfg.Store, cfg.Registry
 	hook := acfg.OnToolCall
+	changes := &mcpserver.Changes{}
 	acfg.OnToolCall = func(name string, res *tool.Result) {
 		m.observeTool(name, res)
+		if writes(cfg.Registry, name) {
+			changes.Changed() // a chat turn may have stored a playlist: tell /mcp's clients
+		}
 		if hook != nil {
 			hook(name, res)
 		}
@@ -330,7 +339,7 @@ func New(cfg Config) (*Server, error) {
 	if s.agent, err = agent.New(acfg); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	mcpSrv, err := mcpserver.New(cfg.Registry, mcpserver.Options{Name: "toolport", Version: cfg.Version, Logger: cfg.Logger})
+	mcpSrv, err := mcpserver.New(cfg.Registry, mcpOptions(cfg, changes))
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}

@@ -62,7 +62,7 @@ func Tools(s *Service) []*tool.Tool {
 			Description: "Save a playlist made by suggestPlaylist (its playlistId) to the user's Tidal account: creates the " +
 				"playlist (unlisted unless public is set) and adds its tracks. Needs the user to have run 'toolport tidal login'. " +
 				"Only call it when the user asks to save the playlist.",
-			Annotations: tool.Annotations{OpenWorld: true, Idempotent: true},
+			Annotations: tool.Annotations{OpenWorld: true, Idempotent: true, UserAccount: true},
 		}, s.savePlaylistToTidal)),
 	}
 }

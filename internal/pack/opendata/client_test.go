@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,6 +95,9 @@ func TestConfigFromEnv(t *testing.T) {
 	if cfg.AllowPortal("https://data.gov.uk/api/3") != nil || cfg.AllowPortal("https://catalog.data.gov/api/3") != nil ||
 		cfg.AllowPortal("https://evil.example/api/3") == nil {
 		t.Error("allow-list does not hold")
+	}
+	if got := NewCatalog(cfg).Portals(); !slices.Equal(got, []string{"demo.ckan.org", "catalog.data.gov", "data.gov.uk"}) {
+		t.Errorf("catalog portals %v", got)
 	}
 
 	c, _ = config.New(func(string) string { return "" }, t.TempDir())

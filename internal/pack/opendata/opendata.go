@@ -58,6 +58,9 @@ type Config struct {
 	// selects DefaultAllowPortal. Return an error to refuse; its text is
 	// shown to the agent.
 	AllowPortal func(apiURL string) error
+	// AllowedHosts are the other portals' hosts CKAN_ALLOWED_PORTALS names
+	// (not "*"): with the default portal, the portals a [Catalog] serves.
+	AllowedHosts []string
 }
 
 // ConfigFromEnv reads the pack's settings: CKAN_BASE_URL (default portal),
@@ -89,7 +92,7 @@ func ConfigFromEnv(c *config.Config) Config {
 				hosts = append(hosts, h)
 			}
 		}
-		cfg.AllowPortal = AllowHosts(hosts...)
+		cfg.AllowPortal, cfg.AllowedHosts = AllowHosts(hosts...), hosts
 	}
 	return cfg
 }
@@ -171,6 +174,29 @@ type pack struct {
 // getDatasetActivity, getOrganizationActivity, getDatasetSchema,
 // listAllDatasets, listLicenses, getStatus and previewResource.
 func Tools(cfg Config) []*tool.Tool {
+	p := newPack(cfg)
+	return []*tool.Tool{
+		searchDatasetsTool(p),
+		getDatasetDetailsTool(p),
+		listGroupsTool(p),
+		listTagsTool(p),
+		listOrganizationsTool(p),
+		queryDatastoreTool(p),
+		getResourceDetailsTool(p),
+		searchResourcesTool(p),
+		getOrganizationDetailsTool(p),
+		getDatasetActivityTool(p),
+		getOrganizationActivityTool(p),
+		getDatasetSchemaTool(p),
+		listAllDatasetsTool(p),
+		listLicensesTool(p),
+		getStatusTool(p),
+		previewResourceTool(p),
+	}
+}
+
+// newPack sets up what the pack's tools (and a [Catalog]) share.
+func newPack(cfg Config) *pack {
 	p := &pack{cfg: cfg, allowed: cfg.AllowPortal}
 	if p.allowed == nil {
 		p.allowed = DefaultAllowPortal
@@ -194,24 +220,7 @@ func Tools(cfg Config) []*tool.Tool {
 		p.xlsxBytes = DefaultPreviewXLSXBytes
 	}
 	p.xlsxSlots, p.xlsxWait = make(chan struct{}, maxConcurrentXLSX), xlsxQueueWait
-	return []*tool.Tool{
-		searchDatasetsTool(p),
-		getDatasetDetailsTool(p),
-		listGroupsTool(p),
-		listTagsTool(p),
-		listOrganizationsTool(p),
-		queryDatastoreTool(p),
-		getResourceDetailsTool(p),
-		searchResourcesTool(p),
-		getOrganizationDetailsTool(p),
-		getDatasetActivityTool(p),
-		getOrganizationActivityTool(p),
-		getDatasetSchemaTool(p),
-		listAllDatasetsTool(p),
-		listLicensesTool(p),
-		getStatusTool(p),
-		previewResourceTool(p),
-	}
+	return p
 }
 
 // annotations are shared by every tool of the pack: they read a remote portal.

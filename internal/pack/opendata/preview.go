@@ -311,6 +311,18 @@ func (p *pack) download(ctx context.Context, rawURL string, limit int) (body []b
 	} else if enc != "" && enc != "identity" {
 		return nil, false, "", tool.Errorf(tool.CodeUnsupported, "download: the file was sent with Content-Encoding %.40q, which cannot be decoded", enc)
 	}
+	// What a large download is expected to bring: the bound, or less when
+	// the server says the file is shorter (identity encoding only).
+	expect := int64(limit)
+	if cl := resp.ContentLength; cl > 0 && r == resp.Body {
+		expect = min(expect, cl)
+	}
+	if expect >= progressMinBytes {
+		// The first report comes a step in, so that a short file whose
+		// length was not sent is not reported.
+		step := max(expect/progressSteps, 1)
+		r = &progressReader{ctx: ctx, r: r, total: expect, step: step, next: step}
+	}
 	body, err = io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		if !errors.Is(err, io.ErrUnexpectedEOF) || len(body) == 0 {
@@ -683,4 +695,31 @@ func stringKind(v string) string {
 		}
 	}
 	return "string"
+}
+
+// Progress of large downloads: files from this size are reported, in at
+// most progressSteps reports.
+const (
+	progressMinBytes = 1 << 20
+	progressSteps    = 20
+)
+
+// progressReader reports the bytes read through it as the call's progress.
+type progressReader struct {
+	ctx         context.Context
+	r           io.Reader
+	read, total int64
+	step, next  int64
+}
+
+func (pr *progressReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	pr.read += int64(n)
+	if n > 0 && pr.read >= pr.next {
+		done := min(pr.read, pr.total)
+		tool.ReportProgress(pr.ctx, tool.Progress{Done: float64(done), Total: float64(pr.total),
+			Message: fmt.Sprintf("downloading: %.1f of %.1f MB", float64(done)/1e6, float64(pr.total)/1e6)})
+		pr.next = pr.read + pr.step
+	}
+	return n, err
 }

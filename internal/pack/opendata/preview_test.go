@@ -3,6 +3,7 @@ package opendata
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -396,4 +397,43 @@ func FuzzPreviewParse(f *testing.F) {
 		check(parseJSONTable(text, 5, truncated))
 		_ = sniffFormat(body)
 	})
+}
+
+// A large download reports its bytes; a small one does not.
+func TestPreviewResourceReportsLargeDownloads(t *testing.T) {
+	line := []byte("1,שורה,2024-01-01\n")
+	big := append([]byte("id,name,day\n"), bytes.Repeat(line, (3<<20)/len(line))...)
+	small := append([]byte("id,name,day\n"), bytes.Repeat(line, 100)...)
+	fp := newFilePortal(t, map[string]http.HandlerFunc{
+		"big.csv":   tooltest.Respond(200, "text/csv", big),
+		"small.csv": tooltest.Respond(200, "text/csv", small),
+	}, nil)
+	for _, tt := range []struct {
+		file    string
+		reports bool
+	}{{"big.csv", true}, {"small.csv", false}} {
+		var got []tool.Progress
+		ctx := tool.WithProgress(context.Background(), func(p tool.Progress) { got = append(got, p) })
+		res := fp.reg.Call(ctx, "previewResource", json.RawMessage(`{"url":"`+fp.srv.URL+`/files/`+tt.file+`","rows":5}`))
+		if !res.OK() {
+			t.Fatalf("%s: %s", tt.file, res.JSON)
+		}
+		if !tt.reports {
+			if len(got) != 0 {
+				t.Errorf("%s: %d progress reports for a small file: %+v", tt.file, len(got), got)
+			}
+			continue
+		}
+		if len(got) < 2 || len(got) > progressSteps+1 {
+			t.Fatalf("%s: %d reports, want 2 to %d", tt.file, len(got), progressSteps+1)
+		}
+		for i, p := range got {
+			if p.Total != DefaultPreviewBytes || i > 0 && p.Done <= got[i-1].Done || !strings.HasPrefix(p.Message, "downloading") {
+				t.Errorf("report %d: %+v", i, p)
+			}
+		}
+		if last := got[len(got)-1]; last.Done != DefaultPreviewBytes {
+			t.Errorf("last report %+v, want the whole bound read", last)
+		}
+	}
 }

@@ -1,6 +1,8 @@
 package webfetch_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"strings"
@@ -129,5 +131,36 @@ func TestTitleAndSiteNameFromJSONLD(t *testing.T) {
 	}
 	if out.Title != "The headline" || out.SiteName != "Example News" {
 		t.Errorf("title %q site %q", out.Title, out.SiteName)
+	}
+}
+
+func TestPDFReportsItsPages(t *testing.T) {
+	body, err := os.ReadFile("testdata/adobe-errata.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/pdf")
+		w.Write(body)
+	}))
+	reg := registry(t, webfetch.Config{})
+	var got []tool.Progress
+	ctx := tool.WithProgress(context.Background(), func(p tool.Progress) { got = append(got, p) })
+	raw, _ := json.Marshal(map[string]any{"url": srv.URL + "/errata.pdf"})
+	if res := reg.Call(ctx, "web_fetch", raw); !res.OK() {
+		t.Fatal(string(res.JSON))
+	}
+	var pages []string
+	for i, p := range got {
+		if p.Total != 2 || i > 0 && p.Done <= got[i-1].Done {
+			t.Errorf("report %d: %+v after %+v; want a rising value out of 2", i, p, got[max(i-1, 0)])
+		}
+		if strings.HasPrefix(p.Message, "reading PDF page") {
+			pages = append(pages, p.Message)
+		}
+	}
+	// All 18 pages are read, each reported (fewer than pdfProgressSteps).
+	if len(pages) != 18 || pages[17] != "reading PDF page 18 of 18" || got[len(got)-1].Done != 2 {
+		t.Errorf("page reports %v; last report %+v", pages, got[len(got)-1])
 	}
 }

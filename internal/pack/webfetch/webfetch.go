@@ -471,10 +471,24 @@ func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool,
 	}
 }
 
+// pdfProgressSteps bounds the progress reports of one PDF.
+const pdfProgressSteps = 50
+
 // renderPDF extracts a PDF's text. Its failures get their own codes, so
 // that an agent can tell a scan from a locked document from a broken one.
 func (f *fetcher) renderPDF(ctx context.Context, resp *safehttp.Response, mediaType string) (title, markdown, _ string, err error) {
-	doc, err := f.pdf.Extract(ctx, resp.Body)
+	// A long PDF takes seconds: report its pages as steps between
+	// "extracting" (1) and "done" (2), at most pdfProgressSteps of them.
+	last := -1
+	pctx := pdftext.WithProgress(ctx, func(read, total int) {
+		if step := read * pdfProgressSteps / max(total, 1); step != last {
+			last = step
+			// Below 2, so that "done" still advances (MCP drops a report that does not).
+			tool.ReportProgress(ctx, tool.Progress{Done: 1 + float64(read)/float64(total+1), Total: 2,
+				Message: fmt.Sprintf("reading PDF page %d of %d", read, total)})
+		}
+	})
+	doc, err := f.pdf.Extract(pctx, resp.Body)
 	switch {
 	case err == nil:
 		markdown = doc.Markdown

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"context"
+
+	"github.com/toolport/toolport/internal/mcpserver"
+	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/tool"
+)
+
+// mcpConversations serves the conversations to /mcp as resources, in the
+// Markdown of the export endpoint.
+type mcpConversations struct{ st Store }
+
+func (m mcpConversations) RecentConversations(ctx context.Context, limit int) ([]mcpserver.ConversationInfo, error) {
+	page, err := m.st.ListConversations(ctx, store.ListOptions{Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mcpserver.ConversationInfo, len(page.Conversations))
+	for i, c := range page.Conversations {
+		out[i] = mcpserver.ConversationInfo{ID: c.ID, Title: c.Title}
+	}
+	return out, nil
+}
+
+func (m mcpConversations) ExportMarkdown(ctx context.Context, id string) ([]byte, error) {
+	c, err := m.st.GetConversation(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return exportMarkdown(c), nil
+}
+
+// mcpOptions completes cfg.MCP with what the server itself holds: the
+// conversations, the playlists, and the changes its chat turns make.
+func mcpOptions(cfg Config, changes *mcpserver.Changes) mcpserver.Options {
+	opts := cfg.MCP
+	opts.Name, opts.Version, opts.Logger = "toolport", cfg.Version, cfg.Logger
+	opts.Conversations, opts.Changes = mcpConversations{cfg.Store}, changes
+	if cfg.Playlists != nil {
+		opts.Playlists = cfg.Playlists
+	}
+	return opts
+}
+
+// writes reports whether a call of the tool name may have changed a store
+// (it is not read-only), so that MCP clients are told to list again.
+func writes(reg *tool.Registry, name string) bool {
+	t, ok := reg.Lookup(name)
+	return ok && !t.Spec().Annotations.ReadOnly
+}
