@@ -73,16 +73,17 @@ func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
 
 	var header []string
 	wide := false
+	b := newTextBudget()
 	err = wb.rows(idx, maxPreviewColumns, func(cells []string, rowWide bool) bool {
 		wide = wide || rowWide
 		if allBlank(cells) {
 			return true // leading empty rows, as titles often leave, and gaps
 		}
 		if header == nil {
-			header = columnNames(cells)
+			header = columnNames(cells, b)
 			return true
 		}
-		if len(t.rows) == n {
+		if len(t.rows) == n || b.full() {
 			t.more = true
 			return false
 		}
@@ -90,7 +91,9 @@ func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
 		for i, name := range header {
 			v := ""
 			if i < len(cells) {
-				v = cells[i]
+				// A cell names a shared string, which many cells may
+				// name: cut here, before anything copies it.
+				v = b.text(name, cells[i])
 			}
 			row[name] = v
 		}
@@ -100,6 +103,7 @@ func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
 	if err != nil {
 		return xlsxTable{}, xlsxError(err)
 	}
+	t.clipDone(b)
 	t.columns = typedColumns(header, t.rows)
 	if t.rows == nil {
 		t.rows = []map[string]any{}
@@ -217,7 +221,7 @@ func (p *pack) previewXLSX(ctx context.Context, out PreviewResourceOutput, body 
 	}
 	out.Format, out.Encoding, out.BytesRead = "xlsx", "utf-8", len(body)
 	out.Sheet, out.Sheets = t.sheet, t.sheets
-	out.Columns, out.Rows, out.HasMoreRows = t.columns, t.rows, t.more
+	out.setTable(t.table)
 	if t.note != "" {
 		out.Note = strings.TrimPrefix(out.Note+"; "+t.note, "; ")
 	}

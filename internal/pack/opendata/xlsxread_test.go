@@ -220,7 +220,7 @@ func TestXLSXReaderRefusesBadParts(t *testing.T) {
 	}
 }
 
-func zipParts(t *testing.T, parts map[string]string) []byte {
+func zipParts(t testing.TB, parts map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
