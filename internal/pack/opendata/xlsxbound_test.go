@@ -282,3 +282,48 @@ func TestXLSXReaderMemoryBound(t *testing.T) {
 		t.Errorf("kept %d strings, %d bytes; cut %v", len(wb.strings), kept, wb.stringsCut)
 	}
 }
+
+// FuzzXLSXParts fuzzes the reader with the XML of a workbook's shared
+// strings and sheet (the bytes FuzzParseXLSX rarely reaches, behind a ZIP
+// archive): any parts give a table within the preview's bounds, or an
+// UNSUPPORTED or PARSE_ERROR tool error, never a panic. Seeds: cells that
+// name one long string, rich and inline text, deep nesting.
+func FuzzXLSXParts(f *testing.F) {
+	row := func(cells string, n int) string { return "<row>" + strings.Repeat(cells, n) + "</row>" }
+	sheet := func(rows string) string { return "<worksheet><sheetData>" + rows + "</sheetData></worksheet>" }
+	f.Add(`<sst><si><t>name</t></si><si><t>`+strings.Repeat("ABCD", 3000)+`</t></si></sst>`,
+		sheet(row(`<c t="s"><v>0</v></c>`, 3)+strings.Repeat(row(`<c t="s"><v>1</v></c>`, 40), 10)), 5)
+	f.Add(`<sst><si><r><t>a</t></r><r><t xml:space="preserve"> b</t></r><rPh><t>x</t></rPh></si>`+strings.Repeat(`<si/>`, 100)+`</sst>`,
+		sheet(row(`<c t="s"><v>0</v></c><c t="inlineStr"><is><t>`+strings.Repeat("ש", 3000)+`</t></is></c>`, 1)+row(`<c t="s"><v>50</v></c><c><v>1.5</v></c>`, 2)), 3)
+	f.Add(`<sst><si>`+strings.Repeat("<a>", 100)+strings.Repeat("</a>", 100)+`</si></sst>`, sheet(row(`<c t="s"><v>0</v></c>`, 1)), 1)
+	f.Add(`<sst><si><t>h</t></si></sst>`, sheet(row(`<c t="s"><v>0</v></c>`, 1)+row(`<c t="b"><v>1</v></c><c t="e"><v>#N/A</v></c><c r="XFD1"><v>2</v></c>`, 1)), 2)
+	f.Add(`<sst><si><t>   </t></si><si><t>h</t></si></sst>`, sheet(strings.Repeat(row(`<c t="s"><v>0</v></c>`, 5), 50)+row(`<c t="s"><v>1</v></c>`, 1)), 2)
+	f.Fuzz(func(t *testing.T, sst, sheetXML string, n int) {
+		n = 1 + abs(n)%100
+		book := hostileBook(t, map[string]string{"xl/sharedStrings.xml": sst, "xl/worksheets/sheet1.xml": sheetXML})
+		tab, err := parseXLSX(book, "", n)
+		if err != nil {
+			te, ok := err.(*tool.Error)
+			if !ok || (te.Code != tool.CodeParse && te.Code != tool.CodeUnsupported) || te.Message == "" {
+				t.Fatalf("error %T %v", err, err)
+			}
+			return
+		}
+		if len(tab.rows) > n {
+			t.Fatalf("%d rows, asked for %d", len(tab.rows), n)
+		}
+		checkClipped(t, tab.table)
+		wb, err := openTestBook(book)
+		if err != nil {
+			t.Fatalf("parseXLSX read what openWorkbook refuses: %v", err)
+		}
+		if len(wb.strings) > xlsxMaxSharedStrings || wb.tokens > xlsxMaxTokens {
+			t.Fatalf("%d shared strings, %d tokens", len(wb.strings), wb.tokens)
+		}
+		for _, s := range wb.strings {
+			if len(s.text) > xlsxStringBytes || s.blank != (strings.TrimSpace(s.text) == "") && len(s.text) < xlsxStringBytes {
+				t.Fatalf("shared string of %d bytes, blank %v: %.40q", len(s.text), s.blank, s.text)
+			}
+		}
+	})
+}
