@@ -341,3 +341,75 @@ func tail(s string) string {
 	}
 	return s
 }
+
+type rowsOutput struct {
+	Rows []string `json:"rows"`
+}
+
+func (o rowsOutput) Summary() string { return fmt.Sprintf("%d rows", len(o.Rows)) }
+
+func rowsTool(t *testing.T, rows []string) *tool.Tool {
+	t.Helper()
+	tl, err := tool.New(tool.Spec{Name: "rows", Description: "Rows.", Pack: "test"},
+		func(context.Context, struct{}) (rowsOutput, error) { return rowsOutput{Rows: rows}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl
+}
+
+// An output that holds one large string many times is small in memory and
+// enormous as JSON: it fails with RESULT_TOO_LARGE before it is encoded, so
+// the call allocates next to nothing (it used to encode 40 MiB, then decode
+// it for the output check, then copy it into the envelope).
+func TestOversizedOutputFailsBeforeEncoding(t *testing.T) {
+	mib := strings.Repeat("x", 1<<20)
+	rows := make([]string, 40) // 40 MiB as JSON, over DefaultMaxOutputBytes
+	for i := range rows {
+		rows[i] = mib
+	}
+	reg := registry(t, rowsTool(t, rows))
+	reg.Call(context.Background(), "rows", []byte(`{}`)) // warm up
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res := reg.Call(context.Background(), "rows", []byte(`{}`))
+	runtime.ReadMemStats(&after)
+	if res.OK() || res.Err.Code != tool.CodeResultTooLarge || res.Err.Retryable || res.Retried {
+		t.Fatalf("want a RESULT_TOO_LARGE failure, not retried; got %.300s", res.JSON)
+	}
+	if !strings.Contains(res.Err.Message, fmt.Sprint(tool.DefaultMaxOutputBytes)) {
+		t.Errorf("message %q does not name the bound", res.Err.Message)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("the refused call allocated %d KiB", alloc>>10)
+	}
+}
+
+// The estimate is a lower bound; an output whose escapes make it larger
+// than the bound is refused once encoded, and one within it is returned.
+func TestOutputBoundCountsTheEncoding(t *testing.T) {
+	controls := strings.Repeat("\x01", 600) // 600 bytes, 3,600 as JSON
+	reg := tool.NewRegistry(tool.WithMaxOutputBytes(2 << 10))
+	if err := reg.Register(rowsTool(t, []string{controls})); err != nil {
+		t.Fatal(err)
+	}
+	if res := reg.Call(context.Background(), "rows", []byte(`{}`)); res.OK() || res.Err.Code != tool.CodeResultTooLarge {
+		t.Fatalf("want RESULT_TOO_LARGE for 3,600 bytes of JSON over 2 KiB, got %.200s", res.JSON)
+	}
+	sub, err := reg.Select(nil, []string{"rows"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := sub.Call(context.Background(), "rows", []byte(`{}`)); res.OK() || res.Err.Code != tool.CodeResultTooLarge {
+		t.Fatalf("a selected registry keeps the bound; got %.200s", res.JSON)
+	}
+
+	reg = tool.NewRegistry(tool.WithMaxOutputBytes(4 << 10))
+	if err := reg.Register(rowsTool(t, []string{controls})); err != nil {
+		t.Fatal(err)
+	}
+	if res := reg.Call(context.Background(), "rows", []byte(`{}`)); !res.OK() {
+		t.Fatalf("3,600 bytes within a 4 KiB bound: %.200s", res.JSON)
+	}
+}

@@ -38,7 +38,11 @@
 //     violation's message at 1 KiB.
 //   - An error message is cut at [MaxErrorBytes] (8 KiB), a summary at
 //     [MaxSummaryBytes] (1 KiB); what the registry logs at 1 KiB a value.
-//   - A successful result is as large as the tool's output: the registry does
+//   - A tool's output is at most [DefaultMaxOutputBytes] (16 MiB) as JSON
+//     ([WithMaxOutputBytes]); a larger one fails with RESULT_TOO_LARGE. The
+//     bound is checked on the output itself before it is encoded, so an output
+//     that repeats one large string cannot make an enormous encoding.
+//   - Within that, a successful result is as large as the tool's output: the registry does
 //     not cut it, since a CLI or MCP client may want it whole. Surfaces that pass
 //     results on to a model, an event stream or a database bound them with
 //     [Result.Bounded] or [BoundJSON], by default to [DefaultMaxResultBytes]

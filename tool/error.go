@@ -41,6 +41,10 @@ const (
 	CodePDFEncrypted Code = "PDF_ENCRYPTED"
 	// CodePDFNoText: the PDF has no text layer (a scan). Not retryable.
 	CodePDFNoText Code = "PDF_NO_TEXT"
+	// CodeResultTooLarge: the tool's output is larger than the registry
+	// passes on (WithMaxOutputBytes). Not retryable: the same call makes the
+	// same output; a narrower one may fit.
+	CodeResultTooLarge Code = "RESULT_TOO_LARGE"
 )
 
 // Error is a tool failure. It is what a tool handler returns (directly or wrapped)

@@ -45,6 +45,7 @@ type Registry struct {
 	secrets       []string
 	escaped       [][]byte // each secret as JSON escapes it, without quotes
 	now           func() time.Time
+	maxOutput     int // bytes of a tool's output as JSON
 	resultCaching
 }
 
@@ -95,6 +96,7 @@ func NewRegistry(opts ...Option) *Registry {
 		retryDelay:    DefaultRetryDelay,
 		maxRetryAfter: DefaultMaxRetryAfter,
 		now:           time.Now,
+		maxOutput:     DefaultMaxOutputBytes,
 		resultCaching: resultCaching{flights: &singleflight.Group{}, lastWarn: &atomic.Int64{},
 			fillLock: DefaultFillLock, fillWait: DefaultFillWait},
 	}
@@ -168,7 +170,7 @@ func (r *Registry) Select(packs, names []string) (*Registry, error) {
 	sub := &Registry{
 		tools: map[string]*Tool{}, tracer: r.tracer, logger: r.logger, retryDelay: r.retryDelay,
 		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, escaped: r.escaped, now: r.now,
-		resultCaching: r.resultCaching,
+		maxOutput: r.maxOutput, resultCaching: r.resultCaching,
 	}
 	for _, t := range r.Tools() {
 		if len(packs) > 0 && !slices.Contains(packs, t.spec.Pack) {
@@ -316,7 +318,8 @@ func (r *Registry) retrying(ctx context.Context, t *Tool, args []byte, res *Resu
 }
 
 // attempt runs the tool once, turning a panic into an internal error so one bad
-// tool cannot take down a server.
+// tool cannot take down a server. An output too large to encode fails here,
+// before anything (the result cache, the envelope) encodes it.
 func (r *Registry) attempt(ctx context.Context, t *Tool, args []byte) (value any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -324,7 +327,14 @@ func (r *Registry) attempt(ctx context.Context, t *Tool, args []byte) (value any
 			value, err = nil, &Error{Code: CodeInternal, Message: "internal error: the tool failed unexpectedly"}
 		}
 	}()
-	return t.invoke(ctx, args)
+	value, err = t.invoke(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOutputSize(value, r.maxOutput); err != nil {
+		return nil, err
+	}
+	return value, nil
 }
 
 // fail makes the failure envelope. What the error says is bounded and
@@ -371,6 +381,11 @@ func (r *Registry) succeed(res *Result, value any) {
 	body, err := Marshal(value)
 	if err != nil {
 		r.fail(res, &Error{Code: CodeInternal, Message: "internal error: result not encodable", Err: err})
+		return
+	}
+	if len(body) > r.maxOutput {
+		// The estimate is a lower bound: escapes can make the JSON larger.
+		r.fail(res, tooLarge(len(body), r.maxOutput))
 		return
 	}
 	var decoded any

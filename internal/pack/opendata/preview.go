@@ -54,6 +54,7 @@ type PreviewResourceOutput struct {
 	Columns     []PreviewColumn  `json:"columns"`
 	Rows        []map[string]any `json:"rows" jsonschema:"The first rows, each a column → value object (CSV values are strings)"`
 	HasMoreRows bool             `json:"hasMoreRows,omitempty" jsonschema:"The file has more rows than returned"`
+	Clipped     bool             `json:"clipped,omitempty" jsonschema:"Some text was cut, each cut marked …: a cell at 4096 bytes, a column name at 256, and the rows at 1 MiB of text in all (the note says which)"`
 	Truncated   bool             `json:"truncated" jsonschema:"Only the start of the file was downloaded (the preview bound); the file is longer"`
 	BytesRead   int              `json:"bytesRead"`
 	Note        string           `json:"note,omitempty"`
@@ -170,8 +171,16 @@ func (p *pack) previewResource(ctx context.Context, in PreviewResourceInput) (Pr
 	if err != nil {
 		return PreviewResourceOutput{}, err
 	}
-	out.Columns, out.Rows, out.HasMoreRows = t.columns, t.rows, t.more
+	out.setTable(t)
 	return out, nil
+}
+
+// setTable puts a previewed table in the output, with a note of what was cut.
+func (o *PreviewResourceOutput) setTable(t table) {
+	o.Columns, o.Rows, o.HasMoreRows, o.Clipped = t.columns, t.rows, t.more, t.clipped
+	if t.clipNote != "" {
+		o.Note = strings.TrimPrefix(o.Note+"; "+t.clipNote, "; ")
+	}
 }
 
 func unsupportedFormat(declared, u string) error {
@@ -432,6 +441,15 @@ type table struct {
 	columns []PreviewColumn
 	rows    []map[string]any
 	more    bool
+	// clipped says that text was cut to the preview's bounds; clipNote
+	// says what.
+	clipped  bool
+	clipNote string
+}
+
+// clipDone records what budget b cut.
+func (t *table) clipDone(b *textBudget) {
+	t.clipped, t.clipNote = b.clipped > 0 || b.full() && t.more, b.note(len(t.rows), t.more)
 }
 
 // parseDelimited reads a header line and up to n rows.
@@ -445,16 +463,17 @@ func parseDelimited(text string, delim rune, n int) (table, error) {
 	if err != nil {
 		return table{}, tool.Errorf(tool.CodeParse, "the file's header line cannot be read: %v", err)
 	}
-	names := columnNames(header)
+	b := newTextBudget()
+	names := columnNames(header, b)
 	t := table{rows: []map[string]any{}}
-	var values [][]string
+	samples := make([][]any, len(names))
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			if len(values) > 0 {
+			if len(t.rows) > 0 {
 				break // a row cut by the preview bound, or malformed: keep what was read
 			}
 			return table{}, tool.Errorf(tool.CodeParse, "the file cannot be read as delimited text: %v", err)
@@ -462,25 +481,22 @@ func parseDelimited(text string, delim rune, n int) (table, error) {
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
-		if len(values) == n {
+		if len(t.rows) == n || b.full() {
 			t.more = true
 			break
 		}
-		values = append(values, rec)
-	}
-	samples := make([][]any, len(names))
-	for _, rec := range values {
 		row := make(map[string]any, len(names))
 		for i, name := range names {
 			v := ""
 			if i < len(rec) {
-				v = rec[i]
+				v = b.text(name, rec[i])
 			}
 			row[name] = v
 			samples[i] = append(samples[i], v)
 		}
 		t.rows = append(t.rows, row)
 	}
+	t.clipDone(b)
 	for i, name := range names {
 		t.columns = append(t.columns, PreviewColumn{Name: name, Type: guessType(samples[i])})
 	}
@@ -490,19 +506,34 @@ func parseDelimited(text string, delim rune, n int) (table, error) {
 // maxPreviewColumns bounds the columns of a preview.
 const maxPreviewColumns = 500
 
-// columnNames makes header cells usable as keys: trimmed, blank ones named
-// column_N, repeated ones suffixed _2, _3….
-func columnNames(header []string) []string {
+// columnNames makes header cells usable as keys: trimmed, cut at
+// maxPreviewNameBytes (counted in b), blank ones named column_N, repeated
+// ones suffixed _2, _3….
+func columnNames(header []string, b *textBudget) []string {
 	header = header[:min(len(header), maxPreviewColumns)]
 	names := make([]string, len(header))
 	seen := map[string]bool{}
+	next := map[string]int{} // the suffix to try next for a repeated name
 	for i, h := range header {
-		name := strings.TrimSpace(h)
+		// Cut before trimming, so that a name of a megabyte of spaces is
+		// not scanned whole.
+		h, cut := clipCell(h, 4*maxPreviewNameBytes)
+		h, cut2 := clipCell(strings.TrimSpace(h), maxPreviewNameBytes)
+		if cut || cut2 {
+			b.clipped++
+		}
+		name := h
 		if name == "" {
 			name = "column_" + strconv.Itoa(i+1)
 		}
-		for k := 2; seen[name]; k++ {
-			name = strings.TrimSpace(h) + "_" + strconv.Itoa(k)
+		if seen[name] {
+			// Suffixes go on from the last one taken: 500 copies of one
+			// name cost 500 tries, not 125,000.
+			k := max(next[h], 2)
+			for name = h + "_" + strconv.Itoa(k); seen[name]; k++ {
+				name = h + "_" + strconv.Itoa(k+1)
+			}
+			next[h] = k + 1
 		}
 		seen[name] = true
 		names[i] = name
@@ -560,29 +591,44 @@ func parseJSONTable(text string, n int, truncated bool) (table, error) {
 		return table{}, tool.Errorf(tool.CodeUnsupported, "the JSON file is a single value, not rows")
 	}
 	t := table{rows: []map[string]any{}, columns: []PreviewColumn{}, more: more}
-	var names []string
+	var keys []string
 	seen := map[string]bool{}
+	objects := make([]map[string]any, 0, len(items))
 	for i, raw := range items {
-		keys, row, err := decodeObject(raw)
+		rowKeys, row, err := decodeObject(raw)
 		if err != nil {
 			return table{}, tool.Errorf(tool.CodeParse, "JSON row %d is not an object of columns", i)
 		}
-		for _, k := range keys {
-			if !seen[k] && len(names) < maxPreviewColumns {
+		for _, k := range rowKeys {
+			if !seen[k] && len(keys) < maxPreviewColumns {
 				seen[k] = true
-				names = append(names, k)
+				keys = append(keys, k)
+			}
+		}
+		objects = append(objects, row)
+	}
+	b := newTextBudget()
+	names := jsonNames(keys, b)
+	samples := make([][]any, len(keys))
+	for i, obj := range objects {
+		if b.full() {
+			t.more = true
+			break
+		}
+		row := make(map[string]any, len(keys))
+		for j, k := range keys {
+			if v, ok := obj[k]; ok {
+				v = b.value(names[k], v)
+				row[names[k]] = v
+				samples[j] = append(samples[j], v)
 			}
 		}
 		t.rows = append(t.rows, row)
+		objects[i] = nil
 	}
-	for _, name := range names {
-		var samples []any
-		for _, row := range t.rows {
-			if v, ok := row[name]; ok {
-				samples = append(samples, v)
-			}
-		}
-		t.columns = append(t.columns, PreviewColumn{Name: name, Type: guessType(samples)})
+	t.clipDone(b)
+	for j, k := range keys {
+		t.columns = append(t.columns, PreviewColumn{Name: names[k], Type: guessType(samples[j])})
 	}
 	return t, nil
 }
@@ -635,6 +681,9 @@ func findRecords(obj map[string]json.RawMessage) json.RawMessage {
 var dateLayouts = []string{"2006-01-02", "2006-01-02T15:04:05", "2006-01-02 15:04:05", time.RFC3339, "2006-01-02T15:04:05.999999",
 	"02/01/2006", "2/1/2006", "02/01/2006 15:04", "02/01/2006 15:04:05", "02.01.2006", "2.1.2006", "02-01-2006"}
 
+// maxDateBytes is longer than any of dateLayouts' forms.
+const maxDateBytes = 40
+
 // guessType names the narrowest type all non-empty samples fit: integer,
 // number, boolean, date, else string; json for nested JSON values.
 func guessType(samples []any) string {
@@ -679,15 +728,22 @@ func stringKind(v string) string {
 	if v == "" {
 		return ""
 	}
-	if _, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return "integer"
+	// Only the characters of decimal numbers are tried as numbers (the
+	// parsers copy what they refuse, and accept hex, inf and nan, which
+	// are not numbers here); only short values as booleans and dates.
+	if strings.Trim(v, "0123456789+-.eE") == "" {
+		if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return "integer"
+		}
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
+			return "number"
+		}
 	}
-	if _, err := strconv.ParseFloat(v, 64); err == nil && !strings.ContainsAny(v, "xXpPnNiI_") {
-		return "number"
-	}
-	switch strings.ToLower(v) {
-	case "true", "false":
+	if strings.EqualFold(v, "true") || strings.EqualFold(v, "false") {
 		return "boolean"
+	}
+	if len(v) > maxDateBytes {
+		return "string"
 	}
 	for _, l := range dateLayouts {
 		if _, err := time.Parse(l, v); err == nil {

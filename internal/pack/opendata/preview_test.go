@@ -381,6 +381,7 @@ func FuzzPreviewParse(f *testing.F) {
 			if err != nil {
 				return
 			}
+			checkClipped(t, tb)
 			for _, row := range tb.rows {
 				for k := range row {
 					found := false

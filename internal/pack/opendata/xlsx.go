@@ -29,7 +29,9 @@ const (
 	// xlsxMaxSheetsListed bounds the sheet names returned.
 	xlsxMaxSheetsListed = 50
 	// maxConcurrentXLSX bounds the workbooks one pack reads at once, and
-	// so the memory they take (at most about 80 MiB each).
+	// so the memory they take: at most about 32 MiB each, the file (16 MiB),
+	// the shared strings kept (8 MiB of text and their index, xlsxread.go),
+	// one XML token's text (1 MiB) and the preview (1 MiB of text).
 	maxConcurrentXLSX = 2
 	// xlsxQueueWait is how long a preview waits for a slot before a
 	// retryable RATE_LIMIT.
@@ -73,16 +75,17 @@ func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
 
 	var header []string
 	wide := false
-	err = wb.rows(idx, maxPreviewColumns, func(cells []string, rowWide bool) bool {
+	b := newTextBudget()
+	err = wb.rows(idx, maxPreviewColumns, func(cells []string, blank, rowWide bool) bool {
 		wide = wide || rowWide
-		if allBlank(cells) {
+		if blank {
 			return true // leading empty rows, as titles often leave, and gaps
 		}
 		if header == nil {
-			header = columnNames(cells)
+			header = columnNames(cells, b)
 			return true
 		}
-		if len(t.rows) == n {
+		if len(t.rows) == n || b.full() {
 			t.more = true
 			return false
 		}
@@ -90,7 +93,9 @@ func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
 		for i, name := range header {
 			v := ""
 			if i < len(cells) {
-				v = cells[i]
+				// A cell names a shared string, which many cells may
+				// name: cut here, before anything copies it.
+				v = b.text(name, cells[i])
 			}
 			row[name] = v
 		}
@@ -100,6 +105,7 @@ func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
 	if err != nil {
 		return xlsxTable{}, xlsxError(err)
 	}
+	t.clipDone(b)
 	t.columns = typedColumns(header, t.rows)
 	if t.rows == nil {
 		t.rows = []map[string]any{}
@@ -139,6 +145,11 @@ func checkXLSXArchive(body []byte) (*zip.Reader, error) {
 
 // xlsxError words a failure to read a workbook.
 func xlsxError(err error) error {
+	var bound *boundError
+	if errors.As(err, &bound) {
+		return &tool.Error{Code: tool.CodeUnsupported, Err: err,
+			Message: "xlsx: the workbook cannot be previewed: " + oneLine(bound.what, 200) + " (for a resource in the datastore, queryDatastore reads its rows)"}
+	}
 	if errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrAlgorithm) {
 		return &tool.Error{Code: tool.CodeParse, Message: "xlsx: the workbook cannot be read: its archive is damaged", Err: err}
 	}
@@ -151,15 +162,6 @@ func oneLine(s string, n int) string {
 		s = strings.ToValidUTF8(s[:n], "") + "…"
 	}
 	return s
-}
-
-func allBlank(cells []string) bool {
-	for _, c := range cells {
-		if strings.TrimSpace(c) != "" {
-			return false
-		}
-	}
-	return true
 }
 
 func indexFold(list []string, s string) int {
@@ -217,7 +219,7 @@ func (p *pack) previewXLSX(ctx context.Context, out PreviewResourceOutput, body 
 	}
 	out.Format, out.Encoding, out.BytesRead = "xlsx", "utf-8", len(body)
 	out.Sheet, out.Sheets = t.sheet, t.sheets
-	out.Columns, out.Rows, out.HasMoreRows = t.columns, t.rows, t.more
+	out.setTable(t.table)
 	if t.note != "" {
 		out.Note = strings.TrimPrefix(out.Note+"; "+t.note, "; ")
 	}

@@ -230,6 +230,11 @@ func FuzzParseXLSX(f *testing.F) {
 	f.Add(workbook(f, 1), "מקרא", 5)
 	f.Add([]byte("PK\x03\x04"), "", 1)
 	f.Add([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, "", 1)
+	// Cells naming one long shared string, and nesting (FuzzXLSXParts
+	// fuzzes such parts as XML).
+	f.Add(sharedStringBook(f, strings.Repeat("AB", 3000), 4, 30), "", 3)
+	f.Add(hostileBook(f, map[string]string{"xl/sharedStrings.xml": nested(`<sst><si>`, `</si></sst>`, 70)}), "", 2)
+	f.Add(hostileBook(f, map[string]string{"xl/worksheets/sheet1.xml": nested(`<worksheet><sheetData><row><c t="s"><v>0</v></c></row>`, `</sheetData></worksheet>`, 30)}), "s", 2)
 	f.Fuzz(func(t *testing.T, body []byte, sheet string, n int) {
 		n = 1 + abs(n)%100
 		tab, err := parseXLSX(body, sheet, n)
@@ -243,6 +248,7 @@ func FuzzParseXLSX(f *testing.F) {
 		if len(tab.rows) > n {
 			t.Fatalf("%d rows, asked for %d", len(tab.rows), n)
 		}
+		checkClipped(t, tab.table)
 	})
 }
 

@@ -2,6 +2,7 @@ package opendata
 
 import (
 	"archive/zip"
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -25,8 +26,62 @@ import (
 // errXLSX is wrapped by every error of the reader; xlsxError words them.
 var errXLSX = errors.New("xlsx")
 
+// boundError is a workbook beyond the reader's bounds: UNSUPPORTED rather
+// than damaged. what says which bound.
+type boundError struct{ what string }
+
+func (e *boundError) Error() string { return "xlsx: too large to preview: " + e.what }
+
+func (e *boundError) Unwrap() error { return errXLSX }
+
+func xlsxBound(format string, args ...any) error {
+	return &boundError{what: fmt.Sprintf(format, args...)}
+}
+
 // maxSheetColumn is the widest column a worksheet may have (XFD).
 const maxSheetColumn = 16384
+
+// Bounds of the reader, beyond those of the archive (xlsx.go). encoding/xml
+// keeps a stack entry per open element and a whole text run or tag in
+// memory, and allocates per token: 35 KB of nested elements, or of empty
+// shared strings, inflate to 64 MiB of XML that took 500 MiB and many seconds
+// to read. What the reader keeps is bounded too: a preview shows at most
+// maxPreviewCellBytes of a cell, and a sheet's first rows name the first
+// shared strings (writers number them in order of first use).
+const (
+	// xlsxMaxDepth bounds the nesting of elements; SpreadsheetML nests about
+	// ten deep.
+	xlsxMaxDepth = 64
+	// xlsxMaxTokens bounds the XML tokens read from all parts of a
+	// workbook, and so the CPU time (about 0.2 µs and 100 bytes of garbage
+	// a token): a workbook's styles, its shared strings up to their bound
+	// and its first rows take far fewer.
+	xlsxMaxTokens = 1 << 21
+	// xlsxMaxTokenBytes bounds the bytes between two < or > of a part,
+	// that is one text run or tag: the most encoding/xml holds at once. A
+	// cell holds at most 32,767 characters.
+	xlsxMaxTokenBytes = 1 << 20
+	// xlsxMaxSharedStrings and xlsxSharedTextBytes bound the shared strings
+	// kept: the table's first strings up to either bound, each cut to
+	// xlsxStringBytes. A cell naming a string beyond them fails.
+	xlsxMaxSharedStrings = 1 << 17
+	xlsxSharedTextBytes  = 8 << 20
+	// xlsxStringBytes is the text kept of a string or value: more than a
+	// preview shows, so that the preview knows to cut it.
+	xlsxStringBytes = maxPreviewCellBytes + 8
+	// xlsxMaxSheets bounds the sheets and xlsxMaxRelationships the
+	// relationships of a part that are kept; xlsxMaxFormats the cell styles
+	// and custom number formats.
+	xlsxMaxSheets        = 1024
+	xlsxMaxRelationships = 4096
+	xlsxMaxFormats       = 1 << 16
+	xlsxMaxCustomFormats = 4096
+	// xlsxMaxFormatCode is the longest number format code read (Excel's is
+	// 255 characters).
+	xlsxMaxFormatCode = 1 << 10
+	// xlsxMaxPartName is the longest relationship target kept.
+	xlsxMaxPartName = 1 << 10
+)
 
 // xlsxBook is a parsed XLSX archive, before any sheet is read.
 type xlsxBook struct {
@@ -34,10 +89,22 @@ type xlsxBook struct {
 	sheets   []sheetRef
 	active   int
 	date1904 bool
-	strings  []string
+	strings  []sharedString
+	// stringsCut says the shared strings table goes on beyond those kept.
+	stringsCut bool
 	// formats maps a cell style index (the s attribute) to how its numbers
 	// show.
 	formats []numberKind
+	// tokens counts the XML tokens read, against xlsxMaxTokens.
+	tokens int
+}
+
+// sharedString is a shared string as kept: cut to xlsxStringBytes, and
+// whether the whole string is blank (so that telling a blank row costs
+// nothing per cell, however long the string).
+type sharedString struct {
+	text  string
+	blank bool
 }
 
 type sheetRef struct{ name, part string }
@@ -70,6 +137,107 @@ func openWorkbook(zr *zip.Reader) (*xlsxBook, error) {
 		return nil, err
 	}
 	return wb, nil
+}
+
+// xmlReader reads one part's tokens within the workbook's bounds.
+type xmlReader struct {
+	d     *xml.Decoder
+	wb    *xlsxBook
+	depth int
+	buf   []byte // text being gathered, reused: a string is then copied once
+}
+
+func (wb *xlsxBook) xml(r io.Reader) *xmlReader {
+	return &xmlReader{d: xml.NewDecoder(&markupReader{r: r}), wb: wb}
+}
+
+// token is the next token; it fails beyond xlsxMaxTokens or xlsxMaxDepth.
+func (x *xmlReader) token() (xml.Token, error) {
+	if x.wb.tokens >= xlsxMaxTokens {
+		return nil, xlsxBound("the workbook's XML has more than %d tokens", xlsxMaxTokens)
+	}
+	x.wb.tokens++
+	tok, err := x.d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.(type) {
+	case xml.StartElement:
+		if x.depth++; x.depth > xlsxMaxDepth {
+			return nil, xlsxBound("elements nested more than %d deep", xlsxMaxDepth)
+		}
+	case xml.EndElement:
+		x.depth--
+	}
+	return tok, nil
+}
+
+// skip reads past the end of the element whose start was just read.
+func (x *xmlReader) skip() error {
+	for depth := 1; depth > 0; {
+		tok, err := x.token()
+		if err != nil {
+			return err
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			depth++
+		case xml.EndElement:
+			depth--
+		}
+	}
+	return nil
+}
+
+// text reads the element whose start was just read to its end and returns
+// its own character data, the first limit bytes of it.
+func (x *xmlReader) text(limit int) (string, error) {
+	b := x.buf[:0]
+	for depth := 1; depth > 0; {
+		tok, err := x.token()
+		if err != nil {
+			return "", err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+		case xml.EndElement:
+			depth--
+		case xml.CharData:
+			if depth == 1 {
+				b = append(b, t[:min(len(t), max(limit-len(b), 0))]...)
+			}
+		}
+	}
+	x.buf = b
+	return string(b), nil
+}
+
+// markupReader fails a part with more than xlsxMaxTokenBytes between two
+// markup delimiters (< or >): encoding/xml holds a whole text run or tag in
+// a buffer that grows by doubling, so one 60 MiB text took 190 MiB.
+type markupReader struct {
+	r   io.Reader
+	run int // bytes since the last < or >
+}
+
+func (m *markupReader) Read(p []byte) (int, error) {
+	n, err := m.r.Read(p)
+	for b := p[:n]; ; {
+		i := bytes.IndexAny(b, "<>")
+		if i < 0 {
+			m.run += len(b)
+			break
+		}
+		if m.run += i; m.run > xlsxMaxTokenBytes {
+			break
+		}
+		m.run, b = 0, b[i+1:]
+	}
+	if m.run > xlsxMaxTokenBytes {
+		return 0, xlsxBound("a text or tag longer than %d MiB", xlsxMaxTokenBytes>>20)
+	}
+	return n, err
 }
 
 // open opens a part; a missing part is (nil, nil) for the caller to judge.
@@ -110,12 +278,15 @@ func (wb *xlsxBook) relationships(name, dir string) ([]relationship, error) {
 	}
 	defer rc.Close()
 	var out []relationship
-	err = eachElement(rc, func(d *xml.Decoder, se xml.StartElement) error {
+	err = wb.each(rc, func(x *xmlReader, se xml.StartElement) error {
 		if se.Name.Local != "Relationship" {
 			return nil
 		}
+		if len(out) == xlsxMaxRelationships {
+			return xlsxBound("more than %d relationships", xlsxMaxRelationships)
+		}
 		r := relationship{id: attr(se, "Id"), kind: attr(se, "Type"), target: attr(se, "Target")}
-		if attr(se, "TargetMode") == "External" || r.target == "" {
+		if attr(se, "TargetMode") == "External" || r.target == "" || len(r.target) > xlsxMaxPartName {
 			return nil
 		}
 		if strings.HasPrefix(r.target, "/") {
@@ -154,7 +325,7 @@ func (wb *xlsxBook) readWorkbook() error {
 	for _, r := range rels {
 		targets[r.id] = r.target
 	}
-	err = eachElement(rc, func(d *xml.Decoder, se xml.StartElement) error {
+	err = wb.each(rc, func(x *xmlReader, se xml.StartElement) error {
 		switch se.Name.Local {
 		case "workbookPr":
 			wb.date1904 = truthy(attr(se, "date1904"))
@@ -163,6 +334,9 @@ func (wb *xlsxBook) readWorkbook() error {
 				wb.active = n
 			}
 		case "sheet":
+			if len(wb.sheets) == xlsxMaxSheets {
+				return xlsxBound("more than %d sheets", xlsxMaxSheets)
+			}
 			id := ""
 			for _, a := range se.Attr {
 				// r:id, whatever prefix the relationships namespace has.
@@ -170,7 +344,10 @@ func (wb *xlsxBook) readWorkbook() error {
 					id = a.Value
 				}
 			}
-			wb.sheets = append(wb.sheets, sheetRef{name: attr(se, "name"), part: targets[id]})
+			// Names are shown and quoted: cut as column names are (Excel's
+			// are at most 31 characters).
+			name, _ := clipCell(attr(se, "name"), maxPreviewNameBytes)
+			wb.sheets = append(wb.sheets, sheetRef{name: name, part: targets[id]})
 		}
 		return nil
 	})
@@ -189,12 +366,18 @@ func (wb *xlsxBook) readSharedStrings() error {
 		return err
 	}
 	defer rc.Close()
-	err = eachElement(rc, func(d *xml.Decoder, se xml.StartElement) error {
+	kept := 0 // bytes of text
+	err = wb.each(rc, func(x *xmlReader, se xml.StartElement) error {
 		if se.Name.Local != "si" {
 			return nil
 		}
-		s, err := richText(d, se)
-		wb.strings = append(wb.strings, s)
+		if len(wb.strings) == xlsxMaxSharedStrings || kept >= xlsxSharedTextBytes {
+			wb.stringsCut = true
+			return errStop
+		}
+		s, blank, err := x.richText(xlsxStringBytes)
+		wb.strings = append(wb.strings, sharedString{text: s, blank: blank})
+		kept += len(s)
 		return err
 	})
 	if err != nil {
@@ -203,15 +386,18 @@ func (wb *xlsxBook) readSharedStrings() error {
 	return nil
 }
 
-// richText reads the text of an <si> or <is> element: its <t> runs, without
-// the phonetic guides (<rPh>) East Asian workbooks add.
-func richText(d *xml.Decoder, start xml.StartElement) (string, error) {
-	var b strings.Builder
+// richText reads the text of the <si> or <is> element whose start was just
+// read: its <t> runs, without the phonetic guides (<rPh>) East Asian
+// workbooks add; the first limit bytes of it, and whether all of it is
+// blank.
+func (x *xmlReader) richText(limit int) (_ string, blank bool, _ error) {
+	b := x.buf[:0]
+	blank = true
 	depth, inT, skip := 1, false, 0
 	for depth > 0 {
-		tok, err := d.Token()
+		tok, err := x.token()
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -234,12 +420,17 @@ func richText(d *xml.Decoder, start xml.StartElement) (string, error) {
 			}
 		case xml.CharData:
 			if inT && skip == 0 {
-				b.Write(t)
+				b = append(b, t[:min(len(t), max(limit-len(b), 0))]...)
+				blank = blank && len(bytes.TrimSpace(t)) == 0
 			}
 		}
 	}
-	return b.String(), nil
+	x.buf = b
+	return string(b), blank, nil
 }
+
+// errStop ends wb.each early, without an error.
+var errStop = errors.New("stop")
 
 func (wb *xlsxBook) readStyles() error {
 	rc, err := wb.open("xl/styles.xml")
@@ -250,16 +441,19 @@ func (wb *xlsxBook) readStyles() error {
 	custom := make(map[int]string)
 	inXfs := false
 	var xfs []int
-	err = eachElementEnd(rc, func(d *xml.Decoder, se xml.StartElement) error {
+	err = wb.eachEnd(rc, func(x *xmlReader, se xml.StartElement) error {
 		switch se.Name.Local {
 		case "numFmt":
-			if id, err := strconv.Atoi(attr(se, "numFmtId")); err == nil {
-				custom[id] = attr(se, "formatCode")
+			// Beyond the bounds, formats are plain numbers: no workbook
+			// has that many.
+			code := attr(se, "formatCode")
+			if id, err := strconv.Atoi(attr(se, "numFmtId")); err == nil && len(custom) < xlsxMaxCustomFormats && len(code) <= xlsxMaxFormatCode {
+				custom[id] = code
 			}
 		case "cellXfs":
 			inXfs = true
 		case "xf":
-			if inXfs {
+			if inXfs && len(xfs) < xlsxMaxFormats {
 				id, _ := strconv.Atoi(attr(se, "numFmtId"))
 				xfs = append(xfs, id)
 			}
@@ -273,14 +467,17 @@ func (wb *xlsxBook) readStyles() error {
 	if err != nil {
 		return fmt.Errorf("%w: styles: %w", errXLSX, err)
 	}
+	kinds := make(map[int]numberKind, len(custom)) // each code classified once
+	for id, code := range custom {
+		kinds[id] = formatKind(code)
+	}
 	wb.formats = make([]numberKind, len(xfs))
 	for i, id := range xfs {
-		code, ok := custom[id]
+		kind, ok := kinds[id]
 		if !ok {
-			wb.formats[i] = builtinKind(id)
-			continue
+			kind = builtinKind(id)
 		}
-		wb.formats[i] = formatKind(code)
+		wb.formats[i] = kind
 	}
 	return nil
 }
@@ -333,10 +530,10 @@ func formatKind(code string) numberKind {
 		case '%':
 			percent = true
 		case 'a', 'A':
-			switch rest := strings.ToLower(code[i:]); {
-			case strings.HasPrefix(rest, "am/pm"):
+			switch rest := code[i:]; {
+			case len(rest) >= 5 && strings.EqualFold(rest[:5], "am/pm"):
 				clock, i = true, i+4
-			case strings.HasPrefix(rest, "a/p"):
+			case len(rest) >= 3 && strings.EqualFold(rest[:3], "a/p"):
 				clock, i = true, i+2
 			}
 		case 'y', 'Y', 'd', 'D':
@@ -397,9 +594,9 @@ func (wb *xlsxBook) sheetNames() []string {
 }
 
 // rows reads sheet i's rows in order, each as its cells' shown text up to
-// maxColumns columns (wide reports a cell beyond), and calls fn with each
-// until fn returns false.
-func (wb *xlsxBook) rows(i, maxColumns int, fn func(cells []string, wide bool) bool) error {
+// maxColumns columns (wide reports a cell beyond; blank that every cell is
+// blank), and calls fn with each until fn returns false.
+func (wb *xlsxBook) rows(i, maxColumns int, fn func(cells []string, blank, wide bool) bool) error {
 	ref := wb.sheets[i]
 	rc, err := wb.open(ref.part)
 	if err != nil {
@@ -409,12 +606,12 @@ func (wb *xlsxBook) rows(i, maxColumns int, fn func(cells []string, wide bool) b
 		return fmt.Errorf("%w: the workbook names a sheet it does not contain (%q)", errXLSX, ref.name)
 	}
 	defer rc.Close()
-	d := xml.NewDecoder(rc)
+	x := wb.xml(rc)
 	var cells []string
-	wide, inRow, stop := false, false, false
+	wide, blank, inRow, stop := false, true, false, false
 	next := 0 // the column of a cell without an r attribute
 	for !stop {
-		tok, err := d.Token()
+		tok, err := x.token()
 		if err == io.EOF {
 			break
 		}
@@ -425,10 +622,10 @@ func (wb *xlsxBook) rows(i, maxColumns int, fn func(cells []string, wide bool) b
 		case xml.StartElement:
 			switch t.Name.Local {
 			case "row":
-				inRow, cells, wide, next = true, nil, false, 0
+				inRow, cells, wide, blank, next = true, nil, false, true, 0
 			case "c":
 				if !inRow {
-					if err := d.Skip(); err != nil {
+					if err := x.skip(); err != nil {
 						return fmt.Errorf("%w: sheet %q: %w", errXLSX, ref.name, err)
 					}
 					continue
@@ -438,7 +635,7 @@ func (wb *xlsxBook) rows(i, maxColumns int, fn func(cells []string, wide bool) b
 					return fmt.Errorf("%w: sheet %q: %w", errXLSX, ref.name, err)
 				}
 				next = col + 1
-				v, err := wb.cell(d, t)
+				v, vBlank, err := wb.cell(x, t)
 				if err != nil {
 					return fmt.Errorf("%w: sheet %q: %w", errXLSX, ref.name, err)
 				}
@@ -446,6 +643,7 @@ func (wb *xlsxBook) rows(i, maxColumns int, fn func(cells []string, wide bool) b
 					wide = wide || v != ""
 					continue
 				}
+				blank = blank && vBlank
 				for len(cells) <= col {
 					cells = append(cells, "")
 				}
@@ -454,7 +652,7 @@ func (wb *xlsxBook) rows(i, maxColumns int, fn func(cells []string, wide bool) b
 		case xml.EndElement:
 			if t.Name.Local == "row" && inRow {
 				inRow = false
-				stop = !fn(cells, wide)
+				stop = !fn(cells, blank, wide)
 			}
 		}
 	}
@@ -484,33 +682,32 @@ func cellColumn(ref string, next int) (int, error) {
 	return col - 1, nil
 }
 
-// cell reads a <c> element and returns the text it shows.
-func (wb *xlsxBook) cell(d *xml.Decoder, c xml.StartElement) (string, error) {
+// cell reads the <c> element whose start was just read and returns the
+// text it shows, at most xlsxStringBytes of it, and whether it is blank.
+func (wb *xlsxBook) cell(x *xmlReader, c xml.StartElement) (string, bool, error) {
 	typ := attr(c, "t")
 	var v string
 	var inline string
-	depth := 1
-	for depth > 0 {
-		tok, err := d.Token()
+	inlineBlank := true
+	for depth := 1; depth > 0; {
+		tok, err := x.token()
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch t.Name.Local {
 			case "v":
-				var s string
-				if err := d.DecodeElement(&s, &t); err != nil {
-					return "", err
+				if v, err = x.text(xlsxStringBytes); err != nil {
+					return "", false, err
 				}
-				v = s
 			case "is":
-				if inline, err = richText(d, t); err != nil {
-					return "", err
+				if inline, inlineBlank, err = x.richText(xlsxStringBytes); err != nil {
+					return "", false, err
 				}
 			default:
-				if err := d.Skip(); err != nil {
-					return "", err
+				if err := x.skip(); err != nil {
+					return "", false, err
 				}
 			}
 		case xml.EndElement:
@@ -520,21 +717,26 @@ func (wb *xlsxBook) cell(d *xml.Decoder, c xml.StartElement) (string, error) {
 	switch typ {
 	case "s":
 		i, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || i < 0 || i >= len(wb.strings) {
-			return "", fmt.Errorf("a cell names shared string %.20q of %d", v, len(wb.strings))
+		if err == nil && i >= len(wb.strings) && wb.stringsCut {
+			return "", false, xlsxBound("a cell names shared string %d; a preview reads the first %d (at most %d of them, %d MiB of text)",
+				i, len(wb.strings), xlsxMaxSharedStrings, xlsxSharedTextBytes>>20)
 		}
-		return wb.strings[i], nil
+		if err != nil || i < 0 || i >= len(wb.strings) {
+			return "", false, fmt.Errorf("a cell names shared string %.20q of %d", v, len(wb.strings))
+		}
+		return wb.strings[i].text, wb.strings[i].blank, nil
 	case "inlineStr":
-		return inline, nil
+		return inline, inlineBlank, nil
 	case "b":
 		if strings.TrimSpace(v) == "1" {
-			return "TRUE", nil
+			return "TRUE", false, nil
 		}
-		return "FALSE", nil
+		return "FALSE", false, nil
 	case "str", "e", "d":
-		return v, nil
+		return v, strings.TrimSpace(v) == "", nil
 	}
-	return wb.number(v, attr(c, "s")), nil
+	v = wb.number(v, attr(c, "s"))
+	return v, strings.TrimSpace(v) == "", nil
 }
 
 // number shows a stored number: a date, time or percentage when its style
@@ -591,15 +793,16 @@ func serialTime(f float64, date1904 bool) (time.Time, bool) {
 	return epoch.AddDate(0, 0, int(days)).Add(time.Duration(secs) * time.Second), true
 }
 
-// eachElement calls fn with every start element of an XML part, in order.
-func eachElement(r io.Reader, fn func(*xml.Decoder, xml.StartElement) error) error {
-	return eachElementEnd(r, fn, nil)
+// each calls fn with every start element of an XML part, in order, until
+// fn returns an error (errStop: none).
+func (wb *xlsxBook) each(r io.Reader, fn func(*xmlReader, xml.StartElement) error) error {
+	return wb.eachEnd(r, fn, nil)
 }
 
-func eachElementEnd(r io.Reader, fn func(*xml.Decoder, xml.StartElement) error, end func(xml.EndElement)) error {
-	d := xml.NewDecoder(r)
+func (wb *xlsxBook) eachEnd(r io.Reader, fn func(*xmlReader, xml.StartElement) error, end func(xml.EndElement)) error {
+	x := wb.xml(r)
 	for {
-		tok, err := d.Token()
+		tok, err := x.token()
 		if err == io.EOF {
 			return nil
 		}
@@ -608,7 +811,9 @@ func eachElementEnd(r io.Reader, fn func(*xml.Decoder, xml.StartElement) error, 
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if err := fn(d, t); err != nil {
+			if err := fn(x, t); err == errStop {
+				return nil
+			} else if err != nil {
 				return err
 			}
 		case xml.EndElement:

@@ -53,7 +53,7 @@ func TestXLSXReaderAgreesWithExcelize(t *testing.T) {
 	wb, err := openTestBook(buf.Bytes())
 	must(err)
 	var got [][]string
-	must(wb.rows(0, 100, func(cells []string, _ bool) bool { got = append(got, cells); return true }))
+	must(wb.rows(0, 100, func(cells []string, _, _ bool) bool { got = append(got, cells); return true }))
 	if len(got) != 3 || len(want) != 3 {
 		t.Fatalf("rows: got %d, excelize %d", len(got), len(want))
 	}
@@ -178,7 +178,7 @@ func TestXLSXReaderOtherProducers(t *testing.T) {
 		t.Fatalf("sheets %v, active %d, 1904 %v", wb.sheetNames(), wb.active, wb.date1904)
 	}
 	var got []string
-	if err := wb.rows(1, 10, func(cells []string, _ bool) bool { got = append(got, fmt.Sprintf("%q", cells)); return true }); err != nil {
+	if err := wb.rows(1, 10, func(cells []string, _, _ bool) bool { got = append(got, fmt.Sprintf("%q", cells)); return true }); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{`["name" "漢字" "" "1904-01-01"]`, `["" "TRUE" "#N/A" "formula text"]`}
@@ -220,7 +220,7 @@ func TestXLSXReaderRefusesBadParts(t *testing.T) {
 	}
 }
 
-func zipParts(t *testing.T, parts map[string]string) []byte {
+func zipParts(t testing.TB, parts map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
