@@ -3,9 +3,21 @@
 // Parsing uses github.com/ledongthuc/pdf, a maintained fork of rsc.io/pdf
 // that decodes fonts' ToUnicode maps and encodings (see BENCHMARKS.md for
 // the comparison that chose it). That library reports malformed input by
-// panicking and cannot be interrupted, so an Extractor runs it on its own
-// goroutine: panics become ErrMalformed, a deadline ends the wait, and a
-// fixed number of workers bounds what a stuck document can hold on to.
+// panicking, so an Extractor runs it on its own goroutine: panics become
+// ErrMalformed, a deadline ends the wait, and a fixed number of workers
+// bounds the documents parsed at once.
+//
+// The library also follows references without bounds: a /Prev cycle of
+// cross-reference sections, a /Kids or /Parent cycle in the page tree or an
+// /Extends cycle of object streams would keep it looping, and an object
+// stream stored inside itself makes it recurse until the process dies.
+// Before it is trusted with them, the package checks the cross-reference
+// chain and object streams itself (xref.go) and walks the page tree with
+// visited bounds (pages.go), refusing such documents as ErrMalformed. As a
+// last resort the parser reads the document through a guard (guard.go)
+// that refuses every read once the deadline has passed or the parser has
+// recursed too deep; since each turn of the library's loops reads the
+// document again, a worker always ends soon after its deadline.
 //
 // Each page starts with a line "<!-- page N -->" (N from 1): an HTML
 // comment, so renderers hide it while a reader (or a model) can still
@@ -68,7 +80,8 @@ type Options struct {
 	// Timeout bounds one extraction, on top of the context's deadline.
 	Timeout time.Duration
 	// MaxWorkers bounds the documents parsed at once. A document that
-	// outlives its deadline keeps its worker until the parser returns.
+	// outlives its deadline keeps its worker until the parser returns,
+	// which it does at its next read of the document.
 	MaxWorkers int
 	// MaxPageContent caps one page's content streams once decompressed
 	// (default 16 MiB): the parser holds a page's text in memory, and a
@@ -146,7 +159,12 @@ func (e *Extractor) Extract(ctx context.Context, data []byte) (*Document, error)
 		var r result
 		defer func() {
 			if p := recover(); p != nil {
-				r = result{err: fmt.Errorf("%w: %v", ErrMalformed, p)}
+				var abort abortError
+				if err, ok := p.(error); ok && errors.As(err, &abort) {
+					r = result{err: abort.err} // the guard's reason (guard.go)
+				} else {
+					r = result{err: fmt.Errorf("%w: %v", ErrMalformed, p)}
+				}
 			}
 			done <- r
 		}()
@@ -166,7 +184,24 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
 	if !IsPDF(data) {
 		return nil, fmt.Errorf("%w: no %%PDF- header", ErrMalformed)
 	}
-	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	// The library follows /Prev and object-stream references without
+	// bounds: check them first (xref.go).
+	if err := checkXref(data); err != nil {
+		return nil, err
+	}
+	g := &guardedReader{data: data, stop: stop}
+	doc, err := e.parse(g, data)
+	if aerr := g.aborted(); aerr != nil {
+		// The library may have turned the abort into an error of its own
+		// (or swallowed it and gone on): the abort is the reason.
+		return nil, aerr
+	}
+	return doc, err
+}
+
+// parse reads the document through g.
+func (e *Extractor) parse(g *guardedReader, data []byte) (*Document, error) {
+	r, err := pdf.NewReader(g, int64(len(data)))
 	if err != nil {
 		// The parser's messages may quote the encryption dictionary's
 		// binary keys: say what kind of failure it was, not its text.
@@ -178,24 +213,31 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool) (*Document, error) {
 		}
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	doc := &Document{Pages: r.NumPage(), Title: cleanLine(r.Trailer().Key("Info").Key("Title").Text())}
+	// Not Reader.Page: it follows /Kids cycles forever (pages.go).
+	pages, more, err := collectPages(r, e.opts.MaxPages)
+	if err != nil {
+		return nil, err
+	}
+	doc := &Document{Pages: len(pages), Truncated: more, Title: cleanLine(r.Trailer().Key("Info").Key("Title").Text())}
+	if more {
+		doc.Pages = max(r.NumPage(), len(pages)+1)
+	}
 	var md strings.Builder
 	textChars := 0
-	for n := 1; n <= doc.Pages; n++ {
-		if stop.Load() {
+	for i, page := range pages {
+		n := i + 1
+		if g.stop.Load() {
 			return nil, context.DeadlineExceeded
 		}
-		if n > e.opts.MaxPages || md.Len() >= e.opts.MaxChars {
+		if md.Len() >= e.opts.MaxChars {
 			doc.Truncated = true
 			break
 		}
-		page := r.Page(n)
 		text := ""
-		oversized := !page.V.IsNull() && pageSize(page, e.opts.MaxPageContent) > e.opts.MaxPageContent
+		oversized := pageSize(page, e.opts.MaxPageContent) > e.opts.MaxPageContent
 		if oversized {
 			doc.Skipped = append(doc.Skipped, n)
-		}
-		if !page.V.IsNull() && !oversized {
+		} else {
 			// nil: fonts are looked up per page, their names being page-local.
 			if text, err = page.GetPlainText(nil); err != nil {
 				return nil, fmt.Errorf("%w: page %d: %v", ErrMalformed, n, err)
