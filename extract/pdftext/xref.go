@@ -50,34 +50,42 @@ type xrefEntry struct {
 // It returns nil for documents whose trailer the library will not find:
 // it refuses them before following anything.
 func checkXref(data []byte) error {
+	table, err := readXrefChain(data)
+	if err != nil {
+		return err
+	}
+	return checkObjectStreams(data, table)
+}
+
+// readXrefChain reads the cross-reference sections from startxref along
+// their /Prev chain into one table, newest entries first.
+func readXrefChain(data []byte) ([]xrefEntry, error) {
 	start, ok := startxref(data)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	var table []xrefEntry
 	seen := map[int64]bool{}
 	for off := start; ; {
 		if seen[off] {
-			return fmt.Errorf("%w: the cross-reference /Prev chain comes back to offset %d (a cycle)", ErrMalformed, off)
+			return nil, fmt.Errorf("%w: the cross-reference /Prev chain comes back to offset %d (a cycle)", ErrMalformed, off)
 		}
 		if len(seen) == maxXrefSections {
-			return fmt.Errorf("%w: over %d cross-reference sections", ErrMalformed, maxXrefSections)
+			return nil, fmt.Errorf("%w: over %d cross-reference sections", ErrMalformed, maxXrefSections)
 		}
 		seen[off] = true
 		prev, err := readSection(data, off, &table)
 		if err != nil {
-			return fmt.Errorf("%w: cross-reference section at offset %d: %w", ErrMalformed, off, err)
-		}
-		if prev == nil {
-			break
+			return nil, fmt.Errorf("%w: cross-reference section at offset %d: %w", ErrMalformed, off, err)
 		}
 		p, ok := prev.(int64)
 		if !ok {
-			return nil // the library refuses a /Prev that is not an integer
+			// The end of the chain (a /Prev that is not an integer the
+			// library refuses).
+			return table, nil
 		}
 		off = p
 	}
-	return checkObjectStreams(data, table)
 }
 
 // startxref finds the offset of the last cross-reference section the way
