@@ -53,8 +53,8 @@ func collectPages(r *pdf.Reader, limit int) (pages []pdf.Page, more bool, err er
 			if len(pages) == limit {
 				return pages, true, nil
 			}
-			if err := checkParents(kid); err != nil {
-				return nil, false, fmt.Errorf("page %d: %w", len(pages)+1, err)
+			if !parentsEnd(kid) {
+				return nil, false, fmt.Errorf("%w: page %d's /Parent chain is over %d nodes long (a /Parent cycle?)", ErrMalformed, len(pages)+1, maxTreeDepth)
 			}
 			pages = append(pages, pdf.Page{V: kid})
 		}
@@ -62,15 +62,15 @@ func collectPages(r *pdf.Reader, limit int) (pages []pdf.Page, more bool, err er
 	return pages, false, nil
 }
 
-// checkParents makes sure page's /Parent chain ends (a cycle would hang
-// the library's lookup of inherited attributes such as /Resources).
-func checkParents(page pdf.Value) error {
+// parentsEnd reports whether page's /Parent chain ends within
+// maxTreeDepth hops (a cycle would hang the library's lookup of inherited
+// attributes such as /Resources).
+func parentsEnd(page pdf.Value) bool {
 	v := page
 	for range maxTreeDepth + 1 {
-		v = v.Key("Parent")
-		if v.IsNull() {
-			return nil
+		if v = v.Key("Parent"); v.IsNull() {
+			return true
 		}
 	}
-	return fmt.Errorf("%w: the /Parent chain is over %d nodes long (a /Parent cycle?)", ErrMalformed, maxTreeDepth)
+	return false
 }

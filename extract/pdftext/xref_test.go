@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReadXrefChainRealFiles: the cross-reference streams of the real
@@ -212,4 +213,35 @@ func TestXrefBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCheckXref: the cross-reference reader takes any bytes without a
+// panic, and whatever it accepts the library parses without looping.
+func FuzzCheckXref(f *testing.F) {
+	for _, name := range []string{"walden.pdf", "hybrid.pdf"} {
+		data, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data[max(0, len(data)-3000):]) // the xref stream and trailer
+	}
+	for _, data := range hostilePDFs() {
+		f.Add(data)
+	}
+	f.Add([]byte("xref\n0 1\n0000000000 65535 f \ntrailer\n<</Size 1/Prev 9>>\nstartxref\n0\n%%EOF" + strings.Repeat(" ", 40)))
+	x := New(Options{MaxWorkers: 1, MaxPages: 20, Timeout: 10 * time.Second})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := checkXref(data); err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("checkXref: %v, not ErrMalformed", err)
+			}
+			return
+		}
+		if !IsPDF(data) {
+			return
+		}
+		if _, err := x.Extract(context.Background(), data); errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrBusy) {
+			t.Fatalf("a document the checks passed timed out: %v", err)
+		}
+	})
 }
