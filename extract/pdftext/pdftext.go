@@ -96,7 +96,7 @@ type Document struct {
 	Pages     int    // pages in the document
 	PagesRead int    // pages whose text is in Markdown
 	Truncated bool   // pages were left out (MaxPages or MaxChars)
-	Skipped   []int  // pages left out for content over MaxPageContent
+	Skipped   []int  // pages left out: content over MaxPageContent, or text too costly to decode
 }
 
 // Extractor reads PDFs within its Options. It is safe for concurrent use.
@@ -234,8 +234,9 @@ func (e *Extractor) parse(g *guardedReader, data []byte) (*Document, error) {
 			break
 		}
 		text := ""
-		oversized := pageSize(page, e.opts.MaxPageContent) > e.opts.MaxPageContent
-		if oversized {
+		size, work := pageCost(page, e.opts.MaxPageContent)
+		oversized, costly := size > e.opts.MaxPageContent, work > maxDecodeWork
+		if oversized || costly {
 			doc.Skipped = append(doc.Skipped, n)
 		} else {
 			// nil: fonts are looked up per page, their names being page-local.
@@ -249,8 +250,11 @@ func (e *Extractor) parse(g *guardedReader, data []byte) (*Document, error) {
 			md.WriteString("\n\n")
 		}
 		fmt.Fprintf(&md, "<!-- page %d -->\n", n)
-		if oversized {
+		switch {
+		case oversized:
 			fmt.Fprintf(&md, "<!-- page %d skipped: over %d MiB of content -->\n", n, e.opts.MaxPageContent>>20)
+		case costly:
+			fmt.Fprintf(&md, "<!-- page %d skipped: its text would take too long to decode -->\n", n)
 		}
 		if text != "" {
 			md.WriteString("\n")
@@ -263,7 +267,7 @@ func (e *Extractor) parse(g *guardedReader, data []byte) (*Document, error) {
 			return nil, fmt.Errorf("%w: no pages", ErrMalformed)
 		}
 		if len(doc.Skipped) > 0 {
-			return nil, fmt.Errorf("%w: %d pages over %d MiB of content once decompressed, and no text on the others", ErrTooLarge, len(doc.Skipped), e.opts.MaxPageContent>>20)
+			return nil, fmt.Errorf("%w: %d pages over %d MiB of content once decompressed or too costly to decode, and no text on the others", ErrTooLarge, len(doc.Skipped), e.opts.MaxPageContent>>20)
 		}
 		return nil, fmt.Errorf("%w (%d pages, all without text: a scan or images)", ErrNoText, doc.Pages)
 	}
@@ -271,19 +275,35 @@ func (e *Extractor) parse(g *guardedReader, data []byte) (*Document, error) {
 	return doc, nil
 }
 
-// pageSize measures, decompressed, what the parser reads whole for a
-// page: its content streams and its fonts' ToUnicode maps. It reads at
-// most limit+1 bytes and keeps none.
-func pageSize(page pdf.Page, limit int64) int64 {
-	total := contentSize(page.V.Key("Contents"), limit)
+// maxDecodeWork bounds a page's decoding work, in code-by-entry
+// comparisons (~10 ns each, measured): the library looks each character
+// code up by a linear scan of its font's ToUnicode entries or /Differences
+// array, in memory, where the guard cannot stop it. Without the bound a
+// 45 KB page (200 000 codes, a 20 000-entry map) held its worker for 41 s,
+// and the content limits allow hours. A page over it would not be read
+// within the deadline anyway.
+const maxDecodeWork = 1 << 30
+
+// pageCost measures, decompressed, what the parser reads whole for a
+// page (its content streams and its fonts' ToUnicode maps; at most
+// limit+1 bytes read, none kept), and bounds the work of decoding its
+// text: content bytes (each at most one code) times the largest font's
+// entries (a ToUnicode entry takes at least 10 bytes, "<01><0041>").
+func pageCost(page pdf.Page, limit int64) (size, work int64) {
+	content := contentSize(page.V.Key("Contents"), limit)
+	size = content
 	fonts := page.Resources().Key("Font")
+	var entries int64
 	for _, name := range fonts.Keys() {
-		if total > limit {
+		if size > limit {
 			break
 		}
-		total += contentSize(fonts.Key(name).Key("ToUnicode"), limit-total)
+		font := fonts.Key(name)
+		cmap := contentSize(font.Key("ToUnicode"), limit-size)
+		size += cmap
+		entries = max(entries, cmap/10+int64(font.Key("Encoding").Key("Differences").Len()))
 	}
-	return total
+	return size, content * entries
 }
 
 // contentSize measures a stream or an array of streams once decompressed,

@@ -1,0 +1,77 @@
+package pdftext
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// costlyPDF is a small document whose page 1 shows 200 000 character
+// codes in a font whose lookups the library makes by linear scan (a
+// 20 000-entry ToUnicode map, or a /Differences array of 60 000 names without a Unicode value, each looked at for every byte);
+// page 2 is ordinary.
+func costlyPDF(t testing.TB, differences bool) []byte {
+	t.Helper()
+	flate := func(b string) []byte {
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		zw.Write([]byte(b))
+		zw.Close()
+		return z.Bytes()
+	}
+	d := newHostile()
+	d.obj(1, "<</Type/Catalog/Pages 2 0 R>>")
+	d.obj(2, "<</Type/Pages/Kids[3 0 R 7 0 R]/Count 2>>")
+	d.obj(3, "<</Type/Page/Parent 2 0 R/Contents 4 0 R/Resources<</Font<</F1 5 0 R>>>>>>")
+	z := flate("BT /F1 12 Tf (" + strings.Repeat("\xff\xfe", 100_000) + ") Tj ET")
+	d.offsets[4] = d.b.Len()
+	fmt.Fprintf(&d.b, "4 0 obj\n<</Length %d/Filter/FlateDecode>>\nstream\n%s\nendstream\nendobj\n", len(z), z)
+	var cm strings.Builder
+	cm.WriteString("begincmap\n1 begincodespacerange <0000> <FFFF> endcodespacerange\n20000 beginbfchar\n")
+	for i := range 20_000 {
+		fmt.Fprintf(&cm, "<%04X> <0041>\n", i+1)
+	}
+	cm.WriteString("endbfchar\nendcmap\n")
+	if differences {
+		d.obj(5, "<</Type/Font/Subtype/Type1/BaseFont/Helvetica/Encoding<</Differences[0"+strings.Repeat("/zz", 60_000)+"]>>>>")
+	} else {
+		d.obj(5, "<</Type/Font/Subtype/Type0/BaseFont/X/Encoding/Identity-H/ToUnicode 6 0 R>>")
+	}
+	z = flate(cm.String())
+	d.offsets[6] = d.b.Len()
+	fmt.Fprintf(&d.b, "6 0 obj\n<</Length %d/Filter/FlateDecode>>\nstream\n%s\nendstream\nendobj\n", len(z), z)
+	d.obj(7, "<</Type/Page/Parent 2 0 R/Contents 8 0 R/Resources<</Font<</F1 9 0 R>>>>>>")
+	d.stream(8, "", []byte("BT /F1 12 Tf 72 700 Td (Page two) Tj ET"))
+	d.obj(9, "<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>")
+	return d.end(d.table(""))
+}
+
+// TestDecodeWork: a page whose text the library would take minutes to
+// decode, in memory where the guard cannot stop it, is skipped up front
+// (before the bound it held its worker for 41 s, twice the deadline).
+func TestDecodeWork(t *testing.T) {
+	for _, differences := range []bool{false, true} {
+		t.Run(fmt.Sprintf("differences=%v", differences), func(t *testing.T) {
+			data := costlyPDF(t, differences)
+			if len(data) > 256<<10 {
+				t.Fatalf("%d bytes; want a small document", len(data))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			doc, err := New(Options{Timeout: 20 * time.Second}).Extract(ctx, data)
+			if err != nil {
+				t.Fatalf("%v after %v", err, time.Since(start))
+			}
+			if len(doc.Skipped) != 1 || doc.Skipped[0] != 1 || !strings.Contains(doc.Markdown, "<!-- page 1 skipped: its text would take too long to decode -->") ||
+				!strings.Contains(doc.Markdown, "Page two") {
+				t.Errorf("skipped %v, markdown:\n%.300s", doc.Skipped, doc.Markdown)
+			}
+			t.Logf("%d bytes read in %v", len(data), time.Since(start))
+		})
+	}
+}
