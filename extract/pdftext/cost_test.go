@@ -75,3 +75,68 @@ func TestDecodeWork(t *testing.T) {
 		})
 	}
 }
+
+// endlessPDF has a page 1 whose content stream (or its font's ToUnicode
+// map) ends inside a <hex string>, on which the library's tokenizer spins
+// for ever without reading the file, and an ordinary page 2.
+func endlessPDF(inCMap bool) []byte {
+	d := newHostile()
+	d.obj(1, "<</Type/Catalog/Pages 2 0 R>>")
+	d.obj(2, "<</Type/Pages/Kids[3 0 R 7 0 R]/Count 2>>")
+	d.obj(3, "<</Type/Page/Parent 2 0 R/Contents 4 0 R/Resources<</Font<</F1 5 0 R>>>>>>")
+	if inCMap {
+		d.stream(4, "", []byte("BT /F1 12 Tf 72 700 Td <0041> Tj ET"))
+		d.obj(5, "<</Type/Font/Subtype/Type0/BaseFont/X/Encoding/Identity-H/ToUnicode 6 0 R>>")
+		d.stream(6, "", []byte("begincmap\n1 begincodespacerange <0000> <FFFF> endcodespacerange\n1 beginbfchar\n<0041> <00"))
+	} else {
+		d.stream(4, "", []byte("BT /F1 12 Tf 72 700 Td (Hello) Tj <41 4"))
+		d.obj(5, "<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>")
+	}
+	d.obj(7, "<</Type/Page/Parent 2 0 R/Contents 8 0 R/Resources<</Font<</F1 9 0 R>>>>>>")
+	d.stream(8, "", []byte("BT /F1 12 Tf 72 700 Td (Page two) Tj ET"))
+	d.obj(9, "<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>")
+	return d.end(d.table(""))
+}
+
+// TestEndlessStreams: such a page is skipped and the rest is read; before,
+// the worker spun for good past its deadline (its loop never reads the
+// file, so the guard cannot stop it).
+func TestEndlessStreams(t *testing.T) {
+	for _, inCMap := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cmap=%v", inCMap), func(t *testing.T) {
+			x := New(Options{MaxWorkers: 1, Timeout: 10 * time.Second})
+			doc, err := x.Extract(context.Background(), endlessPDF(inCMap))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Skipped) != 1 || doc.Skipped[0] != 1 || !strings.Contains(doc.Markdown, "<!-- page 1 skipped: its content ends inside a hex string -->") ||
+				!strings.Contains(doc.Markdown, "Page two") {
+				t.Errorf("skipped %v, markdown:\n%.300s", doc.Skipped, doc.Markdown)
+			}
+		})
+	}
+}
+
+func TestTailWatch(t *testing.T) {
+	for _, tt := range []struct {
+		chunks []string
+		want   bool
+	}{
+		{[]string{"BT (a) Tj ET"}, false},
+		{[]string{"<41 42>"}, false},
+		{[]string{"<"}, true},
+		{[]string{"(x) Tj <4", "1 4", "2\n \n"}, true},
+		{[]string{"<41", "> Tj", "\n"}, false},
+		{[]string{"<41", "  ", ""}, true},
+		{[]string{"<<41"}, true}, // an unclosed dictionary: malformed, flagged too
+		{[]string{"<4g"}, false}, // the tokenizer stops with an error at g
+	} {
+		var w tailWatch
+		for _, c := range tt.chunks {
+			w.Write([]byte(c))
+		}
+		if got := w.endsInHexString(); got != tt.want {
+			t.Errorf("%q: %v, want %v", tt.chunks, got, tt.want)
+		}
+	}
+}

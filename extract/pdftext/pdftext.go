@@ -96,7 +96,7 @@ type Document struct {
 	Pages     int    // pages in the document
 	PagesRead int    // pages whose text is in Markdown
 	Truncated bool   // pages were left out (MaxPages or MaxChars)
-	Skipped   []int  // pages left out: content over MaxPageContent, or text too costly to decode
+	Skipped   []int  // pages left out: content over MaxPageContent, text too costly to decode, or content the parser would never finish
 }
 
 // Extractor reads PDFs within its Options. It is safe for concurrent use.
@@ -234,9 +234,9 @@ func (e *Extractor) parse(g *guardedReader, data []byte) (*Document, error) {
 			break
 		}
 		text := ""
-		size, work := pageCost(page, e.opts.MaxPageContent)
+		size, work, endless := pageCost(page, e.opts.MaxPageContent)
 		oversized, costly := size > e.opts.MaxPageContent, work > maxDecodeWork
-		if oversized || costly {
+		if oversized || costly || endless {
 			doc.Skipped = append(doc.Skipped, n)
 		} else {
 			// nil: fonts are looked up per page, their names being page-local.
@@ -255,6 +255,8 @@ func (e *Extractor) parse(g *guardedReader, data []byte) (*Document, error) {
 			fmt.Fprintf(&md, "<!-- page %d skipped: over %d MiB of content -->\n", n, e.opts.MaxPageContent>>20)
 		case costly:
 			fmt.Fprintf(&md, "<!-- page %d skipped: its text would take too long to decode -->\n", n)
+		case endless:
+			fmt.Fprintf(&md, "<!-- page %d skipped: its content ends inside a hex string -->\n", n)
 		}
 		if text != "" {
 			md.WriteString("\n")
@@ -267,7 +269,7 @@ func (e *Extractor) parse(g *guardedReader, data []byte) (*Document, error) {
 			return nil, fmt.Errorf("%w: no pages", ErrMalformed)
 		}
 		if len(doc.Skipped) > 0 {
-			return nil, fmt.Errorf("%w: %d pages over %d MiB of content once decompressed or too costly to decode, and no text on the others", ErrTooLarge, len(doc.Skipped), e.opts.MaxPageContent>>20)
+			return nil, fmt.Errorf("%w: %d pages over %d MiB of content once decompressed, too costly to decode or malformed, and no text on the others", ErrTooLarge, len(doc.Skipped), e.opts.MaxPageContent>>20)
 		}
 		return nil, fmt.Errorf("%w (%d pages, all without text: a scan or images)", ErrNoText, doc.Pages)
 	}
@@ -289,9 +291,12 @@ const maxDecodeWork = 1 << 30
 // limit+1 bytes read, none kept), and bounds the work of decoding its
 // text: content bytes (each at most one code) times the largest font's
 // entries (a ToUnicode entry takes at least 10 bytes, "<01><0041>").
-func pageCost(page pdf.Page, limit int64) (size, work int64) {
-	content := contentSize(page.V.Key("Contents"), limit)
-	size = content
+// endless reports a stream the library's tokenizer would never finish
+// (see tailWatch).
+func pageCost(page pdf.Page, limit int64) (size, work int64, endless bool) {
+	var tail tailWatch
+	content := contentSize(page.V.Key("Contents"), limit, &tail)
+	size, endless = content, tail.endsInHexString()
 	fonts := page.Resources().Key("Font")
 	var entries int64
 	for _, name := range fonts.Keys() {
@@ -299,21 +304,23 @@ func pageCost(page pdf.Page, limit int64) (size, work int64) {
 			break
 		}
 		font := fonts.Key(name)
-		cmap := contentSize(font.Key("ToUnicode"), limit-size)
+		var tail tailWatch
+		cmap := contentSize(font.Key("ToUnicode"), limit-size, &tail)
 		size += cmap
+		endless = endless || tail.endsInHexString()
 		entries = max(entries, cmap/10+int64(font.Key("Encoding").Key("Differences").Len()))
 	}
-	return size, content * entries
+	return size, content * entries, endless
 }
 
 // contentSize measures a stream or an array of streams once decompressed,
-// reading at most limit+1 bytes and keeping none.
-func contentSize(v pdf.Value, limit int64) int64 {
+// reading at most limit+1 bytes into tail and keeping none.
+func contentSize(v pdf.Value, limit int64, tail *tailWatch) int64 {
 	var total int64
 	measure := func(s pdf.Value) {
 		rc := s.Reader()
 		defer rc.Close()
-		n, _ := io.Copy(io.Discard, io.LimitReader(rc, limit+1-total))
+		n, _ := io.Copy(tail, io.LimitReader(rc, limit+1-total))
 		total += n
 	}
 	switch v.Kind() {
@@ -327,6 +334,32 @@ func contentSize(v pdf.Value, limit int64) int64 {
 		}
 	}
 	return total
+}
+
+// tailWatch is an io.Writer that keeps the last byte written that is
+// neither a hex digit nor white space. The library's tokenizer, at the
+// end of a content stream, ToUnicode map or object stream, reads '\n'
+// for ever after: inside a <hex string> that is white space, so it loops
+// without end and without reading the file (where the guard would stop
+// it). It is inside one at the end exactly when a '<' opened it and only
+// hex digits and white space followed, which is what endsInHexString
+// reports (also, harmlessly, for such a tail in a string or comment).
+type tailWatch struct{ last byte }
+
+func (w *tailWatch) Write(p []byte) (int, error) {
+	for i := len(p) - 1; i >= 0; i-- {
+		if c := p[i]; !isWhite(c) && !isHexDigit(c) {
+			w.last = c
+			break
+		}
+	}
+	return len(p), nil
+}
+
+func (w *tailWatch) endsInHexString() bool { return w.last == '<' }
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // encrypted reports whether the document's trailer names an /Encrypt
