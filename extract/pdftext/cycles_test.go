@@ -212,7 +212,46 @@ func hostilePDFs() map[string][]byte {
 	data, first = objStm(map[int]string{1: "<</Type/Catalog/Pages 2 0 R>>", 7: "2"})
 	d.stream(5, fmt.Sprintf("/Type/ObjStm/N 7 0 R/First %d", first), data)
 	docs["object stream N inside itself"] = d.end(d.xrefStream(6, map[int]xrefRow{0: {0, 0, 65535}, 1: {2, 5, 0}, 5: {1, d.offsets[5], 0}, 7: {2, 5, 1}}, ""))
+
+	// The same with /First: the checks do not look at it, and the guard
+	// stops the recursion at its depth bound (object 7's value is never
+	// reached).
+	d = newHostile()
+	data, _ = objStm(map[int]string{1: "<</Type/Catalog/Pages 2 0 R>>", 7: "9"})
+	d.stream(5, "/Type/ObjStm/N 2/First 7 0 R", data)
+	docs["object stream First inside itself"] = d.end(d.xrefStream(6, map[int]xrefRow{0: {0, 0, 65535}, 1: {2, 5, 0}, 5: {1, d.offsets[5], 0}, 7: {2, 5, 1}}, ""))
+
+	// The catalog, in object stream 5, is an unterminated <hex string> at
+	// the end of the stream's data: the tokenizer reads white space for
+	// ever there, without reading the file.
+	d = newHostile()
+	data, first = objStm(map[int]string{1: "<41"})
+	d.stream(5, fmt.Sprintf("/Type/ObjStm/N 1/First %d", first), bytes.TrimSpace(data))
+	docs["object stream ends inside a hex string"] = d.end(d.xrefStream(6, map[int]xrefRow{0: {0, 0, 65535}, 1: {2, 5, 0}, 5: {1, d.offsets[5], 0}}, ""))
+
+	// Object stream 5 claims 10^15 objects; looking for the catalog, the
+	// library counts through them at the end of the data, without reading.
+	d = newHostile()
+	data, first = objStm(map[int]string{9: "null"})
+	d.stream(5, fmt.Sprintf("/Type/ObjStm/N 999999999999999/First %d", first), data)
+	docs["object stream with a huge N"] = d.end(d.xrefStream(6, map[int]xrefRow{0: {0, 0, 65535}, 1: {2, 5, 0}, 5: {1, d.offsets[5], 0}}, ""))
 	return docs
+}
+
+// wantReason is how each of hostilePDFs is refused.
+var wantReason = map[string]string{
+	"xref table Prev cycle":                  "/Prev chain comes back",
+	"xref table Prev self-loop":              "/Prev chain comes back",
+	"xref stream Prev cycle":                 "/Prev chain comes back",
+	"Kids self-cycle":                        "page tree is over 256 levels deep",
+	"mutual Kids cycle":                      "page tree is over 256 levels deep",
+	"Parent cycle":                           "/Parent chain",
+	"object stream inside itself":            "itself in an object stream",
+	"object stream Extends cycle":            "/Extends chain",
+	"object stream N inside itself":          "/N is not a number",
+	"object stream First inside itself":      "recursed over 512 calls deep",
+	"object stream ends inside a hex string": "ends inside a hex string",
+	"object stream with a huge N":            "/N is not a number",
 }
 
 // TestReferenceCycles: each document is refused as malformed at once, and
@@ -238,6 +277,9 @@ func TestReferenceCycles(t *testing.T) {
 				t.Fatalf("got %v after %v, want ErrMalformed", err, time.Since(start))
 			}
 			t.Logf("%v in %v", err, time.Since(start))
+			if want := wantReason[name]; !strings.Contains(err.Error(), want) {
+				t.Errorf("refused for %q, want %q", err, want)
+			}
 			// The worker must be back: a good document is read, not
 			// refused as busy.
 			doc, err := x.Extract(ctx, goodPDF)

@@ -3,6 +3,7 @@ package pdftext
 import (
 	"bytes"
 	"compress/zlib"
+	"encoding/ascii85"
 	"fmt"
 	"io"
 )
@@ -50,39 +51,42 @@ type xrefEntry struct {
 // It returns nil for documents whose trailer the library will not find:
 // it refuses them before following anything.
 func checkXref(data []byte) error {
-	table, err := readXrefChain(data)
+	table, trailer, err := readXrefChain(data)
 	if err != nil {
 		return err
 	}
-	return checkObjectStreams(data, table)
+	return checkObjectStreams(data, table, trailer["Encrypt"] != nil)
 }
 
 // readXrefChain reads the cross-reference sections from startxref along
-// their /Prev chain into one table, newest entries first.
-func readXrefChain(data []byte) ([]xrefEntry, error) {
+// their /Prev chain into one table, newest entries first, and returns it
+// with the newest section's trailer (the one the library keeps).
+func readXrefChain(data []byte) (table []xrefEntry, trailer map[pdfName]any, err error) {
 	start, ok := startxref(data)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
-	var table []xrefEntry
 	seen := map[int64]bool{}
 	for off := start; ; {
 		if seen[off] {
-			return nil, fmt.Errorf("%w: the cross-reference /Prev chain comes back to offset %d (a cycle)", ErrMalformed, off)
+			return nil, nil, fmt.Errorf("%w: the cross-reference /Prev chain comes back to offset %d (a cycle)", ErrMalformed, off)
 		}
 		if len(seen) == maxXrefSections {
-			return nil, fmt.Errorf("%w: over %d cross-reference sections", ErrMalformed, maxXrefSections)
+			return nil, nil, fmt.Errorf("%w: over %d cross-reference sections", ErrMalformed, maxXrefSections)
 		}
 		seen[off] = true
-		prev, err := readSection(data, off, &table)
+		t, err := readSection(data, off, &table)
 		if err != nil {
-			return nil, fmt.Errorf("%w: cross-reference section at offset %d: %w", ErrMalformed, off, err)
+			return nil, nil, fmt.Errorf("%w: cross-reference section at offset %d: %w", ErrMalformed, off, err)
 		}
-		p, ok := prev.(int64)
+		if trailer == nil {
+			trailer = t
+		}
+		p, ok := t["Prev"].(int64)
 		if !ok {
 			// The end of the chain (a /Prev that is not an integer the
 			// library refuses).
-			return table, nil
+			return table, trailer, nil
 		}
 		off = p
 	}
@@ -119,8 +123,8 @@ func startxref(data []byte) (int64, bool) {
 
 // readSection reads the cross-reference table or stream at off into
 // table (entries already there win: newer sections come first) and
-// returns its trailer's /Prev.
-func readSection(data []byte, off int64, table *[]xrefEntry) (prev any, err error) {
+// returns its trailer (a stream's dictionary).
+func readSection(data []byte, off int64, table *[]xrefEntry) (map[pdfName]any, error) {
 	if off < 0 || off >= int64(len(data)) {
 		return nil, fmt.Errorf("offset outside the file")
 	}
@@ -146,13 +150,13 @@ func readSection(data []byte, off int64, table *[]xrefEntry) (prev any, err erro
 	if err := readXrefStream(dict, raw, table); err != nil {
 		return nil, err
 	}
-	return dict["Prev"], nil
+	return dict, nil
 }
 
 // readTable reads a classic table's subsections (only their object
 // numbers matter here: such files have no object streams) and returns
-// its trailer's /Prev.
-func readTable(l *lexer) (any, error) {
+// its trailer.
+func readTable(l *lexer) (map[pdfName]any, error) {
 	for {
 		tok, err := l.token()
 		if err != nil {
@@ -184,7 +188,7 @@ func readTable(l *lexer) (any, error) {
 	if size, ok := d["Size"].(int64); ok && (size < 0 || size > maxObjects) {
 		return nil, fmt.Errorf("/Size %d is over %d", size, maxObjects)
 	}
-	return d["Prev"], nil
+	return d, nil
 }
 
 // streamAt reads "N G obj <<dict>> stream" at l and returns the
@@ -400,22 +404,26 @@ func abs(x int) int {
 	return x
 }
 
+// maxObjStmBytes bounds what the checks decompress of all object streams
+// together (the library itself decompresses a stream again for every
+// object it looks up in it, behind the guard).
+const maxObjStmBytes = 256 << 20
+
 // checkObjectStreams refuses object streams the library would resolve
-// without end: one stored in an object stream, and /Extends chains that
-// loop or lead into compressed objects.
-func checkObjectStreams(data []byte, table []xrefEntry) error {
-	entry := func(num int64) xrefEntry {
-		if num < 0 || num >= int64(len(table)) {
-			return xrefEntry{}
-		}
-		return table[num]
-	}
+// without end: one stored in an object stream; /Extends chains that loop
+// or lead into compressed objects; an /N the library counts to at the end
+// of the data without reading the file (beyond maxObjects, or not a plain
+// number); and, unless the document is encrypted (its streams are then
+// only readable once decrypted), data that ends inside a <hex string>
+// (see tailWatch).
+func checkObjectStreams(data []byte, table []xrefEntry, encrypted bool) error {
+	c := objStmChecker{data: data, table: table, encrypted: encrypted}
 	checked := map[int64]bool{}
 	for num, e := range table {
 		if e.kind != 2 || checked[e.a] {
 			continue
 		}
-		if entry(e.a).kind == 2 {
+		if c.entry(e.a).kind == 2 {
 			return fmt.Errorf("%w: object %d is in object stream %d, which is itself in an object stream", ErrMalformed, num, e.a)
 		}
 		// Follow /Extends from this stream; a stream met on another
@@ -432,11 +440,11 @@ func checkObjectStreams(data []byte, table []xrefEntry) error {
 				return fmt.Errorf("%w: over %d object streams", ErrMalformed, maxObjectStreams)
 			}
 			chain[s], checked[s] = true, true
-			se := entry(s)
+			se := c.entry(s)
 			if se.kind != 1 {
 				break // the library finds no stream here and stops
 			}
-			ext, err := extends(data, se.a)
+			ext, err := c.check(se.a)
 			if err != nil {
 				return fmt.Errorf("%w: object stream %d: %w", ErrMalformed, s, err)
 			}
@@ -444,7 +452,7 @@ func checkObjectStreams(data []byte, table []xrefEntry) error {
 			if !ok {
 				break
 			}
-			if entry(ref.num).kind == 2 {
+			if c.entry(ref.num).kind == 2 {
 				return fmt.Errorf("%w: object stream %d /Extends object %d, which is in an object stream", ErrMalformed, s, ref.num)
 			}
 			s = ref.num
@@ -453,24 +461,165 @@ func checkObjectStreams(data []byte, table []xrefEntry) error {
 	return nil
 }
 
-// extends reads the object stream at off and returns its /Extends.
-func extends(data []byte, off int64) (any, error) {
-	if off < 0 || off >= int64(len(data)) {
+type objStmChecker struct {
+	data      []byte
+	table     []xrefEntry
+	encrypted bool
+	decoded   int64 // bytes decompressed so far
+}
+
+func (c *objStmChecker) entry(num int64) xrefEntry {
+	if num < 0 || num >= int64(len(c.table)) {
+		return xrefEntry{}
+	}
+	return c.table[num]
+}
+
+// check reads the object stream at off, checks its /N and the end of its
+// data, and returns its /Extends.
+func (c *objStmChecker) check(off int64) (extends any, err error) {
+	if off < 0 || off >= int64(len(c.data)) {
 		return nil, fmt.Errorf("offset %d outside the file", off)
 	}
-	l := &lexer{data: data, pos: int(off)}
+	l := &lexer{data: c.data, pos: int(off)}
+	if err := objectHeader(l); err != nil {
+		return nil, err
+	}
+	v, err := l.object(0)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := v.(map[pdfName]any)
+	if !ok {
+		return nil, nil // the library's "not a stream": an error, not a loop
+	}
+	if n, ok := c.integer(d["N"]); !ok || n < 0 || n > maxObjects {
+		return nil, fmt.Errorf("/N is not a number from 0 to %d", maxObjects)
+	}
+	if c.encrypted {
+		return d["Extends"], nil
+	}
+	if kw, err := l.token(); err != nil || kw != keyword("stream") {
+		return d["Extends"], nil // not a stream: the library stops with an error
+	}
+	if l.pos < len(l.data) && l.data[l.pos] == '\r' {
+		l.pos++
+	}
+	if l.pos < len(l.data) && l.data[l.pos] == '\n' {
+		l.pos++
+	}
+	length, ok := c.integer(d["Length"])
+	if !ok || length <= 0 {
+		return d["Extends"], nil // the library reads nothing
+	}
+	raw := l.data[l.pos:min(len(l.data), l.pos+int(min(length, int64(len(l.data)))))]
+	body, err := decodeObjStm(d["Filter"], d["DecodeParms"], raw, maxObjStmBytes-c.decoded)
+	if err != nil {
+		return nil, err
+	}
+	c.decoded += int64(len(body))
+	var tail tailWatch
+	tail.Write(body)
+	if tail.endsInHexString() {
+		return nil, fmt.Errorf("its data ends inside a hex string, which the parser would read for ever")
+	}
+	return d["Extends"], nil
+}
+
+// integer is v, or the number object v refers to if it is stored
+// uncompressed (one in an object stream would make the library recurse).
+func (c *objStmChecker) integer(v any) (int64, bool) {
+	if ref, ok := v.(pdfRef); ok {
+		e := c.entry(ref.num)
+		if e.kind != 1 || e.a < 0 || e.a >= int64(len(c.data)) {
+			return 0, false
+		}
+		l := &lexer{data: c.data, pos: int(e.a)}
+		if objectHeader(l) != nil {
+			return 0, false
+		}
+		v, _ = l.token()
+	}
+	n, ok := v.(int64)
+	return n, ok
+}
+
+// objectHeader reads "N G obj".
+func objectHeader(l *lexer) error {
 	num, err1 := l.token()
 	gen, err2 := l.token()
 	obj, err3 := l.token()
 	_, ok1 := num.(int64)
 	_, ok2 := gen.(int64)
 	if err1 != nil || err2 != nil || err3 != nil || !ok1 || !ok2 || obj != keyword("obj") {
-		return nil, fmt.Errorf("no object definition at offset %d", off)
+		return fmt.Errorf("no object definition")
 	}
-	v, err := l.object(0)
-	if err != nil {
-		return nil, fmt.Errorf("at offset %d: %w", off, err)
+	return nil
+}
+
+// decodeObjStm undoes an object stream's filters as the library does
+// (FlateDecode, with the PNG Up predictor or none, and ASCII85Decode; one
+// or a chain of them), reading at most limit bytes. A nil result with a
+// nil error means the library fails on the stream with an error (an
+// unsupported filter, corrupt data), which ends, so there is nothing to
+// check.
+func decodeObjStm(filter, params any, raw []byte, limit int64) ([]byte, error) {
+	filters, paramList := []any{filter}, []any{params}
+	if a, ok := filter.([]any); ok {
+		filters = a
+		paramList, _ = params.([]any)
 	}
-	d, _ := v.(map[pdfName]any)
-	return d["Extends"], nil
+	body := raw
+	for i, f := range filters {
+		var p map[pdfName]any
+		if i < len(paramList) {
+			p, _ = paramList[i].(map[pdfName]any)
+		}
+		var r io.Reader
+		switch f {
+		case nil:
+			continue
+		case pdfName("FlateDecode"):
+			zr, err := zlib.NewReader(bytes.NewReader(body))
+			if err != nil {
+				return nil, nil
+			}
+			r = zr
+		case pdfName("ASCII85Decode"):
+			r = ascii85.NewDecoder(bytes.NewReader(ascii85Clean(body)))
+		default:
+			return nil, nil
+		}
+		out, err := io.ReadAll(io.LimitReader(r, limit+1))
+		if int64(len(out)) > limit {
+			return nil, fmt.Errorf("object streams over %d MiB once decompressed", maxObjStmBytes>>20)
+		}
+		if err != nil {
+			return nil, nil
+		}
+		if pred, ok := p["Predictor"]; ok && f == pdfName("FlateDecode") {
+			columns, _ := p["Columns"].(int64)
+			if pred != int64(12) || columns < 1 || columns > 1<<16 {
+				return nil, nil // the library supports only PNG Up (12)
+			}
+			out = unpredictPNG(out, int(columns))
+		}
+		body = out
+	}
+	return body, nil
+}
+
+// ascii85Clean keeps what the library's ASCII85 reader passes on: the
+// characters of the encoding, up to the "~>" end marker.
+func ascii85Clean(b []byte) []byte {
+	if i := bytes.Index(b, []byte("~>")); i >= 0 {
+		b = b[:i]
+	}
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if '!' <= c && c <= 'u' || c == 'z' {
+			out = append(out, c)
+		}
+	}
+	return out
 }

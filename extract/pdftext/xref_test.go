@@ -23,7 +23,7 @@ func TestReadXrefChainRealFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			table, err := readXrefChain(data)
+			table, _, err := readXrefChain(data)
 			if err != nil {
 				t.Fatal(err)
 			}
