@@ -80,7 +80,7 @@ func (l *lexer) token() (any, error) {
 		}
 		s := l.data[l.pos+1 : l.pos+end]
 		l.pos += end + 1
-		return pdfString(s), nil // undecoded: only its extent matters here
+		return hexString(s)
 	case c == '(':
 		return l.literal()
 	case c == '/':
@@ -107,23 +107,92 @@ func (l *lexer) token() (any, error) {
 	return keyword(word), nil
 }
 
-// literal reads a (string), balancing unescaped parentheses.
+// hexString decodes a <hex string>'s digits (7.3.4.3): white space is
+// ignored and a missing last digit is 0.
+func hexString(s []byte) (pdfString, error) {
+	var out []byte
+	var hi byte
+	odd := false
+	for _, c := range s {
+		if isWhite(c) {
+			continue
+		}
+		var v byte
+		switch {
+		case '0' <= c && c <= '9':
+			v = c - '0'
+		case 'a' <= c && c <= 'f':
+			v = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			v = c - 'A' + 10
+		default:
+			return "", errSyntax
+		}
+		if odd {
+			out = append(out, hi<<4|v)
+		} else {
+			hi = v
+		}
+		odd = !odd
+	}
+	if odd {
+		out = append(out, hi<<4)
+	}
+	return pdfString(out), nil
+}
+
+// literal reads a (string), balancing unescaped parentheses, and decodes
+// its escapes (7.3.4.2).
 func (l *lexer) literal() (any, error) {
 	depth := 0
-	start := l.pos
+	var out []byte
 	for l.pos < len(l.data) {
 		c := l.data[l.pos]
 		l.pos++
 		switch c {
 		case '\\':
+			if l.pos >= len(l.data) {
+				return nil, errSyntax
+			}
+			e := l.data[l.pos]
 			l.pos++
+			switch e {
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case '\r':
+				if l.pos < len(l.data) && l.data[l.pos] == '\n' {
+					l.pos++
+				}
+			case '\n':
+			case '0', '1', '2', '3', '4', '5', '6', '7':
+				x := int(e - '0')
+				for i := 0; i < 2 && l.pos < len(l.data) && '0' <= l.data[l.pos] && l.data[l.pos] <= '7'; i++ {
+					x = x*8 + int(l.data[l.pos]-'0')
+					l.pos++
+				}
+				out = append(out, byte(x))
+			default: // \( \) \\, and an unknown escape stands for its character
+				out = append(out, e)
+			}
+			continue
 		case '(':
-			depth++
+			if depth++; depth == 1 {
+				continue
+			}
 		case ')':
 			if depth--; depth == 0 {
-				return pdfString(l.data[start+1 : l.pos-1]), nil
+				return pdfString(out), nil
 			}
 		}
+		out = append(out, c)
 	}
 	return nil, errSyntax
 }

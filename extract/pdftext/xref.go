@@ -55,7 +55,31 @@ func checkXref(data []byte) error {
 	if err != nil {
 		return err
 	}
-	return checkObjectStreams(data, table, trailer["Encrypt"] != nil)
+	var crypt *streamCrypt
+	encrypted := false
+	if enc, ok := trailer["Encrypt"]; ok && enc != nil {
+		encrypted = true
+		c := objStmChecker{data: data, table: table}
+		// Classic tables are not kept (they have no object streams), so
+		// there an indirect dictionary is not found: nothing to check.
+		dict, _ := enc.(map[pdfName]any)
+		if ref, isRef := enc.(pdfRef); isRef {
+			if c.entry(ref.num).kind == 2 {
+				return fmt.Errorf("%w: the encryption dictionary is in an object stream", ErrMalformed)
+			}
+			dict, _ = c.dictionary(ref)
+		}
+		ids, _ := trailer["ID"].([]any)
+		var id pdfString
+		if len(ids) > 0 {
+			id, _ = ids[0].(pdfString)
+		}
+		// Without a key (the library refuses such encryption before it
+		// reads any object, or the dictionary was not found) streams'
+		// ends are not checked; the rest still is.
+		crypt, _ = newStreamCrypt(dict, []byte(id))
+	}
+	return checkObjectStreams(data, table, encrypted, crypt)
 }
 
 // readXrefChain reads the cross-reference sections from startxref along
@@ -413,11 +437,11 @@ const maxObjStmBytes = 256 << 20
 // without end: one stored in an object stream; /Extends chains that loop
 // or lead into compressed objects; an /N the library counts to at the end
 // of the data without reading the file (beyond maxObjects, or not a plain
-// number); and, unless the document is encrypted (its streams are then
-// only readable once decrypted), data that ends inside a <hex string>
-// (see tailWatch).
-func checkObjectStreams(data []byte, table []xrefEntry, encrypted bool) error {
-	c := objStmChecker{data: data, table: table, encrypted: encrypted}
+// number); and data that ends inside a <hex string> (see tailWatch),
+// decrypted with crypt if the document is encrypted (not checked if it is
+// encrypted and crypt is nil).
+func checkObjectStreams(data []byte, table []xrefEntry, encrypted bool, crypt *streamCrypt) error {
+	c := objStmChecker{data: data, table: table, encrypted: encrypted, crypt: crypt}
 	checked := map[int64]bool{}
 	for num, e := range table {
 		if e.kind != 2 || checked[e.a] {
@@ -465,7 +489,8 @@ type objStmChecker struct {
 	data      []byte
 	table     []xrefEntry
 	encrypted bool
-	decoded   int64 // bytes decompressed so far
+	crypt     *streamCrypt // the key if encrypted; nil if it is not known
+	decoded   int64        // bytes decompressed so far
 }
 
 func (c *objStmChecker) entry(num int64) xrefEntry {
@@ -482,7 +507,8 @@ func (c *objStmChecker) check(off int64) (extends any, err error) {
 		return nil, fmt.Errorf("offset %d outside the file", off)
 	}
 	l := &lexer{data: c.data, pos: int(off)}
-	if err := objectHeader(l); err != nil {
+	num, gen, err := objectHeader(l)
+	if err != nil {
 		return nil, err
 	}
 	v, err := l.object(0)
@@ -495,9 +521,6 @@ func (c *objStmChecker) check(off int64) (extends any, err error) {
 	}
 	if n, ok := c.integer(d["N"]); !ok || n < 0 || n > maxObjects {
 		return nil, fmt.Errorf("/N is not a number from 0 to %d", maxObjects)
-	}
-	if c.encrypted {
-		return d["Extends"], nil
 	}
 	if kw, err := l.token(); err != nil || kw != keyword("stream") {
 		return d["Extends"], nil // not a stream: the library stops with an error
@@ -513,6 +536,14 @@ func (c *objStmChecker) check(off int64) (extends any, err error) {
 		return d["Extends"], nil // the library reads nothing
 	}
 	raw := l.data[l.pos:min(len(l.data), l.pos+int(min(length, int64(len(l.data)))))]
+	if c.encrypted && c.crypt == nil {
+		return d["Extends"], nil
+	}
+	if c.crypt != nil {
+		if raw, ok = c.crypt.decrypt(num, gen, raw); !ok {
+			return d["Extends"], nil // the library's reader fails at the end: an error, not a loop
+		}
+	}
 	body, err := decodeObjStm(d["Filter"], d["DecodeParms"], raw, maxObjStmBytes-c.decoded)
 	if err != nil {
 		return nil, err
@@ -535,7 +566,7 @@ func (c *objStmChecker) integer(v any) (int64, bool) {
 			return 0, false
 		}
 		l := &lexer{data: c.data, pos: int(e.a)}
-		if objectHeader(l) != nil {
+		if _, _, err := objectHeader(l); err != nil {
 			return 0, false
 		}
 		v, _ = l.token()
@@ -544,17 +575,32 @@ func (c *objStmChecker) integer(v any) (int64, bool) {
 	return n, ok
 }
 
-// objectHeader reads "N G obj".
-func objectHeader(l *lexer) error {
-	num, err1 := l.token()
-	gen, err2 := l.token()
-	obj, err3 := l.token()
-	_, ok1 := num.(int64)
-	_, ok2 := gen.(int64)
-	if err1 != nil || err2 != nil || err3 != nil || !ok1 || !ok2 || obj != keyword("obj") {
-		return fmt.Errorf("no object definition")
+// dictionary is the dictionary ref names, if it is stored uncompressed.
+func (c *objStmChecker) dictionary(ref pdfRef) (map[pdfName]any, bool) {
+	e := c.entry(ref.num)
+	if e.kind != 1 || e.a < 0 || e.a >= int64(len(c.data)) {
+		return nil, false
 	}
-	return nil
+	l := &lexer{data: c.data, pos: int(e.a)}
+	if _, _, err := objectHeader(l); err != nil {
+		return nil, false
+	}
+	v, _ := l.object(0)
+	d, ok := v.(map[pdfName]any)
+	return d, ok
+}
+
+// objectHeader reads "N G obj".
+func objectHeader(l *lexer) (num, gen int64, err error) {
+	n, err1 := l.token()
+	g, err2 := l.token()
+	obj, err3 := l.token()
+	num, ok1 := n.(int64)
+	gen, ok2 := g.(int64)
+	if err1 != nil || err2 != nil || err3 != nil || !ok1 || !ok2 || obj != keyword("obj") {
+		return 0, 0, fmt.Errorf("no object definition")
+	}
+	return num, gen, nil
 }
 
 // decodeObjStm undoes an object stream's filters as the library does
