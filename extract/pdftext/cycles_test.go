@@ -3,6 +3,7 @@ package pdftext
 import (
 	"bytes"
 	"context"
+	"encoding/ascii85"
 	"errors"
 	"fmt"
 	"runtime"
@@ -229,6 +230,14 @@ func hostilePDFs() map[string][]byte {
 	d.stream(5, fmt.Sprintf("/Type/ObjStm/N 1/First %d", first), bytes.TrimSpace(data))
 	docs["object stream ends inside a hex string"] = d.end(d.xrefStream(6, map[int]xrefRow{0: {0, 0, 65535}, 1: {2, 5, 0}, 5: {1, d.offsets[5], 0}}, ""))
 
+	// The same, the stream's data ASCII85-encoded.
+	d = newHostile()
+	data, first = objStm(map[int]string{1: "<41"})
+	a85 := make([]byte, ascii85.MaxEncodedLen(len(data)))
+	a85 = append(a85[:ascii85.Encode(a85, data)], "~>"...)
+	d.stream(5, fmt.Sprintf("/Type/ObjStm/N 1/First %d/Filter/ASCII85Decode", first), a85)
+	docs["object stream in ASCII85 ends inside a hex string"] = d.end(d.xrefStream(6, map[int]xrefRow{0: {0, 0, 65535}, 1: {2, 5, 0}, 5: {1, d.offsets[5], 0}}, ""))
+
 	// Object stream 5 claims 10^15 objects; looking for the catalog, the
 	// library counts through them at the end of the data, without reading.
 	d = newHostile()
@@ -240,18 +249,19 @@ func hostilePDFs() map[string][]byte {
 
 // wantReason is how each of hostilePDFs is refused.
 var wantReason = map[string]string{
-	"xref table Prev cycle":                  "/Prev chain comes back",
-	"xref table Prev self-loop":              "/Prev chain comes back",
-	"xref stream Prev cycle":                 "/Prev chain comes back",
-	"Kids self-cycle":                        "page tree is over 256 levels deep",
-	"mutual Kids cycle":                      "page tree is over 256 levels deep",
-	"Parent cycle":                           "/Parent chain",
-	"object stream inside itself":            "itself in an object stream",
-	"object stream Extends cycle":            "/Extends chain",
-	"object stream N inside itself":          "/N is not a number",
-	"object stream First inside itself":      "recursed over 512 calls deep",
-	"object stream ends inside a hex string": "ends inside a hex string",
-	"object stream with a huge N":            "/N is not a number",
+	"xref table Prev cycle":                             "/Prev chain comes back",
+	"xref table Prev self-loop":                         "/Prev chain comes back",
+	"xref stream Prev cycle":                            "/Prev chain comes back",
+	"Kids self-cycle":                                   "page tree is over 256 levels deep",
+	"mutual Kids cycle":                                 "page tree is over 256 levels deep",
+	"Parent cycle":                                      "/Parent chain",
+	"object stream inside itself":                       "itself in an object stream",
+	"object stream Extends cycle":                       "/Extends chain",
+	"object stream N inside itself":                     "/N is not a number",
+	"object stream First inside itself":                 "recursed over 512 calls deep",
+	"object stream ends inside a hex string":            "ends inside a hex string",
+	"object stream in ASCII85 ends inside a hex string": "ends inside a hex string",
+	"object stream with a huge N":                       "/N is not a number",
 }
 
 // TestReferenceCycles: each document is refused as malformed at once, and

@@ -656,9 +656,10 @@ func decodeObjStm(filter, params any, raw []byte, limit int64) ([]byte, error) {
 }
 
 // ascii85Clean keeps what the library's ASCII85 reader passes on: the
-// characters of the encoding, up to the "~>" end marker.
+// characters of the encoding, up to the first '~' (of the "~>" end
+// marker, 7.4.3).
 func ascii85Clean(b []byte) []byte {
-	if i := bytes.Index(b, []byte("~>")); i >= 0 {
+	if i := bytes.IndexByte(b, '~'); i >= 0 {
 		b = b[:i]
 	}
 	out := make([]byte, 0, len(b))
