@@ -16,8 +16,10 @@ const (
 	// maxObjects bounds object numbers: the library allocates its table by
 	// the largest one (a 100-byte section could otherwise ask for 40 GB).
 	maxObjects = 1 << 21
-	// maxXrefStreamBytes bounds one decompressed cross-reference stream
-	// (2^21 entries of at most 20 bytes each, and some slack).
+	// maxXrefStreamBytes bounds the decompressed cross-reference streams
+	// of a document together (2^21 entries of at most 20 bytes each, and
+	// some slack): a chain of 1024 small bombs would otherwise cost
+	// minutes of inflating.
 	maxXrefStreamBytes = 48 << 20
 	// maxObjectStreams bounds the object streams (and the /Extends chains)
 	// whose dictionaries are checked.
@@ -91,6 +93,7 @@ func readXrefChain(data []byte) (table []xrefEntry, trailer map[pdfName]any, err
 		return nil, nil, nil
 	}
 	seen := map[int64]bool{}
+	var inflated int64 // cross-reference stream bytes decompressed
 	for off := start; ; {
 		if seen[off] {
 			return nil, nil, fmt.Errorf("%w: the cross-reference /Prev chain comes back to offset %d (a cycle)", ErrMalformed, off)
@@ -99,7 +102,7 @@ func readXrefChain(data []byte) (table []xrefEntry, trailer map[pdfName]any, err
 			return nil, nil, fmt.Errorf("%w: over %d cross-reference sections", ErrMalformed, maxXrefSections)
 		}
 		seen[off] = true
-		t, err := readSection(data, off, &table)
+		t, err := readSection(data, off, &table, &inflated)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: cross-reference section at offset %d: %w", ErrMalformed, off, err)
 		}
@@ -148,7 +151,7 @@ func startxref(data []byte) (int64, bool) {
 // readSection reads the cross-reference table or stream at off into
 // table (entries already there win: newer sections come first) and
 // returns its trailer (a stream's dictionary).
-func readSection(data []byte, off int64, table *[]xrefEntry) (map[pdfName]any, error) {
+func readSection(data []byte, off int64, table *[]xrefEntry, inflated *int64) (map[pdfName]any, error) {
 	if off < 0 || off >= int64(len(data)) {
 		return nil, fmt.Errorf("offset outside the file")
 	}
@@ -171,7 +174,7 @@ func readSection(data []byte, off int64, table *[]xrefEntry) (map[pdfName]any, e
 	if dict["Type"] != pdfName("XRef") {
 		return nil, fmt.Errorf("the stream's /Type is not /XRef")
 	}
-	if err := readXrefStream(dict, raw, table); err != nil {
+	if err := readXrefStream(dict, raw, table, inflated); err != nil {
 		return nil, err
 	}
 	return dict, nil
@@ -254,7 +257,7 @@ func streamAt(l *lexer) (map[pdfName]any, []byte, error) {
 }
 
 // readXrefStream decodes a cross-reference stream (7.5.8) into table.
-func readXrefStream(dict map[pdfName]any, raw []byte, table *[]xrefEntry) error {
+func readXrefStream(dict map[pdfName]any, raw []byte, table *[]xrefEntry, inflated *int64) error {
 	size, ok := dict["Size"].(int64)
 	if !ok || size < 0 || size > maxObjects {
 		return fmt.Errorf("/Size is not a number up to %d", maxObjects)
@@ -285,7 +288,8 @@ func readXrefStream(dict map[pdfName]any, raw []byte, table *[]xrefEntry) error 
 	if len(index)%2 != 0 {
 		return fmt.Errorf("/Index has an odd length")
 	}
-	body, err := decodeXrefStream(dict, raw)
+	body, err := decodeXrefStream(dict, raw, maxXrefStreamBytes-*inflated)
+	*inflated += int64(len(body))
 	if err != nil {
 		return err
 	}
@@ -335,7 +339,7 @@ func field(b []byte) uint64 {
 // decodeXrefStream undoes the filters the library supports on a
 // cross-reference stream: none, or FlateDecode with or without a PNG
 // predictor (7.4.4.4).
-func decodeXrefStream(dict map[pdfName]any, raw []byte) ([]byte, error) {
+func decodeXrefStream(dict map[pdfName]any, raw []byte, limit int64) ([]byte, error) {
 	filter, params := dict["Filter"], dict["DecodeParms"]
 	if a, ok := filter.([]any); ok && len(a) == 1 {
 		filter = a[0]
@@ -354,9 +358,9 @@ func decodeXrefStream(dict map[pdfName]any, raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flate: %w", err)
 	}
-	body, err := io.ReadAll(io.LimitReader(zr, maxXrefStreamBytes+1))
-	if len(body) > maxXrefStreamBytes {
-		return nil, fmt.Errorf("over %d bytes decompressed", maxXrefStreamBytes)
+	body, err := io.ReadAll(io.LimitReader(zr, limit+1))
+	if int64(len(body)) > limit {
+		return nil, fmt.Errorf("cross-reference streams over %d MiB decompressed", maxXrefStreamBytes>>20)
 	}
 	if err != nil && len(body) == 0 {
 		return nil, fmt.Errorf("flate: %w", err)
@@ -376,22 +380,41 @@ func decodeXrefStream(dict map[pdfName]any, raw []byte) ([]byte, error) {
 	return unpredictPNG(body, int(columns)), nil
 }
 
-// unpredictPNG reverses PNG row filters of one byte per pixel: each row is
-// a filter-type byte and then columns bytes (7.4.4.4 and PNG 9.2).
+// unpredictPNG reverses PNG row filters of one byte per pixel (see
+// pngReader).
 func unpredictPNG(body []byte, columns int) []byte {
-	prior := make([]byte, columns)
-	out := make([]byte, 0, len(body))
-	for len(body) > columns {
-		tag, row := body[0], body[1:1+columns]
-		body = body[1+columns:]
-		cur := make([]byte, columns)
-		for i, x := range row {
+	out, _ := io.ReadAll(&pngReader{r: bytes.NewReader(body), prior: make([]byte, columns), cur: make([]byte, columns)})
+	return out
+}
+
+// pngReader reverses PNG row filters of one byte per pixel: each row is a
+// filter-type byte and then len(prior) bytes (7.4.4.4 and PNG 9.2). A
+// short last row ends it with io.ErrUnexpectedEOF.
+type pngReader struct {
+	r          io.Reader
+	prior, cur []byte
+	pend       []byte
+}
+
+func (p *pngReader) Read(b []byte) (int, error) {
+	if len(p.pend) == 0 {
+		var tag [1]byte
+		if _, err := io.ReadFull(p.r, tag[:]); err != nil {
+			return 0, err
+		}
+		if _, err := io.ReadFull(p.r, p.cur); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		for i, x := range p.cur {
 			var left, upleft byte
 			if i > 0 {
-				left, upleft = cur[i-1], prior[i-1]
+				left, upleft = p.cur[i-1], p.prior[i-1]
 			}
-			up := prior[i]
-			switch tag {
+			up := p.prior[i]
+			switch tag[0] {
 			case 1:
 				x += left
 			case 2:
@@ -401,12 +424,14 @@ func unpredictPNG(body []byte, columns int) []byte {
 			case 4:
 				x += paeth(left, up, upleft)
 			}
-			cur[i] = x
+			p.cur[i] = x
 		}
-		out = append(out, cur...)
-		prior = cur
+		p.prior, p.cur = p.cur, p.prior
+		p.pend = p.prior
 	}
-	return out
+	n := copy(b, p.pend)
+	p.pend = p.pend[n:]
+	return n, nil
 }
 
 func paeth(a, b, c byte) byte {
@@ -544,13 +569,18 @@ func (c *objStmChecker) check(off int64) (extends any, err error) {
 			return d["Extends"], nil // the library's reader fails at the end: an error, not a loop
 		}
 	}
-	body, err := decodeObjStm(d["Filter"], d["DecodeParms"], raw, maxObjStmBytes-c.decoded)
-	if err != nil {
-		return nil, err
+	r, ok := objStmReader(d["Filter"], d["DecodeParms"], raw)
+	if !ok {
+		return d["Extends"], nil // the library fails on the stream: an error, not a loop
 	}
-	c.decoded += int64(len(body))
 	var tail tailWatch
-	tail.Write(body)
+	n, err := io.Copy(&tail, io.LimitReader(r, maxObjStmBytes-c.decoded+1))
+	if c.decoded += n; c.decoded > maxObjStmBytes {
+		return nil, fmt.Errorf("object streams over %d MiB once decompressed", maxObjStmBytes>>20)
+	}
+	if err != nil {
+		return d["Extends"], nil // so does the library's read: an error, not a loop
+	}
 	if tail.endsInHexString() {
 		return nil, fmt.Errorf("its data ends inside a hex string, which the parser would read for ever")
 	}
@@ -603,70 +633,69 @@ func objectHeader(l *lexer) (num, gen int64, err error) {
 	return num, gen, nil
 }
 
-// decodeObjStm undoes an object stream's filters as the library does
+// objStmReader undoes an object stream's filters as the library does
 // (FlateDecode, with the PNG Up predictor or none, and ASCII85Decode; one
-// or a chain of them), reading at most limit bytes. A nil result with a
-// nil error means the library fails on the stream with an error (an
-// unsupported filter, corrupt data), which ends, so there is nothing to
-// check.
-func decodeObjStm(filter, params any, raw []byte, limit int64) ([]byte, error) {
+// or a chain of them), streaming. ok is false when the library fails on
+// the stream (an unsupported filter or predictor, a bad zlib header).
+func objStmReader(filter, params any, raw []byte) (r io.Reader, ok bool) {
 	filters, paramList := []any{filter}, []any{params}
-	if a, ok := filter.([]any); ok {
+	if a, isArray := filter.([]any); isArray {
 		filters = a
 		paramList, _ = params.([]any)
 	}
-	body := raw
+	r = bytes.NewReader(raw)
 	for i, f := range filters {
 		var p map[pdfName]any
 		if i < len(paramList) {
 			p, _ = paramList[i].(map[pdfName]any)
 		}
-		var r io.Reader
 		switch f {
 		case nil:
-			continue
 		case pdfName("FlateDecode"):
-			zr, err := zlib.NewReader(bytes.NewReader(body))
+			zr, err := zlib.NewReader(r)
 			if err != nil {
-				return nil, nil
+				return nil, false
 			}
 			r = zr
-		case pdfName("ASCII85Decode"):
-			r = ascii85.NewDecoder(bytes.NewReader(ascii85Clean(body)))
-		default:
-			return nil, nil
-		}
-		out, err := io.ReadAll(io.LimitReader(r, limit+1))
-		if int64(len(out)) > limit {
-			return nil, fmt.Errorf("object streams over %d MiB once decompressed", maxObjStmBytes>>20)
-		}
-		if err != nil {
-			return nil, nil
-		}
-		if pred, ok := p["Predictor"]; ok && f == pdfName("FlateDecode") {
-			columns, _ := p["Columns"].(int64)
-			if pred != int64(12) || columns < 1 || columns > 1<<16 {
-				return nil, nil // the library supports only PNG Up (12)
+			if pred, ok := p["Predictor"]; ok {
+				columns, _ := p["Columns"].(int64)
+				if pred != int64(12) || columns < 1 || columns > 1<<16 {
+					return nil, false // the library supports only PNG Up (12)
+				}
+				r = &pngReader{r: r, prior: make([]byte, columns), cur: make([]byte, columns)}
 			}
-			out = unpredictPNG(out, int(columns))
+		case pdfName("ASCII85Decode"):
+			r = ascii85.NewDecoder(&ascii85Chars{r: r})
+		default:
+			return nil, false
 		}
-		body = out
 	}
-	return body, nil
+	return r, true
 }
 
-// ascii85Clean keeps what the library's ASCII85 reader passes on: the
+// ascii85Chars passes on what the library's ASCII85 reader does: the
 // characters of the encoding, up to the first '~' (of the "~>" end
 // marker, 7.4.3).
-func ascii85Clean(b []byte) []byte {
-	if i := bytes.IndexByte(b, '~'); i >= 0 {
-		b = b[:i]
+type ascii85Chars struct {
+	r    io.Reader
+	done bool
+}
+
+func (a *ascii85Chars) Read(p []byte) (int, error) {
+	if a.done {
+		return 0, io.EOF
 	}
-	out := make([]byte, 0, len(b))
-	for _, c := range b {
+	n, err := a.r.Read(p)
+	out := 0
+	for _, c := range p[:n] {
+		if c == '~' {
+			a.done = true
+			return out, io.EOF
+		}
 		if '!' <= c && c <= 'u' || c == 'z' {
-			out = append(out, c)
+			p[out] = c
+			out++
 		}
 	}
-	return out
+	return out, err
 }
