@@ -17,6 +17,11 @@ func FuzzExtract(f *testing.F) {
 	}
 	f.Add(buildPDF(f, []byte("BT /F1 12 Tf 72 700 Td (Hello) Tj ET"), []byte("BT (x) ' T* [(a) -250 (b)] TJ ET")))
 	f.Add([]byte("%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF"))
+	// Documents whose references loop (/Prev, /Kids, /Parent, object
+	// streams): the mutator rewrites their numbers into other graphs.
+	for _, data := range pdftext.HostilePDFs() {
+		f.Add(data)
+	}
 	x := pdftext.New(pdftext.Options{MaxPages: 20, MaxBytes: 1 << 20, Timeout: 2 * time.Second, MaxWorkers: 4})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := x.Extract(context.Background(), data)

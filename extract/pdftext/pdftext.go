@@ -3,9 +3,21 @@
 // Parsing uses github.com/ledongthuc/pdf, a maintained fork of rsc.io/pdf
 // that decodes fonts' ToUnicode maps and encodings (see BENCHMARKS.md for
 // the comparison that chose it). That library reports malformed input by
-// panicking and cannot be interrupted, so an Extractor runs it on its own
-// goroutine: panics become ErrMalformed, a deadline ends the wait, and a
-// fixed number of workers bounds what a stuck document can hold on to.
+// panicking, so an Extractor runs it on its own goroutine: panics become
+// ErrMalformed, a deadline ends the wait, and a fixed number of workers
+// bounds the documents parsed at once.
+//
+// The library also follows references without bounds: a /Prev cycle of
+// cross-reference sections, a /Kids or /Parent cycle in the page tree or an
+// /Extends cycle of object streams would keep it looping, and an object
+// stream stored inside itself makes it recurse until the process dies.
+// Before it is trusted with them, the package checks the cross-reference
+// chain and object streams itself (xref.go) and walks the page tree with
+// visited bounds (pages.go), refusing such documents as ErrMalformed. As a
+// last resort the parser reads the document through a guard (guard.go)
+// that refuses every read once the deadline has passed or the parser has
+// recursed too deep; since each turn of the library's loops reads the
+// document again, a worker always ends soon after its deadline.
 //
 // Each page starts with a line "<!-- page N -->" (N from 1): an HTML
 // comment, so renderers hide it while a reader (or a model) can still
@@ -68,7 +80,8 @@ type Options struct {
 	// Timeout bounds one extraction, on top of the context's deadline.
 	Timeout time.Duration
 	// MaxWorkers bounds the documents parsed at once. A document that
-	// outlives its deadline keeps its worker until the parser returns.
+	// outlives its deadline keeps its worker until the parser returns,
+	// which it does at its next read of the document.
 	MaxWorkers int
 	// MaxPageContent caps one page's content streams once decompressed
 	// (default 16 MiB): the parser holds a page's text in memory, and a
@@ -83,7 +96,7 @@ type Document struct {
 	Pages     int    // pages in the document
 	PagesRead int    // pages whose text is in Markdown
 	Truncated bool   // pages were left out (MaxPages or MaxChars)
-	Skipped   []int  // pages left out for content over MaxPageContent
+	Skipped   []int  // pages left out: content over MaxPageContent, text too costly to decode, or content the parser would never finish
 }
 
 type progressKey struct{}
@@ -164,7 +177,12 @@ func (e *Extractor) Extract(ctx context.Context, data []byte) (*Document, error)
 		var r result
 		defer func() {
 			if p := recover(); p != nil {
-				r = result{err: fmt.Errorf("%w: %v", ErrMalformed, p)}
+				var abort abortError
+				if err, ok := p.(error); ok && errors.As(err, &abort) {
+					r = result{err: abort.err} // the guard's reason (guard.go)
+				} else {
+					r = result{err: fmt.Errorf("%w: %v", ErrMalformed, p)}
+				}
 			}
 			done <- r
 		}()
@@ -184,7 +202,24 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool, progress func(read, tot
 	if !IsPDF(data) {
 		return nil, fmt.Errorf("%w: no %%PDF- header", ErrMalformed)
 	}
-	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	// The library follows /Prev and object-stream references without
+	// bounds: check them first (xref.go).
+	if err := checkXref(data); err != nil {
+		return nil, err
+	}
+	g := &guardedReader{data: data, stop: stop}
+	doc, err := e.parse(g, data)
+	if aerr := g.aborted(); aerr != nil {
+		// The library may have turned the abort into an error of its own
+		// (or swallowed it and gone on): the abort is the reason.
+		return nil, aerr
+	}
+	return doc, err
+}
+
+// parse reads the document through g.
+func (e *Extractor) parse(g *guardedReader, data []byte) (*Document, error) {
+	r, err := pdf.NewReader(g, int64(len(data)))
 	if err != nil {
 		// The parser's messages may quote the encryption dictionary's
 		// binary keys: say what kind of failure it was, not its text.
@@ -196,24 +231,32 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool, progress func(read, tot
 		}
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	doc := &Document{Pages: r.NumPage(), Title: cleanLine(r.Trailer().Key("Info").Key("Title").Text())}
+	// Not Reader.Page: it follows /Kids cycles forever (pages.go).
+	pages, more, err := collectPages(r, e.opts.MaxPages)
+	if err != nil {
+		return nil, err
+	}
+	doc := &Document{Pages: len(pages), Truncated: more, Title: cleanLine(r.Trailer().Key("Info").Key("Title").Text())}
+	if more {
+		doc.Pages = max(r.NumPage(), len(pages)+1)
+	}
 	var md strings.Builder
 	textChars := 0
-	for n := 1; n <= doc.Pages; n++ {
-		if stop.Load() {
+	for i, page := range pages {
+		n := i + 1
+		if g.stop.Load() {
 			return nil, context.DeadlineExceeded
 		}
-		if n > e.opts.MaxPages || md.Len() >= e.opts.MaxChars {
+		if md.Len() >= e.opts.MaxChars {
 			doc.Truncated = true
 			break
 		}
-		page := r.Page(n)
 		text := ""
-		oversized := !page.V.IsNull() && pageSize(page, e.opts.MaxPageContent) > e.opts.MaxPageContent
-		if oversized {
+		size, work, endless := pageCost(page, e.opts.MaxPageContent)
+		oversized, costly := size > e.opts.MaxPageContent, work > maxDecodeWork
+		if oversized || costly || endless {
 			doc.Skipped = append(doc.Skipped, n)
-		}
-		if !page.V.IsNull() && !oversized {
+		} else {
 			// nil: fonts are looked up per page, their names being page-local.
 			if text, err = page.GetPlainText(nil); err != nil {
 				return nil, fmt.Errorf("%w: page %d: %v", ErrMalformed, n, err)
@@ -225,8 +268,13 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool, progress func(read, tot
 			md.WriteString("\n\n")
 		}
 		fmt.Fprintf(&md, "<!-- page %d -->\n", n)
-		if oversized {
+		switch {
+		case oversized:
 			fmt.Fprintf(&md, "<!-- page %d skipped: over %d MiB of content -->\n", n, e.opts.MaxPageContent>>20)
+		case costly:
+			fmt.Fprintf(&md, "<!-- page %d skipped: its text would take too long to decode -->\n", n)
+		case endless:
+			fmt.Fprintf(&md, "<!-- page %d skipped: its content ends inside a hex string -->\n", n)
 		}
 		if text != "" {
 			md.WriteString("\n")
@@ -242,7 +290,7 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool, progress func(read, tot
 			return nil, fmt.Errorf("%w: no pages", ErrMalformed)
 		}
 		if len(doc.Skipped) > 0 {
-			return nil, fmt.Errorf("%w: %d pages over %d MiB of content once decompressed, and no text on the others", ErrTooLarge, len(doc.Skipped), e.opts.MaxPageContent>>20)
+			return nil, fmt.Errorf("%w: %d pages over %d MiB of content once decompressed, too costly to decode or malformed, and no text on the others", ErrTooLarge, len(doc.Skipped), e.opts.MaxPageContent>>20)
 		}
 		return nil, fmt.Errorf("%w (%d pages, all without text: a scan or images)", ErrNoText, doc.Pages)
 	}
@@ -250,29 +298,50 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool, progress func(read, tot
 	return doc, nil
 }
 
-// pageSize measures, decompressed, what the parser reads whole for a
-// page: its content streams and its fonts' ToUnicode maps. It reads at
-// most limit+1 bytes and keeps none.
-func pageSize(page pdf.Page, limit int64) int64 {
-	total := contentSize(page.V.Key("Contents"), limit)
+// maxDecodeWork bounds a page's decoding work, in code-by-entry
+// comparisons (~10 ns each, measured): the library looks each character
+// code up by a linear scan of its font's ToUnicode entries or /Differences
+// array, in memory, where the guard cannot stop it. Without the bound a
+// 45 KB page (200 000 codes, a 20 000-entry map) held its worker for 41 s,
+// and the content limits allow hours. A page over it would not be read
+// within the deadline anyway.
+const maxDecodeWork = 1 << 30
+
+// pageCost measures, decompressed, what the parser reads whole for a
+// page (its content streams and its fonts' ToUnicode maps; at most
+// limit+1 bytes read, none kept), and bounds the work of decoding its
+// text: content bytes (each at most one code) times the largest font's
+// entries (a ToUnicode entry takes at least 10 bytes, "<01><0041>").
+// endless reports a stream the library's tokenizer would never finish
+// (see tailWatch).
+func pageCost(page pdf.Page, limit int64) (size, work int64, endless bool) {
+	var tail tailWatch
+	content := contentSize(page.V.Key("Contents"), limit, &tail)
+	size, endless = content, tail.endsInHexString()
 	fonts := page.Resources().Key("Font")
+	var entries int64
 	for _, name := range fonts.Keys() {
-		if total > limit {
+		if size > limit {
 			break
 		}
-		total += contentSize(fonts.Key(name).Key("ToUnicode"), limit-total)
+		font := fonts.Key(name)
+		var tail tailWatch
+		cmap := contentSize(font.Key("ToUnicode"), limit-size, &tail)
+		size += cmap
+		endless = endless || tail.endsInHexString()
+		entries = max(entries, cmap/10+int64(font.Key("Encoding").Key("Differences").Len()))
 	}
-	return total
+	return size, content * entries, endless
 }
 
 // contentSize measures a stream or an array of streams once decompressed,
-// reading at most limit+1 bytes and keeping none.
-func contentSize(v pdf.Value, limit int64) int64 {
+// reading at most limit+1 bytes into tail and keeping none.
+func contentSize(v pdf.Value, limit int64, tail *tailWatch) int64 {
 	var total int64
 	measure := func(s pdf.Value) {
 		rc := s.Reader()
 		defer rc.Close()
-		n, _ := io.Copy(io.Discard, io.LimitReader(rc, limit+1-total))
+		n, _ := io.Copy(tail, io.LimitReader(rc, limit+1-total))
 		total += n
 	}
 	switch v.Kind() {
@@ -286,6 +355,32 @@ func contentSize(v pdf.Value, limit int64) int64 {
 		}
 	}
 	return total
+}
+
+// tailWatch is an io.Writer that keeps the last byte written that is
+// neither a hex digit nor white space. The library's tokenizer, at the
+// end of a content stream, ToUnicode map or object stream, reads '\n'
+// for ever after: inside a <hex string> that is white space, so it loops
+// without end and without reading the file (where the guard would stop
+// it). It is inside one at the end exactly when a '<' opened it and only
+// hex digits and white space followed, which is what endsInHexString
+// reports (also, harmlessly, for such a tail in a string or comment).
+type tailWatch struct{ last byte }
+
+func (w *tailWatch) Write(p []byte) (int, error) {
+	for i := len(p) - 1; i >= 0; i-- {
+		if c := p[i]; !isWhite(c) && !isHexDigit(c) {
+			w.last = c
+			break
+		}
+	}
+	return len(p), nil
+}
+
+func (w *tailWatch) endsInHexString() bool { return w.last == '<' }
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // encrypted reports whether the document's trailer names an /Encrypt
