@@ -1,8 +1,13 @@
 package opendata
 
 import (
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/toolport/toolport/internal/tooltest"
+	"github.com/toolport/toolport/tool"
 )
 
 // The hardening issue's bypass (item 3): PostgreSQL ends a -- comment at \r
@@ -140,6 +145,31 @@ func TestCheckSelectSQLRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.why) {
 			t.Errorf("checkSelectSQL(%.70q) = %q, %v; want an error about %q", tt.in, got, err, tt.why)
 		}
+	}
+}
+
+// queryDatastore sends the text rebuilt from the checked tokens, never the
+// text it was given, and sends nothing for a query it refuses.
+func TestQueryDatastoreSQLSendsCheckedText(t *testing.T) {
+	srv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"datastore_search_sql": okJSON(t, map[string]any{
+		"fields": []any{}, "records": []any{}})})
+	reg := serverRegistry(t, srv)
+	given := "SELECT /* note */ \"city\" -- why\r\n, $$a;b$$ FROM \"r\"\n;"
+	sent := `SELECT "city", 'a;b' FROM "r"`
+	args, _ := json.Marshal(map[string]any{"sql": given})
+	res, _ := call(t, reg, "queryDatastore", string(args))
+	var out QueryDatastoreOutput
+	mustOK(t, res, &out)
+	if body := postedBody(t, srv); body["sql"] != sent || out.SQL != sent {
+		t.Errorf("posted %s, output sql %q; want %q", srv.Last(t).Body, out.SQL, sent)
+	}
+	for _, sql := range []string{bypass, bypassWrapped, `SELECT "pg_sleep"(30)`, `SELECT * FROM "r" FOR SHARE`} {
+		args, _ := json.Marshal(map[string]any{"sql": sql})
+		res, _ := call(t, reg, "queryDatastore", string(args))
+		mustFail(t, res, tool.CodeValidation)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("the portal got %d requests, want the one accepted query", n)
 	}
 }
 
