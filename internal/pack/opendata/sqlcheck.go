@@ -136,6 +136,9 @@ func setOf(words ...string) map[string]bool {
 //   - a call of any function not in sqlFunctions, compared by the name
 //     PostgreSQL resolves (quotes and U& escapes removed; unquoted names
 //     lower-cased), schema-qualified only by pg_catalog;
+//   - field notation that PostgreSQL reads as a call of a function not in
+//     sqlFunctions ((30::float8).pg_sleep; g.pg_sleep where g names a
+//     function in FROM);
 //   - locking clauses (FOR UPDATE, FOR SHARE, …) and the words in
 //     sqlStatementWords outside quotes;
 //   - lexical errors, text that is not UTF-8, NUL bytes, and queries longer
@@ -176,6 +179,8 @@ func isName(t sqlToken) bool { return t.kind == tokIdent || t.kind == tokQIdent 
 func checkSQLTokens(toks []sqlToken) error {
 	var open []string // brackets not yet closed
 	hasSelect := false
+	closing := matchingParens(toks)
+	aliases := functionAliases(toks, closing)
 	for i, t := range toks {
 		switch {
 		case isPunct(t, ";"):
@@ -202,6 +207,9 @@ func checkSQLTokens(toks []sqlToken) error {
 			if err := checkSQLCall(toks, i); err != nil {
 				return err
 			}
+		}
+		if err := checkFieldCall(toks, i, aliases); err != nil {
+			return err
 		}
 	}
 	if len(open) > 0 {
@@ -237,6 +245,114 @@ func checkSQLCall(toks []sqlToken, i int) error {
 	}
 	return fmt.Errorf("function %s is not allowed: only aggregate, window, string, math, date and time, JSON, array "+
 		"and text search functions and casts are (to name a FROM item's columns write AS name(…))", t.val)
+}
+
+// checkFieldCall refuses the field notation PostgreSQL reads as a call of a
+// one-argument function: (expr).f and a[1].f are f(expr) when expr has no
+// field f, and g.f is f(g) when g names a function in FROM that returns a
+// scalar (FROM generate_series(30, 30) AS g, FROM CAST(30 AS float8) AS g),
+// so "SELECT (30::float8).pg_sleep" sleeps. Such a field must name an
+// allowed function. A table's or subquery's row is composite, and no
+// function outside the allow-list takes a row of any type, so t.f stays
+// allowed for the other FROM items.
+func checkFieldCall(toks []sqlToken, i int, aliases map[string]bool) error {
+	if !isPunct(toks[i], ".") || i == 0 || i+1 >= len(toks) || !isName(toks[i+1]) {
+		return nil
+	}
+	field := toks[i+1]
+	if i+2 < len(toks) && (isPunct(toks[i+2], "(") || isPunct(toks[i+2], ".")) || sqlFunctions[field.val] {
+		return nil // a qualified call (checked as a call) or a longer name
+	}
+	switch prev := toks[i-1]; {
+	case isPunct(prev, ")"), isPunct(prev, "]"):
+		return fmt.Errorf("(…).%s is not allowed: PostgreSQL reads it as a call of the function %s unless it is a field", field.val, field.val)
+	case isName(prev) && aliases[prev.val] && (i < 2 || !isPunct(toks[i-2], ".")):
+		return fmt.Errorf("%s.%s is not allowed: %s may name a function in FROM, and PostgreSQL reads %s.%s as the call %s(%s) "+
+			"(name its columns with AS %s(…) and use them unqualified)", prev.val, field.val, prev.val, prev.val, field.val,
+			field.val, prev.val, prev.val)
+	}
+	return nil
+}
+
+// sqlValueKeywords are the SQL-standard functions written without
+// parentheses, which may stand in FROM like any function.
+var sqlValueKeywords = setOf("current_date", "current_time", "current_timestamp", "localtime", "localtimestamp",
+	"current_role", "current_user", "session_user", "system_user", "user", "current_catalog", "current_schema")
+
+// functionAliases returns every name that may refer to a function in FROM,
+// whose row is the function's value: the names of all calls and the
+// aliases written after them (FROM f(…) [WITH ORDINALITY] [AS] g), the
+// types of casts (FROM CAST(x AS float8) is named float8), the names
+// PostgreSQL gives the key-word forms (FROM COALESCE(…) is named coalesce,
+// TRIM btrim, …), and the aliases after the key-word functions written
+// without parentheses. It over-approximates: a parenthesis after a name
+// counts as a call unless a subquery starts inside it.
+func functionAliases(toks []sqlToken, closing map[int]int) map[string]bool {
+	aliases := setOf("btrim", "ltrim", "rtrim", "pg_collation_for", "date_part", "timezone")
+	for w := range sqlSyntaxWords {
+		aliases[w] = true
+	}
+	aliasAfter := func(j int) {
+		k := j + 1
+		if k+1 < len(toks) && isWord(toks[k], "with") && isWord(toks[k+1], "ordinality") {
+			k += 2
+		}
+		if k < len(toks) && isWord(toks[k], "as") {
+			k++
+		}
+		if k < len(toks) && isName(toks[k]) {
+			aliases[toks[k].val] = true
+		}
+	}
+	for i, t := range toks {
+		if t.kind == tokIdent && sqlValueKeywords[t.val] {
+			aliasAfter(i)
+		}
+		if !isName(t) || i+1 >= len(toks) || !isPunct(toks[i+1], "(") {
+			continue
+		}
+		if i+2 < len(toks) && (isWord(toks[i+2], "select") || isWord(toks[i+2], "with") || isWord(toks[i+2], "table")) {
+			continue // a subquery: FROM (SELECT …) AS s
+		}
+		aliases[t.val] = true
+		end, ok := closing[i+1]
+		if !ok {
+			continue // unbalanced: refused anyway
+		}
+		if t.kind == tokIdent && (t.val == "cast" || t.val == "treat" || t.val == "xmlcast") {
+			depth, afterAs := 0, false
+			for k := i + 2; k < end; k++ {
+				switch {
+				case isPunct(toks[k], "("), isPunct(toks[k], "["):
+					depth++
+				case isPunct(toks[k], ")"), isPunct(toks[k], "]"):
+					depth--
+				case depth == 0 && isWord(toks[k], "as"):
+					afterAs = true
+				case afterAs && isName(toks[k]):
+					aliases[toks[k].val] = true
+				}
+			}
+		}
+		aliasAfter(end)
+	}
+	return aliases
+}
+
+// matchingParens maps the index of each "(" to that of its ")".
+func matchingParens(toks []sqlToken) map[int]int {
+	closing := map[int]int{}
+	var stack []int
+	for i, t := range toks {
+		switch {
+		case isPunct(t, "("):
+			stack = append(stack, i)
+		case isPunct(t, ")") && len(stack) > 0:
+			closing[stack[len(stack)-1]] = i
+			stack = stack[:len(stack)-1]
+		}
+	}
+	return closing
 }
 
 // joinSQLTokens writes the tokens with a space between two where one may

@@ -51,6 +51,9 @@ func TestCheckSelectSQLAccepts(t *testing.T) {
 		{`SELECT * FROM generate_series(1, 3) AS g(n) WHERE n IN (1, 2) AND EXISTS (SELECT 1)`, ""},
 		{`WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 3) SELECT * FROM t`, ""},
 		{`SELECT date_trunc('month', "תאריך"::timestamp), to_char(now(), 'YYYY'), jsonb_extract_path(j, 'a') FROM "r"`, ""},
+		// Fields of tables and subqueries, and allowed functions in field notation.
+		{`SELECT t.x, s.n, t."שם" FROM "r" AS t JOIN (SELECT 1 AS n) AS s ON true`, ""},
+		{`SELECT g.abs, n FROM generate_series(-3, 3) AS g(n)`, `SELECT g.abs, n FROM generate_series(- 3, 3) AS g(n)`},
 		// A substring's FOR is not a locking clause.
 		{`SELECT substring(x FROM 1 FOR 2) FROM "r"`, ""},
 	}
@@ -139,6 +142,21 @@ func TestCheckSelectSQLRefuses(t *testing.T) {
 		{`SELECT "over"(1)`, "function over is not allowed"},
 		{`SELECT query_to_xml('DELETE FROM r', true, true, '')`, "function query_to_xml is not allowed"},
 		{`SELECT * FROM "r" t(a)`, "function t is not allowed"},
+		// Field notation that the server reads as a call.
+		{`SELECT (30::float8).pg_sleep`, "(…).pg_sleep is not allowed"},
+		{`SELECT x[1].pg_sleep FROM "r"`, "(…).pg_sleep is not allowed"},
+		{`SELECT g.pg_sleep FROM generate_series(30, 30) g`, "g.pg_sleep is not allowed"},
+		{`SELECT "g"."pg_sleep" FROM generate_series(30, 30) AS "g"`, "g.pg_sleep is not allowed"},
+		{`SELECT generate_series.pg_sleep FROM generate_series(30, 30)`, "generate_series.pg_sleep is not allowed"},
+		{`SELECT float8.pg_sleep FROM CAST(30 AS float8)`, "float8.pg_sleep is not allowed"},
+		{`SELECT r.pg_sleep FROM CAST(30 AS pg_catalog.float8) AS r`, "r.pg_sleep is not allowed"},
+		{`SELECT coalesce.pg_sleep FROM coalesce(30)`, "coalesce.pg_sleep is not allowed"},
+		{`SELECT btrim.lo_import FROM trim('/etc/passwd')`, "btrim.lo_import is not allowed"},
+		{`SELECT u.pg_sleep FROM unnest(ARRAY[30]) WITH ORDINALITY AS u`, "u.pg_sleep is not allowed"},
+		{`SELECT r.pg_sleep FROM ROWS FROM (generate_series(30, 30)) r`, "r.pg_sleep is not allowed"},
+		{`SELECT d.pg_read_file FROM current_user AS d`, "d.pg_read_file is not allowed"},
+		{`SELECT l.pg_sleep FROM "r", LATERAL abs(30) l`, "l.pg_sleep is not allowed"},
+		{`SELECT v.pg_sleep FROM (VALUES (30)) AS v`, "v.pg_sleep is not allowed"},
 	}
 	for _, tt := range tests {
 		got, err := checkSelectSQL(tt.in)

@@ -144,6 +144,31 @@ func TestSQLGuardBypassesRanOnPostgres(t *testing.T) {
 	}
 }
 
+// TestSQLFieldNotationCallsFunctions shows on the server that field
+// notation calls functions, each form with an allowed function, and that
+// the guard refuses each form with a function it does not allow.
+func TestSQLFieldNotationCallsFunctions(t *testing.T) {
+	conn := testPostgres(t)
+	for _, tt := range []struct{ demo, want, attack string }{
+		{"SELECT ('a'::text).md5", "0cc175b9c0f1b6a831c399e269772661", "SELECT (30::float8).pg_sleep"},
+		{"SELECT (ARRAY[-3])[1].abs", "3", "SELECT (ARRAY[30::float8])[1].pg_sleep"},
+		{"SELECT g.abs FROM generate_series(-3, -3) AS g", "3", "SELECT g.pg_sleep FROM generate_series(30, 30) AS g"},
+		{"SELECT generate_series.abs FROM generate_series(-3, -3)", "3", "SELECT generate_series.pg_sleep FROM generate_series(30, 30)"},
+		{"SELECT float8.abs FROM CAST(-3 AS float8)", "3", "SELECT float8.pg_sleep FROM CAST(30 AS float8)"},
+		{"SELECT coalesce.abs FROM coalesce(-3)", "3", "SELECT coalesce.pg_sleep FROM coalesce(30)"},
+		{"SELECT r.abs FROM ROWS FROM (generate_series(-3, -3)) AS r", "3", "SELECT r.pg_sleep FROM ROWS FROM (generate_series(30, 30)) AS r"},
+		{"SELECT u.md5 FROM current_user AS u", "", "SELECT u.pg_read_file FROM current_user AS u"},
+	} {
+		res := conn.ExecParams(context.Background(), tt.demo, nil, nil, nil, nil).Read()
+		if res.Err != nil || len(res.Rows) != 1 || tt.want != "" && string(res.Rows[0][0]) != tt.want {
+			t.Errorf("%s = %q, %v; want %q: the server no longer calls functions this way", tt.demo, res.Rows, res.Err, tt.want)
+		}
+		if got, err := checkSelectSQL(tt.attack); err == nil {
+			t.Errorf("checkSelectSQL(%q) accepted it as %q", tt.attack, got)
+		}
+	}
+}
+
 // TestSQLSyntaxWordsCallNothing: a key word the guard lets stand before "("
 // without treating it as a call must not, on the server, be able to name a
 // function outside the allow-list: either the grammar never reads it as a
