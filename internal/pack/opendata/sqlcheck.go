@@ -176,6 +176,8 @@ func isWord(t sqlToken, w string) bool { return t.kind == tokIdent && t.val == w
 
 func isName(t sqlToken) bool { return t.kind == tokIdent || t.kind == tokQIdent }
 
+// checkSQLTokens applies checkSelectSQL's rules to the tokens of a query
+// whose trailing semicolons are gone.
 func checkSQLTokens(toks []sqlToken) error {
 	var open []string // brackets not yet closed
 	hasSelect := false
