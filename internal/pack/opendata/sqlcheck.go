@@ -254,9 +254,9 @@ func checkSQLCall(toks []sqlToken, i int) error {
 // field f, and g.f is f(g) when g names a function in FROM that returns a
 // scalar (FROM generate_series(30, 30) AS g, FROM CAST(30 AS float8) AS g),
 // so "SELECT (30::float8).pg_sleep" sleeps. Such a field must name an
-// allowed function. A table's or subquery's row is composite, and no
-// function outside the allow-list takes a row of any type, so t.f stays
-// allowed for the other FROM items.
+// allowed function. A table's or subquery's row is composite, and the
+// functions that take a row of any type only describe or convert it
+// (TestSQLRowFunctionsAreHarmless), so t.f stays allowed for other FROM items.
 func checkFieldCall(toks []sqlToken, i int, aliases map[string]bool) error {
 	if !isPunct(toks[i], ".") || i == 0 || i+1 >= len(toks) || !isName(toks[i+1]) {
 		return nil
