@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,54 @@ func FuzzScrub(f *testing.F) {
 			if bytes.Contains(out, []byte(v)) {
 				t.Fatalf("secret %q survives in %q", v, out)
 			}
+		}
+	})
+}
+
+// FuzzCover checks the hand-written automaton against plain search: the
+// stretches it covers are exactly the union of every occurrence of every
+// secret, overlapping ones merged.
+func FuzzCover(f *testing.F) {
+	f.Add([]byte("xxabcdefghyy abcd"), "abcd", "cdefgh", "bc")
+	f.Add([]byte("aaaaaaa"), "aa", "aaa", "a")
+	f.Add([]byte("she sells his hers"), "he", "she", "hers")
+	f.Fuzz(func(t *testing.T, text []byte, a, b, c string) {
+		var secrets []string
+		for _, v := range []string{a, b, c} {
+			if v != "" {
+				secrets = append(secrets, v)
+			}
+		}
+		if len(secrets) == 0 {
+			return
+		}
+		covered := make([]bool, len(text))
+		for _, sec := range secrets {
+			for i := 0; i+len(sec) <= len(text); i++ {
+				if string(text[i:i+len(sec)]) == sec {
+					for j := i; j < i+len(sec); j++ {
+						covered[j] = true
+					}
+				}
+			}
+		}
+		var steps int
+		got := make([]bool, len(text))
+		last := -1
+		for _, sp := range newMatcher(secrets).cover(text, &steps) {
+			if sp.start <= last || sp.end <= sp.start {
+				t.Fatalf("stretches out of order or overlapping at %v", sp)
+			}
+			last = sp.end - 1
+			for j := sp.start; j < sp.end; j++ {
+				got[j] = true
+			}
+		}
+		if !slices.Equal(got, covered) {
+			t.Fatalf("covered %v, want %v", got, covered)
+		}
+		if longest := len(slices.MaxFunc(secrets, func(x, y string) int { return len(x) - len(y) })); steps > 2*len(text)+longest {
+			t.Fatalf("%d transitions for %d bytes", steps, len(text))
 		}
 	})
 }

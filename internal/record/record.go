@@ -19,7 +19,10 @@
 // and form parameters (key=, api_key=, token=, …) are replaced by REDACTED,
 // and every secret the recorder was given or learnt on the way (a header's
 // value, an OAuth token in a response body) is replaced by REDACTED wherever
-// it appears, raw, URL-encoded, JSON-escaped or in base64.
+// it appears, raw, URL-encoded, JSON-escaped or in base64. Learning is
+// bounded ([MaxLearntPerBody], [MaxLearnt]); a body past the bounds has its
+// credential fields redacted in place and the recording is reported
+// incomplete ([Recorder.Err]).
 package record
 
 import (
@@ -192,15 +195,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			rc.Close()
 		}
 	}
+	unlearnt := 0
 	if len(reqBody) > 0 {
 		if form, err := url.ParseQuery(string(reqBody)); err == nil && isForm(req.Header) {
-			r.scrub.LearnValues(form)
+			unlearnt += r.scrub.LearnValues(form)
 		}
-		r.scrub.LearnJSON(reqBody)
+		unlearnt += r.scrub.LearnJSON(reqBody)
 	}
 	ex := Exchange{Upstream: t.upstream, Method: req.Method, Host: req.URL.Host, Path: req.URL.EscapedPath(),
 		Query: r.scrub.Query(req.URL.RawQuery)}
-	if len(reqBody) > 0 && len(reqBody) <= maxRequestBody && isText(reqBody) {
+	// A body with credentials past the learning bounds is not kept: some
+	// of them would be written as they are.
+	if len(reqBody) > 0 && len(reqBody) <= maxRequestBody && isText(reqBody) && unlearnt == 0 {
 		if isForm(req.Header) {
 			ex.RequestBody = r.scrub.Query(string(reqBody))
 		} else {
@@ -212,7 +218,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ex.DurationMs = r.now().Sub(start).Milliseconds()
 	if err != nil {
 		ex.Error = r.scrub.String(err.Error())
-		r.add(ex, nil, nil)
+		r.add(ex, nil, nil, nil)
 		return resp, err
 	}
 	ex.Status = resp.StatusCode
@@ -222,10 +228,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// exchange is written when the client has read it all or closed it.
 	resp.Body = &teeBody{rc: resp.Body, done: func(body []byte, truncated bool) {
 		ex.Truncated = truncated
+		var over []span
 		if !truncated {
-			r.scrub.LearnJSON(body)
+			values, at := credentialFields(body)
+			if r.scrub.learn(values) > 0 {
+				over = at
+			}
 		}
-		r.add(ex, resp, body)
+		r.add(ex, resp, body, over)
 	}}
 	return resp, nil
 }
@@ -271,8 +281,12 @@ func isForm(h http.Header) bool {
 // isText reports whether a request body can go into the manifest as text.
 func isText(b []byte) bool { return utf8.Valid(b) && !bytes.ContainsRune(b, 0) }
 
-// add writes one exchange's files and the manifest.
-func (r *Recorder) add(ex Exchange, resp *http.Response, body []byte) {
+// add writes one exchange's files and the manifest. over, when set, is
+// where the body's credential fields lie because it held more than the
+// scrubber learns from one body: those fields are redacted in place, the
+// values themselves are not scrubbed elsewhere, and the recording is
+// reported incomplete.
+func (r *Recorder) add(ex Exchange, resp *http.Response, body []byte, over []span) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.manifest.Exchanges) >= maxExchanges {
@@ -284,6 +298,11 @@ func (r *Recorder) add(ex Exchange, resp *http.Response, body []byte) {
 		stem := fmt.Sprintf("%s/%03d-%s-%s", ex.Upstream, n, strings.ToLower(ex.Method), slug(ex.Path))
 		ex.Body = stem + extension(resp.Header.Get("Content-Type"))
 		ex.Headers = stem + ".headers.txt"
+		if over != nil {
+			body = redactFields(body, over)
+			r.fail(fmt.Errorf("record: %s holds %d credential fields, more than the %d learnt from one body (or the %d in all); "+
+				"they are redacted in that file but not elsewhere", ex.Body, len(over), MaxLearntPerBody, MaxLearnt))
+		}
 		if err := r.writeFile(ex.Body, r.scrub.Bytes(body)); err != nil {
 			r.fail(err)
 		}

@@ -179,9 +179,12 @@ func TestMarkerNeverCompletesASecret(t *testing.T) {
 		// The fuzzer's find: the marker written for the secret spells
 		// it again with the text after it.
 		{"marker spells its own secret", "D000", "D000000", "REDACTED"},
-		// base64("DsuI") is "RHN1SQ": its marker ends in "D", and
-		// replacing "DsuI" there leaves the marker's head.
-		{"marker then text", "DsuI", "RHN1SQsuI!", "REDACTEREDACTED!"},
+		// base64("DsuI") is "RHN1SQ": its marker ends in "D" and spells
+		// "DsuI" with the text after it, which goes with the marker it
+		// touches. (Replacing each secret in turn, longest first, once
+		// gave "REDACTEREDACTED!": the marker's head was left beside a
+		// second marker. One pass over all secrets leaves one marker.)
+		{"marker then text", "DsuI", "RHN1SQsuI!", "REDACTED!"},
 		{"text then marker", "xyz12345RED", "[xyz12345aaaa]", "[REDACTED]"},
 		{"two markers", "TEDRED", "<aaaabbbb>", "<REDACTED>"},
 		{"chain", "DRED", "bbbbDbbbbDbbbb", "REDACTED"},

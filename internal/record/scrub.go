@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Redacted replaces every secret in a recording.
@@ -51,9 +53,11 @@ func isSecretParam(name string) bool { return slices.Contains(secretParams, norm
 // isSecretField reports whether a JSON field holds a credential.
 func isSecretField(name string) bool { return slices.Contains(secretFields, normName(name)) }
 
-func normName(name string) string {
-	return strings.ToLower(strings.NewReplacer("-", "", "_", "", ".", "").Replace(name))
-}
+// nameSeparators is built once: building it per name was half the time
+// of learning from a body of many fields.
+var nameSeparators = strings.NewReplacer("-", "", "_", "", ".", "")
+
+func normName(name string) string { return strings.ToLower(nameSeparators.Replace(name)) }
 
 func isSecretHeader(name string) bool {
 	for _, h := range secretHeaders {
@@ -64,19 +68,47 @@ func isSecretHeader(name string) bool {
 	return false
 }
 
+// Learning is bounded, because an upstream chooses what is learnt: every
+// value of a field named "token" in its answer becomes a secret.
+const (
+	// MaxLearntPerBody bounds the values learnt from one body, one header
+	// set or one query. An OAuth answer holds a handful; an answer with more
+	// is not learnt past the bound (the recorder then redacts its
+	// credential fields in place and reports the recording incomplete).
+	MaxLearntPerBody = 256
+	// MaxLearnt bounds the values a scrubber learns in all, and
+	// maxLearntBytes their total length: together they bound the automaton
+	// (each value is scrubbed in six forms) that every later byte runs
+	// through, and the work of building it again after each exchange that
+	// teaches something.
+	MaxLearnt      = 4096
+	maxLearntBytes = 256 << 10
+	// maxLearntLen is the longest value learnt (a JWT is a few KiB).
+	maxLearntLen = 16 << 10
+)
+
 // Scrubber removes secrets from bytes. It knows the secrets it was given and
 // learns more from what passes through it: values of credential headers,
 // query and form parameters, and JSON fields named like credentials (an
 // OAuth token response's access_token, for instance). It is safe for
 // concurrent use.
+//
+// All the secrets' forms are matched at once by one Aho–Corasick automaton,
+// so scrubbing takes time linear in the bytes scrubbed whatever the number
+// of secrets.
 type Scrubber struct {
-	mu      sync.Mutex
-	secrets []string // longest first, so a secret containing another goes whole
+	mu           sync.Mutex
+	forms        map[string]struct{}
+	learnt       int // values learnt (not given)
+	learntBytes  int
+	m            *matcher     // nil when forms changed since it was built
+	steps        atomic.Int64 // automaton transitions taken, for the tests' complexity checks
+	learnSkipped atomic.Int64 // values not learnt because of the bounds
 }
 
 // NewScrubber returns a scrubber that knows secrets.
 func NewScrubber(secrets ...string) *Scrubber {
-	s := &Scrubber{}
+	s := &Scrubber{forms: map[string]struct{}{}}
 	s.Add(secrets...)
 	return s
 }
@@ -84,26 +116,68 @@ func NewScrubber(secrets ...string) *Scrubber {
 // Add teaches the scrubber more secrets, with the forms they take in
 // transit: URL-encoded, JSON-escaped and base64 (HTTP Basic credentials).
 // Values shorter than [MinSecretLen] and forms found within [Redacted]
-// itself are not learnt.
+// itself are not learnt. Given secrets are not bounded; learnt ones are
+// (see [MaxLearntPerBody]).
 func (s *Scrubber) Add(secrets ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range secrets {
+		s.addLocked(v)
+	}
+}
+
+// addLocked adds v's forms.
+func (s *Scrubber) addLocked(v string) {
+	v = strings.TrimSpace(v)
+	if len(v) < MinSecretLen {
+		return
+	}
+	for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v), jsonEscaped(v),
+		base64.StdEncoding.EncodeToString([]byte(v)), base64.RawURLEncoding.EncodeToString([]byte(v))} {
+		// A form inside the marker itself ("DACT") cannot be
+		// redacted: every marker written would contain it again.
+		if _, ok := s.forms[f]; !ok && len(f) >= MinSecretLen && !strings.Contains(Redacted, f) {
+			s.forms[f] = struct{}{}
+			s.m = nil
+		}
+	}
+}
+
+// learn adds values found in transit, within the bounds, and returns how
+// many it left out.
+func (s *Scrubber) learn(values []string) (skipped int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, v := range values {
 		v = strings.TrimSpace(v)
 		if len(v) < MinSecretLen {
 			continue
 		}
-		forms := []string{v, url.QueryEscape(v), url.PathEscape(v), jsonEscaped(v),
-			base64.StdEncoding.EncodeToString([]byte(v)), base64.RawURLEncoding.EncodeToString([]byte(v))}
-		for _, f := range forms {
-			// A form inside the marker itself ("DACT") cannot be
-			// redacted: every marker written would contain it again.
-			if len(f) >= MinSecretLen && !strings.Contains(Redacted, f) && !slices.Contains(s.secrets, f) {
-				s.secrets = append(s.secrets, f)
-			}
+		if _, known := s.forms[v]; known {
+			continue
 		}
+		if n >= MaxLearntPerBody || s.learnt >= MaxLearnt || len(v) > maxLearntLen || s.learntBytes+len(v) > maxLearntBytes {
+			skipped++
+			continue
+		}
+		s.addLocked(v)
+		n++
+		s.learnt++
+		s.learntBytes += len(v)
 	}
-	slices.SortStableFunc(s.secrets, func(a, b string) int { return len(b) - len(a) })
+	s.learnSkipped.Add(int64(skipped))
+	return skipped
+}
+
+// matcher returns the automaton of the secrets known now, nil for none.
+func (s *Scrubber) matcher() *matcher {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil && len(s.forms) > 0 {
+		s.m = newMatcher(slices.Collect(maps.Keys(s.forms)))
+	}
+	return s.m
 }
 
 // jsonEscaped is v as it appears inside a JSON string, without the quotes.
@@ -118,144 +192,18 @@ func jsonEscaped(v string) string {
 // Bytes returns b with every known secret replaced by [Redacted]. b is not
 // changed.
 func (s *Scrubber) Bytes(b []byte) []byte {
-	s.mu.Lock()
-	secrets := s.secrets
-	s.mu.Unlock()
-	out := b
-	for _, sec := range secrets {
-		if bytes.Contains(out, []byte(sec)) {
-			out = bytes.ReplaceAll(out, []byte(sec), []byte(Redacted))
-		}
-	}
-	if len(secrets) == 0 {
+	m := s.matcher()
+	if m == nil {
 		return bytes.Clone(b)
 	}
-	out = scrubEscapedStrings(out, secrets)
-	if bytes.Contains(out, []byte(Redacted)) {
-		out = scrubAcrossMarkers(out, secrets)
+	var steps int
+	defer func() { s.steps.Add(int64(steps)) }()
+	out := m.scrub(b, &steps)
+	if esc, changed := scrubEscapedStrings(out, m, &steps); changed {
+		// What was re-encoded may spell a secret with a marker beside it.
+		out = m.scrub(esc, &steps)
 	}
 	return out
-}
-
-// scrubAcrossMarkers removes secrets that a marker and the bytes beside it
-// spell together, where a replacement completed a secret: "D000000" with
-// the secret "D000" became "REDACTED000". Each such occurrence is
-// replaced, together with every marker it touches, by one marker. That
-// ends: a replacement either turns at least one byte outside the markers
-// into marker, or joins two or more markers into one, and no secret lies
-// within a single marker (Add refuses those).
-//
-// It runs in one pass, in time linear in len(b) for a given set of secrets:
-// a body that an upstream fills with such occurrences (it can make any
-// value a secret by naming a field "token") must not make the scrubber
-// quadratic.
-func scrubAcrossMarkers(b []byte, secrets []string) []byte {
-	r := rewriter{b: b, secrets: secrets, longest: len(secrets[0]), next: make([]int, len(secrets))}
-	for i := range r.next {
-		r.next[i] = -1
-	}
-	return r.run()
-}
-
-// rewriter holds the text out ++ b[r:] while scrubAcrossMarkers rewrites
-// it: out is the part already written, in which no secret lies whole.
-type rewriter struct {
-	out, b  []byte
-	r       int
-	secrets []string // longest first
-	longest int
-	next    []int // next[k]: where secrets[k] next occurs in b at or after r, len(b) for nowhere; below r: not known
-}
-
-func (w *rewriter) run() []byte {
-	w.out = make([]byte, 0, len(w.b))
-	for {
-		// Occurrences that begin in out's tail: only the marker last
-		// written can have made them, and they reach at most longest-1
-		// bytes before it.
-		if s, e, ok := w.inTail(); ok {
-			w.replace(s, e)
-			continue
-		}
-		// Otherwise the next occurrence lies in b whole.
-		p, k := len(w.b), -1
-		for i, sec := range w.secrets {
-			if w.next[i] < w.r {
-				w.next[i] = len(w.b) // none: never searched again
-				if j := bytes.Index(w.b[w.r:], []byte(sec)); j >= 0 {
-					w.next[i] = w.r + j
-				}
-			}
-			if w.next[i] < p {
-				p, k = w.next[i], i
-			}
-		}
-		if k < 0 {
-			return append(w.out, w.b[w.r:]...)
-		}
-		w.out = append(w.out, w.b[w.r:p]...)
-		w.r = p
-		w.replace(len(w.out), len(w.out)+len(w.secrets[k]))
-	}
-}
-
-// inTail finds the first occurrence of a secret that begins in the last
-// longest+len(Redacted)-1 bytes of out, as positions in out ++ b[r:].
-func (w *rewriter) inTail() (start, end int, ok bool) {
-	from := max(0, len(w.out)-(w.longest+len(Redacted)-1))
-	window := slices.Concat(w.out[from:], w.b[w.r:min(len(w.b), w.r+w.longest-1)])
-	start = -1
-	for _, sec := range w.secrets {
-		if i := bytes.Index(window, []byte(sec)); i >= 0 && from+i < len(w.out) && (start < 0 || from+i < start) {
-			start, end = from+i, from+i+len(sec)
-		}
-	}
-	return start, end, start >= 0
-}
-
-// at returns the byte at position i of out ++ b[r:], and false past its end.
-func (w *rewriter) at(i int) (byte, bool) {
-	if i < len(w.out) {
-		return w.out[i], true
-	}
-	if i -= len(w.out); w.r+i < len(w.b) {
-		return w.b[w.r+i], true
-	}
-	return 0, false
-}
-
-// markerAt reports whether a marker begins at position i of out ++ b[r:].
-func (w *rewriter) markerAt(i int) bool {
-	for j := range len(Redacted) {
-		if c, ok := w.at(i + j); !ok || c != Redacted[j] {
-			return false
-		}
-	}
-	return true
-}
-
-// replace replaces positions [start, end) of out ++ b[r:], widened to the
-// whole of any marker they touch at either edge, by one marker.
-func (w *rewriter) replace(start, end int) {
-	for lo := max(0, start-len(Redacted)+1); lo < start; lo++ {
-		if w.markerAt(lo) {
-			start = lo
-			break
-		}
-	}
-	for hi := end - 1; hi >= max(start, end-len(Redacted)+1); hi-- {
-		if w.markerAt(hi) {
-			end = hi + len(Redacted)
-			break
-		}
-	}
-	var rest []byte // what out held after end
-	if end < len(w.out) {
-		rest = slices.Clone(w.out[end:])
-	} else {
-		w.r += end - len(w.out)
-	}
-	w.out = append(append(w.out[:start], Redacted...), rest...)
 }
 
 // scrubEscapedStrings handles secrets hidden by JSON escapes that byte
@@ -263,9 +211,9 @@ func (w *rewriter) replace(start, end int) {
 // backslash in it is decoded, and if the decoded text holds a secret the
 // string is re-encoded with the secret replaced. Other bytes are untouched;
 // what is not a JSON string literal is left as it is.
-func scrubEscapedStrings(b []byte, secrets []string) []byte {
+func scrubEscapedStrings(b []byte, m *matcher, steps *int) (_ []byte, changed bool) {
 	if !bytes.Contains(b, []byte(`\`)) {
-		return b
+		return b, false
 	}
 	var out []byte
 	last := 0
@@ -286,11 +234,7 @@ func scrubEscapedStrings(b []byte, secrets []string) []byte {
 		if escaped {
 			var v string
 			if json.Unmarshal(b[i:end+1], &v) == nil {
-				scrubbed := v
-				for _, sec := range secrets {
-					scrubbed = strings.ReplaceAll(scrubbed, sec, Redacted)
-				}
-				if scrubbed != v {
+				if scrubbed := m.scrubString(v, steps); scrubbed != v {
 					enc, _ := json.Marshal(scrubbed)
 					out = append(append(out, b[last:i]...), enc...)
 					last = end + 1
@@ -300,9 +244,9 @@ func scrubEscapedStrings(b []byte, secrets []string) []byte {
 		i = end
 	}
 	if out == nil {
-		return b
+		return b, false
 	}
-	return append(out, b[last:]...)
+	return append(out, b[last:]...), true
 }
 
 // String is [Scrubber.Bytes] for a string.
@@ -310,78 +254,119 @@ func (s *Scrubber) String(v string) string { return string(s.Bytes([]byte(v))) }
 
 // LearnHeader learns the credentials in h's secret headers: the whole
 // value, the value after an auth scheme ("Bearer x"), the parts of HTTP
-// Basic credentials and each cookie's value.
-func (s *Scrubber) LearnHeader(h http.Header) {
+// Basic credentials and each cookie's value. It returns how many values
+// the bounds ([MaxLearntPerBody], [MaxLearnt]) left out.
+func (s *Scrubber) LearnHeader(h http.Header) (skipped int) {
+	var learn []string
 	for name, values := range h {
 		if !isSecretHeader(name) {
 			continue
 		}
 		for _, v := range values {
-			s.Add(v)
+			learn = append(learn, v)
 			scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
 			if ok {
-				s.Add(cred)
+				learn = append(learn, cred)
 				if strings.EqualFold(scheme, "Basic") {
 					if dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
 						user, pass, _ := strings.Cut(string(dec), ":")
-						s.Add(string(dec), user, pass)
+						learn = append(learn, string(dec), user, pass)
 					}
 				}
 			}
 			for part := range strings.SplitSeq(v, ";") {
 				if _, val, ok := strings.Cut(part, "="); ok {
-					s.Add(val)
+					learn = append(learn, val)
 				}
 			}
 		}
 	}
+	return s.learn(learn)
 }
 
-// LearnValues learns the values of credential-named parameters.
-func (s *Scrubber) LearnValues(v url.Values) {
+// LearnValues learns the values of credential-named parameters and returns
+// how many the bounds left out.
+func (s *Scrubber) LearnValues(v url.Values) (skipped int) {
+	var learn []string
 	for name, values := range v {
 		if isSecretParam(name) {
-			s.Add(values...)
+			learn = append(learn, values...)
 		}
 	}
+	return s.learn(learn)
 }
-
-// maxLearnDepth bounds the JSON nesting LearnJSON walks.
-const maxLearnDepth = 64
 
 // LearnJSON learns the string values of credential-named fields anywhere in
-// a JSON document. Bytes that are not JSON teach nothing.
-func (s *Scrubber) LearnJSON(body []byte) {
-	if !json.Valid(body) {
-		return
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return
-	}
-	s.learnJSON(v, 0)
+// a JSON document, in the document's order, and returns how many the bounds
+// left out. Bytes that are not JSON teach nothing.
+func (s *Scrubber) LearnJSON(body []byte) (skipped int) {
+	values, _ := credentialFields(body)
+	return s.learn(values)
 }
 
-func (s *Scrubber) learnJSON(v any, depth int) {
-	if depth > maxLearnDepth {
-		return
+// credentialFields returns the string values of credential-named fields in
+// a JSON document and where each lies in body, quotes included; nothing for
+// bytes that are not one JSON document. It reads the document as a stream
+// of tokens, in time linear in its length and at any depth.
+func credentialFields(body []byte) (values []string, at []span) {
+	if !json.Valid(body) {
+		return nil, nil
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		for k, val := range x {
-			if str, ok := val.(string); ok && isSecretField(k) {
-				s.Add(str)
-				continue
+	type level struct{ object, wantKey bool }
+	var stack []level
+	var key string
+	keyEnd := 0
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return values, at // io.EOF: body was checked valid
+		}
+		top := len(stack) - 1
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				stack = append(stack, level{object: d == '{', wantKey: d == '{'})
+			default:
+				stack = stack[:top]
+				if top > 0 && stack[top-1].object {
+					stack[top-1].wantKey = true
+				}
 			}
-			s.learnJSON(val, depth+1)
+			continue
 		}
-	case []any:
-		for _, val := range x {
-			s.learnJSON(val, depth+1)
+		if top < 0 {
+			continue
+		}
+		if stack[top].object && stack[top].wantKey {
+			key, _ = tok.(string)
+			keyEnd = int(dec.InputOffset())
+			stack[top].wantKey = false
+			continue
+		}
+		if str, ok := tok.(string); ok && stack[top].object && isSecretField(key) {
+			// Between a key and its value lie only spaces and the colon.
+			start := keyEnd + bytes.IndexByte(body[keyEnd:], '"')
+			values = append(values, str)
+			at = append(at, span{start, int(dec.InputOffset())})
+		}
+		if stack[top].object {
+			stack[top].wantKey = true
 		}
 	}
+}
+
+// redactFields returns body with each of the stretches at (sorted, apart)
+// replaced by the quoted marker.
+func redactFields(body []byte, at []span) []byte {
+	out := make([]byte, 0, len(body))
+	last := 0
+	for _, sp := range at {
+		out = append(append(out, body[last:sp.start]...), `"`+Redacted+`"`...)
+		last = sp.end
+	}
+	return append(out, body[last:]...)
 }
 
 // Query returns a raw query with the values of credential-named parameters
