@@ -208,7 +208,7 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool, progress func(read, tot
 		return nil, err
 	}
 	g := &guardedReader{data: data, stop: stop}
-	doc, err := e.parse(g, data)
+	doc, err := e.parse(g, data, progress)
 	if aerr := g.aborted(); aerr != nil {
 		// The library may have turned the abort into an error of its own
 		// (or swallowed it and gone on): the abort is the reason.
@@ -218,7 +218,7 @@ func (e *Extractor) read(data []byte, stop *atomic.Bool, progress func(read, tot
 }
 
 // parse reads the document through g.
-func (e *Extractor) parse(g *guardedReader, data []byte) (*Document, error) {
+func (e *Extractor) parse(g *guardedReader, data []byte, progress func(read, total int)) (*Document, error) {
 	r, err := pdf.NewReader(g, int64(len(data)))
 	if err != nil {
 		// The parser's messages may quote the encryption dictionary's
