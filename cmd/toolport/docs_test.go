@@ -169,3 +169,44 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return h.next.RoundTrip(r)
 }
+
+// TestMCPClientDocsVersions checks that the versions docs/mcp-clients.md
+// names are the ones pinned in testdata/npm, which the tests run.
+func TestMCPClientDocsVersions(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/mcp-clients.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("../../testdata/npm/package.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct{ Dependencies map[string]string }
+	if err := json.Unmarshal(raw, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	pin := func(name string) string {
+		v := pkg.Dependencies[name]
+		if v == "" {
+			t.Fatalf("testdata/npm/package.json does not pin %s", name)
+		}
+		return v
+	}
+	for _, want := range []string{
+		"`@modelcontextprotocol/sdk` " + pin("@modelcontextprotocol/sdk"),
+		"MCP Inspector " + pin("@modelcontextprotocol/inspector"),
+		"mcp-remote " + pin("mcp-remote"),
+		"`mcp-remote@" + pin("mcp-remote") + "`",
+		"`@modelcontextprotocol/conformance` " + pin("@modelcontextprotocol/conformance"),
+	} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/mcp-clients.md does not say %q", want)
+		}
+	}
+	// Every versioned npx command names the pinned version.
+	for _, m := range regexp.MustCompile(`(@modelcontextprotocol/inspector|mcp-remote)@([0-9][0-9.]*)`).FindAllStringSubmatch(string(doc), -1) {
+		if m[2] != pin(m[1]) {
+			t.Errorf("docs/mcp-clients.md runs %s@%s; testdata/npm pins %s", m[1], m[2], pin(m[1]))
+		}
+	}
+}

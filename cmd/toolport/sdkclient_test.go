@@ -312,10 +312,12 @@ func newHeldUpstream(t *testing.T) *heldUpstream {
 			http.NotFound(w, r)
 			return
 		}
-		h.arrived <- struct{}{}
+		// Non-blocking: an unexpected second request must not hang the
+		// server's Close at cleanup; the test sees only the first.
+		notify(h.arrived)
 		select {
 		case <-r.Context().Done():
-			h.gaveUp <- struct{}{}
+			notify(h.gaveUp)
 		case <-h.release:
 			w.Header().Set("Content-Type", "text/html")
 			io.WriteString(w, "<html><head><title>Held</title></head><body><article><p>The held page, released by the test.</p></article></body></html>")
@@ -326,6 +328,13 @@ func newHeldUpstream(t *testing.T) *heldUpstream {
 		h.srv.Close()
 	})
 	return h
+}
+
+func notify(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
 }
 
 // Release lets the held request (and any later one) be answered.
