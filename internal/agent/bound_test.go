@@ -112,10 +112,33 @@ func TestLargeToolResultsNeverLoseTheTurn(t *testing.T) {
 					t.Errorf("the stored tool_use input is %d bytes, want it bounded with a note", len(use.Input))
 				}
 			})
-			t.Run(kind+"/"+engine+"/result larger than a stored message", func(t *testing.T) {
+			t.Run(kind+"/"+engine+"/result over the contract's bound", func(t *testing.T) {
+				t.Parallel()
+				// Larger than a stored message too: the registry refuses it
+				// before encoding it, and the model hears why.
+				ts := newTools(t)
+				big := strings.Repeat("all work and no play ", (max(store.MaxContentBytes, tool.DefaultMaxOutputBytes)+kib)/21)
+				ts.reg.Register(tool.Must(tool.New(tool.Spec{Name: "fetch", Description: "Fetches a page."},
+					func(context.Context, queryIn) (hugeOut, error) { return hugeOut{Title: "a page", Content: big}, nil })))
+				got := runTurn(t, kind, engine, ts, agent.Config{},
+					servertest.Turn{Match: "fetch it", Events: []servertest.Event{servertest.Call("c1", "fetch", `{"query":"x"}`)}},
+					servertest.Turn{Match: "fetch it", Step: 1, Events: []servertest.Event{servertest.Text("Too long a page.")}},
+				)
+				wantTypes(t, got.events, "message_start", "tool_call_start", "tool_call_error", "text_delta", "message_end")
+				if me := got.events.first("message_end"); me["stopReason"] != "end_turn" || got.message.Incomplete {
+					t.Errorf("message_end = %v, incomplete %v: want a whole turn", me, got.message.Incomplete)
+				}
+				if ce := got.events.first("tool_call_error"); ce["errorCode"] != string(tool.CodeResultTooLarge) {
+					t.Errorf("tool_call_error = %.300v", ce)
+				}
+				if len(got.stored) > 64*kib || len(got.reqs[1].Body) > 64*kib {
+					t.Errorf("stored %d KiB, second model request %d KiB", len(got.stored)/kib, len(got.reqs[1].Body)/kib)
+				}
+			})
+			t.Run(kind+"/"+engine+"/result far larger than the agent passes on", func(t *testing.T) {
 				t.Parallel()
 				ts := newTools(t)
-				big := strings.Repeat("all work and no play ", (store.MaxContentBytes+kib)/21)
+				big := strings.Repeat("all work and no play ", (4<<20)/21)
 				ts.reg.Register(tool.Must(tool.New(tool.Spec{Name: "fetch", Description: "Fetches a page."},
 					func(context.Context, queryIn) (hugeOut, error) { return hugeOut{Title: "a page", Content: big}, nil })))
 				got := runTurn(t, kind, engine, ts, agent.Config{},
