@@ -644,3 +644,49 @@ func (c *fakeCatalog) Dataset(_ context.Context, portal, name string) ([]byte, s
 	b, err := json.Marshal(map[string]string{"name": name, "portal": portal})
 	return b, name, err
 }
+
+// The confirmation and the change notification also work over the
+// transports Toolport serves (stdio, streamable HTTP in both eras).
+func TestElicitationAndListChangedOverTransports(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			f := newPackFixture(t)
+			srv, err := mcpserver.New(f.reg, f.options())
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := make(chan struct{}, 10)
+			cs := connect(t, tr, srv, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+				},
+				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
+			})
+			ctx := context.Background()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "savePlaylistToTidal", Arguments: map[string]any{"name": "p1"}})
+			if err != nil || res.IsError || f.saved.Load() != 1 {
+				t.Fatalf("confirmed call: %v %v, ran %d times", err, res, f.saved.Load())
+			}
+			wait := func(what string) {
+				t.Helper()
+				select {
+				case <-changed:
+				case <-time.After(waitLimit):
+					t.Fatalf("no notifications/resources/list_changed after %s", what)
+				}
+			}
+			wait("the first writing call") // it listed the stores for the first time
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "suggestPlaylist", Arguments: map[string]any{"name": "t"}}); err != nil || res.IsError {
+				t.Fatalf("suggestPlaylist: %v %v", err, res)
+			}
+			wait("suggestPlaylist")
+			lr, err := cs.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(lr.Resources, func(r *mcp.Resource) bool { return r.URI == "toolport://playlist/new-t.json" }) {
+				t.Errorf("the new playlist is not listed: %v", lr.Resources)
+			}
+		})
+	}
+}
