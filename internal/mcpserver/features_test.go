@@ -47,7 +47,7 @@ func newPackFixture(t testing.TB) *packFixture {
 	t.Helper()
 	f := &packFixture{
 		playlists: &fakePlaylists{byID: map[string]store.Playlist{}},
-		convs:     &fakeConversations{md: map[string]string{"c1": "# Rainy day\n\n**You:** something calm\n"}},
+		convs:     &fakeConversations{md: map[string]string{"c1": "# Rainy day\n\n**You:** something calm\n", "untitled": "# New\n"}},
 		ckan: &fakeCatalog{
 			portals: []string{"data.gov.il", "open.example.org"},
 			orgs: map[string][]string{
@@ -300,6 +300,12 @@ func TestResources(t *testing.T) {
 		}
 		if r.MIMEType != mime || r.Title == "" {
 			t.Errorf("%s: %+v, want MIME type %s and a title", uri, r, mime)
+		}
+	}
+	for uri, title := range map[string]string{"toolport://conversation/c1.md": "Rainy day (Markdown)",
+		"toolport://conversation/untitled.md": "Untitled conversation (Markdown)", "toolport://playlist/p1.json": "Rainy day (JSON)"} {
+		if r := listed[uri]; r == nil || r.Title != title {
+			t.Errorf("%s: %+v, want the title %q", uri, r, title)
 		}
 	}
 	p, _ := f.playlists.GetPlaylist(ctx, "p1")
@@ -585,7 +591,11 @@ type fakeConversations struct{ md map[string]string }
 func (c *fakeConversations) RecentConversations(_ context.Context, limit int) ([]mcpserver.ConversationInfo, error) {
 	var out []mcpserver.ConversationInfo
 	for id := range c.md {
-		out = append(out, mcpserver.ConversationInfo{ID: id, Title: "Rainy day"})
+		title := "Rainy day"
+		if id == "untitled" {
+			title = ""
+		}
+		out = append(out, mcpserver.ConversationInfo{ID: id, Title: title})
 	}
 	return out[:min(limit, len(out))], nil
 }

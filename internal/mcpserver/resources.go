@@ -176,8 +176,12 @@ func (s *service) sync(ctx context.Context) {
 		}
 		for _, c := range convs {
 			uri := conversationPrefix + url.PathEscape(c.ID) + ".md"
+			title := c.Title
+			if title == "" { // a conversation is titled at its first turn
+				title = "Untitled conversation"
+			}
 			want[uri] = &mcp.Resource{URI: uri, Name: "conversation-" + c.ID + ".md",
-				Title: c.Title, MIMEType: "text/markdown", Icons: icon(serverIcon)}
+				Title: title + " (Markdown)", MIMEType: "text/markdown", Icons: icon(serverIcon)}
 		}
 	}
 	var gone []string
