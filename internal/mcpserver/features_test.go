@@ -550,6 +550,7 @@ func TestElicitationBeforeAccountWrites(t *testing.T) {
 // ---- fakes
 
 type fakePlaylists struct {
+	fail  atomic.Bool // ListPlaylists fails
 	mu    sync.Mutex
 	byID  map[string]store.Playlist
 	order []string // oldest first
@@ -575,6 +576,9 @@ func (s *fakePlaylists) GetPlaylist(_ context.Context, id string) (store.Playlis
 
 func (s *fakePlaylists) ListPlaylists(_ context.Context, opt store.ListOptions) (store.PlaylistPage, error) {
 	s.lists.Add(1)
+	if s.fail.Load() {
+		return store.PlaylistPage{}, errors.New("database restarting")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	limit, _ := opt.Bounds()
@@ -698,5 +702,32 @@ func TestElicitationAndListChangedOverTransports(t *testing.T) {
 				t.Errorf("the new playlist is not listed: %v", lr.Resources)
 			}
 		})
+	}
+}
+
+// A store that fails leaves its resources listed as they were.
+func TestResourcesSurviveAFailingStore(t *testing.T) {
+	f := newPackFixture(t)
+	cs := f.inMemory(t, f.options(), "", nil)
+	list := func() []string {
+		t.Helper()
+		res, err := cs.ListResources(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uris []string
+		for _, r := range res.Resources {
+			uris = append(uris, r.URI)
+		}
+		slices.Sort(uris)
+		return uris
+	}
+	before := list()
+	if !slices.Contains(before, "toolport://playlist/p1.json") {
+		t.Fatalf("listed %v", before)
+	}
+	f.playlists.fail.Store(true)
+	if after := list(); !slices.Equal(after, before) {
+		t.Errorf("with the store failing, listed %v, want %v", after, before)
 	}
 }
