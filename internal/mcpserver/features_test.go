@@ -47,7 +47,7 @@ func newPackFixture(t testing.TB) *packFixture {
 	t.Helper()
 	f := &packFixture{
 		playlists: &fakePlaylists{byID: map[string]store.Playlist{}},
-		convs:     &fakeConversations{md: map[string]string{"c1": "# Rainy day\n\n**You:** something calm\n"}},
+		convs:     &fakeConversations{md: map[string]string{"c1": "# Rainy day\n\n**You:** something calm\n", "untitled": "# New\n"}},
 		ckan: &fakeCatalog{
 			portals: []string{"data.gov.il", "open.example.org"},
 			orgs: map[string][]string{
@@ -302,6 +302,12 @@ func TestResources(t *testing.T) {
 			t.Errorf("%s: %+v, want MIME type %s and a title", uri, r, mime)
 		}
 	}
+	for uri, title := range map[string]string{"toolport://conversation/c1.md": "Rainy day (Markdown)",
+		"toolport://conversation/untitled.md": "Untitled conversation (Markdown)", "toolport://playlist/p1.json": "Rainy day (JSON)"} {
+		if r := listed[uri]; r == nil || r.Title != title {
+			t.Errorf("%s: %+v, want the title %q", uri, r, title)
+		}
+	}
 	p, _ := f.playlists.GetPlaylist(ctx, "p1")
 	for _, format := range []string{playlist.FormatJSON, playlist.FormatM3U8} {
 		body, err := playlist.Export(p, format)
@@ -544,6 +550,7 @@ func TestElicitationBeforeAccountWrites(t *testing.T) {
 // ---- fakes
 
 type fakePlaylists struct {
+	fail  atomic.Bool // ListPlaylists fails
 	mu    sync.Mutex
 	byID  map[string]store.Playlist
 	order []string // oldest first
@@ -569,6 +576,9 @@ func (s *fakePlaylists) GetPlaylist(_ context.Context, id string) (store.Playlis
 
 func (s *fakePlaylists) ListPlaylists(_ context.Context, opt store.ListOptions) (store.PlaylistPage, error) {
 	s.lists.Add(1)
+	if s.fail.Load() {
+		return store.PlaylistPage{}, errors.New("database restarting")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	limit, _ := opt.Bounds()
@@ -585,7 +595,11 @@ type fakeConversations struct{ md map[string]string }
 func (c *fakeConversations) RecentConversations(_ context.Context, limit int) ([]mcpserver.ConversationInfo, error) {
 	var out []mcpserver.ConversationInfo
 	for id := range c.md {
-		out = append(out, mcpserver.ConversationInfo{ID: id, Title: "Rainy day"})
+		title := "Rainy day"
+		if id == "untitled" {
+			title = ""
+		}
+		out = append(out, mcpserver.ConversationInfo{ID: id, Title: title})
 	}
 	return out[:min(limit, len(out))], nil
 }
@@ -643,4 +657,77 @@ func (c *fakeCatalog) Dataset(_ context.Context, portal, name string) ([]byte, s
 	}
 	b, err := json.Marshal(map[string]string{"name": name, "portal": portal})
 	return b, name, err
+}
+
+// The confirmation and the change notification also work over the
+// transports Toolport serves (stdio, streamable HTTP in both eras).
+func TestElicitationAndListChangedOverTransports(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			f := newPackFixture(t)
+			srv, err := mcpserver.New(f.reg, f.options())
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := make(chan struct{}, 10)
+			cs := connect(t, tr, srv, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+				},
+				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
+			})
+			ctx := context.Background()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "savePlaylistToTidal", Arguments: map[string]any{"name": "p1"}})
+			if err != nil || res.IsError || f.saved.Load() != 1 {
+				t.Fatalf("confirmed call: %v %v, ran %d times", err, res, f.saved.Load())
+			}
+			wait := func(what string) {
+				t.Helper()
+				select {
+				case <-changed:
+				case <-time.After(waitLimit):
+					t.Fatalf("no notifications/resources/list_changed after %s", what)
+				}
+			}
+			wait("the first writing call") // it listed the stores for the first time
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "suggestPlaylist", Arguments: map[string]any{"name": "t"}}); err != nil || res.IsError {
+				t.Fatalf("suggestPlaylist: %v %v", err, res)
+			}
+			wait("suggestPlaylist")
+			lr, err := cs.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(lr.Resources, func(r *mcp.Resource) bool { return r.URI == "toolport://playlist/new-t.json" }) {
+				t.Errorf("the new playlist is not listed: %v", lr.Resources)
+			}
+		})
+	}
+}
+
+// A store that fails leaves its resources listed as they were.
+func TestResourcesSurviveAFailingStore(t *testing.T) {
+	f := newPackFixture(t)
+	cs := f.inMemory(t, f.options(), "", nil)
+	list := func() []string {
+		t.Helper()
+		res, err := cs.ListResources(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uris []string
+		for _, r := range res.Resources {
+			uris = append(uris, r.URI)
+		}
+		slices.Sort(uris)
+		return uris
+	}
+	before := list()
+	if !slices.Contains(before, "toolport://playlist/p1.json") {
+		t.Fatalf("listed %v", before)
+	}
+	f.playlists.fail.Store(true)
+	if after := list(); !slices.Equal(after, before) {
+		t.Errorf("with the store failing, listed %v, want %v", after, before)
+	}
 }

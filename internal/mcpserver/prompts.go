@@ -146,7 +146,6 @@ func (s *service) addPrompts(srv *mcp.Server, reg *tool.Registry) {
 				Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
 			}, nil
 		})
-		s.prompts = append(s.prompts, p.Name)
 	}
 }
 

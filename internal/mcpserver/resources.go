@@ -73,8 +73,8 @@ const (
 // shows (the newest); older ones are still read through the templates.
 const maxListed = 50
 
-// syncTimeout bounds a listing of the stores done in the background.
-const syncTimeout = 10 * time.Second
+// listTimeout bounds each sync's listing of the stores.
+const listTimeout = 5 * time.Second
 
 // addResources registers the templates of the configured backends and
 // prepares the listed resources, which are synced from the stores: on
@@ -145,6 +145,10 @@ func mimeOf(format string) string {
 func (s *service) sync(ctx context.Context) {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
+	// A store that does not answer (a database being restarted) costs a
+	// listing or a call this long at most; the list then stays as it was.
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
 	want := map[string]*mcp.Resource{}
 	keep := func(prefix string) { // what a failed store leaves listed
 		for uri, r := range s.listed {
@@ -176,8 +180,12 @@ func (s *service) sync(ctx context.Context) {
 		}
 		for _, c := range convs {
 			uri := conversationPrefix + url.PathEscape(c.ID) + ".md"
+			title := c.Title
+			if title == "" { // a conversation is titled at its first turn
+				title = "Untitled conversation"
+			}
 			want[uri] = &mcp.Resource{URI: uri, Name: "conversation-" + c.ID + ".md",
-				Title: c.Title, MIMEType: "text/markdown", Icons: icon(serverIcon)}
+				Title: title + " (Markdown)", MIMEType: "text/markdown", Icons: icon(serverIcon)}
 		}
 	}
 	var gone []string
@@ -220,9 +228,7 @@ func (s *service) syncSoon() {
 		s.pendingMu.Lock()
 		s.pending = false
 		s.pendingMu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
-		defer cancel()
-		s.sync(ctx)
+		s.sync(context.Background()) // bounded by listTimeout
 	}()
 }
 

@@ -20,6 +20,12 @@
 //   - tool.ReportProgress becomes notifications/progress when the client sent
 //     a progress token, and the client's cancellation cancels the call's context.
 //
+// Besides tools, it offers what hosts show people: a prompt per exposed pack
+// with completions for its arguments (prompts.go), resources read from the
+// backends the surface passes in [Options] with list_changed notifications
+// (resources.go), icons (icons.go), and a confirmation asked of the person
+// before a tool that writes to their account runs (elicit.go).
+//
 // [RunStdio] runs a server on stdin/stdout; [NewHTTPHandler] serves streamable
 // HTTP; [RequireBearer] is an optional bearer-token guard for it.
 //
@@ -98,10 +104,9 @@ type Options struct {
 
 // service holds what the server's handlers share.
 type service struct {
-	opts    Options
-	srv     *mcp.Server
-	logger  *slog.Logger
-	prompts []string // the names of the prompts offered
+	opts   Options
+	srv    *mcp.Server
+	logger *slog.Logger
 
 	storeBacked bool                     // some resources are listed from stores
 	syncMu      sync.Mutex               // one sync at a time
