@@ -16,8 +16,12 @@
 // visited bounds (pages.go), refusing such documents as ErrMalformed. As a
 // last resort the parser reads the document through a guard (guard.go)
 // that refuses every read once the deadline has passed or the parser has
-// recursed too deep; since each turn of the library's loops reads the
-// document again, a worker always ends soon after its deadline.
+// recursed too deep; since each turn of the library's loops over
+// references reads the document again, a worker ends soon after its
+// deadline. The loops that do not read, the tokenizer's at the end of a
+// stream that ends inside a <hex string> and the linear scans of its font
+// lookups, are ruled out before a page is read (pageCost) and, for object
+// streams, before the document is (xref.go).
 //
 // Each page starts with a line "<!-- page N -->" (N from 1): an HTML
 // comment, so renderers hide it while a reader (or a model) can still
