@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -308,23 +309,78 @@ func pageCost(page pdf.Page, limit int64) (size, work int64, endless bool) {
 			break
 		}
 		font := fonts.Key(name)
-		var tail tailWatch
-		cmap := contentSize(font.Key("ToUnicode"), limit-size, &tail)
-		size += cmap
-		endless = endless || tail.endsInHexString()
-		entries = max(entries, cmap/10+int64(font.Key("Encoding").Key("Differences").Len()))
+		var cmap cmapWatch
+		n := contentSize(font.Key("ToUnicode"), limit-size, &cmap)
+		size += n
+		endless = endless || cmap.tail.endsInHexString()
+		entries = max(entries, cmap.entries()+int64(font.Key("Encoding").Key("Differences").Len()))
+	}
+	if entries > maxCMapEntries {
+		// The library would build a map this large before decoding a
+		// character: refuse it as too costly whatever the content.
+		return size, math.MaxInt64, endless
 	}
 	return size, content * entries, endless
 }
 
+// maxCMapEntries bounds the entries the library may build from one
+// ToUnicode map (32–56 bytes each). Real maps have a few thousand.
+const maxCMapEntries = 1 << 20
+
+// cmapWatch is an io.Writer that keeps a ToUnicode map's bytes and their
+// tailWatch. The library's map reader appends, at each endbfchar or
+// endbfrange, as many entries as the count last given, without checking
+// them against the data: "1000000000 beginbfchar endbfchar" is a 40 GB
+// map. That count is a number written in the stream (directly, or through
+// a name it was def'd to), so the largest number times the end operators
+// bounds the entries.
+type cmapWatch struct {
+	buf  []byte
+	tail tailWatch
+}
+
+func (w *cmapWatch) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	return w.tail.Write(p)
+}
+
+// entries bounds the map's entries.
+func (w *cmapWatch) entries() int64 {
+	l := &lexer{data: w.buf}
+	var most, ends int64
+	for l.pos < len(l.data) {
+		start := l.pos
+		tok, err := l.token()
+		if err != nil {
+			l.pos = start + 1 // the library stops or skips there too; go on
+			continue
+		}
+		switch t := tok.(type) {
+		case int64:
+			most = max(most, t)
+		case keyword:
+			if t == "endbfchar" || t == "endbfrange" {
+				ends++
+			}
+		}
+	}
+	if most <= 0 || ends == 0 {
+		return 0
+	}
+	if most > math.MaxInt64/ends {
+		return math.MaxInt64
+	}
+	return most * ends
+}
+
 // contentSize measures a stream or an array of streams once decompressed,
-// reading at most limit+1 bytes into tail and keeping none.
-func contentSize(v pdf.Value, limit int64, tail *tailWatch) int64 {
+// reading at most limit+1 bytes into w.
+func contentSize(v pdf.Value, limit int64, w io.Writer) int64 {
 	var total int64
 	measure := func(s pdf.Value) {
 		rc := s.Reader()
 		defer rc.Close()
-		n, _ := io.Copy(tail, io.LimitReader(rc, limit+1-total))
+		n, _ := io.Copy(w, io.LimitReader(rc, limit+1-total))
 		total += n
 	}
 	switch v.Kind() {
