@@ -378,6 +378,10 @@ func (w *cmapWatch) entries() int64 {
 func contentSize(v pdf.Value, limit int64, w io.Writer) int64 {
 	var total int64
 	measure := func(s pdf.Value) {
+		if !rowsFit(s, limit) {
+			total = limit + 1
+			return
+		}
 		rc := s.Reader()
 		defer rc.Close()
 		n, _ := io.Copy(w, io.LimitReader(rc, limit+1-total))
@@ -394,6 +398,24 @@ func contentSize(v pdf.Value, limit int64, w io.Writer) int64 {
 		}
 	}
 	return total
+}
+
+// rowsFit reports whether the rows of s's predictor (/DecodeParms
+// /Columns, the only thing the library sizes by it) fit in limit: the
+// library allocates two rows before it reads, and reads a whole row at a
+// time whatever the stream's size, so /Columns 10^12 is a fatal
+// out-of-memory error rather than a large page.
+func rowsFit(s pdf.Value, limit int64) bool {
+	params := s.Key("DecodeParms")
+	if params.Kind() == pdf.Array {
+		for i := range params.Len() {
+			if c := params.Index(i).Key("Columns").Int64(); c > limit {
+				return false
+			}
+		}
+		return true
+	}
+	return params.Key("Columns").Int64() <= limit
 }
 
 // tailWatch is an io.Writer that keeps the last byte written that is
