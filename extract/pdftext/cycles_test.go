@@ -370,3 +370,18 @@ func TestPredictorRows(t *testing.T) {
 		t.Errorf("object stream: got %v", err)
 	}
 }
+
+// TestPageTreeNodeBudget: a tree without a cycle that fans out to more
+// nodes than the budget (120 references to a node that has 120 references
+// to an empty node: 14 520 lookups, and no page) is refused, not walked.
+func TestPageTreeNodeBudget(t *testing.T) {
+	d := newHostile()
+	d.obj(1, "<</Type/Catalog/Pages 2 0 R>>")
+	d.obj(2, "<</Type/Pages/Kids["+strings.Repeat("3 0 R ", 120)+"]/Count 0>>")
+	d.obj(3, "<</Type/Pages/Kids["+strings.Repeat("4 0 R ", 120)+"]/Count 0>>")
+	d.obj(4, "<</Type/Pages/Kids[]/Count 0>>")
+	_, err := New(Options{}).Extract(context.Background(), d.end(d.table("")))
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "over 12000 nodes") {
+		t.Fatalf("got %v", err)
+	}
+}
