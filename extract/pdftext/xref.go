@@ -49,7 +49,9 @@ type xrefEntry struct {
 //     7.5.7);
 //   - an /Extends chain of object streams that is a cycle (resolve loops
 //     forever looking for an object that is in none of them) or that
-//     leaves the file's uncompressed objects.
+//     leaves the file's uncompressed objects;
+//   - object streams whose /N, predictor /Columns or data's end the
+//     library would loop or allocate on (checkObjectStreams).
 //
 // It returns nil for documents whose trailer the library will not find:
 // it refuses them before following anything.
@@ -222,13 +224,8 @@ func readTable(l *lexer) (map[pdfName]any, error) {
 // streamAt reads "N G obj <<dict>> stream" at l and returns the
 // dictionary and the stream's raw bytes (by its direct /Length).
 func streamAt(l *lexer) (map[pdfName]any, []byte, error) {
-	num, err1 := l.token()
-	gen, err2 := l.token()
-	obj, err3 := l.token()
-	_, ok1 := num.(int64)
-	_, ok2 := gen.(int64)
-	if err1 != nil || err2 != nil || err3 != nil || !ok1 || !ok2 || obj != keyword("obj") {
-		return nil, nil, fmt.Errorf("no object definition")
+	if _, _, err := objectHeader(l); err != nil {
+		return nil, nil, err
 	}
 	v, err := l.object(0)
 	if err != nil {
