@@ -140,3 +140,42 @@ func TestTailWatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCMapBomb: a ToUnicode map of a few bytes that claims 10^9 entries
+// (the library appends as many as the count says, 32 GB here, and the
+// runtime's out-of-memory error ends the process) puts its page over the
+// decoding bound, and the page is skipped; so is one that repeats
+// endbfchar after a modest count, and one that hides the count behind a
+// def'd name. A real map's bound is its size.
+func TestCMapBomb(t *testing.T) {
+	for name, cmap := range map[string]string{
+		"count":    "begincmap 1000000000 beginbfchar endbfchar endcmap",
+		"repeated": "begincmap 100 beginbfchar" + strings.Repeat(" endbfchar", 20_000) + " endcmap",
+		"def'd":    "/CIDInit /ProcSet findresource begin 12 dict begin /n 999999999 def begincmap n beginbfchar endbfchar endcmap end end",
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := newHostile()
+			d.obj(1, "<</Type/Catalog/Pages 2 0 R>>")
+			d.obj(2, "<</Type/Pages/Kids[3 0 R 7 0 R]/Count 2>>")
+			d.obj(3, "<</Type/Page/Parent 2 0 R/Contents 4 0 R/Resources<</Font<</F1 5 0 R>>>>>>")
+			d.stream(4, "", []byte("BT /F1 12 Tf 72 700 Td <0041> Tj ET"))
+			d.obj(5, "<</Type/Font/Subtype/Type0/BaseFont/X/Encoding/Identity-H/ToUnicode 6 0 R>>")
+			d.stream(6, "", []byte(cmap))
+			d.obj(7, "<</Type/Page/Parent 2 0 R/Contents 8 0 R/Resources<</Font<</F1 9 0 R>>>>>>")
+			d.stream(8, "", []byte("BT /F1 12 Tf 72 700 Td (Page two) Tj ET"))
+			d.obj(9, "<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>")
+			doc, err := New(Options{}).Extract(context.Background(), d.end(d.table("")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Skipped) != 1 || doc.Skipped[0] != 1 || !strings.Contains(doc.Markdown, "Page two") {
+				t.Errorf("skipped %v, markdown:\n%.300s", doc.Skipped, doc.Markdown)
+			}
+		})
+	}
+	var w cmapWatch
+	w.Write([]byte("/CMapName /X def 2 begincodespacerange <00> <FF> endcodespacerange 2 beginbfchar <01> <0041> <02> (B) endbfchar 1 beginbfrange <10> <20> <0061> endbfrange"))
+	if got := w.entries(); got != 4 {
+		t.Errorf("a real map: bound %d, want 4 (the largest count, 2, times two end operators)", got)
+	}
+}

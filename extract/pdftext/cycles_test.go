@@ -2,6 +2,7 @@ package pdftext
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
 	"encoding/ascii85"
 	"errors"
@@ -331,5 +332,56 @@ func TestGuardStopsParser(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the parser went on reading after stop was set")
+	}
+}
+
+// TestPredictorRows: a predictor with 10^12 columns, on which the library
+// allocates two rows before reading (a fatal out-of-memory error), skips
+// its page when on a content stream and refuses the document when on an
+// object stream.
+func TestPredictorRows(t *testing.T) {
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write([]byte("\x02BT (x) Tj ET"))
+	zw.Close()
+	d := newHostile()
+	d.obj(1, "<</Type/Catalog/Pages 2 0 R>>")
+	d.obj(2, "<</Type/Pages/Kids[3 0 R 7 0 R]/Count 2>>")
+	d.obj(3, "<</Type/Page/Parent 2 0 R/Contents 4 0 R>>")
+	d.stream(4, "/Filter/FlateDecode/DecodeParms<</Predictor 12/Columns 1000000000000>>", z.Bytes())
+	d.obj(7, "<</Type/Page/Parent 2 0 R/Contents 8 0 R/Resources<</Font<</F1 9 0 R>>>>>>")
+	d.stream(8, "", []byte("BT /F1 12 Tf 72 700 Td (Page two) Tj ET"))
+	d.obj(9, "<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>")
+	doc, err := New(Options{}).Extract(context.Background(), d.end(d.table("")))
+	if err != nil || len(doc.Skipped) != 1 || doc.Skipped[0] != 1 || !strings.Contains(doc.Markdown, "Page two") {
+		t.Errorf("content stream: %v, %+v", err, doc)
+	}
+
+	d = newHostile()
+	data, first := objStm(map[int]string{1: "<</Type/Catalog/Pages 2 0 R>>"})
+	z.Reset()
+	zw = zlib.NewWriter(&z)
+	zw.Write(data)
+	zw.Close()
+	d.stream(5, fmt.Sprintf("/Type/ObjStm/N 1/First %d/Filter/FlateDecode/DecodeParms 9 0 R", first), z.Bytes())
+	d.obj(9, "<</Predictor 12/Columns 1000000000000>>")
+	pdfData := d.end(d.xrefStream(6, map[int]xrefRow{0: {0, 0, 65535}, 1: {2, 5, 0}, 5: {1, d.offsets[5], 0}, 9: {1, d.offsets[9], 0}}, ""))
+	if _, err := New(Options{}).Extract(context.Background(), pdfData); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "/Columns over") {
+		t.Errorf("object stream: got %v", err)
+	}
+}
+
+// TestPageTreeNodeBudget: a tree without a cycle that fans out to more
+// nodes than the budget (120 references to a node that has 120 references
+// to an empty node: 14 520 lookups, and no page) is refused, not walked.
+func TestPageTreeNodeBudget(t *testing.T) {
+	d := newHostile()
+	d.obj(1, "<</Type/Catalog/Pages 2 0 R>>")
+	d.obj(2, "<</Type/Pages/Kids["+strings.Repeat("3 0 R ", 120)+"]/Count 0>>")
+	d.obj(3, "<</Type/Pages/Kids["+strings.Repeat("4 0 R ", 120)+"]/Count 0>>")
+	d.obj(4, "<</Type/Pages/Kids[]/Count 0>>")
+	_, err := New(Options{}).Extract(context.Background(), d.end(d.table("")))
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "over 12000 nodes") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -10,8 +10,12 @@ import (
 // levels deep; a cycle of /Kids or /Parent references is endless, and the
 // library's Reader.Page and Page.findInherited would follow it forever.
 const (
-	maxTreeDepth = 256    // levels of /Kids below the root, and /Parent hops above a page
-	maxTreeNodes = 50_000 // nodes looked at while collecting the pages read
+	maxTreeDepth = 256 // levels of /Kids below the root, and /Parent hops above a page
+	// treeNodesBase and treeNodesPerPage bound the nodes looked at while
+	// collecting the pages read: a tree has about one node per page, and
+	// each node looked at costs a lookup (an object stream inflated again).
+	treeNodesBase    = 10_000
+	treeNodesPerPage = 4
 )
 
 // collectPages walks the page tree from the catalog's /Pages in document
@@ -31,7 +35,7 @@ func collectPages(r *pdf.Reader, limit int) (pages []pdf.Page, more bool, err er
 		next int
 	}
 	stack := []frame{{kids: root.Key("Kids")}}
-	nodes := 1
+	nodes, budget := 1, treeNodesBase+treeNodesPerPage*limit
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if top.next >= top.kids.Len() {
@@ -40,8 +44,8 @@ func collectPages(r *pdf.Reader, limit int) (pages []pdf.Page, more bool, err er
 		}
 		kid := top.kids.Index(top.next)
 		top.next++
-		if nodes++; nodes > maxTreeNodes {
-			return nil, false, fmt.Errorf("%w: the page tree has over %d nodes before page %d (a /Kids cycle?)", ErrMalformed, maxTreeNodes, len(pages)+1)
+		if nodes++; nodes > budget {
+			return nil, false, fmt.Errorf("%w: the page tree has over %d nodes before page %d (a /Kids cycle?)", ErrMalformed, budget, len(pages)+1)
 		}
 		switch kid.Key("Type").Name() {
 		case "Pages":

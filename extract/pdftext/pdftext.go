@@ -16,8 +16,12 @@
 // visited bounds (pages.go), refusing such documents as ErrMalformed. As a
 // last resort the parser reads the document through a guard (guard.go)
 // that refuses every read once the deadline has passed or the parser has
-// recursed too deep; since each turn of the library's loops reads the
-// document again, a worker always ends soon after its deadline.
+// recursed too deep; since each turn of the library's loops over
+// references reads the document again, a worker ends soon after its
+// deadline. The loops that do not read, the tokenizer's at the end of a
+// stream that ends inside a <hex string> and the linear scans of its font
+// lookups, are ruled out before a page is read (pageCost) and, for object
+// streams, before the document is (xref.go).
 //
 // Each page starts with a line "<!-- page N -->" (N from 1): an HTML
 // comment, so renderers hide it while a reader (or a model) can still
@@ -30,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -325,23 +330,82 @@ func pageCost(page pdf.Page, limit int64) (size, work int64, endless bool) {
 			break
 		}
 		font := fonts.Key(name)
-		var tail tailWatch
-		cmap := contentSize(font.Key("ToUnicode"), limit-size, &tail)
-		size += cmap
-		endless = endless || tail.endsInHexString()
-		entries = max(entries, cmap/10+int64(font.Key("Encoding").Key("Differences").Len()))
+		var cmap cmapWatch
+		n := contentSize(font.Key("ToUnicode"), limit-size, &cmap)
+		size += n
+		endless = endless || cmap.tail.endsInHexString()
+		entries = max(entries, cmap.entries()+int64(font.Key("Encoding").Key("Differences").Len()))
+	}
+	if entries > maxCMapEntries {
+		// The library would build a map this large before decoding a
+		// character: refuse it as too costly whatever the content.
+		return size, math.MaxInt64, endless
 	}
 	return size, content * entries, endless
 }
 
+// maxCMapEntries bounds the entries the library may build from one
+// ToUnicode map (32–56 bytes each). Real maps have a few thousand.
+const maxCMapEntries = 1 << 20
+
+// cmapWatch is an io.Writer that keeps a ToUnicode map's bytes and their
+// tailWatch. The library's map reader appends, at each endbfchar or
+// endbfrange, as many entries as the count last given, without checking
+// them against the data: "1000000000 beginbfchar endbfchar" is a 40 GB
+// map. That count is a number written in the stream (directly, or through
+// a name it was def'd to), so the largest number times the end operators
+// bounds the entries.
+type cmapWatch struct {
+	buf  []byte
+	tail tailWatch
+}
+
+func (w *cmapWatch) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	return w.tail.Write(p)
+}
+
+// entries bounds the map's entries.
+func (w *cmapWatch) entries() int64 {
+	l := &lexer{data: w.buf}
+	var most, ends int64
+	for l.pos < len(l.data) {
+		start := l.pos
+		tok, err := l.token()
+		if err != nil {
+			l.pos = start + 1 // the library stops or skips there too; go on
+			continue
+		}
+		switch t := tok.(type) {
+		case int64:
+			most = max(most, t)
+		case keyword:
+			if t == "endbfchar" || t == "endbfrange" {
+				ends++
+			}
+		}
+	}
+	if most <= 0 || ends == 0 {
+		return 0
+	}
+	if most > math.MaxInt64/ends {
+		return math.MaxInt64
+	}
+	return most * ends
+}
+
 // contentSize measures a stream or an array of streams once decompressed,
-// reading at most limit+1 bytes into tail and keeping none.
-func contentSize(v pdf.Value, limit int64, tail *tailWatch) int64 {
+// reading at most limit+1 bytes into w.
+func contentSize(v pdf.Value, limit int64, w io.Writer) int64 {
 	var total int64
 	measure := func(s pdf.Value) {
+		if !rowsFit(s, limit) {
+			total = limit + 1
+			return
+		}
 		rc := s.Reader()
 		defer rc.Close()
-		n, _ := io.Copy(tail, io.LimitReader(rc, limit+1-total))
+		n, _ := io.Copy(w, io.LimitReader(rc, limit+1-total))
 		total += n
 	}
 	switch v.Kind() {
@@ -355,6 +419,24 @@ func contentSize(v pdf.Value, limit int64, tail *tailWatch) int64 {
 		}
 	}
 	return total
+}
+
+// rowsFit reports whether the rows of s's predictor (/DecodeParms
+// /Columns, the only thing the library sizes by it) fit in limit: the
+// library allocates two rows before it reads, and reads a whole row at a
+// time whatever the stream's size, so /Columns 10^12 is a fatal
+// out-of-memory error rather than a large page.
+func rowsFit(s pdf.Value, limit int64) bool {
+	params := s.Key("DecodeParms")
+	if params.Kind() == pdf.Array {
+		for i := range params.Len() {
+			if c := params.Index(i).Key("Columns").Int64(); c > limit {
+				return false
+			}
+		}
+		return true
+	}
+	return params.Key("Columns").Int64() <= limit
 }
 
 // tailWatch is an io.Writer that keeps the last byte written that is

@@ -6,6 +6,7 @@ import (
 	"encoding/ascii85"
 	"fmt"
 	"io"
+	"math"
 )
 
 // Bounds of the cross-reference data (PDF 32000-1:2008, 7.5.4–7.5.8).
@@ -48,7 +49,9 @@ type xrefEntry struct {
 //     7.5.7);
 //   - an /Extends chain of object streams that is a cycle (resolve loops
 //     forever looking for an object that is in none of them) or that
-//     leaves the file's uncompressed objects.
+//     leaves the file's uncompressed objects;
+//   - object streams whose /N, predictor /Columns or data's end the
+//     library would loop or allocate on (checkObjectStreams).
 //
 // It returns nil for documents whose trailer the library will not find:
 // it refuses them before following anything.
@@ -221,13 +224,8 @@ func readTable(l *lexer) (map[pdfName]any, error) {
 // streamAt reads "N G obj <<dict>> stream" at l and returns the
 // dictionary and the stream's raw bytes (by its direct /Length).
 func streamAt(l *lexer) (map[pdfName]any, []byte, error) {
-	num, err1 := l.token()
-	gen, err2 := l.token()
-	obj, err3 := l.token()
-	_, ok1 := num.(int64)
-	_, ok2 := gen.(int64)
-	if err1 != nil || err2 != nil || err3 != nil || !ok1 || !ok2 || obj != keyword("obj") {
-		return nil, nil, fmt.Errorf("no object definition")
+	if _, _, err := objectHeader(l); err != nil {
+		return nil, nil, err
 	}
 	v, err := l.object(0)
 	if err != nil {
@@ -547,6 +545,10 @@ func (c *objStmChecker) check(off int64) (extends any, err error) {
 	if n, ok := c.integer(d["N"]); !ok || n < 0 || n > maxObjects {
 		return nil, fmt.Errorf("/N is not a number from 0 to %d", maxObjects)
 	}
+	if c.largestColumns(d["DecodeParms"]) > maxColumns {
+		// The library would allocate predictor rows of that size.
+		return nil, fmt.Errorf("predictor /Columns over %d", maxColumns)
+	}
 	if kw, err := l.token(); err != nil || kw != keyword("stream") {
 		return d["Extends"], nil // not a stream: the library stops with an error
 	}
@@ -569,8 +571,11 @@ func (c *objStmChecker) check(off int64) (extends any, err error) {
 			return d["Extends"], nil // the library's reader fails at the end: an error, not a loop
 		}
 	}
-	r, ok := objStmReader(d["Filter"], d["DecodeParms"], raw)
-	if !ok {
+	r, err := objStmReader(d["Filter"], d["DecodeParms"], raw)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
 		return d["Extends"], nil // the library fails on the stream: an error, not a loop
 	}
 	var tail tailWatch
@@ -585,6 +590,44 @@ func (c *objStmChecker) check(off int64) (extends any, err error) {
 		return nil, fmt.Errorf("its data ends inside a hex string, which the parser would read for ever")
 	}
 	return d["Extends"], nil
+}
+
+// maxColumns bounds predictor rows in object streams (real ones have a
+// few bytes; the library allocates two rows of /Columns bytes up front).
+const maxColumns = 1 << 16
+
+// largestColumns is the largest /Columns of an object stream's
+// /DecodeParms (a dictionary or an array of them, directly or by
+// reference); an unreadable one counts as too large.
+func (c *objStmChecker) largestColumns(params any) int64 {
+	if ref, ok := params.(pdfRef); ok {
+		d, ok := c.dictionary(ref)
+		if !ok {
+			if c.entry(ref.num).kind == 0 && !c.entry(ref.num).set {
+				return 0 // a missing object is null to the library
+			}
+			return math.MaxInt64
+		}
+		params = d
+	}
+	switch p := params.(type) {
+	case map[pdfName]any:
+		if p["Columns"] == nil {
+			return 0
+		}
+		n, ok := c.integer(p["Columns"])
+		if _, isRef := p["Columns"].(pdfRef); !ok && isRef {
+			return math.MaxInt64 // not found, or compressed: the library would recurse
+		}
+		return n
+	case []any:
+		var most int64
+		for _, x := range p {
+			most = max(most, c.largestColumns(x))
+		}
+		return most
+	}
+	return 0
 }
 
 // integer is v, or the number object v refers to if it is stored
@@ -635,9 +678,10 @@ func objectHeader(l *lexer) (num, gen int64, err error) {
 
 // objStmReader undoes an object stream's filters as the library does
 // (FlateDecode, with the PNG Up predictor or none, and ASCII85Decode; one
-// or a chain of them), streaming. ok is false when the library fails on
-// the stream (an unsupported filter or predictor, a bad zlib header).
-func objStmReader(filter, params any, raw []byte) (r io.Reader, ok bool) {
+// or a chain of them), streaming. The reader is nil when the library
+// fails on the stream (an unsupported filter or predictor, a bad zlib
+// header); the error is for predictor rows too large to allocate.
+func objStmReader(filter, params any, raw []byte) (r io.Reader, err error) {
 	filters, paramList := []any{filter}, []any{params}
 	if a, isArray := filter.([]any); isArray {
 		filters = a
@@ -654,23 +698,27 @@ func objStmReader(filter, params any, raw []byte) (r io.Reader, ok bool) {
 		case pdfName("FlateDecode"):
 			zr, err := zlib.NewReader(r)
 			if err != nil {
-				return nil, false
+				return nil, nil
 			}
 			r = zr
 			if pred, ok := p["Predictor"]; ok {
 				columns, _ := p["Columns"].(int64)
-				if pred != int64(12) || columns < 1 || columns > 1<<16 {
-					return nil, false // the library supports only PNG Up (12)
+				if pred != int64(12) || columns < 1 {
+					return nil, nil // the library supports only PNG Up (12)
+				}
+				if columns > maxColumns {
+					// checked before; a chain's second parameters too
+					return nil, fmt.Errorf("predictor /Columns over %d", maxColumns)
 				}
 				r = &pngReader{r: r, prior: make([]byte, columns), cur: make([]byte, columns)}
 			}
 		case pdfName("ASCII85Decode"):
 			r = ascii85.NewDecoder(&ascii85Chars{r: r})
 		default:
-			return nil, false
+			return nil, nil
 		}
 	}
-	return r, true
+	return r, nil
 }
 
 // ascii85Chars passes on what the library's ASCII85 reader does: the
