@@ -211,21 +211,25 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tw := &trackWriter{ResponseWriter: w, retryField: h.retryField}
+	var opens bool // whether the request may open a session
 	if r.Method == http.MethodPost {
-		batch, ok := h.checkBatch(w, r)
+		body, ok := h.checkBatch(w, r)
 		if !ok {
 			return
 		}
-		if batch {
+		if body.batch {
 			tw.budget = h.batchBudget
 		}
+		opens = id == "" && body.initialize
 	}
 	switch {
 	case id != "":
 		h.sessions.begin(id)
 		h.stateful.ServeHTTP(tw, r)
 		h.sessions.end(id, r.Method, tw.status)
-	case r.Method == http.MethodPost: // opens a session
+	case opens:
+		// Only an initialize may take a session's place: the SDK closes
+		// the session of any other request without one when it ends.
 		if !h.sessions.admit() {
 			w.Header().Set("Retry-After", "5")
 			writeJSONError(w, http.StatusServiceUnavailable, codeServerClosing,
@@ -239,10 +243,16 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// postBody is what checkBatch learnt of a POST's body.
+type postBody struct {
+	batch      bool // a JSON array
+	initialize bool // an initialize request, or a batch that may hold one
+}
+
 // checkBatch reads the body of a POST and refuses a batch of more than
-// maxBatch messages, before any of it runs. It reports whether the body is
-// a batch, and false in ok when it has answered the request itself.
-func (h *httpHandler) checkBatch(w http.ResponseWriter, r *http.Request) (batch, ok bool) {
+// maxBatch messages, before any of it runs; ok is false when it has answered
+// the request itself.
+func (h *httpHandler) checkBatch(w http.ResponseWriter, r *http.Request) (pb postBody, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -251,19 +261,25 @@ func (h *httpHandler) checkBatch(w http.ResponseWriter, r *http.Request) (batch,
 		} else {
 			http.Error(w, "reading the request body failed", http.StatusBadRequest)
 		}
-		return false, false
+		return pb, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '[' {
-		return false, true
+		var head struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(trimmed, &head) // a malformed body is the SDK's to refuse
+		pb.initialize = head.Method == "initialize"
+		return pb, true
 	}
+	pb.batch, pb.initialize = true, bytes.Contains(trimmed, []byte(`"initialize"`))
 	if n, err := countMembers(trimmed, h.maxBatch); err == nil && n > h.maxBatch {
 		writeJSONError(w, http.StatusBadRequest, codeInvalidRequest,
 			fmt.Sprintf("invalid request: a batch of more than %d messages", h.maxBatch))
-		return true, false
+		return pb, false
 	}
-	return true, true // a malformed batch is the SDK's to refuse
+	return pb, true // a malformed batch is the SDK's to refuse
 }
 
 // writeJSONError answers a request with one JSON-RPC error of id null.

@@ -518,6 +518,11 @@ func TestHTTPSessionCap(t *testing.T) {
 		return resp.StatusCode
 	}
 	s1, s2, s3 := openSession(t, hs.URL, revision), openSession(t, hs.URL, revision), openSession(t, hs.URL, revision)
+	// A request that cannot open a session (no initialize) replaces none:
+	// otherwise s4 below would evict s1 or s3.
+	stray := postAs(t, hs.URL, "", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	io.Copy(io.Discard, stray.Body)
+	stray.Body.Close()
 	if code := ping(s1); code != http.StatusOK { // s2 is now the least recently used
 		t.Fatalf("ping: %d", code)
 	}
