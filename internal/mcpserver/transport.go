@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -236,8 +237,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				fmt.Sprintf("server busy: %d sessions, none idle; retry later", h.sessions.max))
 			return
 		}
+		// The session is listed when its ID is sent, before its client can use it.
+		var opened atomic.Bool
+		tw.onHeader = func(hdr http.Header) { opened.Store(h.sessions.add(hdr.Get(sessionIDHeader))) }
 		h.stateful.ServeHTTP(tw, r)
-		h.sessions.admitted(tw.Header().Get(sessionIDHeader))
+		h.sessions.admitted(opened.Load())
 	default:
 		h.stateful.ServeHTTP(tw, r) // refused by the SDK: no session
 	}
@@ -356,14 +360,27 @@ func (t *sessionTable) admit() bool {
 	return true
 }
 
-// admitted ends a reservation; id is the session the request opened, if any.
-func (t *sessionTable) admitted(id string) {
+// add lists session id, opened by a request that holds a reservation, and
+// reports whether the reservation became the session's place.
+func (t *sessionTable) add(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, known := t.byID[id]; id == "" || known {
+		return false
+	}
+	t.byID[id] = t.lru.PushFront(&sessionEntry{id: id})
+	t.reserved--
+	return true
+}
+
+// admitted ends the reservation of a request that did not open a session.
+func (t *sessionTable) admitted(opened bool) {
+	if opened {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.reserved--
-	if _, known := t.byID[id]; id != "" && !known {
-		t.byID[id] = t.lru.PushFront(&sessionEntry{id: id})
-	}
 }
 
 func (t *sessionTable) begin(id string) {
@@ -425,6 +442,9 @@ type trackWriter struct {
 	retryField []byte
 	budget     int // of a batch's answers; 0 when the request is not a batch
 
+	// onHeader, if set, sees the headers as they are sent.
+	onHeader func(http.Header)
+
 	status int
 	wrote  bool
 	sent   int // bytes of answers sent on a batch's stream
@@ -433,13 +453,16 @@ type trackWriter struct {
 func (w *trackWriter) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
+		if w.onHeader != nil {
+			w.onHeader(w.Header())
+		}
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
 
 func (w *trackWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	n := len(p)
 	first := !w.wrote
