@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/mcpserver"
+	"github.com/toolport/toolport/tool"
 )
 
 // garbage is one malformed line and the JSON-RPC error it must get.
@@ -407,5 +408,44 @@ func TestStdioBatchBounds(t *testing.T) {
 		if full != 2 || dropped != 3 {
 			t.Errorf("%d answers and %d dropped, want 2 and 3", full, dropped)
 		}
+	})
+}
+
+func TestServeStdioLeavesAToolThatIgnoresCancellation(t *testing.T) {
+	// A tool deaf to cancellation must not keep the process alive: once its
+	// call is answered with an error, ServeStdio waits a bounded time for it,
+	// then returns.
+	synctest.Test(t, func(t *testing.T) {
+		stuck := make(chan struct{})
+		reg := tool.NewRegistry(tool.WithRetryDelay(0))
+		if err := reg.Register(tool.Must(tool.New(tool.Spec{Name: "deaf", Description: "Ignores its context.", Pack: "alpha"},
+			func(ctx context.Context, in flakyIn) (flakyOut, error) {
+				<-stuck
+				return flakyOut{OK: true}, nil
+			}))); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := mcpserver.New(reg, mcpserver.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const drain = time.Second
+		in := initialize("2025-11-25") + "\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deaf","arguments":{}}}` + "\n"
+		var out lockedBuffer
+		start := time.Now()
+		err = mcpserver.ServeStdio(context.Background(), srv, &mcpserver.StdioTransport{Reader: strings.NewReader(in), Writer: &out, DrainTimeout: drain})
+		waited := time.Since(start)
+		close(stuck) // let the tool's goroutine end inside the bubble
+		if err != nil {
+			t.Errorf("ServeStdio = %v, want nil", err)
+		}
+		if waited <= drain || waited > drain+10*time.Second {
+			t.Errorf("ServeStdio returned after %v, want a bounded wait past the drain timeout %v", waited, drain)
+		}
+		if r := parseAnswers(t, out.String())["1"]; r.Error == nil || r.Error.Code != -32004 {
+			t.Errorf("the deaf call's answer: %+v, want -32004", r.Error)
+		}
+		synctest.Wait()
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -211,38 +212,51 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tw := &trackWriter{ResponseWriter: w, retryField: h.retryField}
+	var opens bool // whether the request may open a session
 	if r.Method == http.MethodPost {
-		batch, ok := h.checkBatch(w, r)
+		body, ok := h.checkBatch(w, r)
 		if !ok {
 			return
 		}
-		if batch {
+		if body.batch {
 			tw.budget = h.batchBudget
 		}
+		opens = id == "" && body.initialize
 	}
 	switch {
 	case id != "":
 		h.sessions.begin(id)
 		h.stateful.ServeHTTP(tw, r)
 		h.sessions.end(id, r.Method, tw.status)
-	case r.Method == http.MethodPost: // opens a session
+	case opens:
+		// Only an initialize may take a session's place: the SDK closes
+		// the session of any other request without one when it ends.
 		if !h.sessions.admit() {
 			w.Header().Set("Retry-After", "5")
 			writeJSONError(w, http.StatusServiceUnavailable, codeServerClosing,
 				fmt.Sprintf("server busy: %d sessions, none idle; retry later", h.sessions.max))
 			return
 		}
+		// The session is listed when its ID is sent, before its client can use it.
+		var opened atomic.Bool
+		tw.onHeader = func(hdr http.Header) { opened.Store(h.sessions.add(hdr.Get(sessionIDHeader))) }
 		h.stateful.ServeHTTP(tw, r)
-		h.sessions.admitted(tw.Header().Get(sessionIDHeader))
+		h.sessions.admitted(opened.Load())
 	default:
 		h.stateful.ServeHTTP(tw, r) // refused by the SDK: no session
 	}
 }
 
+// postBody is what checkBatch learnt of a POST's body.
+type postBody struct {
+	batch      bool // a JSON array
+	initialize bool // an initialize request, or a batch that may hold one
+}
+
 // checkBatch reads the body of a POST and refuses a batch of more than
-// maxBatch messages, before any of it runs. It reports whether the body is
-// a batch, and false in ok when it has answered the request itself.
-func (h *httpHandler) checkBatch(w http.ResponseWriter, r *http.Request) (batch, ok bool) {
+// maxBatch messages, before any of it runs; ok is false when it has answered
+// the request itself.
+func (h *httpHandler) checkBatch(w http.ResponseWriter, r *http.Request) (pb postBody, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -251,19 +265,25 @@ func (h *httpHandler) checkBatch(w http.ResponseWriter, r *http.Request) (batch,
 		} else {
 			http.Error(w, "reading the request body failed", http.StatusBadRequest)
 		}
-		return false, false
+		return pb, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '[' {
-		return false, true
+		var head struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(trimmed, &head) // a malformed body is the SDK's to refuse
+		pb.initialize = head.Method == "initialize"
+		return pb, true
 	}
+	pb.batch, pb.initialize = true, bytes.Contains(trimmed, []byte(`"initialize"`))
 	if n, err := countMembers(trimmed, h.maxBatch); err == nil && n > h.maxBatch {
 		writeJSONError(w, http.StatusBadRequest, codeInvalidRequest,
 			fmt.Sprintf("invalid request: a batch of more than %d messages", h.maxBatch))
-		return true, false
+		return pb, false
 	}
-	return true, true // a malformed batch is the SDK's to refuse
+	return pb, true // a malformed batch is the SDK's to refuse
 }
 
 // writeJSONError answers a request with one JSON-RPC error of id null.
@@ -340,14 +360,27 @@ func (t *sessionTable) admit() bool {
 	return true
 }
 
-// admitted ends a reservation; id is the session the request opened, if any.
-func (t *sessionTable) admitted(id string) {
+// add lists session id, opened by a request that holds a reservation, and
+// reports whether the reservation became the session's place.
+func (t *sessionTable) add(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, known := t.byID[id]; id == "" || known {
+		return false
+	}
+	t.byID[id] = t.lru.PushFront(&sessionEntry{id: id})
+	t.reserved--
+	return true
+}
+
+// admitted ends the reservation of a request that did not open a session.
+func (t *sessionTable) admitted(opened bool) {
+	if opened {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.reserved--
-	if _, known := t.byID[id]; id != "" && !known {
-		t.byID[id] = t.lru.PushFront(&sessionEntry{id: id})
-	}
 }
 
 func (t *sessionTable) begin(id string) {
@@ -409,6 +442,9 @@ type trackWriter struct {
 	retryField []byte
 	budget     int // of a batch's answers; 0 when the request is not a batch
 
+	// onHeader, if set, sees the headers as they are sent.
+	onHeader func(http.Header)
+
 	status int
 	wrote  bool
 	sent   int // bytes of answers sent on a batch's stream
@@ -417,13 +453,16 @@ type trackWriter struct {
 func (w *trackWriter) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
+		if w.onHeader != nil {
+			w.onHeader(w.Header())
+		}
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
 
 func (w *trackWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	n := len(p)
 	first := !w.wrote

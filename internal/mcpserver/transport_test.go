@@ -330,7 +330,16 @@ func TestHTTPPrimingEventAndResumption(t *testing.T) {
 	// retry delay; a client that loses the stream during a call resumes it
 	// with Last-Event-ID and gets the call's answer.
 	f := newFixture(t)
-	hs := httptest.NewServer(mcpserver.NewHTTPHandler(f.newServer(t, mcpserver.Options{}), mcpserver.HTTPOptions{SSERetry: 2500 * time.Millisecond}))
+	h := mcpserver.NewHTTPHandler(f.newServer(t, mcpserver.Options{}), mcpserver.HTTPOptions{SSERetry: 2500 * time.Millisecond})
+	// A stream is resumed once the request that had it is over: callDone
+	// closes when the server is done with the call's POST.
+	callDone := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Test") == "call" {
+			defer close(callDone)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	defer hs.Close()
 
 	resp := post(t, hs.URL, "", initialize("2025-11-25"))
@@ -349,11 +358,25 @@ func TestHTTPPrimingEventAndResumption(t *testing.T) {
 	}
 	post(t, hs.URL, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
 
-	resp = post(t, hs.URL, session, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"hang":true}}}`)
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1,"hang":true}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("X-Test", "call")
+	resp, err := (&http.Client{Timeout: waitLimit}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
 	prime, ok = readEvent(t, bufio.NewReader(resp.Body))
 	resp.Body.Close() // the connection breaks during the call
 	if !ok || prime.id == "" || prime.data != "" {
 		t.Fatalf("first event of the call's stream = %+v, want a priming event", prime)
+	}
+	select {
+	case <-callDone:
+	case <-time.After(waitLimit):
+		t.Fatal("the server did not end the call's request")
 	}
 	select {
 	case <-f.started:
@@ -362,12 +385,12 @@ func TestHTTPPrimingEventAndResumption(t *testing.T) {
 	}
 	close(f.release) // the call ends while no client listens
 
-	req, _ := http.NewRequest(http.MethodGet, hs.URL, nil)
+	req, _ = http.NewRequest(http.MethodGet, hs.URL, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", session)
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	req.Header.Set("Last-Event-ID", prime.id)
-	resp, err := (&http.Client{Timeout: waitLimit}).Do(req) // the stream stays open: bound a missing answer
+	resp, err = (&http.Client{Timeout: waitLimit}).Do(req) // the stream stays open: bound a missing answer
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,6 +541,11 @@ func TestHTTPSessionCap(t *testing.T) {
 		return resp.StatusCode
 	}
 	s1, s2, s3 := openSession(t, hs.URL, revision), openSession(t, hs.URL, revision), openSession(t, hs.URL, revision)
+	// A request that cannot open a session (no initialize) replaces none:
+	// otherwise s4 below would evict s1 or s3.
+	stray := postAs(t, hs.URL, "", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	io.Copy(io.Discard, stray.Body)
+	stray.Body.Close()
 	if code := ping(s1); code != http.StatusOK { // s2 is now the least recently used
 		t.Fatalf("ping: %d", code)
 	}
