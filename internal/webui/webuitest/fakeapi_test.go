@@ -28,7 +28,7 @@ type fakeAPI struct {
 	canceled int // turns whose request was aborted by the client
 	// toolCalls are the direct tool calls answered, in order.
 	toolCalls []toolCall
-	// doctorRuns are the quota flags of the GET /api/doctor answered.
+	// doctorRuns are the quota flags of the /api/doctor runs answered.
 	doctorRuns []bool
 }
 
@@ -73,6 +73,7 @@ func (f *fakeAPI) server(t *testing.T) *httptest.Server {
 	mux.HandleFunc("GET /api/tools", f.listTools)
 	mux.HandleFunc("POST /api/tools/{name}", f.callTool)
 	mux.HandleFunc("GET /api/doctor", f.doctor)
+	mux.HandleFunc("POST /api/doctor", f.doctor)
 	mux.Handle("/", webui.Handler())
 	srv := httptest.NewServer(webui.SecurityHeaders(f.auth(mux)))
 	t.Cleanup(srv.Close)

@@ -1,6 +1,7 @@
 package webuitest
 
 import (
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"testing"
@@ -9,10 +10,24 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// doctor answers GET /api/doctor like the server: the shape of
-// doctor.Report, Brave skipped unless quota=1.
+// doctor answers /api/doctor like the server: the shape of doctor.Report,
+// Brave skipped unless a POST asks for {"quota":true}. A GET with quota is
+// refused, as the server refuses it: spending quota is never a GET.
 func (f *fakeAPI) doctor(w http.ResponseWriter, r *http.Request) {
-	quota := r.URL.Query().Get("quota") == "1"
+	if r.URL.Query().Has("quota") {
+		http.Error(w, "quota only on POST", http.StatusMethodNotAllowed)
+		return
+	}
+	var body struct {
+		Quota bool `json:"quota"`
+	}
+	if r.Method == http.MethodPost {
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, "bad body", http.StatusBadRequest)
+			return
+		}
+	}
+	quota := body.Quota
 	f.mu.Lock()
 	f.doctorRuns = append(f.doctorRuns, quota)
 	f.mu.Unlock()
