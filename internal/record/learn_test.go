@@ -175,3 +175,39 @@ func TestMatcherManySecrets(t *testing.T) {
 		}
 	}
 }
+
+// Rewriting markers rolls the automaton back after each replacement; bodies
+// that make it replace at every few bytes, beside secrets that run deep
+// through markers, still cost a bounded number of transitions per byte,
+// the same at 16 KiB as at 128 KiB.
+func TestScrubWorkIsLinear(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		secrets []string
+		unit    string
+	}{
+		{"marker spells its own secret", []string{"D000"}, "D000000"},
+		{"beside a secret of markers", []string{"D000", strings.Repeat("REDACTED", 50) + "x"}, "D000000"},
+		{"chain across markers", []string{"DRED", "bbbb"}, "bbbbD"},
+		{"deep secret of markers", []string{"TEDRED", "aaaa", strings.Repeat("aaaaREDACTED", 200) + "z"}, "aaaa"},
+		{"deep plain secret", []string{"aaaa", strings.Repeat("a", 3000) + "b"}, "aaaa"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var perByte []float64
+			for _, n := range []int{16 << 10, 128 << 10} {
+				s := NewScrubber(tc.secrets...)
+				body := strings.Repeat(tc.unit, n/len(tc.unit))
+				out := s.String(body)
+				for _, sec := range tc.secrets {
+					if strings.Contains(out, sec) {
+						t.Fatalf("%q survives", sec)
+					}
+				}
+				perByte = append(perByte, float64(s.steps.Load())/float64(len(body)))
+			}
+			if perByte[1] > 16 || perByte[1] > 1.25*perByte[0] {
+				t.Errorf("transitions per byte: %.2f at 16 KiB, %.2f at 128 KiB", perByte[0], perByte[1])
+			}
+		})
+	}
+}
