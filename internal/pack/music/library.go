@@ -177,6 +177,9 @@ func eachCSVItem(r io.Reader, emit func(int, LibraryItem, error) error) error {
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	header, err := cr.Read()
+	if lim.failed {
+		err = errRecordTooLong // a parse error in the part read can hide it
+	}
 	if errors.Is(err, errRecordTooLong) {
 		return fmt.Errorf("music: line %d: CSV header: %w", lim.line(), err)
 	}
@@ -198,6 +201,9 @@ func eachCSVItem(r io.Reader, emit func(int, LibraryItem, error) error) error {
 	}
 	for {
 		rec, err := cr.Read()
+		if lim.failed {
+			err = errRecordTooLong // a parse error in the part read can hide it
+		}
 		if errors.Is(err, errRecordTooLong) {
 			return fmt.Errorf("music: line %d: %w", lim.line(), err)
 		}
@@ -250,13 +256,26 @@ type recordLimiter struct {
 	start   int64  // the input offset where the next record starts
 	pending []byte // bytes handed out; pending[head:] lies from start on
 	head    int
-	lines   int // line ends before start
+	lines   int  // line ends before start
+	failed  bool // a record went past the bound
 }
 
 func (l *recordLimiter) Read(p []byte) (int, error) {
 	room := l.max - int64(len(l.pending)-l.head)
 	if room <= 0 {
-		return 0, errRecordTooLong
+		// The record is at the bound: one more byte, unless the input
+		// ends here, makes it too long.
+		var one [1]byte
+		for {
+			n, err := l.r.Read(one[:])
+			switch {
+			case n > 0:
+				l.failed = true
+				return 0, errRecordTooLong
+			case err != nil:
+				return 0, err
+			}
+		}
 	}
 	if int64(len(p)) > room {
 		p = p[:room]

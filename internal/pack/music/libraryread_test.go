@@ -2,6 +2,7 @@ package music
 
 import (
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,14 @@ func TestCSVRecordIsBounded(t *testing.T) {
 	if huge.read > MaxLineBytes+64<<10 {
 		t.Errorf("read %d bytes of the long field; the bound is %d", huge.read, MaxLineBytes)
 	}
+	// A parse error in the part read (a bare quote) does not hide it, nor
+	// does the rest of the line go on as records of its own.
+	huge = &filler{n: 3 * MaxLineBytes}
+	in = io.MultiReader(strings.NewReader("isrc,title\nUSRC17607839,a\"b"), huge, strings.NewReader("\nUSRC17607842,After\n"))
+	titles, bad, err = readItems(in, "csv")
+	if !errors.Is(err, errRecordTooLong) || !strings.Contains(err.Error(), "line 2:") || len(titles)+len(bad) != 0 {
+		t.Fatalf("bare quote: titles %q, bad lines %v, err %v", titles, bad, err)
+	}
 }
 
 // A record of exactly MaxLineBytes is read (and its too long title
@@ -107,4 +116,59 @@ func TestLibraryFileEncodings(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzRecordLimiter: under the bound the limiter is invisible to
+// csv.Reader (the same records and errors as without it); the first record
+// that ends more than the bound past the one before trips it (csv.Reader
+// may report a parse error in the part it read instead, which is why
+// eachCSVItem asks the limiter), and none before it does.
+func FuzzRecordLimiter(f *testing.F) {
+	f.Add([]byte("a,b\n1,2\n\n\"x\ny\",3\n"), uint8(8))
+	f.Add([]byte("a,\"b\nc\"\"\"\r\n1,2"), uint8(3))
+	f.Add([]byte("a\"b,c\n1"), uint8(4))
+	f.Add([]byte("00000"), uint8(4)) // the fuzzer's find: a last record at the bound, with no line end
+	f.Fuzz(func(t *testing.T, in []byte, bound uint8) {
+		max := int64(bound) + 1
+		type result struct {
+			rec string
+			err string
+		}
+		var plain []result
+		var ends []int64
+		cr := csv.NewReader(bytes.NewReader(in))
+		cr.FieldsPerRecord = -1
+		for {
+			rec, err := cr.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			plain = append(plain, result{fmt.Sprint(rec), fmt.Sprint(err)})
+			ends = append(ends, cr.InputOffset())
+			if err != nil && !errors.As(err, new(*csv.ParseError)) {
+				break
+			}
+		}
+		lim := &recordLimiter{r: bytes.NewReader(in), max: max}
+		lr := csv.NewReader(lim)
+		lr.FieldsPerRecord = -1
+		prev := int64(0)
+		for i, want := range plain {
+			rec, err := lr.Read()
+			if ends[i]-prev > max {
+				if !lim.failed {
+					t.Fatalf("record %d, %d bytes past the last, bound %d: %v, %v", i, ends[i]-prev, max, rec, err)
+				}
+				return
+			}
+			if lim.failed {
+				t.Fatalf("record %d, %d bytes past the last, bound %d: too long", i, ends[i]-prev, max)
+			}
+			if got := (result{fmt.Sprint(rec), fmt.Sprint(err)}); got != want {
+				t.Fatalf("record %d: %+v, want %+v", i, got, want)
+			}
+			lim.next(lr.InputOffset())
+			prev = ends[i]
+		}
+	})
 }
