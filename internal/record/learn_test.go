@@ -2,7 +2,9 @@ package record
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -211,3 +213,51 @@ func TestScrubWorkIsLinear(t *testing.T) {
 		})
 	}
 }
+
+// A request body with more credentials than are learnt from one body is
+// left out of the manifest, since some of them would be written as they are.
+func TestRequestBodyPastTheBoundIsNotKept(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := New(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := rec.Client("up", &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(`{}`)), Request: r}, nil
+	})})
+	for _, n := range []int{MaxLearntPerBody, MaxLearntPerBody + 1} {
+		var b strings.Builder
+		b.WriteString("[")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`{"password":"pw-` + strconv.Itoa(n) + "-" + strconv.Itoa(i) + `-end"}`)
+		}
+		b.WriteString("]")
+		resp, err := hc.Post("http://up.example/login", "application/json", strings.NewReader(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	recording, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := recording.Manifest
+	if len(m.Exchanges) != 2 || !strings.Contains(m.Exchanges[0].RequestBody, `{"password":"REDACTED"}`) || m.Exchanges[1].RequestBody != "" {
+		t.Fatalf("request bodies kept: %q…, %q…", clipTest(m.Exchanges[0].RequestBody), clipTest(m.Exchanges[1].RequestBody))
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := regexp.MustCompile(`pw-\d+-\d+-end`).Find(raw); v != nil {
+		t.Errorf("the manifest holds %s", v)
+	}
+}
+
+func clipTest(s string) string { return s[:min(len(s), 60)] }
