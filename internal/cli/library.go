@@ -297,7 +297,9 @@ func runLibraryImport(ctx context.Context, env *Env, args []string) int {
 		"Imports tracks and albums into the library from JSONL (one object per line: tidalId, isrc, title,\n"+
 			"artist, album, albumId, duration, artworkUrl; \"type\":\"album\" with releaseDate and trackCount for\n"+
 			"albums) or CSV with a header row of the same names. A track needs a tidalId or an isrc. Bad lines\n"+
-			"are reported with their line numbers and skipped. FILE may be - for stdin (then give --format).")
+			"are reported with their line numbers and skipped; a line or CSV record is at most 1 MiB (a longer\n"+
+			"CSV record ends the import). UTF-8, with or without a BOM, and UTF-16 are read. FILE may be - for\n"+
+			"stdin (then give --format).")
 	format := fs.String("format", "", "jsonl or csv (default: from the file extension)")
 	pos, code, ok := parse(fs, args)
 	if !ok {

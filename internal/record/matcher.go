@@ -22,12 +22,15 @@ type matcher struct {
 	// (its own string or a suffix of it), 0 for none.
 	match   []int32
 	longest int
-	// first marks the bytes a secret begins with; firstOnly is that byte
-	// when there is only one (-1 otherwise), so a scan at the root can
-	// skip to it with bytes.IndexByte.
-	first     [256]bool
-	firstOnly int
+	// first marks the bytes a secret begins with; firsts lists them when
+	// they are few, so that a scan at the root can skip to the next with
+	// bytes.IndexByte (a table lookup per byte is several times slower).
+	first  [256]bool
+	firsts []byte
 }
+
+// maxFirsts is how many first bytes a skipper follows with IndexByte.
+const maxFirsts = 4
 
 // newMatcher builds the automaton of secrets (none empty). It takes time
 // linear in their total length (times the log of the alphabet).
@@ -35,7 +38,7 @@ func newMatcher(secrets []string) *matcher {
 	secrets = slices.Clone(secrets)
 	slices.Sort(secrets)
 	secrets = slices.Compact(secrets)
-	m := &matcher{firstOnly: -1}
+	m := &matcher{}
 	// The trie, built in sorted order: each pattern shares with the one
 	// before it the path of their common prefix (path[d] is the node at
 	// depth d of the previous pattern), so no map of children is needed.
@@ -115,8 +118,8 @@ func newMatcher(secrets []string) *matcher {
 			m.fail[m.edgeTo[i]] = m.step(m.fail[n], m.edgeByte[i], &steps)
 		}
 	}
-	if m.edgeLo[1]-m.edgeLo[0] == 1 {
-		m.firstOnly = int(m.edgeByte[0])
+	if n := m.edgeLo[1] - m.edgeLo[0]; n <= maxFirsts {
+		m.firsts = slices.Clone(m.edgeByte[m.edgeLo[0]:m.edgeLo[1]])
 	}
 	return m
 }
@@ -155,20 +158,45 @@ func (m *matcher) step(n int32, c byte, steps *int) int32 {
 	}
 }
 
-// skip returns how many bytes of b cannot begin a secret, from the root.
-func (m *matcher) skip(b []byte) int {
-	if m.firstOnly >= 0 {
-		if i := bytes.IndexByte(b, byte(m.firstOnly)); i >= 0 {
-			return i
-		}
-		return len(b)
+// skipper finds, in one text, the next byte that may begin a secret. With
+// few first bytes it keeps where each next occurs, so that each is searched
+// for once per occurrence: the search stays linear however often it is
+// asked.
+type skipper struct {
+	m    *matcher
+	next [maxFirsts]int // next[k]: where firsts[k] occurs at or after the last search, len(text) for nowhere
+}
+
+func newSkipper(m *matcher) skipper {
+	sk := skipper{m: m}
+	for k := range sk.next {
+		sk.next[k] = -1
 	}
-	for i, c := range b {
-		if m.first[c] {
-			return i
+	return sk
+}
+
+// skip returns the first position at or after i in b where a secret may
+// begin, len(b) for none. b must be the same text, and i must not go back.
+func (sk *skipper) skip(b []byte, i int) int {
+	if sk.m.firsts == nil {
+		for ; i < len(b); i++ {
+			if sk.m.first[b[i]] {
+				return i
+			}
 		}
+		return i
 	}
-	return len(b)
+	p := len(b)
+	for k, c := range sk.m.firsts {
+		if sk.next[k] < i {
+			sk.next[k] = len(b)
+			if j := bytes.IndexByte(b[i:], c); j >= 0 {
+				sk.next[k] = i + j
+			}
+		}
+		p = min(p, sk.next[k])
+	}
+	return p
 }
 
 // span is the stretch [start, end) of a text.
@@ -181,9 +209,10 @@ type span struct{ start, end int }
 func (m *matcher) cover(b []byte, steps *int) []span {
 	var out []span
 	n := int32(0)
+	sk := newSkipper(m)
 	for i := 0; i < len(b); i++ {
 		if n == 0 {
-			if i += m.skip(b[i:]); i == len(b) {
+			if i = sk.skip(b, i); i == len(b) {
 				break
 			}
 		}
@@ -240,7 +269,7 @@ func (m *matcher) scrub(b []byte, steps *int) []byte {
 // any value a secret by naming a field "token") must not make the scrubber
 // quadratic.
 func (m *matcher) acrossMarkers(b []byte, steps *int) []byte {
-	w := rewriter{m: m, b: b, out: make([]byte, 0, len(b)), keep: m.longest + 2*len(Redacted)}
+	w := rewriter{m: m, b: b, out: make([]byte, 0, len(b)), keep: m.longest + 2*len(Redacted), skip: newSkipper(m)}
 	return w.run(steps)
 }
 
@@ -256,6 +285,7 @@ type rewriter struct {
 	base    int
 	keep    int // how far back a replacement can reach: the states kept
 	pendBuf [2 * len(Redacted)]byte
+	skip    skipper // over b
 }
 
 func (w *rewriter) run(steps *int) []byte {
@@ -263,7 +293,7 @@ func (w *rewriter) run(steps *int) []byte {
 	for {
 		if n == 0 && len(w.pend) == 0 {
 			// At the root, bytes that begin no secret pass as they are.
-			j := w.m.skip(w.b[w.r:])
+			j := w.skip.skip(w.b, w.r) - w.r
 			w.out = append(w.out, w.b[w.r:w.r+j]...)
 			w.r += j
 			w.pushRoot(j)

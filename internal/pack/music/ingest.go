@@ -20,7 +20,9 @@ import (
 
 // Bounds on ingestion input.
 const (
-	// MaxLineBytes bounds one JSONL line; longer lines are skipped.
+	// MaxLineBytes bounds one JSONL line (longer lines are skipped) and
+	// one record of a library import CSV (a longer one ends the import:
+	// where it ends cannot be known without reading it).
 	MaxLineBytes = 1 << 20
 	// DefaultIngestBatch is how many records go into one embedder call and
 	// one store transaction.

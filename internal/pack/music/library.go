@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/textenc"
 )
 
 // LibraryItem is one line of a library import: a track (the default) or,
@@ -107,6 +108,10 @@ func (s *Service) ImportLibrary(ctx context.Context, r io.Reader, format string,
 }
 
 func eachJSONLItem(r io.Reader, emit func(int, LibraryItem, error) error) error {
+	r, _, err := textenc.NewReader(r)
+	if err != nil {
+		return fmt.Errorf("music: reading line 1: %w", err)
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	for lineNo := 1; ; lineNo++ {
 		line, tooLong, err := readLine(br, MaxLineBytes)
@@ -158,11 +163,27 @@ func ParseLibraryJSON(line []byte) (LibraryItem, error) {
 	return libraryItem(fields)
 }
 
+// eachCSVItem reads a CSV file, UTF-8 or UTF-16 (textenc.Detect), whose
+// records are at most MaxLineBytes each: a longer one ends the read with an
+// error naming its line, because the reader cannot know where it ends
+// without reading it (a quoted field may hold line ends).
 func eachCSVItem(r io.Reader, emit func(int, LibraryItem, error) error) error {
-	cr := csv.NewReader(r)
+	r, _, err := textenc.NewReader(r)
+	if err != nil {
+		return fmt.Errorf("music: reading CSV: %w", err)
+	}
+	lim := &recordLimiter{r: r, max: MaxLineBytes}
+	cr := csv.NewReader(lim)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	header, err := cr.Read()
+	if lim.failed {
+		err = errRecordTooLong // a parse error in the part read can hide it
+	}
+	if errors.Is(err, errRecordTooLong) {
+		return fmt.Errorf("music: line %d: CSV header: %w", lim.line(), err)
+	}
+	lim.next(cr.InputOffset())
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -180,6 +201,13 @@ func eachCSVItem(r io.Reader, emit func(int, LibraryItem, error) error) error {
 	}
 	for {
 		rec, err := cr.Read()
+		if lim.failed {
+			err = errRecordTooLong // a parse error in the part read can hide it
+		}
+		if errors.Is(err, errRecordTooLong) {
+			return fmt.Errorf("music: line %d: %w", lim.line(), err)
+		}
+		lim.next(cr.InputOffset())
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -213,6 +241,79 @@ func eachCSVItem(r io.Reader, emit func(int, LibraryItem, error) error) error {
 			return e
 		}
 	}
+}
+
+// errRecordTooLong is what a recordLimiter reads past its bound.
+var errRecordTooLong = fmt.Errorf("a CSV record longer than %d bytes (the bound of one line)", MaxLineBytes)
+
+// recordLimiter hands a csv.Reader at most max bytes past the end of the
+// last record it returned (next), so that a huge field is never read into
+// memory, and counts the lines before that end, to name where a record
+// starts.
+type recordLimiter struct {
+	r       io.Reader
+	max     int64
+	start   int64  // the input offset where the next record starts
+	pending []byte // bytes handed out; pending[head:] lies from start on
+	head    int
+	lines   int  // line ends before start
+	failed  bool // a record went past the bound
+}
+
+func (l *recordLimiter) Read(p []byte) (int, error) {
+	room := l.max - int64(len(l.pending)-l.head)
+	if room <= 0 {
+		// The record is at the bound: one more byte, unless the input
+		// ends here, makes it too long.
+		var one [1]byte
+		for {
+			n, err := l.r.Read(one[:])
+			switch {
+			case n > 0:
+				l.failed = true
+				return 0, errRecordTooLong
+			case err != nil:
+				return 0, err
+			}
+		}
+	}
+	if int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := l.r.Read(p)
+	l.pending = append(l.pending, p[:n]...)
+	return n, err
+}
+
+// next moves the start of the next record to offset, csv.Reader's
+// InputOffset after a Read; csv.Reader may have read ahead of it, at most
+// its buffer's size.
+func (l *recordLimiter) next(offset int64) {
+	done := l.pending[l.head : l.head+int(offset-l.start)]
+	l.lines += bytes.Count(done, []byte{'\n'})
+	l.head += len(done)
+	l.start = offset
+	if l.head > 64<<10 && l.head > len(l.pending)/2 {
+		l.pending = append(l.pending[:0], l.pending[l.head:]...)
+		l.head = 0
+	}
+}
+
+// line is the line the next record starts on (csv.Reader skips empty
+// lines before it), once its first bytes have been read.
+func (l *recordLimiter) line() int {
+	n := l.lines + 1
+	for rest := l.pending[l.head:]; len(rest) > 0; n++ {
+		switch {
+		case rest[0] == '\n':
+			rest = rest[1:]
+		case bytes.HasPrefix(rest, []byte("\r\n")):
+			rest = rest[2:]
+		default:
+			return n
+		}
+	}
+	return n
 }
 
 // csvColumn maps a CSV header name (any case, underscores allowed) to its

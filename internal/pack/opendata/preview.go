@@ -20,6 +20,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/toolport/toolport/ckan"
+	"github.com/toolport/toolport/internal/textenc"
 	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
 )
@@ -49,7 +50,7 @@ type PreviewResourceOutput struct {
 	Format      string           `json:"format" jsonschema:"csv, tsv, json or xlsx"`
 	Sheet       string           `json:"sheet,omitempty" jsonschema:"For xlsx: the sheet previewed"`
 	Sheets      []string         `json:"sheets,omitempty" jsonschema:"For xlsx: the workbook's sheets (the first 50)"`
-	Encoding    string           `json:"encoding" jsonschema:"The text encoding detected: utf-8, utf-8 with BOM, or windows-1255"`
+	Encoding    string           `json:"encoding" jsonschema:"The text encoding detected: utf-8, utf-8 with BOM, utf-16le, utf-16be or windows-1255"`
 	Delimiter   string           `json:"delimiter,omitempty" jsonschema:"The field separator detected, for csv and tsv"`
 	Columns     []PreviewColumn  `json:"columns"`
 	Rows        []map[string]any `json:"rows" jsonschema:"The first rows, each a column → value object (CSV values are strings)"`
@@ -150,9 +151,7 @@ func (p *pack) previewResource(ctx context.Context, in PreviewResourceInput) (Pr
 	out.Truncated, out.BytesRead = truncated, len(body)
 	if truncated && format != "json" {
 		// Keep whole lines only: the bound may cut a line, or a character.
-		if i := bytes.LastIndexByte(body, '\n'); i >= 0 {
-			body = body[:i+1]
-		}
+		body = wholeLines(body)
 	}
 	text, enc := decodeText(body)
 	out.Format, out.Encoding = format, enc
@@ -368,16 +367,46 @@ func downloadError(err error) error {
 // utf8BOM marks a UTF-8 file (Excel writes it).
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// wholeLines cuts b after its last line end, which in UTF-16 is two bytes
+// at an even offset (a byte order mark is two bytes too).
+func wholeLines(b []byte) []byte {
+	nl := []byte{'\n', 0}
+	switch _, enc := textenc.Detect(b); enc {
+	case textenc.UTF16BE:
+		nl = []byte{0, '\n'}
+	case textenc.UTF16LE:
+	default:
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return b[:i+1]
+		}
+		return b
+	}
+	for i := len(b)&^1 - 2; i >= 0; i -= 2 {
+		if b[i] == nl[0] && b[i+1] == nl[1] {
+			return b[:i+2]
+		}
+	}
+	return b
+}
+
 // decodeText turns a file's bytes into text. Israeli portals publish UTF-8
 // (often with the BOM Excel writes) and Windows-1255, Excel's Hebrew "ANSI"
-// code page, without saying which; the heuristic is: a UTF-8 BOM means
-// UTF-8; bytes that are valid UTF-8 are UTF-8 (Windows-1255 Hebrew letters
-// are 0xE0–0xFA, which as UTF-8 would need continuation bytes that such
-// text rarely has in the right places); anything else is Windows-1255,
-// which decodes every byte.
+// code page, without saying which, and Excel saves "Unicode text" as
+// UTF-16; the heuristic is: a UTF-8 BOM means UTF-8; a UTF-16 BOM, or the
+// zero bytes of UTF-16 text with ASCII in it (textenc.Detect), mean UTF-16;
+// bytes that are valid UTF-8 are UTF-8 (Windows-1255 Hebrew letters are
+// 0xE0–0xFA, which as UTF-8 would need continuation bytes that such text
+// rarely has in the right places); anything else is Windows-1255, which
+// decodes every byte.
 func decodeText(b []byte) (string, string) {
 	if rest, ok := bytes.CutPrefix(b, utf8BOM); ok {
 		return strings.ToValidUTF8(string(rest), "\uFFFD"), "utf-8 with BOM"
+	}
+	if dec, name := textenc.Detect(b); dec != nil {
+		// Invalid pairs and a cut last character decode as U+FFFD.
+		if s, err := dec.NewDecoder().Bytes(b); err == nil {
+			return strings.ToValidUTF8(string(s), "\uFFFD"), name
+		}
 	}
 	if utf8.Valid(b) {
 		return string(b), "utf-8"
