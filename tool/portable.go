@@ -17,8 +17,8 @@ import (
 const anyValue = "Any JSON value"
 
 // booleanValued are the keywords whose value every dialect takes as a
-// boolean: OpenAPI 3.0 (Gemini) allows additionalProperties: false, OpenAI's
-// strict mode requires it, and the MCP Inspector's --strict accepts them.
+// boolean: OpenAPI 3.0 allows additionalProperties: false, OpenAI's strict
+// mode requires it, and the MCP Inspector's --strict accepts them.
 var booleanValued = []string{"AdditionalProperties", "UnevaluatedProperties", "AdditionalItems", "UnevaluatedItems"}
 
 // annotationFields change nothing a schema admits; a nullable schema keeps
