@@ -17,11 +17,17 @@ const (
 	FormatOpenAI    Format = "openai"    // Chat Completions tools: {"type":"function","function":{…}}
 	FormatMCP       Format = "mcp"       // MCP Tool: {"name","title","description","inputSchema","outputSchema","annotations"}
 	FormatGemini    Format = "gemini"    // Gemini API FunctionDeclaration: {"name","description","parameters"} in its OpenAPI 3.0 subset
+	// FormatOpenAIResponses is a Responses API function tool:
+	// {"type":"function","name","description","parameters","strict":false}.
+	// It is flat, unlike Chat Completions', and strict is said: the
+	// Responses API takes it as true when absent, and strict mode refuses
+	// optional parameters, which most tools have.
+	FormatOpenAIResponses Format = "openai-responses"
 )
 
 // Formats lists the supported formats.
 func Formats() []Format {
-	return []Format{FormatIkigai, FormatAnthropic, FormatOpenAI, FormatMCP, FormatGemini}
+	return []Format{FormatIkigai, FormatAnthropic, FormatOpenAI, FormatOpenAIResponses, FormatMCP, FormatGemini}
 }
 
 // Definition renders the tool's definition in format f as a JSON-encodable value.
@@ -50,6 +56,14 @@ func (t *Tool) Definition(f Format) (any, error) {
 			Type     string   `json:"type"`
 			Function function `json:"function"`
 		}{"function", function{t.spec.Name, t.spec.Description, in}}, nil
+	case FormatOpenAIResponses:
+		return struct {
+			Type        string             `json:"type"`
+			Name        string             `json:"name"`
+			Description string             `json:"description"`
+			Parameters  *jsonschema.Schema `json:"parameters"`
+			Strict      bool               `json:"strict"`
+		}{"function", t.spec.Name, t.spec.Description, in, false}, nil
 	case FormatMCP:
 		a := t.spec.Annotations
 		type annotations struct {

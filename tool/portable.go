@@ -17,8 +17,8 @@ import (
 const anyValue = "Any JSON value"
 
 // booleanValued are the keywords whose value every dialect takes as a
-// boolean: OpenAPI 3.0 (Gemini) allows additionalProperties: false, OpenAI's
-// strict mode requires it, and the MCP Inspector's --strict accepts them.
+// boolean: OpenAPI 3.0 allows additionalProperties: false, OpenAI's strict
+// mode requires it, and the MCP Inspector's --strict accepts them.
 var booleanValued = []string{"AdditionalProperties", "UnevaluatedProperties", "AdditionalItems", "UnevaluatedItems"}
 
 // annotationFields change nothing a schema admits; a nullable schema keeps
@@ -118,6 +118,15 @@ func nullableAnyOf(s *jsonschema.Schema, at string) error {
 	return nil
 }
 
+// nonNull is the non-null branch of a nullable schema (see nullableAnyOf),
+// or s itself.
+func nonNull(s *jsonschema.Schema) *jsonschema.Schema {
+	if s != nil && len(s.AnyOf) == 2 && s.AnyOf[0].Type == "null" {
+		return s.AnyOf[1]
+	}
+	return s
+}
+
 // isTrue says whether s admits everything with no keyword at all: what
 // jsonschema-go writes as true.
 func isTrue(s *jsonschema.Schema) bool { return reflect.ValueOf(*s).IsZero() }
@@ -137,7 +146,9 @@ func isFalse(s *jsonschema.Schema) bool {
 func jsonName(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 	if name == "" || name == "-" {
-		return f.Name
+		// Items and the like are marshalled by hand: the keyword is the
+		// field's name, lower-cased.
+		return strings.ToLower(f.Name[:1]) + f.Name[1:]
 	}
 	return name
 }

@@ -153,3 +153,31 @@ func TestNullableOutputStillChecksItsType(t *testing.T) {
 		t.Errorf("message %q, want only %q", res.Err.Message, want)
 	}
 }
+
+// extraItem is written with a key its type does not declare.
+type extraItem struct {
+	ID string `json:"id"`
+}
+
+func (extraItem) MarshalJSON() ([]byte, error) { return []byte(`{"id":"a","extra":1}`), nil }
+
+type extraOut struct {
+	Items []extraItem `json:"items"`
+}
+
+func (extraOut) Summary() string { return "extra" }
+
+// TestUnknownFieldUnderANullableListsTheKnownFields: the hint that lists a
+// location's fields finds them through the anyOf of a nullable value.
+func TestUnknownFieldUnderANullableListsTheKnownFields(t *testing.T) {
+	tl, err := tool.New(tool.Spec{Name: "extra", Description: "Tests."}, func(context.Context, portableIn) (extraOut, error) {
+		return extraOut{Items: []extraItem{{}}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := registry(t, tl).Call(context.Background(), "extra", json.RawMessage(`{"query":"q"}`))
+	if res.OK() || !strings.HasSuffix(res.Err.Message, "items[0].extra: unknown field (known fields: id)") {
+		t.Fatalf("got %s", res.JSON)
+	}
+}

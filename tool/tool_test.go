@@ -348,6 +348,8 @@ func TestDefinitionFormats(t *testing.T) {
 		{tool.FormatAnthropic, []string{`"input_schema":{"type":"object"`}},
 		{tool.FormatOpenAI, []string{`"type":"function"`, `"function":{"name":"search"`, `"parameters":{`}},
 		{tool.FormatMCP, []string{`"inputSchema":{`, `"outputSchema":{`, `"readOnlyHint":false`, `"success":{`}},
+		{tool.FormatOpenAIResponses, []string{`{"type":"function","name":"search","description":"Searches.","parameters":{"type":"object"`, `"strict":false}`}},
+		{tool.FormatGemini, []string{`{"name":"search","description":"Searches.","parameters":{"type":"OBJECT"`}},
 	}
 	for _, tt := range tests {
 		d, err := tl.Definition(tt.format)

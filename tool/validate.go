@@ -240,6 +240,7 @@ func (v *validator) describe(e *schemacheck.Error, limit int, hinted map[string]
 func (v *validator) propertyNames(loc []string) []string {
 	s := v.doc()
 	for _, tok := range loc {
+		s = nonNull(s)
 		switch {
 		case s == nil:
 			return nil
@@ -253,7 +254,7 @@ func (v *validator) propertyNames(loc []string) []string {
 			return nil
 		}
 	}
-	if s == nil {
+	if s = nonNull(s); s == nil {
 		return nil
 	}
 	if len(s.PropertyOrder) > 0 {

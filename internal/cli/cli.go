@@ -62,7 +62,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"list", "toolport list [--pack NAME] [--json]", "list the tools", runList, true},
-		{"schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp|gemini]", "print tool definitions", runSchema, true},
+		{"schema", "toolport schema [NAME] [--format json|anthropic|openai|openai-responses|mcp|gemini]", "print tool definitions", runSchema, true},
 		{"call", "toolport call NAME ['{json}'] [--pretty]", "call a tool with JSON arguments (or JSON on stdin)", runCall, false},
 		{"mcp", "toolport mcp [--packs LIST] [--tools LIST]", "serve the tools over MCP on stdin/stdout", runMCP, false},
 		{"serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5]", "run the chat server: web page, REST+SSE API, MCP over HTTP", runServe, false},
@@ -257,12 +257,13 @@ func abbreviation(before string) bool {
 }
 
 func runSchema(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "schema", "toolport schema [NAME] [--format json|anthropic|openai|mcp|gemini]",
+	fs := newFlags(env, "schema", "toolport schema [NAME] [--format json|anthropic|openai|openai-responses|mcp|gemini]",
 		"Prints tool definitions: one tool's, or every tool's as a JSON array.\n"+
 			"Formats: json (ikigai --schema: name, description, parameters), anthropic (Messages API tools),\n"+
-			"openai (Chat Completions tools), mcp (MCP tools with input and output schemas),\n"+
+			"openai (Chat Completions tools), openai-responses (Responses API function tools, strict off),\n"+
+			"mcp (MCP tools with input and output schemas),\n"+
 			"gemini (Gemini API function declarations: parameters in its OpenAPI 3.0 subset).")
-	format := fs.String("format", "json", "definition format: json, anthropic, openai, mcp or gemini")
+	format := fs.String("format", "json", "definition format: json, anthropic, openai, openai-responses, mcp or gemini")
 	pos, code, ok := parse(fs, args)
 	if !ok {
 		return code

@@ -79,6 +79,7 @@ func TestCommands(t *testing.T) {
 		{name: "schema openai, all tools", args: []string{"schema", "--format", "openai"}, code: 0, stdout: `"type": "function"`},
 		{name: "schema mcp", args: []string{"schema", "--format=mcp"}, code: 0, stdout: `"outputSchema": {`},
 		{name: "schema gemini", args: []string{"schema", "echo", "--format", "gemini"}, code: 0, stdout: `"type": "OBJECT"`},
+		{name: "schema openai-responses", args: []string{"schema", "echo", "--format", "openai-responses"}, code: 0, stdout: `"strict": false`},
 		{name: "schema bad format", args: []string{"schema", "--format", "yaml"}, code: 2, stderr: `unknown format "yaml"`},
 		{name: "schema unknown tool", args: []string{"schema", "nope"}, code: 2, stderr: `no tool named "nope"`},
 		{name: "call with argument", args: []string{"call", "echo", `{"text":"hi","times":2}`}, code: 0, stdout: `"text":"hihi"`},
@@ -113,7 +114,7 @@ func TestCommands(t *testing.T) {
 }
 
 func TestSchemaOutputIsValidJSON(t *testing.T) {
-	for _, f := range []string{"json", "anthropic", "openai", "mcp", "gemini"} {
+	for _, f := range []string{"json", "anthropic", "openai", "openai-responses", "mcp", "gemini"} {
 		_, stdout, _ := run(t, "", "schema", "--format", f)
 		var defs []map[string]any
 		if err := json.Unmarshal([]byte(stdout), &defs); err != nil || len(defs) != 2 {
