@@ -3,12 +3,13 @@ package main_test
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolport/toolport/internal/testexec"
 )
 
 // TestMCPInspectorStrict lists every pack's tools through the official MCP
@@ -21,14 +22,10 @@ import (
 // CKAN scheming labels, help texts and about, which portals fill with a
 // string or a language → string object and which are passed on as they come).
 func TestMCPInspectorStrict(t *testing.T) {
-	if os.Getenv("TOOLPORT_MCP_INSPECTOR") == "" && os.Getenv("TOOLPORT_TEST_REQUIRE_TOOLS") == "" {
-		t.Skip("the MCP Inspector is not named: set TOOLPORT_MCP_INSPECTOR (scripts/test does)")
-	}
-	inspector := inspectorPath(t)
+	npm := testexec.NPMTools(t) // skips naming what is missing, or fails where required
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, inspector, "--cli", "--strict", "--method", "tools/list", "--", toolport(t), "mcp", "--packs", "web,ckan,music")
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd := npm.Inspector(ctx, t, "--cli", "--strict", "--method", "tools/list", "--", toolport(t), "mcp", "--packs", "web,ckan,music")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
