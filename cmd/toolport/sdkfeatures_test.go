@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -144,7 +145,7 @@ func tidalWrites(f *tooltest.TIDALUser) []string {
 // declined savePlaylistToTidal; an accepted one; and one from a client
 // without elicitation.
 func checkFeatures(t *testing.T, plan func(steps ...map[string]any) map[string]any,
-	f *tooltest.TIDALUser, portal string, wantPrompts []string) {
+	env map[string]string, f *tooltest.TIDALUser, portal string, wantPrompts []string) {
 	t.Helper()
 	dataset := "2016-regione-asia-est-oceania-classi-di-eta"
 	save := call("call", "savePlaylistToTidal", map[string]any{"playlistId": "${playlistId}"})
@@ -154,6 +155,7 @@ func checkFeatures(t *testing.T, plan func(steps ...map[string]any) map[string]a
 		step("getPrompt", "name", "explore_open_data", "arguments", map[string]any{"question": "How many buses run at night?", "organization": "ministry-of-transport"}),
 		step("complete", "ref", map[string]any{"type": "ref/prompt", "name": "discover_music"}, "argument", map[string]any{"name": "mood", "value": "melan"}),
 		step("complete", "ref", map[string]any{"type": "ref/prompt", "name": "explore_open_data"}, "argument", map[string]any{"name": "group", "value": "transp"}),
+		step("complete", "ref", map[string]any{"type": "ref/resource", "uri": "ckan://{+portal}/dataset/{name}"}, "argument", map[string]any{"name": "portal", "value": "127.0"}),
 		step("templates"),
 		step("read", "uri", "ckan://"+portal+"/dataset/"+dataset),
 		step("read", "uri", "ckan://evil.example.com/dataset/x"),
@@ -198,44 +200,53 @@ func checkFeatures(t *testing.T, plan func(steps ...map[string]any) map[string]a
 	if l := lines[5]; !slices.Equal(l.Values, []string{"transportation", "public-transport"}) {
 		t.Errorf("complete group: %v, error %q", l.Values, l.Error)
 	}
+	if l := lines[6]; !slices.Equal(l.Values, []string{portal}) {
+		t.Errorf("complete the dataset template's portal: %v, error %q, want [%s]", l.Values, l.Error, portal)
+	}
 	for _, tpl := range []string{"ckan://{+portal}/dataset/{name}", "toolport://playlist/{id}.json", "toolport://playlist/{id}.m3u8"} {
-		if !slices.Contains(lines[6].Templates, tpl) {
-			t.Errorf("listResourceTemplates %v (error %q) lacks %s", lines[6].Templates, lines[6].Error, tpl)
+		if !slices.Contains(lines[7].Templates, tpl) {
+			t.Errorf("listResourceTemplates %v (error %q) lacks %s", lines[7].Templates, lines[7].Error, tpl)
 		}
 	}
-	if l := lines[7]; len(l.Contents) != 1 || l.Contents[0].MIMEType != "application/json" ||
+	if l := lines[8]; len(l.Contents) != 1 || l.Contents[0].MIMEType != "application/json" ||
 		!strings.Contains(l.Contents[0].Text, "2016 Regione Asia Est Oceania") {
 		t.Errorf("readResource ckan dataset: error %q, %+v", l.Error, l.Contents)
 	}
-	if l := lines[8]; len(l.Contents) != 0 || !strings.Contains(l.Error, "not configured") {
+	if l := lines[9]; len(l.Contents) != 0 || !strings.Contains(l.Error, "not configured") {
 		t.Errorf("readResource on a portal that is not configured: error %q, %+v", l.Error, l.Contents)
 	}
-	if l := lines[9]; l.Error != "" || len(l.Resources) != 0 || l.ListChanged != 0 {
+	if l := lines[10]; l.Error != "" || len(l.Resources) != 0 || l.ListChanged != 0 {
 		t.Errorf("listResources before a playlist is stored: %+v", l)
 	}
-	sug := lines[10]
+	sug := lines[11]
 	id, _ := sug.StructuredContent["playlistId"].(string)
 	if sug.IsError || id == "" {
 		t.Fatalf("suggestPlaylist: %+v", sug)
 	}
-	if l := lines[11]; l.Error != "" || l.ListChanged < 1 {
+	if l := lines[12]; l.Error != "" || l.ListChanged < 1 {
 		t.Errorf("resources/list_changed after suggestPlaylist: %+v", l)
 	}
 	for _, f := range []string{"json", "m3u8"} {
 		uri := "toolport://playlist/" + id + "." + f
-		if !slices.ContainsFunc(lines[12].Resources, func(r struct{ URI, Title, MIMEType string }) bool {
+		if !slices.ContainsFunc(lines[13].Resources, func(r struct{ URI, Title, MIMEType string }) bool {
 			return r.URI == uri && strings.HasPrefix(r.Title, "Dossier")
 		}) {
-			t.Errorf("listResources %+v (error %q) lacks %s", lines[12].Resources, lines[12].Error, uri)
+			t.Errorf("listResources %+v (error %q) lacks %s", lines[13].Resources, lines[13].Error, uri)
 		}
 	}
-	if l := lines[13]; len(l.Contents) != 1 || l.Contents[0].MIMEType != "application/json" || !strings.Contains(l.Contents[0].Text, `"AUNMG2400011"`) {
-		t.Errorf("readResource playlist JSON: error %q, %+v", l.Error, l.Contents)
+	// The same bytes as `toolport playlist export`.
+	for i, format := range map[int]string{14: "json", 15: "m3u8"} {
+		cmd := exec.Command(toolport(t), "playlist", "export", id, "--format", format)
+		cmd.Env = testexec.Env(t, env)
+		want, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("toolport playlist export %s: %v", format, err)
+		}
+		if l := lines[i]; len(l.Contents) != 1 || l.Contents[0].Text != string(want) || !strings.Contains(l.Contents[0].Text, "4M") {
+			t.Errorf("readResource playlist %s: error %q, %+v\nwant the export:\n%s", format, l.Error, l.Contents, want)
+		}
 	}
-	if l := lines[14]; len(l.Contents) != 1 || !strings.HasPrefix(l.Contents[0].Text, "#EXTM3U") || !strings.Contains(l.Contents[0].Text, "4M") {
-		t.Errorf("readResource playlist M3U8: error %q, %+v", l.Error, l.Contents)
-	}
-	if l := lines[15]; !l.IsError || !strings.Contains(l.Text, `"error_code":"USER_DECLINED"`) || len(l.Elicited) != 1 ||
+	if l := lines[16]; !l.IsError || !strings.Contains(l.Text, `"error_code":"USER_DECLINED"`) || len(l.Elicited) != 1 ||
 		!strings.Contains(l.Elicited[0], "savePlaylistToTidal") {
 		t.Errorf("declined savePlaylistToTidal: %+v", l)
 	}
@@ -274,7 +285,7 @@ func TestTypeScriptSDKFeatures(t *testing.T) {
 		plan := func(steps ...map[string]any) map[string]any {
 			return stdioPlan(t, env, "music,ckan", steps...)
 		}
-		checkFeatures(t, plan, f, portal, []string{"discover_music", "explore_open_data"})
+		checkFeatures(t, plan, env, f, portal, []string{"discover_music", "explore_open_data"})
 	})
 	t.Run("http", func(t *testing.T) {
 		env, f, portal := featureBackends(t)
@@ -283,6 +294,6 @@ func TestTypeScriptSDKFeatures(t *testing.T) {
 		plan := func(steps ...map[string]any) map[string]any {
 			return httpPlan(base+"/mcp", "e2e-token", steps...)
 		}
-		checkFeatures(t, plan, f, portal, []string{"discover_music", "explore_open_data", "web_research"})
+		checkFeatures(t, plan, env, f, portal, []string{"discover_music", "explore_open_data", "web_research"})
 	})
 }
