@@ -234,7 +234,9 @@ func checkFeatures(t *testing.T, plan func(steps ...map[string]any) map[string]a
 			t.Errorf("listResources %+v (error %q) lacks %s", lines[13].Resources, lines[13].Error, uri)
 		}
 	}
-	// The same bytes as `toolport playlist export`.
+	// The same bytes as `toolport playlist export`, run after the session:
+	// the declined save leaves the playlist as it was read (an accepted one
+	// would add its TIDAL id).
 	for i, format := range map[int]string{14: "json", 15: "m3u8"} {
 		cmd := exec.Command(toolport(t), "playlist", "export", id, "--format", format)
 		cmd.Env = testexec.Env(t, env)
