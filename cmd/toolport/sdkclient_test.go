@@ -43,6 +43,8 @@ type sdkLine struct {
 	}
 	Started, Aborted bool
 	ProtocolVersion  string
+
+	raw []byte // the line, for the tests that decode more of it
 }
 
 // sdkProc is a running sdkclient.mjs.
@@ -87,6 +89,7 @@ func startSDK(t *testing.T, plan map[string]any) *sdkProc {
 			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 				l = sdkLine{Op: "unparsed", Error: sc.Text()}
 			}
+			l.raw = slices.Clone(sc.Bytes())
 			p.lines <- l
 		}
 		close(p.lines)

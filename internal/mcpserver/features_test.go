@@ -49,7 +49,7 @@ func newPackFixture(t testing.TB) *packFixture {
 		playlists: &fakePlaylists{byID: map[string]store.Playlist{}},
 		convs:     &fakeConversations{md: map[string]string{"c1": "# Rainy day\n\n**You:** something calm\n", "untitled": "# New\n"}},
 		ckan: &fakeCatalog{
-			portals: []string{"data.gov.il", "open.example.org"},
+			portals: []string{"data.gov.il", "open.example.org", "127.0.0.1:5000"},
 			orgs: map[string][]string{
 				"":                 {"ministry-of-health", "ministry-of-transport", "central-bureau-of-statistics"},
 				"data.gov.il":      {"ministry-of-health", "ministry-of-transport", "central-bureau-of-statistics"},
@@ -233,7 +233,7 @@ func TestCompletions(t *testing.T) {
 	if got := f.ckan.asked(); !slices.Contains(got, "orgs@open.example.org") {
 		t.Errorf("catalog calls %v, want one for open.example.org", got)
 	}
-	tmpl := &mcp.CompleteReference{Type: "ref/resource", URI: "ckan://{portal}/dataset/{name}"}
+	tmpl := &mcp.CompleteReference{Type: "ref/resource", URI: "ckan://{+portal}/dataset/{name}"}
 	if got := complete(tmpl, "portal", "open", nil).Values; !slices.Equal(got, []string{"open.example.org"}) {
 		t.Errorf("template portal open: %v", got)
 	}
@@ -276,7 +276,7 @@ func TestResources(t *testing.T) {
 		templates = append(templates, rt.URITemplate)
 	}
 	slices.Sort(templates)
-	want := []string{"ckan://{portal}/dataset/{name}", "toolport://conversation/{id}.md",
+	want := []string{"ckan://{+portal}/dataset/{name}", "toolport://conversation/{id}.md",
 		"toolport://playlist/{id}.json", "toolport://playlist/{id}.m3u8"}
 	if !slices.Equal(templates, want) {
 		t.Errorf("templates %v, want %v", templates, want)
@@ -327,6 +327,10 @@ func TestResources(t *testing.T) {
 	if got := readText(t, cs, "ckan://open.example.org/dataset/parks"); !strings.Contains(got, `"portal":"open.example.org"`) {
 		t.Errorf("dataset on the second portal read %q", got)
 	}
+	// A portal with a port, as a local CKAN has.
+	if got := readText(t, cs, "ckan://127.0.0.1:5000/dataset/parks"); !strings.Contains(got, `"portal":"127.0.0.1:5000"`) {
+		t.Errorf("dataset on a portal with a port read %q", got)
+	}
 	// Not found is -32602 with "Resource not found" (MCP 2025-11-25); a portal
 	// Toolport is not configured for is the same code saying so.
 	for uri, msg := range map[string]string{
@@ -336,6 +340,7 @@ func TestResources(t *testing.T) {
 		"ckan://data.gov.il/dataset/missing":   "Resource not found",
 		"ckan://evil.example.com/dataset/x":    "portal evil.example.com is not configured",
 		"ckan://data.gov.il/organization/x":    "Resource not found",
+		"ckan://data.gov.il/x/dataset/y":       "Resource not found",
 		"toolport://playlist/..%2Fetc%2F.json": "Resource not found",
 	} {
 		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})

@@ -64,9 +64,12 @@ func (c *Changes) subscribe(fn func()) {
 
 // Resource addresses.
 const (
-	playlistPrefix      = "toolport://playlist/"
-	conversationPrefix  = "toolport://conversation/"
-	ckanDatasetTemplate = "ckan://{portal}/dataset/{name}"
+	playlistPrefix     = "toolport://playlist/"
+	conversationPrefix = "toolport://conversation/"
+	// {+portal}, reserved expansion, because a portal's host may have a
+	// port (a local CKAN): the SDK matches URIs against the template, and a
+	// simple {portal} refuses the colon.
+	ckanDatasetTemplate = "ckan://{+portal}/dataset/{name}"
 )
 
 // maxListed bounds the playlists, and the conversations, that resources/list
@@ -289,6 +292,8 @@ func (s *service) readConversation(ctx context.Context, req *mcp.ReadResourceReq
 }
 
 // readDataset reads ckan://{portal}/dataset/{name} from a configured portal.
+// The template lets {portal} hold a path too; url.Parse then finds a path
+// that is not /dataset/{name}, which is not found.
 func (s *service) readDataset(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	u, err := url.Parse(uri)
