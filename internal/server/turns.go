@@ -427,7 +427,7 @@ func (s *Server) closeLostTurn(ctx context.Context, t store.Turn) {
 }
 
 // markLost marks a lost turn's answer incomplete with its error. Its content
-// becomes logged, the answer rebuilt from the turn's log, when that holds
+// becomes logged (the answer rebuilt from the turn's log) when that holds
 // more than the answer saved (the agent saves only after each tool round, so
 // text streamed since is only in the log); the saved content stays when it
 // holds more (events the dead replica failed to log, or logged after its
