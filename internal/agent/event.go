@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 )
 
 // EventType names an [Event]; it is the "type" field of its JSON form.
@@ -241,4 +242,53 @@ func objectOrEmpty(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	return raw
+}
+
+// Decode returns the event whose wire form data is ([Encode]'s inverse): the server reads
+// its turns' logs back with it, so that one decoder knows the wire form.
+func Decode(data []byte) (Event, error) {
+	var w struct {
+		Type           EventType       `json:"type"`
+		MessageID      string          `json:"messageId"`
+		ConversationID string          `json:"conversationId"`
+		UserMessageID  string          `json:"userMessageId"`
+		Model          string          `json:"model"`
+		Content        string          `json:"content"`
+		ToolCallID     string          `json:"toolCallId"`
+		ToolName       string          `json:"toolName"`
+		Input          json.RawMessage `json:"input"`
+		Summary        string          `json:"summary"`
+		ResultCount    int             `json:"resultCount"`
+		DurationMs     int64           `json:"durationMs"`
+		Result         json.RawMessage `json:"result"`
+		Error          string          `json:"error"`
+		ErrorCode      string          `json:"errorCode"`
+		Retryable      bool            `json:"retryable"`
+		WasRetried     bool            `json:"wasRetried"`
+		Usage          Usage           `json:"usage"`
+		StopReason     string          `json:"stopReason"`
+		Code           string          `json:"code"`
+		Message        string          `json:"message"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("agent: decoding an event: %w", err)
+	}
+	switch w.Type {
+	case TypeMessageStart:
+		return MessageStart{MessageID: w.MessageID, ConversationID: w.ConversationID, UserMessageID: w.UserMessageID, Model: w.Model}, nil
+	case TypeTextDelta:
+		return TextDelta{Content: w.Content}, nil
+	case TypeToolCallStart:
+		return ToolCallStart{ToolCallID: w.ToolCallID, ToolName: w.ToolName, Input: w.Input}, nil
+	case TypeToolCallEnd:
+		return ToolCallEnd{ToolCallID: w.ToolCallID, Summary: w.Summary, ResultCount: w.ResultCount, DurationMs: w.DurationMs, Result: w.Result}, nil
+	case TypeToolCallError:
+		return ToolCallError{ToolCallID: w.ToolCallID, Error: w.Error, ErrorCode: w.ErrorCode, Retryable: w.Retryable,
+			WasRetried: w.WasRetried, DurationMs: w.DurationMs}, nil
+	case TypeMessageEnd:
+		return MessageEnd{MessageID: w.MessageID, Usage: w.Usage, StopReason: w.StopReason}, nil
+	case TypeError:
+		return ErrorEvent{Code: w.Code, Message: w.Message, Retryable: w.Retryable}, nil
+	}
+	return nil, fmt.Errorf("agent: decoding an event: unknown type %q", w.Type)
 }

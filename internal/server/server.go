@@ -23,7 +23,8 @@
 //     replica when it inserts nothing). The owner renews its leases in one `UPDATE` every third of
 //     `TOOLPORT_TURN_LEASE`; a dead replica's turns lapse, and whoever takes them over with
 //     `UPDATE … RETURNING` (the sweeper of any replica, or the next turn started there; the lease
-//     moves to it) ends the log with a `TURN_LOST` error, saves the answer as incomplete, and only
+//     moves to it) ends the log with a `TURN_LOST` error, saves the answer as incomplete (rebuilt from the log when that
+//     holds more than the last save: text streamed since, finished tool calls), and only
 //     then ends the turn, so the conversation takes no new question before the lost answer. An advisory lock would die with its
 //     session at once, but costs a pinned connection per running turn (the pool is 20), breaks behind
 //     transaction-pooling proxies, and does not exist on SQLite; the row works on both engines with

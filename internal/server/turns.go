@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/toolport/toolport/internal/agent"
+	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/store"
 )
 
@@ -377,10 +378,12 @@ func (s *Server) expire(ctx context.Context, conv string) {
 
 // closeLostTurn finishes the log of a turn whose replica stopped before the
 // turn ended (an error event and message_end, so that streams following it
-// end) and marks its answer incomplete with that error.
+// end) and marks its answer incomplete with that error, keeping what the log
+// holds of it.
 func (s *Server) closeLostTurn(ctx context.Context, t store.Turn) {
 	var last int64
 	var msgID string
+	var answer []agent.Event
 	for {
 		evs, err := s.cfg.Store.TurnEvents(ctx, t.ID, last, turnReadBatch)
 		if err != nil {
@@ -388,18 +391,20 @@ func (s *Server) closeLostTurn(ctx context.Context, t store.Turn) {
 			return
 		}
 		for _, ev := range evs {
-			var head struct {
-				Type      string `json:"type"`
-				MessageID string `json:"messageId"`
-			}
-			_ = json.Unmarshal(ev.Data, &head)
-			switch agent.EventType(head.Type) {
-			case agent.TypeMessageStart:
-				msgID = head.MessageID
-			case agent.TypeMessageEnd:
-				return // it did end; only its row was not updated
-			}
 			last = ev.Seq
+			dec, err := agent.Decode(ev.Data)
+			if err != nil {
+				s.logger.Warn("reading a lost turn's log", "turn", t.ID, "seq", ev.Seq, "error", err)
+				continue
+			}
+			switch dec := dec.(type) {
+			case agent.MessageStart:
+				msgID = dec.MessageID
+			case agent.MessageEnd:
+				return // it did end; only its row was not updated
+			default:
+				answer = append(answer, dec)
+			}
 		}
 		if len(evs) < turnReadBatch {
 			break
@@ -408,11 +413,11 @@ func (s *Server) closeLostTurn(ctx context.Context, t store.Turn) {
 	lost := agent.ErrorEvent{Code: codeTurnLost, Retryable: true,
 		Message: "the server writing this answer stopped before it finished; what it wrote so far is kept"}
 	if msgID != "" {
-		s.markLost(ctx, t.ConversationID, msgID, lost)
+		s.markLost(ctx, t.ConversationID, msgID, agent.PartialAnswer(answer), lost)
 	}
 	var evs []store.TurnEvent
 	for _, ev := range []agent.Event{lost, agent.MessageEnd{MessageID: msgID, StopReason: agent.StopError}} {
-		data, _ := json.Marshal(ev)
+		data, _ := agent.Encode(ev)
 		last++
 		evs = append(evs, store.TurnEvent{Seq: last, Data: data})
 	}
@@ -421,16 +426,35 @@ func (s *Server) closeLostTurn(ctx context.Context, t store.Turn) {
 	}
 }
 
-// markLost marks a lost turn's answer incomplete with its error, saving an
-// empty one when the turn had not saved any.
-func (s *Server) markLost(ctx context.Context, conv, msgID string, ev agent.ErrorEvent) {
+// markLost marks a lost turn's answer incomplete with its error. Its content
+// becomes logged (the answer rebuilt from the turn's log) when that holds
+// more than the answer saved (the agent saves only after each tool round, so
+// text streamed since is only in the log); the saved content stays when it
+// holds more (events the dead replica failed to log, or logged after its
+// last save).
+func (s *Server) markLost(ctx context.Context, conv, msgID string, logged []llm.Block, ev agent.ErrorEvent) {
 	merr := &store.MessageError{Code: ev.Code, Message: ev.Message}
 	c, err := s.cfg.Store.GetConversation(ctx, conv)
 	if err != nil {
+		s.logger.Warn("marking a lost turn's answer", "error", err)
 		return
+	}
+	content := json.RawMessage(`[]`) // content is an array, even when empty
+	if len(logged) > 0 {
+		enc, err := llm.MarshalBlocks(logged)
+		if err != nil {
+			s.logger.Warn("encoding a lost turn's answer", "error", err)
+			logged = nil
+		} else {
+			content = enc
+		}
 	}
 	for _, m := range c.Messages {
 		if m.ID == msgID {
+			var saved []llm.Block
+			if json.Unmarshal(m.Content, &saved) == nil && covers(logged, saved) {
+				m.Content = content
+			}
 			m.Incomplete = true
 			if m.Error == nil {
 				m.Error = merr
@@ -442,9 +466,29 @@ func (s *Server) markLost(ctx context.Context, conv, msgID string, ev agent.Erro
 		}
 	}
 	if _, err := s.cfg.Store.AppendMessage(ctx, store.Message{ID: msgID, ConversationID: conv, Role: store.RoleAssistant,
-		Content: json.RawMessage(`[]`), Incomplete: true, Error: merr}); err != nil {
+		Content: content, Incomplete: true, Error: merr}); err != nil {
 		s.logger.Warn("marking a lost turn's answer", "error", err)
 	}
+}
+
+// covers reports whether the answer rebuilt from a turn's log holds more
+// than the saved one: both grow from the same start, so more tool results
+// and text, and not less of either, means the log went further.
+func covers(logged, saved []llm.Block) bool {
+	size := func(bs []llm.Block) (results, text int) {
+		for _, b := range bs {
+			switch b.Type {
+			case llm.BlockToolResult:
+				results++
+			case llm.BlockText:
+				text += len(b.Text)
+			}
+		}
+		return results, text
+	}
+	lr, lt := size(logged)
+	sr, st := size(saved)
+	return lr >= sr && lt >= st && (lr > sr || lt > st)
 }
 
 // startTurn claims the conversation and starts the turn; the channel gets
