@@ -151,6 +151,9 @@ type Store interface {
 	DeleteConversation(ctx context.Context, id string) error
 	RenameConversation(ctx context.Context, id, title string) (store.Conversation, error)
 	SearchConversations(ctx context.Context, query string, opt store.ListOptions) (store.ConversationPage, error)
+	// StreamConversation reads a conversation for an export, one message
+	// at a time (see sqlstore.DB.StreamConversation).
+	StreamConversation(ctx context.Context, id string, head func(store.Conversation, *store.Usage) error, each func(store.Message) error) error
 	SetConversationModel(ctx context.Context, id, model string) error
 	Ping(ctx context.Context) error
 }
