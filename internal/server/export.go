@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -139,15 +140,22 @@ func (j *jsonExport) end() error {
 }
 
 // stickyWriter keeps the first error writing to w (the client went away),
-// so that an export stops reading the store once nobody reads it.
+// so that an export stops reading the store once nobody reads it. Each
+// write gets timeout (when rc is set): the export holds a store connection,
+// which a client that stopped reading must not keep.
 type stickyWriter struct {
-	w   io.Writer
-	err error
+	w       io.Writer
+	rc      *http.ResponseController
+	timeout time.Duration
+	err     error
 }
 
 func (s *stickyWriter) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
+	}
+	if s.rc != nil {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
 	}
 	n, err := s.w.Write(p)
 	s.err = err

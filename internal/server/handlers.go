@@ -249,7 +249,7 @@ func (s *Server) exportConversation(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "format must be markdown or json")
 		return
 	}
-	sw := &stickyWriter{w: w}
+	sw := &stickyWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
 	b := bufio.NewWriterSize(sw, 64<<10)
 	j := &jsonExport{b: b}
 	started, n := false, 0
