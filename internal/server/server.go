@@ -592,6 +592,11 @@ func jsonError(err error) string {
 // for an argument the store refuses, 500 otherwise.
 func (s *Server) storeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
+	case errors.Is(err, store.ErrTooSlow):
+		// The query is valid but matches too much to answer in time;
+		// asking again as it is will not help, a narrower query will.
+		s.logger.WarnContext(r.Context(), "store query cut off", "path", r.URL.Path, "error", err)
+		writeError(w, http.StatusServiceUnavailable, "SEARCH_TIMEOUT", "the search took too long; use fewer or longer words")
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such conversation")
 	case errors.Is(err, store.ErrInvalid):
