@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/store"
@@ -154,5 +156,52 @@ func TestExportFailingMidwayIsAborted(t *testing.T) {
 	// Before the answer starts, a failure is an ordinary error answer.
 	if status, body := e.do(t, "GET", "/api/conversations/nope/export?format=json", ""); status != 404 {
 		t.Errorf("unknown conversation: %d %s", status, body)
+	}
+}
+
+// doneStream is a store that reports when a conversation read ends.
+type doneStream struct {
+	server.Store
+	done chan error
+}
+
+func (d doneStream) StreamConversation(ctx context.Context, id string, head func(store.Conversation, *store.Usage) error, each func(store.Message) error) error {
+	err := d.Store.StreamConversation(ctx, id, head, each)
+	d.done <- err
+	return err
+}
+
+// A client that stops reading an export does not hold the store's read
+// open: the write that blocks runs into the write timeout, and the read
+// ends with its error.
+func TestExportToStalledClientEnds(t *testing.T) {
+	d := doneStream{done: make(chan error, 1)}
+	e := newEnv(t, envOptions{config: func(c *server.Config) {
+		d.Store, c.Store, c.WriteTimeout = c.Store, &d, 200*time.Millisecond
+	}})
+	id := e.newConversation(t)
+	text := strings.Repeat("x", 1<<20)
+	for range 32 { // far more than the sockets' buffers hold
+		if _, err := e.db.AppendMessage(context.Background(), store.Message{ConversationID: id, Role: store.RoleUser,
+			Content: json.RawMessage(`[{"type":"text","text":"` + text + `"}]`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Ask, then never read.
+	if _, err := io.WriteString(conn, "GET /api/conversations/"+id+"/export?format=json HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-d.done:
+		if err == nil {
+			t.Error("the export to a client that reads nothing finished without an error")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the export to a stalled client still holds its read after 20 s (write timeout 200 ms)")
 	}
 }
