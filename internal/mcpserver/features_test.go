@@ -609,12 +609,12 @@ func (c *fakeConversations) RecentConversations(_ context.Context, limit int) ([
 	return out[:min(limit, len(out))], nil
 }
 
-func (c *fakeConversations) ExportMarkdown(_ context.Context, id string) ([]byte, error) {
+func (c *fakeConversations) ExportMarkdown(_ context.Context, id string) (string, error) {
 	md, ok := c.md[id]
 	if !ok {
-		return nil, store.ErrNotFound
+		return "", store.ErrNotFound
 	}
-	return []byte(md), nil
+	return md, nil
 }
 
 type fakeCatalog struct {

@@ -29,7 +29,7 @@ type ConversationExporter interface {
 	// RecentConversations lists up to limit conversations, newest first.
 	RecentConversations(ctx context.Context, limit int) ([]ConversationInfo, error)
 	// ExportMarkdown renders one; an unknown id is [store.ErrNotFound].
-	ExportMarkdown(ctx context.Context, id string) ([]byte, error)
+	ExportMarkdown(ctx context.Context, id string) (string, error)
 }
 
 // ConversationInfo names a conversation in a resource listing.
@@ -288,7 +288,7 @@ func (s *service) readConversation(ctx context.Context, req *mcp.ReadResourceReq
 	if err != nil {
 		return nil, fmt.Errorf("exporting conversation %s: %w", id, err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: string(body)}}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: body}}}, nil
 }
 
 // readDataset reads ckan://{portal}/dataset/{name} from a configured portal.

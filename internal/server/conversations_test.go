@@ -295,3 +295,25 @@ func readAll(t *testing.T, res *http.Response) string {
 	}
 	return string(b)
 }
+
+// A search the store cuts off at its time bound is a 503 that says how to
+// narrow it, not a database failure. A bound of 1 ns is past before the
+// query starts, so the store's own deadline stops it every time.
+func TestSearchTooSlowIs503(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.newConversation(t)
+	e.db.SetSearchTimeout(time.Nanosecond)
+	status, body := e.do(t, "GET", "/api/conversations?q=a+b+c+d+e+f+1+2", "")
+	var out struct {
+		Error struct{ Code, Message string }
+	}
+	json.Unmarshal(body, &out)
+	if status != http.StatusServiceUnavailable || out.Error.Code != "SEARCH_TIMEOUT" ||
+		out.Error.Message != "the search took too long; use fewer or longer words" {
+		t.Errorf("%d %s, want 503 SEARCH_TIMEOUT", status, body)
+	}
+	e.db.SetSearchTimeout(0)
+	if status, body := e.do(t, "GET", "/api/conversations?q=a+b", ""); status != 200 {
+		t.Errorf("under the default bound: %d %s", status, body)
+	}
+}

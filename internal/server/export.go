@@ -1,14 +1,18 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/tool"
 )
 
 // MaxExportResultBytes bounds each tool result in a Markdown export: results
@@ -28,76 +32,139 @@ type exportBlock struct {
 	IsError   bool            `json:"is_error"`
 }
 
-// exportMarkdown renders a conversation for a person to read: a heading per
-// message, its text as written, tool calls and results as fenced JSON (each
-// result clipped at MaxExportResultBytes, with a note saying so) and the
-// error that ended a failed turn.
-func exportMarkdown(c store.Conversation) []byte {
-	var b bytes.Buffer
+// The Markdown export renders a conversation for a person to read: a
+// heading per message, its text as written, tool calls and results as
+// fenced JSON (each result clipped at MaxExportResultBytes, with a note
+// saying so) and the error that ended a failed turn. It is written as the
+// messages are read (markdownHead, then markdownMessage for each), so that
+// a large conversation is never held whole.
+
+// markdownHead writes the export's title and opening line.
+func markdownHead(b *bufio.Writer, c store.Conversation) {
 	title := oneLine(c.Title)
 	if title == "" {
 		title = "Untitled conversation"
 	}
-	fmt.Fprintf(&b, "# %s\n\n", title)
-	fmt.Fprintf(&b, "Conversation `%s`, started %s.\n", oneLine(c.ID), c.CreatedAt.UTC().Format(time.RFC3339))
-	for i, m := range c.Messages {
-		role := "User"
-		if m.Role == store.RoleAssistant {
-			role = "Assistant"
+	fmt.Fprintf(b, "# %s\n\n", title)
+	fmt.Fprintf(b, "Conversation `%s`, started %s.\n", oneLine(c.ID), c.CreatedAt.UTC().Format(time.RFC3339))
+}
+
+// markdownMessage writes message number n (from 1).
+func markdownMessage(b *bufio.Writer, n int, m store.Message) {
+	role := "User"
+	if m.Role == store.RoleAssistant {
+		role = "Assistant"
+	}
+	fmt.Fprintf(b, "\n## %d. %s · %s\n", n, role, m.CreatedAt.UTC().Format(time.RFC3339))
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(m.Content, &blocks); err != nil {
+		fence(b, "json", string(m.Content))
+	}
+	for _, raw := range blocks {
+		var bl exportBlock
+		if err := json.Unmarshal(raw, &bl); err != nil {
+			fence(b, "json", prettyJSON(raw))
+			continue
 		}
-		fmt.Fprintf(&b, "\n## %d. %s · %s\n", i+1, role, m.CreatedAt.UTC().Format(time.RFC3339))
-		var blocks []json.RawMessage
-		if err := json.Unmarshal(m.Content, &blocks); err != nil {
-			fence(&b, "json", string(m.Content))
-		}
-		for _, raw := range blocks {
-			var bl exportBlock
-			if err := json.Unmarshal(raw, &bl); err != nil {
-				fence(&b, "json", prettyJSON(raw))
-				continue
+		switch bl.Type {
+		case "text":
+			if s := strings.TrimSpace(bl.Text); s != "" {
+				fmt.Fprintf(b, "\n%s\n", s)
 			}
-			switch bl.Type {
-			case "text":
-				if s := strings.TrimSpace(bl.Text); s != "" {
-					fmt.Fprintf(&b, "\n%s\n", s)
-				}
-			case "tool_use":
-				fmt.Fprintf(&b, "\n**Tool call** `%s` (id `%s`):\n", oneLine(bl.Name), oneLine(bl.ID))
-				input := prettyJSON(bl.Input)
-				if input == "" {
-					input = "{}"
-				}
-				fence(&b, "json", input)
-			case "tool_result":
-				label := "Tool result"
-				if bl.IsError {
-					label = "Tool error"
-				}
-				fmt.Fprintf(&b, "\n**%s** for `%s`:\n", label, oneLine(bl.ToolUseID))
-				out := prettyJSON(bl.Content)
-				shown := clipUTF8(out, MaxExportResultBytes)
-				fence(&b, "json", shown)
-				if len(shown) < len(out) {
-					fmt.Fprintf(&b, "\n*Clipped: the first %d of %d bytes are shown; the JSON export has the whole result.*\n", len(shown), len(out))
-				}
-			default:
-				fmt.Fprintf(&b, "\n*A %q block:*\n", bl.Type)
-				fence(&b, "json", prettyJSON(raw))
+		case "tool_use":
+			fmt.Fprintf(b, "\n**Tool call** `%s` (id `%s`):\n", oneLine(bl.Name), oneLine(bl.ID))
+			input := prettyJSON(bl.Input)
+			if input == "" {
+				input = "{}"
 			}
-		}
-		if m.Incomplete {
-			b.WriteString("\n*This message is incomplete: it was cut short.*\n")
-		}
-		if e := m.Error; e != nil {
-			fmt.Fprintf(&b, "\n> **Error** `%s`: %s\n", oneLine(e.Code), oneLine(e.Message))
+			fence(b, "json", input)
+		case "tool_result":
+			label := "Tool result"
+			if bl.IsError {
+				label = "Tool error"
+			}
+			fmt.Fprintf(b, "\n**%s** for `%s`:\n", label, oneLine(bl.ToolUseID))
+			out := prettyJSON(bl.Content)
+			shown := clipUTF8(out, MaxExportResultBytes)
+			fence(b, "json", shown)
+			if len(shown) < len(out) {
+				fmt.Fprintf(b, "\n*Clipped: the first %d of %d bytes are shown; the JSON export has the whole result.*\n", len(shown), len(out))
+			}
+		default:
+			fmt.Fprintf(b, "\n*A %q block:*\n", bl.Type)
+			fence(b, "json", prettyJSON(raw))
 		}
 	}
-	return b.Bytes()
+	if m.Incomplete {
+		b.WriteString("\n*This message is incomplete: it was cut short.*\n")
+	}
+	if e := m.Error; e != nil {
+		fmt.Fprintf(b, "\n> **Error** `%s`: %s\n", oneLine(e.Code), oneLine(e.Message))
+	}
+}
+
+// jsonExport writes the JSON export, GET /api/conversations/{id}'s answer,
+// byte for byte, as the messages are read: the head up to the messages'
+// "[", then each message as the encoder writes a slice's elements.
+type jsonExport struct {
+	b *bufio.Writer
+	n int
+}
+
+func (j *jsonExport) head(c store.Conversation, usage *store.Usage) error {
+	h, err := tool.Marshal(conversationWithMessages{conversationJSON: conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt, c.Model},
+		Usage: usage, Messages: []messageJSON{}})
+	if err != nil {
+		return err
+	}
+	_, err = j.b.Write(bytes.TrimSuffix(h, []byte("]}")))
+	return err
+}
+
+func (j *jsonExport) message(m store.Message) error {
+	out, err := tool.Marshal(messageJSON{m.ID, m.Role, m.Content, m.CreatedAt, m.Incomplete, m.Usage, m.Error})
+	if err != nil {
+		return err
+	}
+	if j.n > 0 {
+		j.b.WriteByte(',')
+	}
+	j.n++
+	_, err = j.b.Write(out)
+	return err
+}
+
+func (j *jsonExport) end() error {
+	_, err := j.b.WriteString("]}\n")
+	return err
+}
+
+// stickyWriter keeps the first error writing to w (the client went away),
+// so that an export stops reading the store once nobody reads it. Each
+// write gets timeout (when rc is set): the export holds a store connection,
+// which a client that stopped reading must not keep.
+type stickyWriter struct {
+	w       io.Writer
+	rc      *http.ResponseController
+	timeout time.Duration
+	err     error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.rc != nil {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
 }
 
 // fence writes s as a fenced code block whose fence is longer than any run
 // of backticks in s, so that s cannot close it.
-func fence(b *bytes.Buffer, lang, s string) {
+func fence(b *bufio.Writer, lang, s string) {
 	longest, run := 0, 0
 	for i := 0; i < len(s); i++ {
 		if s[i] == '`' {

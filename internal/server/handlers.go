@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -233,6 +234,12 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 // exportConversation answers the whole conversation as a download:
 // format=markdown (the default) for a person to read, format=json for the
 // stored conversation, in the shape GET /api/conversations/{id} answers.
+//
+// It is streamed: written as the store reads the messages, one at a time,
+// so that its memory is bounded by the largest message, not the
+// conversation. A failure once the answer has started cannot change its
+// status, so it aborts the response: the client sees a broken download,
+// never a short file that looks whole.
 func (s *Server) exportConversation(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
 	if format == "" {
@@ -242,32 +249,53 @@ func (s *Server) exportConversation(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BAD_REQUEST", "format must be markdown or json")
 		return
 	}
-	c, err := s.cfg.Store.GetConversation(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.storeError(w, r, err)
-		return
-	}
-	var body []byte
-	var ctype, ext string
-	if format == "json" {
-		body, err = tool.Marshal(conversationOut(c))
-		if err != nil {
-			s.logger.ErrorContext(r.Context(), "export", "conversation", c.ID, "error", err)
-			writeError(w, http.StatusInternalServerError, "INTERNAL", "the conversation could not be encoded")
-			return
+	sw := &stickyWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
+	b := bufio.NewWriterSize(sw, 64<<10)
+	j := &jsonExport{b: b}
+	started, n := false, 0
+	head := func(c store.Conversation, usage *store.Usage) error {
+		ctype, ext := "text/markdown; charset=utf-8", "md"
+		if format == "json" {
+			ctype, ext = "application/json; charset=utf-8", "json"
 		}
-		body = append(body, '\n')
-		ctype, ext = "application/json; charset=utf-8", "json"
-	} else {
-		body, ctype, ext = exportMarkdown(c), "text/markdown; charset=utf-8", "md"
+		h := w.Header()
+		h.Set("Content-Type", ctype)
+		h.Set("Content-Disposition", `attachment; filename="`+exportFilename(c, ext)+`"`)
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusOK)
+		started = true
+		if format == "json" {
+			return j.head(c, usage)
+		}
+		markdownHead(b, c)
+		return sw.err
 	}
-	h := w.Header()
-	h.Set("Content-Type", ctype)
-	h.Set("Content-Disposition", `attachment; filename="`+exportFilename(c, ext)+`"`)
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	w.Write(body)
+	each := func(m store.Message) error {
+		n++
+		if format == "json" {
+			return j.message(m)
+		}
+		markdownMessage(b, n, m)
+		return sw.err
+	}
+	err := s.cfg.Store.StreamConversation(r.Context(), r.PathValue("id"), head, each)
+	if err == nil && format == "json" {
+		err = j.end()
+	}
+	if err == nil {
+		err = b.Flush()
+	}
+	switch {
+	case err == nil:
+	case !started:
+		s.storeError(w, r, err)
+	default:
+		if sw.err == nil && r.Context().Err() == nil {
+			s.logger.ErrorContext(r.Context(), "export", "conversation", r.PathValue("id"), "error", err)
+		}
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // listTools answers the MCP definitions of the tools, each with the pack it

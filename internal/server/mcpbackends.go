@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/toolport/toolport/internal/mcpserver"
 	"github.com/toolport/toolport/internal/store"
@@ -24,12 +27,28 @@ func (m mcpConversations) RecentConversations(ctx context.Context, limit int) ([
 	return out, nil
 }
 
-func (m mcpConversations) ExportMarkdown(ctx context.Context, id string) ([]byte, error) {
-	c, err := m.st.GetConversation(ctx, id)
+// ExportMarkdown renders the export as the store reads it: an MCP resource
+// is one JSON-RPC message, so the Markdown is held whole, but the
+// conversation (whose tool results it clips) is not.
+func (m mcpConversations) ExportMarkdown(ctx context.Context, id string) (string, error) {
+	var out strings.Builder
+	b := bufio.NewWriterSize(&out, 64<<10)
+	n := 0
+	err := m.st.StreamConversation(ctx, id, func(c store.Conversation, _ *store.Usage) error {
+		markdownHead(b, c)
+		return nil
+	}, func(msg store.Message) error {
+		n++
+		markdownMessage(b, n, msg)
+		return nil
+	})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return exportMarkdown(c), nil
+	if err := b.Flush(); err != nil {
+		return "", fmt.Errorf("export conversation %s: %w", id, err)
+	}
+	return out.String(), nil
 }
 
 // mcpOptions completes cfg.MCP with what the server itself holds: the

@@ -152,6 +152,9 @@ type Store interface {
 	DeleteConversation(ctx context.Context, id string) error
 	RenameConversation(ctx context.Context, id, title string) (store.Conversation, error)
 	SearchConversations(ctx context.Context, query string, opt store.ListOptions) (store.ConversationPage, error)
+	// StreamConversation reads a conversation for an export, one message
+	// at a time (see sqlstore.DB.StreamConversation).
+	StreamConversation(ctx context.Context, id string, head func(store.Conversation, *store.Usage) error, each func(store.Message) error) error
 	SetConversationModel(ctx context.Context, id, model string) error
 	Ping(ctx context.Context) error
 }
@@ -590,6 +593,11 @@ func jsonError(err error) string {
 // for an argument the store refuses, 500 otherwise.
 func (s *Server) storeError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
+	case errors.Is(err, store.ErrTooSlow):
+		// The query is valid but matches too much to answer in time;
+		// asking again as it is will not help, a narrower query will.
+		s.logger.WarnContext(r.Context(), "store query cut off", "path", r.URL.Path, "error", err)
+		writeError(w, http.StatusServiceUnavailable, "SEARCH_TIMEOUT", "the search took too long; use fewer or longer words")
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such conversation")
 	case errors.Is(err, store.ErrInvalid):

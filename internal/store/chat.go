@@ -2,6 +2,8 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -95,3 +97,24 @@ const (
 	MaxSearchQueryBytes = 256
 	MaxSearchTerms      = 8
 )
+
+// ErrTooSlow is the error of a query the store cut off at its time bound
+// ([Conversations.SearchConversations]); errors.As finds a [*TimeoutError].
+var ErrTooSlow = errors.New("store: the query took too long")
+
+// TimeoutError is a query stopped at its time bound: a search whose words
+// match too much to be answered in time. Retrying it as it is will not help.
+type TimeoutError struct {
+	Op    string        // what was cut off, "search conversations"
+	Limit time.Duration // the bound it ran into
+	Err   error         // the engine's error, for the log
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("store: %s took longer than %v: %v", e.Op, e.Limit, e.Err)
+}
+
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrTooSlow) hold.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTooSlow }

@@ -2,10 +2,16 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/toolport/toolport/internal/store"
 )
@@ -72,6 +78,22 @@ var searchHits = map[string]string{
         SELECT id FROM conversations WHERE to_tsvector('simple', title) @@ to_tsquery('simple', $1)`,
 }
 
+// DefaultSearchTimeout bounds one SearchConversations unless
+// [DB.SetSearchTimeout] sets another bound. Short prefix words match most
+// messages: "a b c d e f 1 2" took 1.8 s over 100k messages on PostgreSQL.
+const DefaultSearchTimeout = 5 * time.Second
+
+// SetSearchTimeout bounds each later SearchConversations by d (d <= 0
+// restores DefaultSearchTimeout).
+func (db *DB) SetSearchTimeout(d time.Duration) { db.searchTimeout.Store(int64(d)) }
+
+func (db *DB) searchLimit() time.Duration {
+	if d := time.Duration(db.searchTimeout.Load()); d > 0 {
+		return d
+	}
+	return DefaultSearchTimeout
+}
+
 // SearchConversations lists the conversations whose title or message text
 // holds every word of query as the start of a word: "hotel" finds "hotels",
 // "run" finds "running" but "runs" does not (no stemming, on either engine).
@@ -81,36 +103,94 @@ var searchHits = map[string]string{
 // Results come the most recently updated first, as ListConversations lists
 // them, not by relevance: the engines rank differently (bm25, ts_rank), and a
 // chat list reads by time. Total counts every match, for paging.
+//
+// It is bounded in time (DefaultSearchTimeout, SetSearchTimeout): a search
+// cut off is a [*store.TimeoutError]. On PostgreSQL the server enforces it,
+// as the statement_timeout of a read-only transaction, so that it holds even
+// when the client's cancel request is lost; on SQLite, in process, a
+// context deadline interrupts the query.
 func (db *DB) SearchConversations(ctx context.Context, query string, opt store.ListOptions) (store.ConversationPage, error) {
 	terms, err := searchTerms(query)
 	if err != nil {
 		return store.ConversationPage{}, err
 	}
 	match := db.matchQuery(terms)
+	limit := db.searchLimit()
+	var page store.ConversationPage
+	timedOut := false
+	if db.d.name == store.EnginePostgres {
+		page, err = db.searchPostgres(ctx, match, opt, limit)
+		var pe *pgconn.PgError
+		timedOut = errors.As(err, &pe) && pe.Code == pgQueryCanceled && ctx.Err() == nil
+	} else {
+		sctx, cancel := context.WithTimeout(ctx, limit)
+		defer cancel()
+		page, err = db.search(sctx, db.r, match, opt)
+		timedOut = err != nil && ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded)
+	}
+	if timedOut {
+		return store.ConversationPage{}, &store.TimeoutError{Op: "search conversations", Limit: limit, Err: err}
+	}
+	if err != nil {
+		return store.ConversationPage{}, fmt.Errorf("store: search conversations: %w", err)
+	}
+	return page, nil
+}
+
+// pgQueryCanceled is PostgreSQL's SQLSTATE for a statement canceled, by
+// statement_timeout or by a cancel request (a canceled context).
+const pgQueryCanceled = "57014"
+
+// searchPostgres searches in a read-only transaction whose statements run
+// under statement_timeout limit.
+func (db *DB) searchPostgres(ctx context.Context, match string, opt store.ListOptions, limit time.Duration) (store.ConversationPage, error) {
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return store.ConversationPage{}, err
+	}
+	defer tx.Rollback() // read-only: nothing to commit
+	// set_config(…, true) is SET LOCAL: the setting ends with the
+	// transaction, so the pooled connection goes back without it. A bound
+	// under 1 ms would round to 0, which turns the timeout off.
+	ms := strconv.FormatInt(max(limit.Milliseconds(), 1), 10)
+	if _, err := tx.ExecContext(ctx, `SELECT set_config('statement_timeout', $1, true)`, ms); err != nil {
+		return store.ConversationPage{}, err
+	}
+	return db.search(ctx, tx, match, opt)
+}
+
+// searchQuerier is what a search runs on: the reader pool or a transaction.
+type searchQuerier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// search counts the conversations matching match and reads opt's page.
+func (db *DB) search(ctx context.Context, q searchQuerier, match string, opt store.ListOptions) (store.ConversationPage, error) {
 	hits := searchHits[db.d.name]
 	limit, offset := opt.Bounds()
 	page := store.ConversationPage{Conversations: []store.Conversation{}}
-	if err := db.r.QueryRowContext(ctx, `WITH hits AS (`+hits+`)
+	if err := q.QueryRowContext(ctx, `WITH hits AS (`+hits+`)
         SELECT count(*) FROM conversations AS c WHERE c.id IN (SELECT id FROM hits)`, match).Scan(&page.Total); err != nil {
-		return store.ConversationPage{}, fmt.Errorf("store: search conversations: %w", err)
+		return store.ConversationPage{}, err
 	}
-	rows, err := db.r.QueryContext(ctx, `WITH hits AS (`+hits+`)
+	rows, err := q.QueryContext(ctx, `WITH hits AS (`+hits+`)
         SELECT c.id, c.title, c.created_at, c.updated_at FROM conversations AS c
         WHERE c.id IN (SELECT id FROM hits)
         ORDER BY c.updated_at DESC, c.id DESC LIMIT $2 OFFSET $3`, match, limit, offset)
 	if err != nil {
-		return store.ConversationPage{}, fmt.Errorf("store: search conversations: %w", err)
+		return store.ConversationPage{}, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		c, err := scanConversation(rows)
 		if err != nil {
-			return store.ConversationPage{}, fmt.Errorf("store: search conversations: %w", err)
+			return store.ConversationPage{}, err
 		}
 		page.Conversations = append(page.Conversations, c)
 	}
 	if err := rows.Err(); err != nil {
-		return store.ConversationPage{}, fmt.Errorf("store: search conversations: %w", err)
+		return store.ConversationPage{}, err
 	}
 	return page, nil
 }

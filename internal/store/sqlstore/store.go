@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -66,6 +67,8 @@ type DB struct {
 	wstmts stmts
 	// rstmts are the reader's prepared statements (SQLite; see readStmts).
 	rstmts readStmts
+	// searchTimeout bounds SearchConversations (ns; 0 is the default).
+	searchTimeout atomic.Int64
 }
 
 // Open connects to the store named by dsn and applies any pending migrations.
