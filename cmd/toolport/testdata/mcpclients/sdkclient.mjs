@@ -25,6 +25,8 @@
 //   {"op": "read", "uri"}               → {"op", "contents": [{uri, mimeType, text}]}
 //   {"op": "listChanged"}               → waits for a notifications/resources/list_changed
 //                                          since the session began, then {"op", "listChanged": count}
+//   {"op": "wait"}                      → prints {"op": "wait"}, then waits for a line "go" on stdin
+//                                          (the test acts on the server meanwhile, in the open session)
 //
 // Strings in a step may name "${key}", replaced by that string field of an
 // earlier call's structuredContent (a stored playlist's playlistId).
@@ -141,6 +143,12 @@ for (const raw of plan.steps) {
       case 'listChanged': {
         if (listChanged === 0) await new Promise((resolve) => { onListChanged = resolve; });
         out({ op: 'listChanged', listChanged });
+        break;
+      }
+      case 'wait': {
+        out({ op: 'wait' });
+        const line = await lines.next();
+        if (line.done || line.value.trim() !== 'go') throw new Error(`expected "go" on stdin, got ${JSON.stringify(line.value)}`);
         break;
       }
       case 'call': {
