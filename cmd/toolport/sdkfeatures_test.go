@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/internal/testexec"
 	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tidal"
@@ -292,10 +294,134 @@ func TestTypeScriptSDKFeatures(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		env, f, portal := featureBackends(t)
 		env["TOOLPORT_API_TOKEN"] = "e2e-token"
+		ms := conversationModel(t)
+		for _, kv := range ms.Env("anthropic") {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
 		base := serve(t, env)
 		plan := func(steps ...map[string]any) map[string]any {
 			return httpPlan(base+"/mcp", "e2e-token", steps...)
 		}
 		checkFeatures(t, plan, env, f, portal, []string{"discover_music", "explore_open_data", "web_research"})
+		// After checkFeatures, which wants no conversation listed at first.
+		checkConversationResource(t, base, "e2e-token")
 	})
+}
+
+// conversationPrompt is the user's message of the chat turn that
+// conversationModel answers.
+const conversationPrompt = "Make me a night-bus playlist"
+
+// conversationModel is a scripted model whose answer to conversationPrompt
+// stores a playlist (a writing tool, so /mcp's sessions are told the
+// resources changed) and then says so.
+func conversationModel(t *testing.T) *servertest.ModelServer {
+	return servertest.NewModelServer(t,
+		servertest.Turn{Match: conversationPrompt, Events: []servertest.Event{
+			servertest.Text("Here is one for the late ride."),
+			servertest.Call("toolu_night_1", "suggestPlaylist", `{"title":"Night Bus","tracks":[`+
+				`{"isrc":"AUNMG2400011","title":"4M","artist":"Air Max '97","reasoning":"the last bus"}]}`),
+		}},
+		servertest.Turn{Match: conversationPrompt, Step: 1, Events: []servertest.Event{
+			servertest.Text("Stored as **Night Bus**, one track."),
+		}},
+	)
+}
+
+// apiRequest sends an authenticated request to serve's API and returns the
+// body, failing the test on a status other than 200 or 201.
+func apiRequest(t *testing.T, method, url, token, body string) string {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, resp)
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, got)
+	}
+	return got
+}
+
+// checkConversationResource runs a chat turn through serve's API (against
+// conversationModel) while a TypeScript session is open on its /mcp, then
+// has that session list and read the conversation as a resource: the
+// Markdown must be the export endpoint's, byte for byte.
+func checkConversationResource(t *testing.T, base, token string) {
+	t.Helper()
+	var conv struct{ ID string }
+	if err := json.Unmarshal([]byte(apiRequest(t, "POST", base+"/api/conversations", token, "{}")), &conv); err != nil || conv.ID == "" {
+		t.Fatalf("new conversation: %v %+v", err, conv)
+	}
+	uri := "toolport://conversation/" + url.PathEscape(conv.ID) + ".md"
+	p := startSDK(t, httpPlan(base+"/mcp", token,
+		step("wait"),
+		step("listChanged"),
+		step("resources"),
+		step("read", "uri", uri),
+		step("read", "uri", "toolport://conversation/no-such-conversation.md"),
+	))
+	if l := p.next(t); l.Op != "connected" {
+		t.Fatalf("first line %+v, want connected", l)
+	}
+	if l := p.next(t); l.Op != "wait" {
+		t.Fatalf("line %+v, want wait", l)
+	}
+	// The session is open: the turn's writing tool must reach it as
+	// notifications/resources/list_changed.
+	msg, err := json.Marshal(map[string]string{"content": conversationPrompt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The response is the turn's SSE stream; it ends when the turn does.
+	events := apiRequest(t, "POST", base+"/api/conversations/"+conv.ID+"/messages", token, string(msg))
+	if !strings.Contains(events, `"type":"tool_call_end"`) || strings.Contains(events, `"type":"tool_call_error"`) ||
+		!strings.Contains(events, `"type":"message_end"`) || strings.Contains(events, `"type":"error"`) {
+		t.Fatalf("the chat turn's events:\n%s", events)
+	}
+	export := apiRequest(t, "GET", base+"/api/conversations/"+conv.ID+"/export?format=markdown", token, "")
+	for _, s := range []string{conversationPrompt, "Here is one for the late ride.", "suggestPlaylist", "Stored as **Night Bus**"} {
+		if !strings.Contains(export, s) {
+			t.Fatalf("the export lacks %q:\n%s", s, export)
+		}
+	}
+	if _, err := io.WriteString(p.stdin, "go\n"); err != nil {
+		t.Fatal(err)
+	}
+	var lines []featureLine
+	for _, l := range p.finish(t) {
+		var f featureLine
+		if err := json.Unmarshal(l.raw, &f); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, f)
+	}
+	if len(lines) != 4 {
+		t.Fatalf("%d lines after wait, want 4: %+v\n%s", len(lines), lines, p.stderr.String())
+	}
+	if l := lines[0]; l.Error != "" || l.ListChanged < 1 {
+		t.Errorf("resources/list_changed after the chat turn: %+v", l)
+	}
+	if l := lines[1]; l.Error != "" || !slices.ContainsFunc(l.Resources, func(r struct{ URI, Title, MIMEType string }) bool {
+		return r.URI == uri && r.MIMEType == "text/markdown" && r.Title != ""
+	}) {
+		t.Errorf("listResources (error %q) lacks %s: %+v", l.Error, uri, l.Resources)
+	}
+	if l := lines[2]; l.Error != "" || len(l.Contents) != 1 || l.Contents[0].URI != uri ||
+		l.Contents[0].MIMEType != "text/markdown" || l.Contents[0].Text != export {
+		t.Errorf("readResource %s: error %q, %+v\nwant the export:\n%s", uri, l.Error, l.Contents, export)
+	}
+	// Not found is -32602 since MCP 2025-11-25 (the Go SDK's ResourceNotFoundError).
+	if l := lines[3]; len(l.Contents) != 0 || l.Error != "MCP error -32602: Resource not found" {
+		t.Errorf("readResource of an unknown conversation: error %q, %+v", l.Error, l.Contents)
+	}
 }

@@ -24,7 +24,10 @@
 //                                          (listChanged: the notifications seen so far)
 //   {"op": "read", "uri"}               → {"op", "contents": [{uri, mimeType, text}]}
 //   {"op": "listChanged"}               → waits for a notifications/resources/list_changed
-//                                          since the session began, then {"op", "listChanged": count}
+//                                          since the session began (60s at most, then an error),
+//                                          then {"op", "listChanged": count}
+//   {"op": "wait"}                      → prints {"op": "wait"}, then waits for a line "go" on stdin
+//                                          (the test acts on the server meanwhile, in the open session)
 //
 // Strings in a step may name "${key}", replaced by that string field of an
 // earlier call's structuredContent (a stored playlist's playlistId).
@@ -139,8 +142,21 @@ for (const raw of plan.steps) {
         break;
       }
       case 'listChanged': {
-        if (listChanged === 0) await new Promise((resolve) => { onListChanged = resolve; });
+        // Bounded, so that a notification that never comes is this step's
+        // error rather than the whole client's timeout.
+        if (listChanged === 0) {
+          await new Promise((resolve, reject) => {
+            onListChanged = resolve;
+            setTimeout(() => reject(new Error('no notifications/resources/list_changed within 60s')), 60_000).unref();
+          });
+        }
         out({ op: 'listChanged', listChanged });
+        break;
+      }
+      case 'wait': {
+        out({ op: 'wait' });
+        const line = await lines.next();
+        if (line.done || line.value.trim() !== 'go') throw new Error(`expected "go" on stdin, got ${JSON.stringify(line.value)}`);
         break;
       }
       case 'call': {
