@@ -798,7 +798,10 @@ func gqlError(op string, resp *models.GraphQLResponse) error {
 func batchError(op, msg string) error {
 	msg = clip(msg, 300)
 	lower := strings.ToLower(msg)
-	for _, s := range []string{"replica", "quorum", "connection refused", "unavailable", "timeout", "deadline", "not ready", "leader"} {
+	// "no graphql provider present" is a node whose schema has not caught up
+	// with the cluster's (just after the collection was made, or while a
+	// dead peer is being replaced): 422, but another node can answer.
+	for _, s := range []string{"replica", "quorum", "connection refused", "unavailable", "timeout", "deadline", "not ready", "leader", "no graphql provider present"} {
 		if strings.Contains(lower, s) {
 			return fmt.Errorf("weaviate %s: %s: %w", op, msg, ErrUnavailable)
 		}
