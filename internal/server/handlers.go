@@ -75,6 +75,7 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
+	s.changes.Changed()
 	writeJSON(w, http.StatusCreated, struct {
 		ID        string    `json:"id"`
 		Title     string    `json:"title"`
@@ -228,6 +229,7 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 	if in.Model != nil {
 		c.Model = strings.TrimSpace(*in.Model)
 	}
+	s.changes.Changed() // the title /mcp's resource list shows
 	writeJSON(w, http.StatusOK, conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt, c.Model})
 }
 

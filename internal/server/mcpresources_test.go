@@ -108,3 +108,42 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestMCPConversationListChanges: making, renaming or deleting a
+// conversation changes /mcp's resource list, and its clients are told.
+func TestMCPConversationListChanges(t *testing.T) {
+	e := newEnv(t, envOptions{token: "tok-123456"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	changed := make(chan struct{}, 10)
+	client := mcp.NewClient(&mcp.Implementation{Name: "server-test", Version: "v0"}, &mcp.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{"tok-123456"}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListResources(ctx, nil); err != nil { // the session's first listing
+		t.Fatal(err)
+	}
+	await := func(what string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("no notifications/resources/list_changed after %s", what)
+		}
+	}
+	conv := e.newConversation(t)
+	await("a conversation was made")
+	if code, body := e.do(t, "PATCH", "/api/conversations/"+conv, `{"title":"Renamed"}`); code != http.StatusOK {
+		t.Fatalf("rename: %d %s", code, body)
+	}
+	await("a conversation was renamed")
+	if code, body := e.do(t, "DELETE", "/api/conversations/"+conv, ""); code != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	await("a conversation was deleted")
+}

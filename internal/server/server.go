@@ -260,6 +260,11 @@ type Server struct {
 	turns turns
 	gate  *startGate // turns starting go before turns running
 
+	// changes tells /mcp's sessions that the resources they list may have
+	// changed: a conversation made, renamed, deleted or answered, a
+	// playlist stored.
+	changes *mcpserver.Changes
+
 	streams sync.WaitGroup
 
 	builds *indexBuilds // the /api/index/build job
@@ -331,6 +336,7 @@ func New(cfg Config) (*Server, error) {
 	acfg.Store, acfg.Registry = cfg.Store, cfg.Registry
 	hook := acfg.OnToolCall
 	changes := &mcpserver.Changes{}
+	s.changes = changes
 	acfg.OnToolCall = func(name string, res *tool.Result) {
 		m.observeTool(name, res)
 		if writes(cfg.Registry, name) {

@@ -588,6 +588,7 @@ func (s *Server) runTurn(ctx context.Context, lt *localTurn, run turnFunc, start
 	s.turns.mu.Unlock()
 	lt.cancel(nil)
 	s.wake(lt.id)
+	s.changes.Changed() // the conversation's title and export changed
 }
 
 // record adds one event to a local turn; logEvents writes it to the store,
@@ -956,6 +957,7 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.storeError(w, r, err)
 	default:
+		s.changes.Changed()
 		w.WriteHeader(http.StatusNoContent)
 	}
 }
