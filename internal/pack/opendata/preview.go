@@ -516,6 +516,9 @@ func parseDelimited(text string, delim rune, n int) (table, error) {
 		}
 		row := make(map[string]any, len(names))
 		for i, name := range names {
+			if b.full() {
+				break // the rest of this row's cells would only add their names
+			}
 			v := ""
 			if i < len(rec) {
 				v = b.text(name, rec[i])
@@ -646,6 +649,9 @@ func parseJSONTable(text string, n int, truncated bool) (table, error) {
 		}
 		row := make(map[string]any, len(keys))
 		for j, k := range keys {
+			if b.full() {
+				break // the rest of this row's cells would only add their names
+			}
 			if v, ok := obj[k]; ok {
 				v = b.value(names[k], v)
 				row[names[k]] = v

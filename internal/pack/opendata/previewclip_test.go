@@ -54,7 +54,9 @@ func checkClipped(t *testing.T, tab table) {
 			total += len(k) + len(s)
 		}
 	}
-	if total > maxPreviewTextBytes+maxPreviewCellBytes {
+	// The budget is spent cell by cell: past it, a row stops, so only the
+	// last cell's column name can go beyond it.
+	if total > maxPreviewTextBytes+maxPreviewNameBytes {
 		t.Errorf("the rows hold %d bytes of text, over the %d bound", total, maxPreviewTextBytes)
 	}
 }
@@ -163,6 +165,34 @@ func TestPreviewDelimitedTextBudget(t *testing.T) {
 	checkClipped(t, tab)
 	if len(tab.rows) < 40 || len(tab.rows) > 60 || !tab.more || !tab.clipped || !strings.Contains(tab.clipNote, fmt.Sprintf("only %d rows are shown", len(tab.rows))) {
 		t.Errorf("%d rows, more %v, clipped %v, note %q", len(tab.rows), tab.more, tab.clipped, tab.clipNote)
+	}
+}
+
+// A row that spends the budget stops there: the cells after it would add
+// only their column names, which with 500 long names overran the bound by
+// 67 KB (FuzzXLSXParts found it through a workbook; every format shares it).
+func TestPreviewBudgetStopsMidRow(t *testing.T) {
+	var b strings.Builder
+	for i := range maxPreviewColumns {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%03d%s", i, strings.Repeat("n", maxPreviewNameBytes-3))
+	}
+	b.WriteByte('\n')
+	cells := make([]string, maxPreviewColumns)
+	for i := range cells {
+		cells[i] = strings.Repeat("v", maxPreviewCellBytes)
+	}
+	b.WriteString(strings.Join(cells, ",") + "\n") // 2.1 MB of text in one row
+	b.WriteString(strings.Join(cells, ",") + "\n")
+	tab, err := parseDelimited(b.String(), ',', 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClipped(t, tab)
+	if len(tab.rows) != 1 || !tab.more || !tab.clipped {
+		t.Errorf("%d rows, more %v, clipped %v", len(tab.rows), tab.more, tab.clipped)
 	}
 }
 

@@ -91,6 +91,9 @@ func parseXLSX(body []byte, sheet string, n int) (t xlsxTable, err error) {
 		}
 		row := make(map[string]any, len(header))
 		for i, name := range header {
+			if b.full() {
+				break // the rest of this row's cells would only add their names
+			}
 			v := ""
 			if i < len(cells) {
 				// A cell names a shared string, which many cells may
