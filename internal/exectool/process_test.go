@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -210,24 +211,40 @@ func TestFetchExecutable(t *testing.T) {
 	}
 
 	allow := map[string]string{"TOOLPORT_FETCH_ALLOW_PRIVATE": "1"}
-	big := runTool(t, "web-fetch-tool", allow, `{"url":"`+srv.URL+`"}`)
-	if big.Code != 0 {
-		t.Fatalf("exit %d\n%s", big.Code, big.Stderr)
+	type result struct {
+		Success        bool
+		Title          string
+		Content        string
+		TotalLines     int
+		HasMore        bool
+		NextStartIndex *int
 	}
-	if len(big.Stdout) > exectool.MaxOutputBytes {
-		t.Errorf("stdout is %d bytes, over the host's 64 KB cap", len(big.Stdout))
+	decode := func(p testexec.Result) result {
+		t.Helper()
+		if p.Code != 0 {
+			t.Fatalf("exit %d\n%s", p.Code, p.Stderr)
+		}
+		if len(p.Stdout) > exectool.MaxOutputBytes {
+			t.Errorf("stdout is %d bytes, over the host's 64 KB cap", len(p.Stdout))
+		}
+		var res result
+		if err := json.Unmarshal([]byte(p.Stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
 	}
-	var res struct {
-		Success    bool
-		Title      string
-		Content    string
-		TotalLines int
+	// Without paging arguments the page's first 5000 characters at most
+	// (web_fetch's DefaultMaxLength), with where to go on: nothing to cut.
+	res := decode(runTool(t, "web-fetch-tool", allow, `{"url":"`+srv.URL+`"}`))
+	if !res.Success || res.Title != "Long page" || !res.HasMore || res.NextStartIndex == nil || *res.NextStartIndex != utf8.RuneCountInString(res.Content) ||
+		utf8.RuneCountInString(res.Content) > 5000 || strings.Contains(res.Content, "Truncated") || res.TotalLines < 3000 {
+		t.Errorf("unpaged result: success=%v title=%q hasMore=%v nextStartIndex=%v totalLines=%d, %d characters",
+			res.Success, res.Title, res.HasMore, res.NextStartIndex, res.TotalLines, utf8.RuneCountInString(res.Content))
 	}
-	if err := json.Unmarshal([]byte(big.Stdout), &res); err != nil {
-		t.Fatal(err)
-	}
-	if !res.Success || res.Title != "Long page" || !strings.Contains(res.Content, "[Truncated to fit") || res.TotalLines < 3000 {
-		t.Errorf("truncated result: success=%v title=%q totalLines=%d tail=%q", res.Success, res.Title, res.TotalLines, res.Content[max(0, len(res.Content)-200):])
+	// A page asked for whole is cut to fit the host's cap, and says so.
+	res = decode(runTool(t, "web-fetch-tool", allow, `{"url":"`+srv.URL+`","max_length":1000000}`))
+	if !res.Success || !strings.Contains(res.Content, "[Truncated to fit") {
+		t.Errorf("truncated result: success=%v tail=%q", res.Success, res.Content[max(0, len(res.Content)-200):])
 	}
 
 	paged := runTool(t, "web-fetch-tool", allow, `{"url":"`+srv.URL+`","offset":5997,"limit":3}`)

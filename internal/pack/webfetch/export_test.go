@@ -5,3 +5,6 @@ var Page = page
 
 // PageChars exposes pageChars to the tests.
 var PageChars = pageChars
+
+// PageCharsAtBreak exposes pageCharsAtBreak to the tests.
+var PageCharsAtBreak = pageCharsAtBreak

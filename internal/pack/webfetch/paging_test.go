@@ -162,5 +162,37 @@ func FuzzCharPaging(f *testing.F) {
 		if out.HasMore && *out.NextStartIndex != s+n {
 			t.Fatalf("nextStartIndex %d, want %d", *out.NextStartIndex, s+n)
 		}
+		// Cut at a break: a prefix of the same part, never empty while
+		// text remains, and the next part starts where it ends.
+		b := webfetch.PageCharsAtBreak(md, start, maxLength)
+		bn := utf8.RuneCountInString(b.Content)
+		if !strings.HasPrefix(out.Content, b.Content) || (bn == 0) != (n == 0) || b.HasMore != (s+bn < b.TotalChars) {
+			t.Fatalf("at a break: %q of %q, hasMore %v", b.Content, out.Content, b.HasMore)
+		}
+		if b.HasMore && *b.NextStartIndex != s+bn {
+			t.Fatalf("at a break: nextStartIndex %d, want %d", *b.NextStartIndex, s+bn)
+		}
 	})
+}
+
+func TestPageCharsAtBreak(t *testing.T) {
+	for _, tc := range []struct {
+		md       string
+		start, n int
+		want     string
+	}{
+		{md: "one two\nthree four", n: 12, want: "one two\n"},
+		{md: "one two three four", n: 12, want: "one two "},
+		{md: "one two three four", n: 13, want: "one two three"}, // the next character is a space
+		{md: "one two three four", start: 4, n: 10, want: "two three "},
+		{md: "ab\ncdefghijkl", n: 10, want: "ab\ncdefghi"}, // a break this early would keep less than half
+		{md: "שלום עולם שלום", n: 12, want: "שלום עולם "},
+		{md: "日本語の文章です", n: 5, want: "日本語の文"}, // no break: cut at the length
+		{md: "short", n: 12, want: "short"},
+	} {
+		out := webfetch.PageCharsAtBreak(tc.md, tc.start, tc.n)
+		if out.Content != tc.want {
+			t.Errorf("%q from %d, %d characters: %q, want %q", tc.md, tc.start, tc.n, out.Content, tc.want)
+		}
+	}
 }

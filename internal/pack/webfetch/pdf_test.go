@@ -64,7 +64,8 @@ func TestPDF(t *testing.T) {
 		}
 	})
 	t.Run("page cap says what was left out", func(t *testing.T) {
-		res, out := call(t, reg, map[string]any{"url": srv.URL + "/errata.pdf"})
+		// The note ends the text, past the DefaultMaxLength of an unpaged call.
+		res, out := call(t, reg, map[string]any{"url": srv.URL + "/errata.pdf", "max_length": webfetch.MaxMaxLength})
 		if !res.OK() {
 			t.Fatal(res.JSON)
 		}

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
@@ -211,7 +212,9 @@ const description = "Fetches content from a specified URL and returns it as mark
 	"Supports pagination via offset and limit parameters similar to file_read: totalLines says how many lines there are, " +
 	"nextOffset what to pass next (e.g. offset 1, limit 100, then offset 101). " +
 	"Or page by characters with start_index and max_length (default 5000), not combined with offset/limit: " +
-	"pass the returned nextStartIndex as start_index (e.g. 0, then 5000). " +
+	"pass the returned nextStartIndex as start_index (with max_length 5000: 0, then 5000). " +
+	"Without offset and limit at most max_length characters are returned, ending at a line or word break when max_length is not given; " +
+	"hasMore and nextStartIndex say where to go on. " +
 	"raw: true returns the decoded document (e.g. HTML source) instead of extracted markdown. " +
 	"Plain text and JSON are returned as they are. PDFs are returned as their text, each page after a line <!-- page N -->; " +
 	"encrypted PDFs fail with PDF_ENCRYPTED and scans without a text layer with PDF_NO_TEXT. Images are not supported. " +
@@ -306,14 +309,19 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 		return Output{}, err
 	}
 	var out Output
-	if charPaging {
-		maxLength := DefaultMaxLength
-		if in.MaxLength != nil {
-			maxLength = *in.MaxLength
-		}
-		out = pageChars(markdown, deref(in.StartIndex), maxLength)
-	} else {
+	switch {
+	case in.Offset != 0 || in.Limit != 0:
 		out = page(markdown, in.Offset, in.Limit)
+	case in.MaxLength != nil:
+		out = pageChars(markdown, deref(in.StartIndex), *in.MaxLength)
+	case in.StartIndex == nil && utf8.RuneCountInString(markdown) <= DefaultMaxLength:
+		// A short page, asked for without paging, is returned whole as before.
+		out = page(markdown, 0, 0)
+	default:
+		// No max_length: a long page must not come back whole (a model pays
+		// for every character), so return DefaultMaxLength characters at
+		// most, ending at a break, and nextStartIndex to go on from.
+		out = pageCharsAtBreak(markdown, deref(in.StartIndex), DefaultMaxLength)
 	}
 	out.URL, out.Title, out.ContentType, out.Raw = resp.URL.String(), title, mediaType, in.Raw
 	out.CanonicalURL, out.Lang, out.SiteName = info.canonical, info.lang, info.siteName
@@ -384,6 +392,18 @@ func page(markdown string, offset, limit int) Output {
 // pageChars cuts max characters (code points) from start out of the
 // Markdown. Offset and Lines then say which lines the slice touches.
 func pageChars(markdown string, start, maxLength int) Output {
+	return cutChars(markdown, start, maxLength, false)
+}
+
+// pageCharsAtBreak is pageChars for a length the caller did not choose: a
+// part that does not reach the end ends after its last line break, else
+// after its last space, when that keeps at least half of it, so that no
+// word is split across two calls.
+func pageCharsAtBreak(markdown string, start, maxLength int) Output {
+	return cutChars(markdown, start, maxLength, true)
+}
+
+func cutChars(markdown string, start, maxLength int, atBreak bool) Output {
 	start = max(start, 0)
 	maxLength = min(max(maxLength, 1), MaxMaxLength)
 	total := utf8.RuneCountInString(markdown)
@@ -393,6 +413,9 @@ func pageChars(markdown string, start, maxLength int) Output {
 	}
 	from := byteIndex(markdown, min(start, total))
 	to := from + byteIndex(markdown[from:], maxLength)
+	if atBreak && to < len(markdown) {
+		to = from + lastBreak(markdown[from:to], markdown[to:])
+	}
 	out := Output{
 		Content: markdown[from:to], TotalLines: totalLines, TotalChars: total,
 		StartIndex: &start, HasMore: to < len(markdown),
@@ -406,6 +429,24 @@ func pageChars(markdown string, start, maxLength int) Output {
 		out.NextStartIndex = &next
 	}
 	return out
+}
+
+// lastBreak is how many bytes of part to keep so that it ends at a line or
+// word break, rest being the text after it: all of part when rest already
+// starts with a space, or when the last break would leave less than half.
+func lastBreak(part, rest string) int {
+	if r, _ := utf8.DecodeRuneInString(rest); unicode.IsSpace(r) {
+		return len(part)
+	}
+	half := len(part) / 2
+	if i := strings.LastIndexByte(part, '\n'); i >= half {
+		return i + 1
+	}
+	if i := strings.LastIndexFunc(part, unicode.IsSpace); i >= half {
+		_, size := utf8.DecodeRuneInString(part[i:])
+		return i + size
+	}
+	return len(part)
 }
 
 // byteIndex is the byte offset of the n-th code point of s, or len(s).
