@@ -37,7 +37,8 @@ type SearxngInput struct {
 //
 // SearXNG has no domain parameter: allowed and blocked domains are applied
 // to the results, and further pages (up to Config.MaxExtraPages) are fetched
-// when they leave fewer than count. A page with no results stops the paging.
+// when they leave fewer than count. A page with no results, or only results
+// of earlier pages, stops the paging.
 func Searxng(cfg Config) *tool.Tool {
 	s := &searxngSearch{cfg: cfg}
 	if cfg.SearxngURL != "" {
@@ -94,6 +95,9 @@ func (s *searxngSearch) search(ctx context.Context, in SearxngInput) (Output, er
 
 	results := []Result{}
 	seen := map[string]bool{}
+	// fetched holds every URL any page sent: engines that do not page send
+	// page 1 again for page 2, and asking for page 3 would get it a third time.
+	fetched := map[string]bool{}
 	var unresponsive []searxng.UnresponsiveEngine
 	for request := 0; ; request++ {
 		resp, err := s.client.Search(ctx, &params)
@@ -110,9 +114,14 @@ func (s *searxngSearch) search(ctx context.Context, in SearxngInput) (Output, er
 		if request == 0 {
 			unresponsive = resp.UnresponsiveEngines
 		}
+		fresh := 0 // results on this page not seen on an earlier one
 		for _, r := range resp.Results {
+			if !fetched[r.URL] {
+				fetched[r.URL] = true
+				fresh++
+			}
 			if len(results) == in.Count {
-				break
+				continue
 			}
 			// SearXNG merges an URL's duplicates across engines, but not
 			// its spellings across pages.
@@ -122,7 +131,7 @@ func (s *searxngSearch) search(ctx context.Context, in SearxngInput) (Output, er
 			seen[r.URL] = true
 			results = append(results, Result{Title: collapseSpace(r.Title), URL: r.URL, Snippet: collapseSpace(r.Content)})
 		}
-		if len(results) >= in.Count || len(resp.Results) == 0 || params.PageNo >= searxngMaxPage || request >= s.cfg.maxExtraPages() {
+		if len(results) >= in.Count || fresh == 0 || params.PageNo >= searxngMaxPage || request >= s.cfg.maxExtraPages() {
 			break
 		}
 		params.PageNo++

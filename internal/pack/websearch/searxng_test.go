@@ -128,7 +128,16 @@ func TestSearxngPaging(t *testing.T) {
 			}
 		})
 	}
-	up := newUpstream(t, searxngPages(1))
+	// An instance whose engines do not page sends page 1 again: one repeat
+	// ends the paging.
+	up := newUpstream(t, tooltest.Reply{Body: fixture(t, "searxng", "constructed_search_general.json")})
+	if out := output(t, call(t, searxngConfig(up), "web_search_searxng", `{"query":"go","count":20}`)); out.Count != 4 {
+		t.Errorf("count = %d, want 4", out.Count)
+	}
+	if got := queries(up, "pageno"); strings.Join(got, ",") != "1,2" {
+		t.Errorf("pages = %v, want 1,2", got)
+	}
+	up = newUpstream(t, searxngPages(1))
 	wantFailure(t, call(t, searxngConfig(up), "web_search_searxng", `{"query":"go","page":11}`), tool.CodeValidation, false, false)
 }
 
