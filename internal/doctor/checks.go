@@ -135,7 +135,7 @@ func googleCheck(c *config.Config, now func() time.Time) Check {
 	}
 	if cfg.GoogleEnded() && cfg.Google != websearch.GoogleOn {
 		ck.CostsQuota, ck.Cost = false, ""
-		ck.Missing, ck.Fix = "nothing to set up: the API has ended", "use web_search_brave (set BRAVE_API_KEY)"
+		ck.Missing, ck.Fix = "nothing to set up: the API has ended", "use web_search_brave (set BRAVE_API_KEY) or web_search_searxng (set TOOLPORT_SEARXNG_URL)"
 	}
 	return ck
 }

@@ -591,7 +591,7 @@ func TestGoogleEndIsReported(t *testing.T) {
 		t.Errorf("before the end: %s %q, warning %q", r.Status, r.Detail, r.Warning)
 	}
 	r = only(t, newConfig(t, keys), after, "google", Options{})
-	if r.Status != Failing || !strings.Contains(r.Detail+r.Fix, "web_search_brave") || !strings.Contains(r.Warning, "ended on 2027-01-01") {
+	if r.Status != Failing || !strings.Contains(r.Detail+r.Fix, "web_search_brave") || !strings.Contains(r.Fix, "TOOLPORT_SEARXNG_URL") || !strings.Contains(r.Warning, "ended on 2027-01-01") {
 		t.Errorf("after the end: %s %q fix %q warning %q", r.Status, r.Detail, r.Fix, r.Warning)
 	}
 	if n := len(up.Requests()); n != 1 {
