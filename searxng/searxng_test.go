@@ -11,6 +11,8 @@ import (
 	"github.com/toolport/toolport/internal/tooltest"
 )
 
+// fixture reads a body of testdata: every one is CONSTRUCTED (no recorded
+// SearXNG answer was found; see testdata/SOURCES.md).
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
 	return tooltest.Fixture(t, "searxng", name)

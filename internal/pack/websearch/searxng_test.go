@@ -13,6 +13,9 @@ import (
 	"github.com/toolport/toolport/tool"
 )
 
+// The searxng fixtures these tests replay are CONSTRUCTED, not recorded
+// (searxng/testdata/SOURCES.md).
+
 func searxngConfig(u *tooltest.Server) Config {
 	return Config{SearxngURL: u.URL, Timeout: 5 * time.Second}
 }
