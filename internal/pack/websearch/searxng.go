@@ -137,7 +137,9 @@ func (s *searxngSearch) search(ctx context.Context, in SearxngInput) (Output, er
 		params.PageNo++
 	}
 	out := newOutput(params.Query, results, filter.active())
-	if len(results) == 0 {
+	// Only when the engines sent nothing at all: results the domain filters
+	// removed are an answer, whatever engines failed beside them.
+	if len(fetched) == 0 {
 		out.unresponsive = describeEngines(unresponsive)
 	}
 	return out, nil

@@ -158,6 +158,12 @@ func TestSearxngOutageIsNotAnEmptyAnswer(t *testing.T) {
 	if n := len(up.Requests()); n != 1 {
 		t.Errorf("%d requests: an empty page must stop the paging", n)
 	}
+	// Results the filters removed are not an outage, though one engine failed.
+	up = newUpstream(t, tooltest.Reply{Body: fixture(t, "searxng", "constructed_search_general.json")})
+	res = call(t, searxngConfig(up), "web_search_searxng", `{"query":"semantic kernel","allowed_domains":["example.org"]}`)
+	if out := output(t, res); out.Count != 0 || strings.Contains(res.Summary, "outage") {
+		t.Errorf("count %d, summary %q", out.Count, res.Summary)
+	}
 }
 
 func TestSearxngUpstreamFailures(t *testing.T) {
