@@ -55,7 +55,7 @@ func TestDoctorLinesAndExitStatus(t *testing.T) {
 		t.Errorf("exit %d, want %d: the keyless defaults fail", code, cli.ExitFailure)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 13 {
+	if len(lines) != 14 {
 		t.Fatalf("want one line per upstream and a summary, got:\n%s", out)
 	}
 	for _, want := range []string{"brave", "not configured", "no API key — fix: set BRAVE_API_KEY"} {
@@ -66,8 +66,8 @@ func TestDoctorLinesAndExitStatus(t *testing.T) {
 	if !strings.Contains(out, "ckan") || !strings.Contains(out, "failing") || !strings.Contains(out, "unreachable: cannot connect") {
 		t.Errorf("output:\n%s", out)
 	}
-	if lines[12] != "3 configured upstreams are failing" {
-		t.Errorf("summary %q", lines[12])
+	if lines[13] != "3 configured upstreams are failing" {
+		t.Errorf("summary %q", lines[13])
 	}
 }
 
@@ -79,7 +79,7 @@ func TestDoctorJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	if code != cli.ExitFailure || rep.OK || len(rep.Results) != 12 {
+	if code != cli.ExitFailure || rep.OK || len(rep.Results) != 13 {
 		t.Fatalf("exit %d, report %+v", code, rep)
 	}
 	for _, r := range rep.Results {

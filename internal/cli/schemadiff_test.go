@@ -20,11 +20,11 @@ import (
 	"github.com/toolport/toolport/tool"
 )
 
-// allPackTools declares every pack's tools, every optional Brave search
-// included.
+// allPackTools declares every pack's tools, every optional Brave search and
+// web_search_searxng (declared only with an instance's URL) included.
 func allPackTools(t testing.TB) []*tool.Tool {
 	t.Helper()
-	vars := map[string]string{"TOOLPORT_BRAVE_TOOLS": "all"}
+	vars := map[string]string{"TOOLPORT_BRAVE_TOOLS": "all", "TOOLPORT_SEARXNG_URL": "http://127.0.0.1:8888"}
 	c, err := config.New(func(k string) string { return vars[k] }, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

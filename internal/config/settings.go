@@ -56,6 +56,8 @@ func Settings() []SettingGroup {
 				{Env: "TOOLPORT_GOOGLE_SEARCH", Default: "`auto`",
 					Doc: "whether `web_search_google` is offered: `auto` until Google ends the API on 2027-01-01, `on` (a key that still works), `off`"},
 				{Env: "GOOGLE_SEARCH_BASE_URL", Default: "`https://customsearch.googleapis.com`", Doc: "Google's scheme and host"},
+				{Env: "TOOLPORT_SEARXNG_URL", Credentials: "web_search.searxng.url",
+					Doc: "base URL of a SearXNG instance (e.g. `http://localhost:8888`) with `json` in `search.formats` of its settings.yml; `web_search_searxng` is offered only when it is set"},
 				{Env: "TOOLPORT_FETCH_ALLOW_PRIVATE", Default: "off",
 					Doc: "`1`: let `web_fetch` (and portals an agent names) reach private, loopback and link-local addresses"},
 				{Env: "TOOLPORT_FETCH_MAX_BYTES", Default: "10 MiB", Doc: "`web_fetch`'s page size cap, after decompression"},

@@ -60,7 +60,7 @@ const (
 // checks may be run many times.
 func FromConfig(c *config.Config, src Sources) []Check {
 	return []Check{
-		braveCheck(c), googleCheck(c, src.Now), ckanCheck(c), tidalCheck(c), lrclibCheck(c), reccoCheck(c),
+		braveCheck(c), googleCheck(c, src.Now), searxngCheck(c), ckanCheck(c), tidalCheck(c), lrclibCheck(c), reccoCheck(c),
 		modelCheck(c), embeddingsCheck(c), postgresCheck(src.DatabaseURL), weaviateCheck(c), redisCheck(c), tracesCheck(c),
 	}
 }
@@ -135,9 +135,25 @@ func googleCheck(c *config.Config, now func() time.Time) Check {
 	}
 	if cfg.GoogleEnded() && cfg.Google != websearch.GoogleOn {
 		ck.CostsQuota, ck.Cost = false, ""
-		ck.Missing, ck.Fix = "nothing to set up: the API has ended", "use web_search_brave (set BRAVE_API_KEY)"
+		ck.Missing, ck.Fix = "nothing to set up: the API has ended", "use web_search_brave (set BRAVE_API_KEY) or web_search_searxng (set TOOLPORT_SEARXNG_URL)"
 	}
 	return ck
+}
+
+// searxngCheck searches the user's own SearXNG instance once: no vendor
+// quota, but it does ask the instance's engines.
+func searxngCheck(c *config.Config) Check {
+	cfg := websearch.ConfigFromEnv(c)
+	return Check{
+		Name: "searxng", Title: "SearXNG", Endpoint: showURL(cfg.SearxngURL),
+		Configured: cfg.SearxngURL != "", Missing: "no instance URL",
+		Fix: "set TOOLPORT_SEARXNG_URL to the base URL of a SearXNG instance whose settings.yml lists json in search.formats",
+		Run: func(ctx context.Context, hc *http.Client) (string, error) {
+			cfg := cfg
+			cfg.HTTPClient, cfg.MaxExtraPages = hc, -1
+			return callTool(ctx, websearch.Searxng(cfg), `{"query":"`+probeQuery+`","count":1}`)
+		},
+	}
 }
 
 func ckanCheck(c *config.Config) Check {

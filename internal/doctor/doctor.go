@@ -257,6 +257,10 @@ func classify(ctx context.Context, c Check, p *probe, err error) (detail, fix st
 	var le *llm.Error
 	keyRejected := errors.As(err, &te) && te.Code == tool.CodeAuthInvalid || errors.As(err, &le) && le.Code == llm.CodeAuth && le.Status != 0
 	switch {
+	case errors.As(err, &te) && te.Code == tool.CodeConfig && p.status != 0:
+		// The upstream answered, and the tool says its settings, not a key,
+		// are wrong: SearXNG's 403 for a disabled JSON format.
+		return fmt.Sprintf("misconfigured (HTTP %d): %s", p.status, msg), c.Fix
 	case p.status == http.StatusUnauthorized || p.status == http.StatusForbidden || keyRejected && p.status < 500:
 		return fmt.Sprintf("key rejected (HTTP %d): %s", p.status, msg), c.Fix
 	case p.status == http.StatusTooManyRequests:

@@ -62,6 +62,17 @@ func closedURL(t *testing.T) string {
 
 const braveKey = "brave-key-planted-0123456789"
 
+func TestSearxngFormatDisabled(t *testing.T) {
+	// CONSTRUCTED: SearXNG's 403 to format=json when settings.yml leaves json
+	// out of search.formats.
+	srv := tooltest.NewServer(t, tooltest.Reply{Status: 403, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<h1>Forbidden</h1>")})
+	r := only(t, newConfig(t, map[string]string{"TOOLPORT_SEARXNG_URL": srv.URL}), Sources{}, "searxng", Options{})
+	if r.Status != Failing || !strings.HasPrefix(r.Detail, "misconfigured (HTTP 403)") || !strings.Contains(r.Detail, "search.formats") ||
+		!strings.Contains(r.Fix, "TOOLPORT_SEARXNG_URL") || r.KeyWorks != nil {
+		t.Errorf("result = %+v", r)
+	}
+}
+
 func TestBraveOutcomes(t *testing.T) {
 	okBody := tooltest.Fixture(t, "brave", "web_search_what_is_semantic_kernel.json")
 	limits := tooltest.HeaderFixture(t, "brave", "rate_limit_headers_measured.txt")
@@ -148,6 +159,7 @@ func merge(h http.Header, k, v string) http.Header {
 func TestEveryUpstreamOK(t *testing.T) {
 	jsonType := http.Header{"Content-Type": {"application/json"}}
 	google := tooltest.NewServer(t, tooltest.Reply{Header: jsonType, Body: tooltest.Fixture(t, "google", "cse_what_is_semantic_kernel.json")})
+	searx := tooltest.NewServer(t, tooltest.Reply{Header: jsonType, Body: tooltest.Fixture(t, "searxng", "constructed_search_general.json")})
 	ckanSrv := tooltest.NewCKANServer(t, map[string]http.HandlerFunc{"package_search": tooltest.CKANPackageSearch(t)})
 	lrc := tooltest.NewServer(t, tooltest.Reply{Header: jsonType, Body: tooltest.Fixture(t, "lrclib", "get_by_id_3396226.json")})
 	// CONSTRUCTED: GET /v1/track answers {"content":[tracks]}; the track is the docs' example.
@@ -163,7 +175,8 @@ func TestEveryUpstreamOK(t *testing.T) {
 
 	env := map[string]string{
 		"GOOGLE_SEARCH_API_KEY": "google-key-0123456789", "GOOGLE_SEARCH_ENGINE_ID": "engine", "GOOGLE_SEARCH_BASE_URL": google.URL,
-		"CKAN_BASE_URL": ckanSrv.URL, "LRCLIB_BASE_URL": lrc.URL, "RECCOBEATS_BASE_URL": recco.URL,
+		"TOOLPORT_SEARXNG_URL": searx.URL,
+		"CKAN_BASE_URL":        ckanSrv.URL, "LRCLIB_BASE_URL": lrc.URL, "RECCOBEATS_BASE_URL": recco.URL,
 		"TOOLPORT_VECTOR_URL": weaviate.URL, "TOOLPORT_EMBEDDINGS_URL": emb.URL, "TOOLPORT_EMBEDDINGS_MODEL": "m",
 		"OTEL_EXPORTER_OTLP_ENDPOINT": traces.URL, "TOOLPORT_REDIS_URL": "redis://" + redis,
 		"TIDAL_CLIENT_ID": "tidal-id-0123456789", "TIDAL_CLIENT_SECRET": "tidal-secret-0123456789",
@@ -176,6 +189,7 @@ func TestEveryUpstreamOK(t *testing.T) {
 	c := newConfig(t, env)
 	tests := []struct{ name, detail, path string }{
 		{"google", "web_search_google: ", "/customsearch/v1"},
+		{"searxng", `web_search_searxng: 1 result for "toolport"`, "/search"},
 		{"ckan", "searchDatasets: ", "/api/3/action/package_search"},
 		{"tidal", "tidalSearch: Found 1 track", "/v2/searchResults"},
 		{"lrclib", `record 3396226: "I Want to Live" by Borislav Slavov`, "/api/get/3396226"},
@@ -186,7 +200,7 @@ func TestEveryUpstreamOK(t *testing.T) {
 		{"model", "answered", ""},
 		{"redis", "PING answered PONG", ""},
 	}
-	servers := map[string]*tooltest.Server{"google": google, "ckan": ckanSrv, "lrclib": lrc, "reccobeats": recco,
+	servers := map[string]*tooltest.Server{"google": google, "searxng": searx, "ckan": ckanSrv, "lrclib": lrc, "reccobeats": recco,
 		"weaviate": weaviate, "embeddings": emb, "traces": traces, "tidal": tidalSrv}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -416,7 +430,7 @@ func TestOfflineWithNoKeys(t *testing.T) {
 			for _, r := range rep.Results {
 				got[r.Name] = r
 			}
-			for _, name := range []string{"brave", "google", "tidal", "model", "embeddings", "postgres", "weaviate", "redis", "traces"} {
+			for _, name := range []string{"brave", "google", "searxng", "tidal", "model", "embeddings", "postgres", "weaviate", "redis", "traces"} {
 				if got[name].Status != NotConfigured {
 					t.Errorf("%s: %+v, want not configured", name, got[name])
 				}
@@ -577,7 +591,7 @@ func TestGoogleEndIsReported(t *testing.T) {
 		t.Errorf("before the end: %s %q, warning %q", r.Status, r.Detail, r.Warning)
 	}
 	r = only(t, newConfig(t, keys), after, "google", Options{})
-	if r.Status != Failing || !strings.Contains(r.Detail+r.Fix, "web_search_brave") || !strings.Contains(r.Warning, "ended on 2027-01-01") {
+	if r.Status != Failing || !strings.Contains(r.Detail+r.Fix, "web_search_brave") || !strings.Contains(r.Fix, "TOOLPORT_SEARXNG_URL") || !strings.Contains(r.Warning, "ended on 2027-01-01") {
 		t.Errorf("after the end: %s %q fix %q warning %q", r.Status, r.Detail, r.Fix, r.Warning)
 	}
 	if n := len(up.Requests()); n != 1 {

@@ -202,7 +202,7 @@ func TestMissingCredentials(t *testing.T) {
 func TestConfigFromEnv(t *testing.T) {
 	dir := t.TempDir()
 	creds := filepath.Join(dir, "credentials.json")
-	os.WriteFile(creds, []byte(`{"web_search":{"brave":{"api_key":"file-brave"},"google":{"api_key":"file-google","engine_id":"file-cx"}}}`), 0o600)
+	os.WriteFile(creds, []byte(`{"web_search":{"brave":{"api_key":"file-brave"},"google":{"api_key":"file-google","engine_id":"file-cx"},"searxng":{"url":"http://file-searx:8888"}}}`), 0o600)
 
 	t.Run("credentials file", func(t *testing.T) {
 		c, err := config.New(func(k string) string { return map[string]string{"TOOLPORT_CREDENTIALS": creds}[k] }, dir)
@@ -211,7 +211,7 @@ func TestConfigFromEnv(t *testing.T) {
 		}
 		got := ConfigFromEnv(c)
 		want := Config{BraveAPIKey: "file-brave", GoogleAPIKey: "file-google", GoogleEngineID: "file-cx",
-			BraveBaseURL: "https://api.search.brave.com", GoogleBaseURL: "https://customsearch.googleapis.com"}
+			BraveBaseURL: "https://api.search.brave.com", GoogleBaseURL: "https://customsearch.googleapis.com", SearxngURL: "http://file-searx:8888"}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("got %+v\nwant %+v", got, want)
 		}
@@ -223,6 +223,7 @@ func TestConfigFromEnv(t *testing.T) {
 		env := map[string]string{
 			"TOOLPORT_CREDENTIALS": creds, "BRAVE_API_KEY": "env-brave", "GOOGLE_SEARCH_API_KEY": "env-google",
 			"GOOGLE_SEARCH_ENGINE_ID": "env-cx", "BRAVE_API_BASE_URL": "http://127.0.0.1:8081", "GOOGLE_SEARCH_BASE_URL": "http://127.0.0.1:8082",
+			"TOOLPORT_SEARXNG_URL": " http://127.0.0.1:8888 ",
 		}
 		c, err := config.New(func(k string) string { return env[k] }, dir)
 		if err != nil {
@@ -230,7 +231,7 @@ func TestConfigFromEnv(t *testing.T) {
 		}
 		got := ConfigFromEnv(c)
 		want := Config{BraveAPIKey: "env-brave", GoogleAPIKey: "env-google", GoogleEngineID: "env-cx",
-			BraveBaseURL: "http://127.0.0.1:8081", GoogleBaseURL: "http://127.0.0.1:8082"}
+			BraveBaseURL: "http://127.0.0.1:8081", GoogleBaseURL: "http://127.0.0.1:8082", SearxngURL: "http://127.0.0.1:8888"}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("got %+v\nwant %+v", got, want)
 		}

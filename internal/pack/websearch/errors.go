@@ -13,6 +13,7 @@ import (
 	"github.com/toolport/toolport/brave"
 	"github.com/toolport/toolport/google"
 	"github.com/toolport/toolport/internal/httpclient"
+	"github.com/toolport/toolport/searxng"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -63,14 +64,17 @@ func upstreamFailure(provider string, err error, parent context.Context, timeout
 	var (
 		bp *brave.ParseError
 		gp *google.ParseError
+		sp *searxng.ParseError
 	)
 	switch {
-	case errors.Is(err, brave.ErrBodyTooLarge), errors.Is(err, google.ErrBodyTooLarge):
+	case errors.Is(err, brave.ErrBodyTooLarge), errors.Is(err, google.ErrBodyTooLarge), errors.Is(err, searxng.ErrBodyTooLarge):
 		return &tool.Error{Code: tool.CodeParse, Message: provider + " sent an answer larger than the size limit; it was not read", Err: err}
 	case errors.As(err, &bp):
 		return parseFailure(provider, bp.ContentType, err)
 	case errors.As(err, &gp):
 		return parseFailure(provider, gp.ContentType, err)
+	case errors.As(err, &sp):
+		return parseFailure(provider, sp.ContentType, err)
 	case parent.Err() != nil:
 		return tool.Classify(parent.Err()) // the caller gave up: CANCELED or TIMEOUT
 	case errors.Is(err, context.DeadlineExceeded) || isNetTimeout(err):

@@ -114,16 +114,16 @@ func (g *googleSearch) search(ctx context.Context, in GoogleInput) (Output, erro
 func GoogleEndNotice(cfg Config) string {
 	end := google.EndOfService.Format(time.DateOnly)
 	if cfg.GoogleEnded() {
-		return "Google's Custom Search JSON API ended on " + end + "; use web_search_brave (BRAVE_API_KEY)"
+		return "Google's Custom Search JSON API ended on " + end + "; use web_search_brave (BRAVE_API_KEY) or web_search_searxng (TOOLPORT_SEARXNG_URL, a SearXNG instance of your own)"
 	}
 	days := int(math.Ceil(google.EndOfService.Sub(cfg.now()).Hours() / 24))
-	return fmt.Sprintf("Google ends the Custom Search JSON API on %s (in %d days); use web_search_brave (BRAVE_API_KEY) instead", end, days)
+	return fmt.Sprintf("Google ends the Custom Search JSON API on %s (in %d days); use web_search_brave (BRAVE_API_KEY) or web_search_searxng (TOOLPORT_SEARXNG_URL, a SearXNG instance of your own) instead", end, days)
 }
 
 func googleEnded() *tool.Error {
 	return &tool.Error{Code: tool.CodeUpstreamGone, Message: "Google's Custom Search JSON API ended on " +
 		google.EndOfService.Format(time.DateOnly) + " (Google closed it to new customers and gave existing ones until then). " +
-		"Use web_search_brave (set BRAVE_API_KEY). If your key still works, set TOOLPORT_GOOGLE_SEARCH=on."}
+		"Use web_search_brave (set BRAVE_API_KEY) or web_search_searxng (set TOOLPORT_SEARXNG_URL to a SearXNG instance of your own). If your key still works, set TOOLPORT_GOOGLE_SEARCH=on."}
 }
 
 // collapseSpace joins Google's line-broken snippets into one line.

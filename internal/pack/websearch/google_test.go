@@ -218,8 +218,8 @@ func TestGoogleEnd(t *testing.T) {
 				t.Errorf("declared = %v, want %v", got, tt.offered)
 			}
 			spec := Google(cfg).Spec()
-			if !strings.Contains(spec.Notice, tt.noticeHas) || !strings.Contains(spec.Notice, "web_search_brave") {
-				t.Errorf("notice %q, want it to say %q and name web_search_brave", spec.Notice, tt.noticeHas)
+			if !strings.Contains(spec.Notice, tt.noticeHas) || !strings.Contains(spec.Notice, "web_search_brave") || !strings.Contains(spec.Notice, "TOOLPORT_SEARXNG_URL") {
+				t.Errorf("notice %q, want it to say %q and name web_search_brave and TOOLPORT_SEARXNG_URL", spec.Notice, tt.noticeHas)
 			}
 			reg := tool.NewRegistry(tool.WithRetryDelay(0))
 			if err := reg.Register(Google(cfg)); err != nil {
@@ -227,8 +227,9 @@ func TestGoogleEnd(t *testing.T) {
 			}
 			res := reg.Call(context.Background(), "web_search_google", json.RawMessage(`{"query":"semantic kernel"}`))
 			if tt.gone {
-				if res.OK() || res.Err.Code != tool.CodeUpstreamGone || !strings.Contains(res.Err.Message, "web_search_brave") {
-					t.Fatalf("got %s, want UPSTREAM_GONE naming web_search_brave", res.JSON)
+				if res.OK() || res.Err.Code != tool.CodeUpstreamGone || !strings.Contains(res.Err.Message, "web_search_brave") ||
+					!strings.Contains(res.Err.Message, "web_search_searxng") {
+					t.Fatalf("got %s, want UPSTREAM_GONE naming web_search_brave and web_search_searxng", res.JSON)
 				}
 				if n := len(u.Requests()); n != 0 {
 					t.Errorf("%d requests reached Google after its end", n)

@@ -1,12 +1,13 @@
-// Package websearch declares the web search tools web_search_brave and
-// web_search_google on the tool contract. Both return the same result shape,
-// {results:[{title,url,snippet}], count}, so an agent can use either. Beside
+// Package websearch declares the web search tools web_search_brave,
+// web_search_google and web_search_searxng on the tool contract. All three
+// return the same result shape, {results:[{title,url,snippet}], count}, and
+// take the same domain filters, so an agent can use any of them. Beside
 // them it declares Brave's other searches, news_search_brave,
 // image_search_brave and video_search_brave, each with the fields its kind of
 // result needs; which Brave searches are declared is configurable
 // (TOOLPORT_BRAVE_TOOLS), since not every Brave plan includes them all.
 //
-// The upstream clients live in packages brave and google; this package maps
+// The upstream clients live in packages brave, google and searxng; this package maps
 // tool inputs to requests, filters results by domain, and turns upstream
 // failures into the contract's error codes with messages an agent can act on.
 package websearch
@@ -20,6 +21,7 @@ import (
 	"github.com/toolport/toolport/brave"
 	"github.com/toolport/toolport/google"
 	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/searxng"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -51,6 +53,10 @@ type Config struct {
 	// Base URLs are scheme and host; "" means the real API.
 	BraveBaseURL  string // BRAVE_API_BASE_URL
 	GoogleBaseURL string // GOOGLE_SEARCH_BASE_URL
+	// SearxngURL is the base URL of a SearXNG instance (TOOLPORT_SEARXNG_URL
+	// or web_search.searxng.url). SearXNG has no public default, so
+	// web_search_searxng is declared only when it is set.
+	SearxngURL string
 
 	// HTTPClient makes the requests; nil means a plain &http.Client{}.
 	HTTPClient *http.Client
@@ -92,6 +98,7 @@ func ConfigFromEnv(c *config.Config) Config {
 		GoogleEngineID: c.Lookup("GOOGLE_SEARCH_ENGINE_ID", "web_search.google.engine_id"),
 		BraveBaseURL:   c.Default("BRAVE_API_BASE_URL", brave.DefaultBaseURL),
 		GoogleBaseURL:  c.Default("GOOGLE_SEARCH_BASE_URL", google.DefaultBaseURL),
+		SearxngURL:     strings.TrimSpace(c.Lookup("TOOLPORT_SEARXNG_URL", "web_search.searxng.url")),
 	}
 	if v := c.Lookup("TOOLPORT_BRAVE_TOOLS", "web_search.brave.tools"); v != "" {
 		cfg.BraveTools, cfg.braveToolsErr = ParseBraveTools(v)
@@ -163,11 +170,17 @@ func (c Config) Validate() error {
 	if _, err := c.googleClient(); err != nil {
 		return fmt.Errorf("GOOGLE_SEARCH_BASE_URL: %w", err)
 	}
+	if c.SearxngURL != "" {
+		if _, err := c.searxngClient(); err != nil {
+			return fmt.Errorf("TOOLPORT_SEARXNG_URL: %w", err)
+		}
+	}
 	return nil
 }
 
 // Tools declares the Brave searches cfg.BraveTools selects, then
-// web_search_google until Google's API ends (see [Config.Google]). It never
+// web_search_google until Google's API ends (see [Config.Google]), then
+// web_search_searxng when cfg.SearxngURL is set. It never
 // fails: a bad setting surfaces as CONFIG_ERROR when a tool is called (see
 // [Config.Validate] to check at start-up).
 func Tools(cfg Config) []*tool.Tool {
@@ -177,6 +190,9 @@ func Tools(cfg Config) []*tool.Tool {
 	}
 	if cfg.offersGoogle() {
 		tools = append(tools, Google(cfg))
+	}
+	if cfg.SearxngURL != "" {
+		tools = append(tools, Searxng(cfg))
 	}
 	return tools
 }
@@ -224,20 +240,29 @@ func (c Config) googleClient() (*google.Client, error) {
 	return google.NewClient(c.HTTPClient, c.GoogleAPIKey, opts...)
 }
 
-// Result is one search result, the same for both providers.
+func (c Config) searxngClient() (*searxng.Client, error) {
+	return searxng.NewClient(c.HTTPClient, searxng.WithBaseURL(c.SearxngURL),
+		searxng.WithUserAgent(c.UserAgent), searxng.WithMaxBodyBytes(c.MaxBodyBytes))
+}
+
+// Result is one search result, the same for every provider.
 type Result struct {
 	Title   string `json:"title" jsonschema:"Page title"`
 	URL     string `json:"url" jsonschema:"Full URL"`
 	Snippet string `json:"snippet" jsonschema:"Result snippet or description"`
 }
 
-// Output is what both search tools return.
+// Output is what every web search tool returns.
 type Output struct {
 	Results []Result `json:"results" jsonschema:"The search results, best first"`
 	Count   int      `json:"count" jsonschema:"Number of results returned"`
 
 	query    string
 	filtered bool
+	// unresponsive names the engines behind a SearXNG instance that failed
+	// a search that found nothing, so the summary can tell an outage from
+	// an empty answer.
+	unresponsive string
 }
 
 // Summary says how many results the query found.
@@ -249,6 +274,9 @@ func (o Output) Summary() string {
 	s := fmt.Sprintf("%d %s for %q", o.Count, noun, o.query)
 	if o.filtered {
 		s += " (domain-filtered)"
+	}
+	if o.Count == 0 && o.unresponsive != "" {
+		s += "; the instance's engines did not answer: " + o.unresponsive + ". This is an outage, not an empty result: retry later or check the instance"
 	}
 	return s
 }

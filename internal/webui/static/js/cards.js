@@ -29,6 +29,7 @@ export const TOOLS = {
   queryDatastore: { label: 'Datastore query', icon: 'table' },
   web_search_brave: { label: 'Brave search', icon: 'search' },
   web_search_google: { label: 'Google search', icon: 'globe' },
+  web_search_searxng: { label: 'SearXNG search', icon: 'search' },
   web_fetch: { label: 'Fetch page', icon: 'page' },
 };
 
@@ -519,4 +520,5 @@ registerRenderer('image_search_brave', (r) => section(webResults(r.results)));
 registerRenderer('video_search_brave', (r) => section(webResults(r.results)));
 registerRenderer('web_search_brave', (r) => section(webResults(r.results)));
 registerRenderer('web_search_google', (r) => section(webResults(r.results)));
+registerRenderer('web_search_searxng', (r) => section(webResults(r.results)));
 registerRenderer('web_fetch', (r) => section(fetchedPage(r)));

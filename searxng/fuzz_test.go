@@ -1,0 +1,52 @@
+package searxng
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/toolport/toolport/internal/tooltest"
+)
+
+func addFixtures(f *testing.F) {
+	for _, b := range tooltest.Fixtures(f, "searxng", "*.json") {
+		f.Add(b)
+	}
+	f.Add([]byte(`{"results":[],"answers":[1],"unresponsive_engines":[["x"]]}`))
+}
+
+// FuzzDecodeSearchResponse: any body yields a response or a *ParseError.
+func FuzzDecodeSearchResponse(f *testing.F) {
+	addFixtures(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		resp, err := DecodeSearchResponse(body, "application/json")
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+			return
+		}
+		if resp == nil {
+			t.Fatal("nil response without an error")
+		}
+	})
+}
+
+// FuzzCheckResponse: any error body yields a bounded *Error.
+func FuzzCheckResponse(f *testing.F) {
+	addFixtures(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		h := http.Header{"Content-Type": {"text/plain"}, "Retry-After": {string(body[:min(len(body), 40)])}}
+		err := CheckResponse(&http.Response{StatusCode: 429, Header: h}, body, time.Unix(0, 0))
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Fatalf("err = %v", err)
+		}
+		if len(e.Message) > maxMessage+len("…") || e.RetryAfter < 0 || e.RetryAfter > maxRetryAfter {
+			t.Fatalf("unbounded error: %+v", e)
+		}
+		_ = e.Error()
+	})
+}
