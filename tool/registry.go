@@ -167,22 +167,42 @@ func (r *Registry) Select(packs, names []string) (*Registry, error) {
 			return nil, fmt.Errorf("unknown pack %q", p)
 		}
 	}
+	return r.filter(func(t *Tool) bool {
+		return (len(packs) == 0 || slices.Contains(packs, t.spec.Pack)) &&
+			(len(names) == 0 || slices.Contains(names, t.Name()))
+	}), nil
+}
+
+// Available returns a registry with the same options holding only the tools
+// that can work with their configuration (see [Spec.Available]), and the
+// names of those left out.
+func (r *Registry) Available() (*Registry, []string) {
+	var left []string
+	sub := r.filter(func(t *Tool) bool {
+		if t.Unavailable() != "" {
+			left = append(left, t.Name())
+			return false
+		}
+		return true
+	})
+	return sub, left
+}
+
+// filter returns a registry with the same options holding the tools keep
+// accepts, in registration order.
+func (r *Registry) filter(keep func(*Tool) bool) *Registry {
 	sub := &Registry{
 		tools: map[string]*Tool{}, tracer: r.tracer, logger: r.logger, retryDelay: r.retryDelay,
 		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, escaped: r.escaped, now: r.now,
 		maxOutput: r.maxOutput, resultCaching: r.resultCaching,
 	}
 	for _, t := range r.Tools() {
-		if len(packs) > 0 && !slices.Contains(packs, t.spec.Pack) {
-			continue
+		if keep(t) {
+			sub.tools[t.Name()] = t
+			sub.order = append(sub.order, t.Name())
 		}
-		if len(names) > 0 && !slices.Contains(names, t.Name()) {
-			continue
-		}
-		sub.tools[t.Name()] = t
-		sub.order = append(sub.order, t.Name())
 	}
-	return sub, nil
+	return sub
 }
 
 // Result is the outcome of one call.

@@ -47,6 +47,12 @@ type Spec struct {
 	// Notice is what people should know before relying on the tool (its
 	// upstream is about to end), shown beside it in listings; "" for none.
 	Notice string
+	// Available, when set, reports whether the tool can work with the
+	// configuration it was declared with: nil if so, else an error saying
+	// what is missing ("BRAVE_API_KEY is not set"). A chat agent offers its
+	// model only available tools, since calling any other can only fail;
+	// listings still show them, with the reason. Nil means always available.
+	Available func() error
 }
 
 // Tool is a declared tool: its definition and its type-erased implementation.
@@ -146,6 +152,18 @@ func (t *Tool) Name() string { return t.spec.Name }
 
 // Spec returns the tool's name, description and annotations.
 func (t *Tool) Spec() Spec { return t.spec }
+
+// Unavailable returns why the tool cannot work with its configuration
+// (see [Spec.Available]), or "" when it can.
+func (t *Tool) Unavailable() string {
+	if t.spec.Available == nil {
+		return ""
+	}
+	if err := t.spec.Available(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
 
 // CheckSchemas compiles the tool's input and output schemas, which
 // otherwise happens on the first call: tests use it to catch a schema that

@@ -397,6 +397,36 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+func TestAvailable(t *testing.T) {
+	noop := func(context.Context, searchInput) (searchOutput, error) { return searchOutput{}, nil }
+	key := ""
+	always := tool.Must(tool.New(tool.Spec{Name: "always", Description: "A.", Pack: "p"}, noop))
+	keyed := tool.Must(tool.New(tool.Spec{Name: "keyed", Description: "K.", Pack: "p", Available: func() error {
+		if key == "" {
+			return errors.New("KEY is not set")
+		}
+		return nil
+	}}, noop))
+	reg := registry(t, always, keyed)
+	if got := keyed.Unavailable(); got != "KEY is not set" {
+		t.Errorf("keyed.Unavailable() = %q", got)
+	}
+	if got := always.Unavailable(); got != "" {
+		t.Errorf("always.Unavailable() = %q", got)
+	}
+	sub, left := reg.Available()
+	if len(sub.Tools()) != 1 || sub.Tools()[0].Name() != "always" || fmt.Sprint(left) != "[keyed]" {
+		t.Errorf("without the key: %d tools, left out %v", len(sub.Tools()), left)
+	}
+	if _, ok := sub.Lookup("keyed"); ok {
+		t.Error("an unavailable tool can be looked up in the available registry")
+	}
+	key = "set" // availability is asked when the registry is made
+	if sub, left = reg.Available(); len(sub.Tools()) != 2 || len(left) != 0 {
+		t.Errorf("with the key: %d tools, left out %v", len(sub.Tools()), left)
+	}
+}
+
 func TestProgressReachesListener(t *testing.T) {
 	reg := registry(t, newSearch(t, func(ctx context.Context, in searchInput) (searchOutput, error) {
 		tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 2, Message: "half"})

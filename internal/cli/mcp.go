@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/toolport/toolport/internal/mcpserver"
 	"github.com/toolport/toolport/internal/version"
+	"github.com/toolport/toolport/tool"
 )
 
 func runMCP(ctx context.Context, env *Env, args []string) int {
@@ -15,8 +17,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		"Serves Toolport's tools over the Model Context Protocol on stdin and stdout, for MCP clients\n"+
 			"that start it (Claude Desktop, Claude Code, Cursor, VS Code…). Only protocol messages are\n"+
 			"written to stdout; diagnostics go to stderr. See the README for client configuration.")
-	packs := fs.String("packs", "", "comma-separated packs to expose (web, ckan, music); default all")
-	tools := fs.String("tools", "", "comma-separated tool names to expose; default all")
+	selection := selectionFlags(fs, "expose")
 	drain := fs.Duration("drain-timeout", mcpserver.DefaultDrainTimeout,
 		"when stdin closes, how long the calls already received may run before they are canceled")
 	if pos, code, ok := parse(fs, args); !ok {
@@ -34,7 +35,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	}
 	defer closeFn()
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	sel, err := reg.Select(splitList(*packs), splitList(*tools))
+	sel, err := selection.apply(reg)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
 		return ExitUsage
@@ -44,7 +45,7 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	db := newSharedStore(env.Config)
 	defer db.Close()
 	opts := mcpBackends(env, sel, db)
-	opts.Packs, opts.Tools, opts.Version, opts.Logger = splitList(*packs), splitList(*tools), version.Get().Short(), logger
+	opts.Packs, opts.Tools, opts.Version, opts.Logger = selection.packs(), selection.names(), version.Get().Short(), logger
 	server, err := mcpserver.New(reg, opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
@@ -56,6 +57,32 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// toolSelection is the --packs and --tools flags of the commands that serve
+// some of the tools (mcp, serve).
+type toolSelection struct{ packList, toolList *string }
+
+// selectionFlags defines --packs and --tools on fs; verb says what the
+// command does with the tools ("expose").
+func selectionFlags(fs *flag.FlagSet, verb string) toolSelection {
+	return toolSelection{
+		packList: fs.String("packs", "", "comma-separated packs to "+verb+" (web, ckan, music); default all"),
+		toolList: fs.String("tools", "", "comma-separated tool names to "+verb+"; default all"),
+	}
+}
+
+func (s toolSelection) packs() []string { return splitList(*s.packList) }
+func (s toolSelection) names() []string { return splitList(*s.toolList) }
+
+// apply returns the tools of reg the flags select; an unknown pack or tool
+// is an error.
+func (s toolSelection) apply(reg *tool.Registry) (*tool.Registry, error) {
+	sel, err := reg.Select(s.packs(), s.names())
+	if err != nil {
+		return nil, fmt.Errorf("--packs/--tools: %w", err)
+	}
+	return sel, nil
 }
 
 func splitList(s string) []string {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/toolport/toolport/internal/agent"
@@ -19,7 +20,7 @@ import (
 )
 
 func runServe(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5]",
+	fs := newFlags(env, "serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5] [--packs web,ckan,music] [--tools a,b]",
 		"Runs the chat server: the Discover Chat page at /, its REST and streaming API under /api,\n"+
 			"the tools over MCP (streamable HTTP) at /mcp, /healthz and /metrics.\n\n"+
 			"Configuration (environment or credentials file):\n"+
@@ -35,6 +36,9 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 			"  TOOLPORT_ALLOWED_HOSTS, TOOLPORT_ALLOWED_ORIGINS, TOOLPORT_METRICS_ADDR: defaults of the flags\n"+
 			"  OTEL_EXPORTER_OTLP_ENDPOINT or LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY/LANGFUSE_HOST for traces")
 	addr := fs.String("addr", server.DefaultAddr, "address to listen on (host:port)")
+	selection := selectionFlags(fs, "serve")
+	offerAll := fs.Bool("offer-unconfigured", false,
+		"offer the model every selected tool, even those whose upstream lacks credentials (they can only fail)")
 	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "tool rounds per chat turn before the model must answer")
 	allowedHosts := fs.String("allowed-hosts", env.Config.Env("TOOLPORT_ALLOWED_HOSTS"),
 		"comma-separated Host names answered besides loopback and --addr's host (others get 403)")
@@ -182,10 +186,15 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	doctorFn := serveDoctor(env) // before the registry: it reads the keys of Redis, Weaviate, traces
 	// Traced with the session-aware provider, so that the tool spans of a chat
 	// turn carry its session id and Langfuse's observation type.
-	reg, err := newRegistry(env, tools, append(engines.registryOptions(), tool.WithTracerProvider(traced), tool.WithLogger(logger))...)
+	all, err := newRegistry(env, tools, append(engines.registryOptions(), tool.WithTracerProvider(traced), tool.WithLogger(logger))...)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
 		return ExitFailure
+	}
+	reg, err := selection.apply(all)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
+		return ExitUsage
 	}
 
 	var metricsLn net.Listener
@@ -201,9 +210,9 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
 		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout, Doctor: doctorFn,
 		TurnLease: turnsCfg.lease, TurnEventsRetention: turnsCfg.retention, ReplicaID: turnsCfg.replica,
-		StartPrecedence: turnsCfg.startPrecedence,
-		Checks:          serveChecks(env.Config.Env, engines, musicSvc),
-		MCP:             mcpBackends(env, reg, nil), // the server adds the playlists (db) and conversations
+		StartPrecedence: turnsCfg.startPrecedence, OfferUnconfigured: *offerAll,
+		Checks: serveChecks(env.Config.Env, engines, musicSvc),
+		MCP:    mcpBackends(env, reg, nil), // the server adds the playlists (db) and conversations
 		Agent: agent.Config{
 			Provider: provider, NoModel: noModel, ModelName: modelName, ContextWindow: contextWindow, Models: models, MaxSteps: *maxSteps,
 			TurnTimeout: turnTimeout, TracerProvider: traced, Logger: logger,
@@ -215,6 +224,23 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	}
 	model := modelStatus(env, modelName, noModel)
 	fmt.Fprintf(env.Stderr, "toolport serve: %d tools, model %s, %s database\n", len(reg.Tools()), model, db.Engine())
+	if !*offerAll {
+		// Said at start-up, so that a missing key is not found out from a
+		// model that never searches; one line per reason.
+		var reasons []string
+		left := map[string][]string{}
+		for _, t := range reg.Tools() {
+			if why := t.Unavailable(); why != "" {
+				if left[why] == nil {
+					reasons = append(reasons, why)
+				}
+				left[why] = append(left[why], t.Name())
+			}
+		}
+		for _, why := range reasons {
+			fmt.Fprintf(env.Stderr, "toolport serve: not offered to the model (%s): %s\n", why, strings.Join(left[why], ", "))
+		}
+	}
 	fmt.Fprintf(env.Stdout, "toolport: serving on http://%s/\n", ln.Addr())
 	if metricsLn != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: metrics on http://%s/metrics\n", metricsLn.Addr())

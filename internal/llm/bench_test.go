@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,25 +17,33 @@ import (
 	"github.com/toolport/toolport/tool"
 )
 
-// realToolDefs returns the definitions of every tool the chat server offers,
-// from the packs themselves (no network: tools are only declared here).
+// realToolDefs returns the definitions of every tool of every pack, from
+// the packs themselves (no network: tools are only declared here).
 func realToolDefs(tb testing.TB) []llm.ToolDef {
 	tb.Helper()
-	var tools []*tool.Tool
 	all := []string{websearch.BraveWeb, websearch.BraveNews, websearch.BraveImages, websearch.BraveVideos}
-	tools = append(tools, websearch.Tools(websearch.Config{BraveTools: all})...)
-	tools = append(tools, webfetch.Tool(webfetch.Config{}))
-	tools = append(tools, opendata.Tools(opendata.Config{})...)
-	tools = append(tools, music.Tools(music.Open(music.Config{}, nil))...)
-	reg := tool.NewRegistry()
-	if err := reg.Register(tools...); err != nil {
-		tb.Fatal(err)
-	}
-	defs, err := llm.ToolDefs(reg)
+	defs, err := llm.ToolDefs(realRegistry(tb, all))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return defs
+}
+
+// realRegistry holds every tool of every pack, the Brave searches
+// braveTools names (nil: websearch.DefaultBraveTools), configured with no
+// upstream keys (no TIDAL login either).
+func realRegistry(tb testing.TB, braveTools []string) *tool.Registry {
+	tb.Helper()
+	var tools []*tool.Tool
+	tools = append(tools, websearch.Tools(websearch.Config{BraveTools: braveTools})...)
+	tools = append(tools, webfetch.Tool(webfetch.Config{}))
+	tools = append(tools, opendata.Tools(opendata.Config{})...)
+	tools = append(tools, music.Tools(music.Open(music.Config{TidalUser: music.TidalUserConfig{TokenFile: filepath.Join(tb.TempDir(), "tidal-login.json")}}, nil))...)
+	reg := tool.NewRegistry()
+	if err := reg.Register(tools...); err != nil {
+		tb.Fatal(err)
+	}
+	return reg
 }
 
 // Scripted replies: a tool call, then text, as a model on loopback sends them.

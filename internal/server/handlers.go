@@ -32,9 +32,15 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 		ModelConfigured bool    `json:"modelConfigured"`
 		ModelHelp       string  `json:"modelHelp,omitempty"`
 		Tools           int     `json:"tools"`
+		// OfferedTools are the names of the tools the model is offered.
+		OfferedTools []string `json:"offeredTools"`
 		// Models are those a conversation can choose, the default first.
 		Models []modelJSON `json:"models"`
-	}{Version: s.cfg.Version, Model: model, ModelConfigured: s.agent.ModelConfigured(), Tools: len(s.cfg.Registry.Tools()), Models: s.modelsJSON()}
+	}{Version: s.cfg.Version, Model: model, ModelConfigured: s.agent.ModelConfigured(), Tools: len(s.cfg.Registry.Tools()),
+		OfferedTools: []string{}, Models: s.modelsJSON()}
+	for _, t := range s.offered.Tools() {
+		v.OfferedTools = append(v.OfferedTools, t.Name())
+	}
 	if !v.ModelConfigured {
 		v.ModelHelp = s.agent.ModelHelp()
 	}
@@ -307,6 +313,13 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	defs := make([]map[string]json.RawMessage, 0, len(tools))
 	for _, t := range tools {
 		d, err := toolDefinition(t)
+		if err == nil {
+			_, offered := s.offered.Lookup(t.Name())
+			err = addField(d, "offered", offered)
+		}
+		if why := t.Unavailable(); why != "" && err == nil {
+			err = addField(d, "unavailable", why)
+		}
 		if err != nil {
 			s.logger.ErrorContext(r.Context(), "tool definitions", "tool", t.Name(), "error", err)
 			writeError(w, http.StatusInternalServerError, "INTERNAL", "the tool definitions could not be built")
@@ -315,6 +328,16 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		defs = append(defs, d)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": defs})
+}
+
+// addField sets d[key] to v as JSON.
+func addField(d map[string]json.RawMessage, key string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	d[key] = raw
+	return nil
 }
 
 // toolDefinition is t's MCP definition with "pack" (and "notice", when the

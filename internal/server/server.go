@@ -165,7 +165,12 @@ type Config struct {
 	Registry *tool.Registry
 	// Agent configures the chat agent; its Store and Registry are set from
 	// the fields above, and its OnToolCall also feeds the server's metrics.
-	Agent agent.Config
+	// The agent's registry holds only Registry's available tools (see
+	// tool.Spec.Available) unless OfferUnconfigured is set: a tool whose
+	// upstream lacks credentials can only fail, and its definition costs
+	// tokens on every model call. /api/tools and /mcp still have them all.
+	Agent             agent.Config
+	OfferUnconfigured bool
 
 	// Token, when set, is the bearer token every /api, /mcp and /metrics
 	// request must carry (/metrics on MetricsListener excepted).
@@ -256,6 +261,8 @@ type Server struct {
 	logger         *slog.Logger
 	hosts          hostSet
 	origins        *http.CrossOriginProtection
+	// offered are the tools the agent offers its model.
+	offered *tool.Registry
 
 	turns turns
 	gate  *startGate // turns starting go before turns running
@@ -333,7 +340,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.metrics = m
 	acfg := cfg.Agent
-	acfg.Store, acfg.Registry = cfg.Store, cfg.Registry
+	s.offered = cfg.Registry
+	if !cfg.OfferUnconfigured {
+		var left []string
+		if s.offered, left = cfg.Registry.Available(); len(left) > 0 {
+			s.logger.Info("tools not offered to the model, being unavailable", "tools", left)
+		}
+	}
+	acfg.Store, acfg.Registry = cfg.Store, s.offered
 	hook := acfg.OnToolCall
 	changes := &mcpserver.Changes{}
 	s.changes = changes

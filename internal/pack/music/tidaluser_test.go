@@ -239,3 +239,51 @@ type echoOut struct {
 }
 
 func (echoOut) Summary() string { return "echoed" }
+
+// TestToolAvailability: the TIDAL tools are available only with what their
+// calls need, the app's credentials or a user's login; the index's never
+// need TIDAL.
+func TestToolAvailability(t *testing.T) {
+	const (
+		noApp   = "TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET are not set"
+		noLogin = "no one is logged in to TIDAL ('toolport tidal login')"
+	)
+	tests := []struct {
+		name   string
+		tidal  tidal.Config
+		login  bool
+		badURL bool
+		want   map[string]string // tool → its Unavailable(); missing: ""
+	}{
+		{"nothing", tidal.Config{}, false, false, map[string]string{"tidalSearch": noApp, "albumTracks": noApp,
+			"suggestPlaylist": noApp + ", and " + noLogin, "savePlaylistToTidal": "TIDAL_CLIENT_ID is not set"}},
+		{"the app", tidal.Config{ClientID: "id", ClientSecret: "secret"}, false, false, map[string]string{"savePlaylistToTidal": noLogin}},
+		{"the app and a login", tidal.Config{ClientID: "id", ClientSecret: "secret"}, true, false, nil},
+		{"a public app and a login", tidal.Config{ClientID: "id"}, true, false, map[string]string{"tidalSearch": noApp, "albumTracks": noApp}},
+		{"a bad base URL", tidal.Config{ClientID: "id", ClientSecret: "secret", BaseURL: "openapi.tidal.com"}, true, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "tidal-login.json")
+			if tt.login {
+				if err := tidal.SaveUserToken(file, &tidal.UserToken{AccessToken: "a", RefreshToken: "r"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			svc := Open(Config{Tidal: tt.tidal, TidalUser: TidalUserConfig{TokenFile: file}},
+				func(context.Context) (Store, error) { return nil, fmt.Errorf("no store in this test") })
+			for _, tl := range Tools(svc) {
+				got, want := tl.Unavailable(), tt.want[tl.Name()]
+				if tt.badURL && tl.Name() != "semanticSearch" && tl.Name() != "batchMetadata" {
+					if got == "" {
+						t.Errorf("%s is available with a bad TIDAL base URL", tl.Name())
+					}
+					continue
+				}
+				if got != want {
+					t.Errorf("%s: Unavailable() = %q, want %q", tl.Name(), got, want)
+				}
+			}
+		})
+	}
+}

@@ -36,12 +36,14 @@ func Tools(s *Service) []*tool.Tool {
 			Description: "Search the Tidal catalogue for tracks, albums, or both. Returns results with library membership " +
 				"and indexing status. Use this to discover new music or find specific artists/albums.",
 			Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true},
+			Available:   s.appAvailable,
 		}, s.tidalSearch)),
 		tool.Must(tool.New(tool.Spec{
 			Name: "albumTracks", Title: "Tidal album tracks", Pack: Pack,
 			Description: "Get all tracks from a specific album by Tidal album ID (the tidalId of an album from tidalSearch), " +
 				"with library membership and indexing status.",
 			Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true},
+			Available:   s.appAvailable,
 		}, s.albumTracks)),
 		tool.Must(tool.New(tool.Spec{
 			Name: "batchMetadata", Title: "Track metadata by ISRC", Pack: Pack,
@@ -56,6 +58,7 @@ func Tools(s *Service) []*tool.Tool {
 				"and flagged inLibrary/isIndexed; tracks that cannot be resolved are listed. The playlist is stored: its " +
 				"playlistId can be exported or saved to the user's Tidal account with savePlaylistToTidal.",
 			Annotations: tool.Annotations{OpenWorld: true},
+			Available:   s.catalogAvailable,
 		}, s.suggestPlaylist)),
 		tool.Must(tool.New(tool.Spec{
 			Name: "savePlaylistToTidal", Title: "Save a playlist to Tidal", Pack: Pack,
@@ -63,8 +66,54 @@ func Tools(s *Service) []*tool.Tool {
 				"playlist (unlisted unless public is set) and adds its tracks. Needs the user to have run 'toolport tidal login'. " +
 				"Only call it when the user asks to save the playlist.",
 			Annotations: tool.Annotations{OpenWorld: true, Idempotent: true, UserAccount: true},
+			Available:   s.userAvailable,
 		}, s.savePlaylistToTidal)),
 	}
+}
+
+// appAvailable is the [tool.Spec.Available] of the tools that call TIDAL
+// as the app (see [Service.tidalClient]): they need its client id and secret.
+func (s *Service) appAvailable() error {
+	switch {
+	case s.tidalErr != nil:
+		return s.tidalErr
+	case s.tidal == nil || !s.tidal.Configured():
+		return errors.New("TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET are not set")
+	}
+	return nil
+}
+
+// catalogAvailable is suggestPlaylist's [tool.Spec.Available]: it reads the
+// catalogue with the app's credentials or else as the logged-in user (see
+// [Service.catalogClient]).
+func (s *Service) catalogAvailable() error {
+	err := s.appAvailable()
+	if err == nil || s.tidalErr != nil {
+		return err
+	}
+	if s.userAvailable() == nil {
+		return nil
+	}
+	return errors.New("TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET are not set, and no one is logged in to TIDAL ('toolport tidal login')")
+}
+
+// userAvailable is savePlaylistToTidal's [tool.Spec.Available]: it acts as
+// the logged-in user (see [Service.tidalUser]).
+func (s *Service) userAvailable() error {
+	switch {
+	case s.tidalErr != nil:
+		return s.tidalErr
+	case s.tidalCfg.ClientID == "":
+		return errors.New("TIDAL_CLIENT_ID is not set")
+	case s.user.TokenFile == "":
+		return errors.New("no place for the TIDAL login: set TIDAL_TOKEN_FILE or HOME")
+	}
+	if _, err := tidal.LoadUserToken(s.user.TokenFile); errors.Is(err, tidal.ErrNoLogin) {
+		return errors.New("no one is logged in to TIDAL ('toolport tidal login')")
+	} else if err != nil {
+		return fmt.Errorf("the TIDAL login cannot be read: %w", err)
+	}
+	return nil
 }
 
 // storeError hides a store failure's details from the agent (they may name

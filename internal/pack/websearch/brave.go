@@ -46,6 +46,7 @@ func Brave(cfg Config) *tool.Tool {
 		Description: braveDescription,
 		Pack:        "web",
 		Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true},
+		Available:   cfg.braveAvailable(clientErr),
 	}, b.search))
 }
 

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/toolport/toolport/google"
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
@@ -253,5 +255,45 @@ func TestBadBaseURL(t *testing.T) {
 	}
 	if err := (Config{}).Validate(); err != nil {
 		t.Errorf("the zero Config: %v", err)
+	}
+}
+
+// TestAvailability: a search tool is available only with its keys, so that
+// a chat agent does not offer its model searches that can only fail.
+func TestAvailability(t *testing.T) {
+	all := []string{"web", "news", "images", "videos"}
+	tests := []struct {
+		name string
+		cfg  Config
+		want map[string]string // tool → its Unavailable()
+	}{
+		{"no keys", Config{BraveTools: all, Now: beforeGoogleEnds}, map[string]string{
+			"web_search_brave": "BRAVE_API_KEY is not set", "news_search_brave": "BRAVE_API_KEY is not set",
+			"image_search_brave": "BRAVE_API_KEY is not set", "video_search_brave": "BRAVE_API_KEY is not set",
+			"web_search_google": "GOOGLE_SEARCH_API_KEY and GOOGLE_SEARCH_ENGINE_ID are not set"}},
+		{"every key", Config{BraveTools: all, BraveAPIKey: braveKey, GoogleAPIKey: googleKey, GoogleEngineID: engineID, Now: beforeGoogleEnds},
+			map[string]string{"web_search_brave": "", "news_search_brave": "", "image_search_brave": "", "video_search_brave": "", "web_search_google": ""}},
+		{"Google without an engine ID", Config{BraveTools: []string{"web"}, BraveAPIKey: braveKey, GoogleAPIKey: googleKey, Now: beforeGoogleEnds},
+			map[string]string{"web_search_brave": "", "web_search_google": "GOOGLE_SEARCH_ENGINE_ID is not set"}},
+		{"a bad Brave base URL", Config{BraveTools: []string{"web"}, BraveAPIKey: braveKey, BraveBaseURL: "api.search.brave.com", Google: GoogleOff},
+			map[string]string{"web_search_brave": "BRAVE_API_BASE_URL: "}},
+		{"Google turned on after its end", Config{BraveTools: []string{}, GoogleAPIKey: googleKey, GoogleEngineID: engineID, Google: GoogleOn,
+			Now: func() time.Time { return google.EndOfService }}, map[string]string{"web_search_google": ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string]string{}
+			for _, tl := range Tools(tt.cfg) {
+				got[tl.Name()] = tl.Unavailable()
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("tools = %v, want %v", got, tt.want)
+			}
+			for name, want := range tt.want {
+				if g, ok := got[name]; !ok || (want == "" && g != "") || !strings.HasPrefix(g, want) {
+					t.Errorf("%s: Unavailable() = %q, want %q", name, g, want)
+				}
+			}
+		})
 	}
 }

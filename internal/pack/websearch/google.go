@@ -41,6 +41,7 @@ func Google(cfg Config) *tool.Tool {
 		Pack:        "web",
 		Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true},
 		Notice:      GoogleEndNotice(cfg),
+		Available:   cfg.googleAvailable(clientErr),
 	}, g.search))
 }
 

@@ -259,6 +259,7 @@ func News(cfg Config) *tool.Tool {
 			"title, url, description, source, age and a thumbnail.",
 		Pack:        "web",
 		Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true},
+		Available:   cfg.braveAvailable(clientErr),
 	}, s.news))
 }
 
@@ -273,6 +274,7 @@ func Images(cfg Config) *tool.Tool {
 			"the full-size image (image_url), a thumbnail, the source domain and the image's width and height when known.",
 		Pack:        "web",
 		Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true},
+		Available:   cfg.braveAvailable(clientErr),
 	}, s.images))
 }
 
@@ -287,6 +289,7 @@ func Videos(cfg Config) *tool.Tool {
 			"creator, publisher (platform), view count, thumbnail and age.",
 		Pack:        "web",
 		Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true},
+		Available:   cfg.braveAvailable(clientErr),
 	}, s.videos))
 }
 

@@ -13,6 +13,7 @@
 package websearch
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -195,6 +196,42 @@ func Tools(cfg Config) []*tool.Tool {
 		tools = append(tools, Searxng(cfg))
 	}
 	return tools
+}
+
+// braveAvailable is the Brave tools' [tool.Spec.Available]: what stops
+// every call of theirs, in a line for listings (the calls themselves say it
+// at length, with where to get a key).
+func (c Config) braveAvailable(clientErr error) func() error {
+	return func() error {
+		switch {
+		case c.BraveAPIKey == "":
+			return errors.New("BRAVE_API_KEY is not set")
+		case clientErr != nil:
+			return fmt.Errorf("BRAVE_API_BASE_URL: %w", clientErr)
+		case c.braveToolsErr != nil:
+			return fmt.Errorf("TOOLPORT_BRAVE_TOOLS: %w", c.braveToolsErr)
+		}
+		return nil
+	}
+}
+
+// googleAvailable is web_search_google's [tool.Spec.Available].
+func (c Config) googleAvailable(clientErr error) func() error {
+	return func() error {
+		switch {
+		case c.GoogleAPIKey == "" && c.GoogleEngineID == "":
+			return errors.New("GOOGLE_SEARCH_API_KEY and GOOGLE_SEARCH_ENGINE_ID are not set")
+		case c.GoogleAPIKey == "":
+			return errors.New("GOOGLE_SEARCH_API_KEY is not set")
+		case c.GoogleEngineID == "":
+			return errors.New("GOOGLE_SEARCH_ENGINE_ID is not set")
+		case clientErr != nil:
+			return fmt.Errorf("GOOGLE_SEARCH_BASE_URL: %w", clientErr)
+		case c.GoogleEnded() && c.Google != GoogleOn:
+			return errors.New("Google's Custom Search JSON API has ended")
+		}
+		return nil
+	}
 }
 
 func (c Config) timeout() time.Duration {

@@ -46,7 +46,19 @@ func TestBenchForms(t *testing.T) {
 		return Eval[map[string]control](t, b, to, describe)
 	}
 
+	// tidalSearch, not offered to the model, is marked and says why; the
+	// page counts the tools the model is offered.
 	tidal := open("tidalSearch")
+	marked := Eval[[]string](t, b, to, `[...document.querySelectorAll('.bench-tool.is-not-offered')].map(b => b.dataset.tool)`)
+	note := Eval[string](t, b, to, `document.querySelector('.bench-tool-unavailable')?.textContent || ''`)
+	info := Eval[string](t, b, to, `document.getElementById('server-info').textContent`)
+	if !reflect.DeepEqual(marked, []string{"tidalSearch"}) || !strings.Contains(note, "not offered") ||
+		!strings.Contains(note, "TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET are not set") || !strings.Contains(info, "5 tools, 4 offered to the model") {
+		t.Errorf("not offered: marked %q, note %q, server info %q", marked, note, info)
+	}
+	if n := Eval[int](t, b, to, `document.querySelectorAll('.bench-tool-unavailable').length`); n != 1 {
+		t.Errorf("%d notes", n)
+	}
 	if c := tidal["searchType"]; c.Tag != "select" || !c.Required || !reflect.DeepEqual(c.Options, []string{"(not set)", "tracks", "albums", "both"}) {
 		t.Errorf("enum searchType = %+v, want a required select of tracks, albums, both", c)
 	}
@@ -68,6 +80,9 @@ func TestBenchForms(t *testing.T) {
 		t.Errorf("object filters = %+v, want a JSON textarea", c)
 	}
 	search := open("semanticSearch")
+	if n := Eval[int](t, b, to, `document.querySelectorAll('.bench-tool-unavailable').length`); n != 0 {
+		t.Errorf("an offered tool's panel has %d notes that it is not offered", n)
+	}
 	if c := search["inLibraryOnly"]; c.Type != "checkbox" || c.Checked {
 		t.Errorf("boolean inLibraryOnly = %+v, want an unchecked checkbox", c)
 	}

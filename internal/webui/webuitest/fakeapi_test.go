@@ -107,7 +107,15 @@ func (f *fakeAPI) info(w http.ResponseWriter, r *http.Request) {
 		model = nil
 		help = "Set ANTHROPIC_API_KEY (or OPENAI_API_KEY) and TOOLPORT_MODEL, then restart `toolport serve`."
 	}
-	writeJSON(w, 200, map[string]any{"version": "0.0.0-test", "model": model, "modelConfigured": f.modelConfigured, "modelHelp": help, "tools": 13})
+	defs := fakeToolDefinitions()
+	offered := []string{}
+	for _, d := range defs {
+		if d["offered"] == true {
+			offered = append(offered, d["name"].(string))
+		}
+	}
+	writeJSON(w, 200, map[string]any{"version": "0.0.0-test", "model": model, "modelConfigured": f.modelConfigured, "modelHelp": help,
+		"tools": len(defs), "offeredTools": offered})
 }
 
 // newConv adds a conversation; f.mu must be held.

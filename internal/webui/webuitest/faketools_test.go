@@ -10,7 +10,8 @@ import (
 )
 
 // The fake's tools: definitions in the shape of the real GET /api/tools (MCP
-// definitions with the tool's pack; CONSTRUCTED from the real schemas of
+// definitions with the tool's pack, whether the model is offered it and why
+// not: tidalSearch is not; CONSTRUCTED from the real schemas of
 // these tools, trimmed), covering every kind of input the bench builds a
 // control for: strings, an enum, integers and numbers with limits, a
 // boolean, an array of strings and a free-form object.
@@ -25,7 +26,7 @@ func fakeToolDefinitions() []map[string]any {
 			"annotations":  map[string]any{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": pack != "music"},
 		}
 	}
-	return []map[string]any{
+	defs := []map[string]any{
 		def("web", "web_search_brave", "Brave Search", "Searches the web with Brave.", obj(map[string]any{
 			"query": map[string]any{"type": "string", "description": "The search query to use", "minLength": 2},
 			"count": map[string]any{"type": "integer", "description": "Number of results to return (1-20)", "default": 10, "minimum": 1, "maximum": 20},
@@ -50,6 +51,12 @@ func fakeToolDefinitions() []map[string]any {
 				"description": "ISRCs to look up", "minItems": 1, "maxItems": 100},
 		}, "isrcs")),
 	}
+	// As the server says of a tool whose upstream lacks credentials.
+	for _, d := range defs {
+		d["offered"] = d["name"] != "tidalSearch"
+	}
+	defs[3]["unavailable"] = "TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET are not set"
+	return defs
 }
 
 func (f *fakeAPI) listTools(w http.ResponseWriter, r *http.Request) {

@@ -301,7 +301,7 @@ class App {
         $('no-model-banner').hidden = false;
       }
       this.renderModelPicker();
-      $('server-info').textContent = [info && str(info.version) ? t('version', { version: info.version }) : '', info && typeof info.tools === 'number' ? t('toolCount', { n: info.tools }) : ''].filter(Boolean).join(' · ');
+      $('server-info').textContent = [info && str(info.version) ? t('version', { version: info.version }) : '', info && typeof info.tools === 'number' ? toolsText(info) : ''].filter(Boolean).join(' · ');
       this.updateComposer();
     } catch (err) {
       this.showLoadError(err);
@@ -855,6 +855,13 @@ class App {
  * placeholder reads the page's way (dir="auto" alone would make an empty
  * field left to right).
  */
+/** toolsText counts the server's tools and, when the model is offered
+ * fewer (the others lack credentials; the bench marks them), those. */
+function toolsText(info) {
+  const offered = Array.isArray(info.offeredTools) ? info.offeredTools.length : info.tools;
+  return offered === info.tools ? t('toolCount', { n: info.tools }) : t('toolsOffered', { n: info.tools, offered });
+}
+
 function followText(field) {
   if (field.value.trim()) field.setAttribute('dir', 'auto');
   else field.removeAttribute('dir');

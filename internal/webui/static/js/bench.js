@@ -325,8 +325,12 @@ export class Bench {
       const headId = `bench-pack-${pack || 'other'}`.replace(/[^A-Za-z0-9_-]/g, '_');
       const ul = h('ul', { class: 'bench-tool-list', 'aria-labelledby': headId });
       for (const t of tools) {
-        const b = h('button', { type: 'button', class: 'bench-tool', 'data-tool': t.name, 'aria-controls': 'bench-panel', 'aria-pressed': 'false' },
-          h('span', { class: 'bench-tool-name' }, toolLabel(t.name)));
+        // A tool the model is not offered (its upstream lacks credentials)
+        // stays on the bench, marked, so that a run can show why it fails.
+        const notOffered = t.offered === false;
+        const b = h('button', { type: 'button', class: 'bench-tool' + (notOffered ? ' is-not-offered' : ''), 'data-tool': t.name, 'aria-controls': 'bench-panel', 'aria-pressed': 'false' },
+          h('span', { class: 'bench-tool-name' }, toolLabel(t.name)),
+          notOffered ? h('span', { class: 'bench-tool-off' }, ' · ' + tr('notOffered')) : null);
         b.addEventListener('click', () => this.select(t.name, true));
         ul.appendChild(h('li', null, b));
       }
@@ -363,7 +367,9 @@ export class Bench {
       h('div', { class: 'bench-tool-head' },
         h('h3', { class: 'bench-tool-title', id: 'bench-tool-title' }, title, ' ', h('code', { class: 'bench-tool-code' }, name)),
         str(def.description) ? h('p', { class: 'bench-tool-desc' }, str(def.description)) : null,
-        str(def.notice) ? h('p', { class: 'bench-tool-notice', role: 'note', dir: 'auto' }, str(def.notice)) : null),
+        str(def.notice) ? h('p', { class: 'bench-tool-notice', role: 'note', dir: 'auto' }, str(def.notice)) : null,
+        def.offered === false ? h('p', { class: 'bench-tool-notice bench-tool-unavailable', role: 'note' },
+          tr('notOfferedWhy'), str(def.unavailable) ? h('span', { dir: 'auto' }, ' ' + str(def.unavailable)) : null) : null),
       form, result);
     this.current = { def, fields, form, result, run };
     form.addEventListener('submit', (e) => {
