@@ -228,7 +228,7 @@ func (c Config) googleAvailable(clientErr error) func() error {
 		case clientErr != nil:
 			return fmt.Errorf("GOOGLE_SEARCH_BASE_URL: %w", clientErr)
 		case c.GoogleEnded() && c.Google != GoogleOn:
-			return errors.New("Google's Custom Search JSON API has ended")
+			return errors.New("the Custom Search JSON API ended on " + google.EndOfService.Format(time.DateOnly))
 		}
 		return nil
 	}
