@@ -43,7 +43,7 @@ func TestSettingsPanelAgainstServe(t *testing.T) {
 	got := webuitest.Eval[map[string]string](t, b, to,
 		`Object.fromEntries([...document.querySelectorAll('#settings-list .settings-row')].map(r => [r.dataset.upstream, r.dataset.status]))`)
 	want := map[string]string{
-		"brave": "not configured", "google": "not configured", "tidal": "not configured", "model": "not configured",
+		"brave": "not configured", "google": "not configured", "searxng": "not configured", "tidal": "not configured", "model": "not configured",
 		"embeddings": "not configured", "postgres": "not configured", "redis": "not configured", "traces": "not configured",
 		"ckan": "failing", "lrclib": "failing", "reccobeats": "failing", "weaviate": "ok",
 	}
