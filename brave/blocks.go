@@ -1,0 +1,104 @@
+package brave
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The blocks a web search returns beside "web", as Brave's Web Search API
+// reference documents them. Text fields may hold HTML highlighting and
+// entities, as in web results; see [PlainText].
+
+// FAQ is the "faq" block: questions and answers found on the result pages.
+type FAQ struct {
+	Type    string `json:"type"` // "faq"
+	Results []QA   `json:"results"`
+}
+
+// QA is one question and its answer, with the page it came from.
+type QA struct {
+	Question string   `json:"question"`
+	Answer   string   `json:"answer"`
+	Title    string   `json:"title,omitempty"`
+	URL      string   `json:"url"`
+	MetaURL  *MetaURL `json:"meta_url,omitempty"`
+}
+
+// Discussions is the "discussions" block: forum threads about the query.
+type Discussions struct {
+	Type             string             `json:"type"` // "search"
+	Results          []DiscussionResult `json:"results"`
+	MutatedByGoggles bool               `json:"mutated_by_goggles,omitempty"`
+}
+
+// DiscussionResult is one forum thread.
+type DiscussionResult struct {
+	Type        string     `json:"type"` // "discussion"
+	Title       string     `json:"title"`
+	URL         string     `json:"url"`
+	Description string     `json:"description,omitempty"`
+	Age         string     `json:"age,omitempty"`
+	Data        *ForumData `json:"data,omitempty"`
+}
+
+// ForumData is what Brave knows about a thread. Score is a string in the API
+// reference ("score": "12"); [json.Number] takes it as either.
+type ForumData struct {
+	ForumName  string      `json:"forum_name,omitempty"`
+	NumAnswers int         `json:"num_answers,omitempty"`
+	Score      json.Number `json:"score,omitempty"`
+	Title      string      `json:"title,omitempty"`
+	Question   string      `json:"question,omitempty"`
+	TopComment string      `json:"top_comment,omitempty"`
+}
+
+// Infobox is the "infobox" block (Brave's GraphInfobox): a knowledge panel
+// about the entity the query names.
+type Infobox struct {
+	Type    string          `json:"type"` // "graph"
+	Results []InfoboxResult `json:"results"`
+}
+
+// InfoboxResult is one knowledge panel. Attributes are label-value pairs,
+// e.g. ["Developer", "Microsoft"]; a null value decodes as "".
+type InfoboxResult struct {
+	Type        string     `json:"type"` // "infobox"
+	Title       string     `json:"title"`
+	URL         string     `json:"url,omitempty"`
+	Description string     `json:"description,omitempty"`
+	LongDesc    string     `json:"long_desc,omitempty"`
+	Label       string     `json:"label,omitempty"`
+	Category    string     `json:"category,omitempty"`
+	WebsiteURL  string     `json:"website_url,omitempty"`
+	Attributes  [][]string `json:"attributes,omitempty"`
+	Thumbnail   *Thumbnail `json:"thumbnail,omitempty"`
+}
+
+// NewsBlock is the "news" block of a web search; its results are shaped
+// like the news endpoint's.
+type NewsBlock struct {
+	Type             string       `json:"type"` // "news"
+	Results          []NewsResult `json:"results"`
+	MutatedByGoggles bool         `json:"mutated_by_goggles,omitempty"`
+}
+
+// VideoBlock is the "videos" block of a web search; its results are shaped
+// like the video endpoint's.
+type VideoBlock struct {
+	Type             string        `json:"type"` // "videos"
+	Results          []VideoResult `json:"results"`
+	MutatedByGoggles bool          `json:"mutated_by_goggles,omitempty"`
+}
+
+// decodeBlock decodes one optional block; an absent, null or malformed
+// block is nil.
+func decodeBlock[T any](raw json.RawMessage) *T {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	var b T
+	if json.Unmarshal(raw, &b) != nil {
+		return nil
+	}
+	return &b
+}
