@@ -165,6 +165,8 @@ type SearchParams struct {
 const (
 	MaxGoggles     = 5
 	MaxGoggleBytes = 2048
+
+	MaxExtraSnippets = 5 // extra excerpts Brave returns per result at most
 )
 
 // ResultFilters are the values result_filter accepts.
