@@ -3,6 +3,7 @@ package brave
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 )
 
 // The blocks a web search returns beside "web", as Brave's Web Search API
@@ -41,15 +42,33 @@ type DiscussionResult struct {
 	Data        *ForumData `json:"data,omitempty"`
 }
 
-// ForumData is what Brave knows about a thread. Score is a string in the API
-// reference ("score": "12"); [json.Number] takes it as either.
+// ForumData is what Brave knows about a thread.
 type ForumData struct {
-	ForumName  string      `json:"forum_name,omitempty"`
-	NumAnswers int         `json:"num_answers,omitempty"`
-	Score      json.Number `json:"score,omitempty"`
-	Title      string      `json:"title,omitempty"`
-	Question   string      `json:"question,omitempty"`
-	TopComment string      `json:"top_comment,omitempty"`
+	ForumName  string `json:"forum_name,omitempty"`
+	NumAnswers int    `json:"num_answers,omitempty"`
+	Score      Score  `json:"score,omitempty"`
+	Title      string `json:"title,omitempty"`
+	Question   string `json:"question,omitempty"`
+	TopComment string `json:"top_comment,omitempty"`
+}
+
+// Score is a thread's score as text. The API reference gives a string
+// ("score": "15"); a number is kept as its digits rather than failing the
+// whole discussions block, and null is "".
+type Score string
+
+func (s *Score) UnmarshalJSON(b []byte) error {
+	var text string
+	if err := json.Unmarshal(b, &text); err == nil {
+		*s = Score(text)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("brave: score is neither text nor a number: %w", err)
+	}
+	*s = Score(n)
+	return nil
 }
 
 // Infobox is the "infobox" block (Brave's GraphInfobox): a knowledge panel

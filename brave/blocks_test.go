@@ -2,6 +2,7 @@ package brave
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 )
@@ -83,5 +84,18 @@ func TestMalformedBlockIsDroppedNotFatal(t *testing.T) {
 	}
 	if len(r.Results()) != 1 || r.FAQ != nil || r.Infobox != nil || r.News == nil || len(r.News.Results) != 1 {
 		t.Errorf("got web %d, faq %+v, infobox %+v, news %+v", len(r.Results()), r.FAQ, r.Infobox, r.News)
+	}
+}
+
+func TestScoreTakesTextOrNumber(t *testing.T) {
+	for body, want := range map[string]Score{`"15"`: "15", `15`: "15", `2.5`: "2.5", `null`: "", `"15 points"`: "15 points"} {
+		var f ForumData
+		if err := json.Unmarshal([]byte(`{"score":`+body+`}`), &f); err != nil || f.Score != want {
+			t.Errorf("%s: score %q, err %v; want %q", body, f.Score, err, want)
+		}
+	}
+	var f ForumData
+	if err := json.Unmarshal([]byte(`{"score":{"up":1}}`), &f); err == nil {
+		t.Error("an object score was accepted")
 	}
 }
