@@ -3,7 +3,6 @@ package brave
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 )
 
 // The blocks a web search returns beside "web", as Brave's Web Search API
@@ -46,28 +45,30 @@ type DiscussionResult struct {
 type ForumData struct {
 	ForumName  string `json:"forum_name,omitempty"`
 	NumAnswers int    `json:"num_answers,omitempty"`
-	Score      Score  `json:"score,omitempty"`
+	Score      Text   `json:"score,omitempty"`
 	Title      string `json:"title,omitempty"`
 	Question   string `json:"question,omitempty"`
 	TopComment string `json:"top_comment,omitempty"`
 }
 
-// Score is a thread's score as text. The API reference gives a string
-// ("score": "15"); a number is kept as its digits rather than failing the
-// whole discussions block, and null is "".
-type Score string
+// Text is a string field whose type Brave's reference does not pin down
+// (a thread's score is "15" there; an infobox attribute may be null): text is
+// kept, a number is kept as its digits, and anything else is "" rather than
+// an error that would drop the whole block.
+type Text string
 
-func (s *Score) UnmarshalJSON(b []byte) error {
-	var text string
-	if err := json.Unmarshal(b, &text); err == nil {
-		*s = Score(text)
+func (t *Text) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*t = Text(s)
 		return nil
 	}
 	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("brave: score is neither text nor a number: %w", err)
+	if json.Unmarshal(b, &n) == nil {
+		*t = Text(n)
+		return nil
 	}
-	*s = Score(n)
+	*t = ""
 	return nil
 }
 
@@ -79,7 +80,7 @@ type Infobox struct {
 }
 
 // InfoboxResult is one knowledge panel. Attributes are label-value pairs,
-// e.g. ["Developer", "Microsoft"]; a null value decodes as "".
+// e.g. ["Developer", "Microsoft"].
 type InfoboxResult struct {
 	Type        string     `json:"type"` // "infobox"
 	Title       string     `json:"title"`
@@ -89,7 +90,7 @@ type InfoboxResult struct {
 	Label       string     `json:"label,omitempty"`
 	Category    string     `json:"category,omitempty"`
 	WebsiteURL  string     `json:"website_url,omitempty"`
-	Attributes  [][]string `json:"attributes,omitempty"`
+	Attributes  [][]Text   `json:"attributes,omitempty"`
 	Thumbnail   *Thumbnail `json:"thumbnail,omitempty"`
 }
 

@@ -50,7 +50,7 @@ func TestDecodeSearchResponseReadsEveryBlock(t *testing.T) {
 		t.Errorf("discussions = %+v", r.Discussions)
 	}
 	if r.Infobox == nil || r.Infobox.Results[0].LongDesc != "Go is a statically typed language." ||
-		!slices.Equal(r.Infobox.Results[0].Attributes[1], []string{"First appeared", ""}) {
+		!slices.Equal(r.Infobox.Results[0].Attributes[1], []Text{"First appeared", ""}) {
 		t.Errorf("infobox = %+v", r.Infobox)
 	}
 	if r.News == nil || r.News.Results[0].Age != "1 day ago" || r.News.Results[0].MetaURL.Hostname != "go.dev" {
@@ -87,15 +87,20 @@ func TestMalformedBlockIsDroppedNotFatal(t *testing.T) {
 	}
 }
 
-func TestScoreTakesTextOrNumber(t *testing.T) {
-	for body, want := range map[string]Score{`"15"`: "15", `15`: "15", `2.5`: "2.5", `null`: "", `"15 points"`: "15 points"} {
+func TestTextTakesWhateverBraveSends(t *testing.T) {
+	for body, want := range map[string]Text{`"15"`: "15", `15`: "15", `2.5`: "2.5", `null`: "", `"15 points"`: "15 points", `{"up":1}`: "", `[1]`: ""} {
 		var f ForumData
 		if err := json.Unmarshal([]byte(`{"score":`+body+`}`), &f); err != nil || f.Score != want {
 			t.Errorf("%s: score %q, err %v; want %q", body, f.Score, err, want)
 		}
 	}
-	var f ForumData
-	if err := json.Unmarshal([]byte(`{"score":{"up":1}}`), &f); err == nil {
-		t.Error("an object score was accepted")
+	// CONSTRUCTED: an infobox whose attribute values are a number, null
+	// and an object still decodes.
+	r, err := DecodeSearchResponse([]byte(`{"type":"search","infobox":{"type":"graph","results":[{"title":"Go","attributes":[["Version",1.26],["Logo",null],["Site",{"url":"https://go.dev"}]]}]}}`), "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Infobox == nil || !slices.Equal(r.Infobox.Results[0].Attributes[0], []Text{"Version", "1.26"}) || r.Infobox.Results[0].Attributes[2][1] != "" {
+		t.Errorf("infobox = %+v", r.Infobox)
 	}
 }

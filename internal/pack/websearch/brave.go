@@ -274,8 +274,11 @@ func (o *BraveOutput) addBlocks(resp *brave.SearchResponse, want []string, filte
 			}
 			item := InfoboxItem{Title: brave.PlainText(ib.Title), URL: ib.URL, Description: clip(brave.PlainText(desc), maxBlockText)}
 			for _, a := range ib.Attributes {
-				if len(a) >= 2 && a[0] != "" && a[1] != "" && len(item.Attributes) < maxAttributes {
-					item.Attributes = append(item.Attributes, clip(brave.PlainText(a[0])+": "+brave.PlainText(a[1]), maxExtraSnippet))
+				if len(a) < 2 || len(item.Attributes) == maxAttributes {
+					continue
+				}
+				if label, value := brave.PlainText(string(a[0])), brave.PlainText(string(a[1])); label != "" && value != "" {
+					item.Attributes = append(item.Attributes, clip(label+": "+value, maxExtraSnippet))
 				}
 			}
 			o.Infobox = append(o.Infobox, item)
