@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,7 +149,28 @@ type SearchParams struct {
 	SearchLang string // e.g. "en", "pt-br"
 	SafeSearch string // off, moderate or strict
 	Freshness  string // pd, pw, pm, py, or YYYY-MM-DDtoYYYY-MM-DD
+
+	// ExtraSnippets asks for up to 5 further excerpts per web result.
+	ExtraSnippets bool
+	// Goggles re-rank the results: each is a Goggle's URL or an inline
+	// definition, sent as a repeated goggles parameter.
+	Goggles []string
+	// ResultFilter names the blocks to return (see [ResultFilters]); empty
+	// means Brave's default, every block that applies.
+	ResultFilter []string
 }
+
+// Bounds on Goggles. Brave documents none; they keep the GET's query string
+// well under the URL sizes servers accept.
+const (
+	MaxGoggles     = 5
+	MaxGoggleBytes = 2048
+
+	MaxExtraSnippets = 5 // extra excerpts Brave returns per result at most
+)
+
+// ResultFilters are the values result_filter accepts.
+var ResultFilters = []string{"discussions", "faq", "infobox", "news", "query", "summarizer", "videos", "web", "locations"}
 
 var (
 	// Compiled on first use: every command of a binary that links this
@@ -184,6 +206,19 @@ func (p *SearchParams) Validate() error {
 	case "", "off", "moderate", "strict":
 	default:
 		return fmt.Errorf("safesearch must be off, moderate or strict, got %q", p.SafeSearch)
+	}
+	if len(p.Goggles) > MaxGoggles {
+		return fmt.Errorf("goggles: at most %d, got %d", MaxGoggles, len(p.Goggles))
+	}
+	for i, g := range p.Goggles {
+		if strings.TrimSpace(g) == "" || len(g) > MaxGoggleBytes {
+			return fmt.Errorf("goggles[%d] must be a Goggle URL or definition of 1 to %d bytes", i, MaxGoggleBytes)
+		}
+	}
+	for _, f := range p.ResultFilter {
+		if !slices.Contains(ResultFilters, f) {
+			return fmt.Errorf("result_filter: %q is not one of %s", f, strings.Join(ResultFilters, ", "))
+		}
 	}
 	return ValidateFreshness(p.Freshness)
 }
@@ -233,6 +268,15 @@ func (p *SearchParams) values() url.Values {
 	if p.Freshness != "" {
 		v.Set("freshness", p.Freshness)
 	}
+	if p.ExtraSnippets {
+		v.Set("extra_snippets", "true")
+	}
+	for _, g := range p.Goggles {
+		v.Add("goggles", g)
+	}
+	if len(p.ResultFilter) > 0 {
+		v.Set("result_filter", strings.Join(p.ResultFilter, ","))
+	}
 	return v
 }
 
@@ -242,6 +286,15 @@ type SearchResponse struct {
 	Type  string      `json:"type"`
 	Query *Query      `json:"query,omitempty"`
 	Web   *WebResults `json:"web,omitempty"`
+
+	// The other blocks, each nil when absent. A block whose shape does not
+	// decode is dropped rather than failing the search: the web results are
+	// the answer, these are extras.
+	FAQ         *FAQ         `json:"faq,omitempty"`
+	Discussions *Discussions `json:"discussions,omitempty"`
+	Infobox     *Infobox     `json:"infobox,omitempty"`
+	News        *NewsBlock   `json:"news,omitempty"`
+	Videos      *VideoBlock  `json:"videos,omitempty"`
 
 	// RateLimit is read from the X-RateLimit-* headers.
 	RateLimit RateLimit `json:"-"`
@@ -403,10 +456,25 @@ func isJSON(contentType string) bool {
 // ignored. A body whose type is "ErrorResponse" is returned as an [*Error].
 func DecodeSearchResponse(body []byte, contentType string) (*SearchResponse, error) {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
-	var sr SearchResponse
-	if err := json.Unmarshal(body, &sr); err != nil {
+	// The optional blocks are read as raw JSON first (the outer fields
+	// shadow SearchResponse's) and decoded one by one, each on its own.
+	var w struct {
+		SearchResponse
+		FAQ         json.RawMessage `json:"faq"`
+		Discussions json.RawMessage `json:"discussions"`
+		Infobox     json.RawMessage `json:"infobox"`
+		News        json.RawMessage `json:"news"`
+		Videos      json.RawMessage `json:"videos"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, &ParseError{ContentType: contentType, Err: err}
 	}
+	sr := w.SearchResponse
+	sr.FAQ = decodeBlock[FAQ](w.FAQ)
+	sr.Discussions = decodeBlock[Discussions](w.Discussions)
+	sr.Infobox = decodeBlock[Infobox](w.Infobox)
+	sr.News = decodeBlock[NewsBlock](w.News)
+	sr.Videos = decodeBlock[VideoBlock](w.Videos)
 	if sr.Type == "ErrorResponse" {
 		e := &Error{StatusCode: http.StatusOK}
 		e.fill(body)

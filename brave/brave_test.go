@@ -269,6 +269,8 @@ func TestValidate(t *testing.T) {
 		{Query: "go"}, {Query: "go", Count: 20, Offset: 9}, {Query: "go", Country: "ALL"}, {Query: "go", Country: "us"},
 		{Query: "go", SearchLang: "zh-hans"}, {Query: "go", SafeSearch: "off"},
 		{Query: "go", Freshness: "pd"}, {Query: "go", Freshness: "2024-02-29to2024-02-29"},
+		{Query: "go", ExtraSnippets: true, Goggles: []string{"https://example.org/a.goggle", "$discard\n$site=example.org"}},
+		{Query: "go", ResultFilter: []string{"web", "faq", "discussions", "infobox", "news", "videos", "query", "summarizer", "locations"}},
 	}
 	for _, p := range ok {
 		if err := p.Validate(); err != nil {
@@ -281,6 +283,9 @@ func TestValidate(t *testing.T) {
 		{Query: "go", Country: "USA"}, {Query: "go", SearchLang: "english"}, {Query: "go", SafeSearch: "on"},
 		{Query: "go", Freshness: "pq"}, {Query: "go", Freshness: "2023-02-29to2023-03-01"},
 		{Query: "go", Freshness: "2024-03-01to2024-02-01"}, {Query: "go", Freshness: "2024-1-1to2024-2-1"},
+		{Query: "go", Goggles: make([]string, MaxGoggles+1)}, {Query: "go", Goggles: []string{" "}},
+		{Query: "go", Goggles: []string{strings.Repeat("g", MaxGoggleBytes+1)}},
+		{Query: "go", ResultFilter: []string{"web", "images"}}, {Query: "go", ResultFilter: []string{"Web"}},
 	}
 	for _, p := range bad {
 		if err := p.Validate(); err == nil {

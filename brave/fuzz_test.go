@@ -17,6 +17,7 @@ func addFixtures(f *testing.F) {
 	}
 	f.Add([]byte("\xef\xbb\xbf{}"))
 	f.Add([]byte(`{"type":"ErrorResponse","error":{"code":"X","detail":"y"}}`))
+	f.Add([]byte(blocksBody)) // CONSTRUCTED: every optional block
 }
 
 // FuzzDecodeSearchResponse: any body yields a response or a typed error, never

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,96 @@ type BraveInput struct {
 	Country    string `json:"country,omitempty" jsonschema:"Two-letter country code the results should come from (e.g. US, DE), or ALL" schema:"pattern=^([A-Za-z]{2}|ALL|all)$"`
 	SearchLang string `json:"search_lang,omitempty" jsonschema:"Language code of the results (e.g. en, de, pt-br)" schema:"pattern=^[A-Za-z]{2}(-[A-Za-z]+)?$,maxLength=10"`
 	SafeSearch string `json:"safesearch,omitempty" jsonschema:"Adult content filter: off, moderate (Brave's default) or strict" schema:"enum=off|moderate|strict"`
+
+	ExtraSnippets bool     `json:"extra_snippets,omitempty" jsonschema:"Also return up to 5 further excerpts from each result's page (extra_snippets on each result)"`
+	Goggles       []string `json:"goggles,omitempty" jsonschema:"Goggles that re-rank the results: each the URL of a Goggle or an inline Goggle definition (at most 5)" schema:"maxItems=5,items.minLength=1,items.maxLength=2048"`
+	ResultFilter  []string `json:"result_filter,omitempty" jsonschema:"Blocks to return: web (the results) and any of faq, discussions, infobox, news, videos, each returned as its own field when Brave has one for the query. Omitted means web only; a list without web returns no web results." schema:"maxItems=6,items.enum=web|faq|discussions|infobox|news|videos"`
+}
+
+// Bounds that keep the extra blocks compact for a model: Brave's own
+// answers can run to kilobytes per block.
+const (
+	maxBlockItems   = 5   // items kept per extra block
+	maxExtraSnippet = 300 // runes per extra snippet
+	maxBlockText    = 500 // runes per answer, description or comment in a block
+	maxAttributes   = 10  // infobox label-value pairs
+)
+
+// BraveResult is one web_search_brave result: the common [Result] fields and
+// the extra excerpts Brave returns when asked.
+type BraveResult struct {
+	Title         string   `json:"title" jsonschema:"Page title"`
+	URL           string   `json:"url" jsonschema:"Full URL"`
+	Snippet       string   `json:"snippet" jsonschema:"Result snippet or description"`
+	ExtraSnippets []string `json:"extra_snippets,omitempty" jsonschema:"Further excerpts from the page (with extra_snippets)"`
+}
+
+// FAQItem is one question and answer from Brave's faq block.
+type FAQItem struct {
+	Question string `json:"question" jsonschema:"The question"`
+	Answer   string `json:"answer" jsonschema:"The answer, as the page gives it"`
+	URL      string `json:"url" jsonschema:"The page it is from"`
+}
+
+// Discussion is one forum thread from Brave's discussions block.
+type Discussion struct {
+	Title      string `json:"title" jsonschema:"Title of the thread"`
+	URL        string `json:"url" jsonschema:"Full URL of the thread"`
+	Forum      string `json:"forum,omitempty" jsonschema:"The forum, e.g. r/golang"`
+	Answers    int    `json:"answers,omitempty" jsonschema:"Number of answers, when known"`
+	Question   string `json:"question,omitempty" jsonschema:"The question the thread asks"`
+	TopComment string `json:"top_comment,omitempty" jsonschema:"The highest-rated answer"`
+	Age        string `json:"age,omitempty" jsonschema:"How old the thread is, as Brave says it"`
+}
+
+// InfoboxItem is a knowledge panel from Brave's infobox block.
+type InfoboxItem struct {
+	Title       string   `json:"title" jsonschema:"What the panel is about"`
+	URL         string   `json:"url,omitempty" jsonschema:"Its source page"`
+	Description string   `json:"description,omitempty" jsonschema:"A description of it"`
+	Attributes  []string `json:"attributes,omitempty" jsonschema:"Facts as 'label: value'"`
+}
+
+// BraveOutput is what web_search_brave returns: the common [Output] fields
+// and, when result_filter asks for them, Brave's other blocks, each omitted
+// when empty.
+type BraveOutput struct {
+	Results     []BraveResult `json:"results" jsonschema:"The search results, best first"`
+	Count       int           `json:"count" jsonschema:"Number of results returned"`
+	FAQ         []FAQItem     `json:"faq,omitempty" jsonschema:"Questions and answers about the query (result_filter faq)"`
+	Discussions []Discussion  `json:"discussions,omitempty" jsonschema:"Forum threads about the query (result_filter discussions)"`
+	Infobox     []InfoboxItem `json:"infobox,omitempty" jsonschema:"Knowledge panel about what the query names (result_filter infobox)"`
+	News        []NewsResult  `json:"news,omitempty" jsonschema:"News articles about the query (result_filter news)"`
+	Videos      []VideoResult `json:"videos,omitempty" jsonschema:"Videos about the query (result_filter videos)"`
+
+	query    string
+	filtered bool
+}
+
+// Summary says how many results the query found, and which extra blocks
+// came with them.
+func (o BraveOutput) Summary() string {
+	s := Output{Count: o.Count, query: o.query, filtered: o.filtered}.Summary()
+	var extra []string
+	for _, b := range []struct {
+		n         int
+		one, many string
+	}{
+		{len(o.FAQ), "FAQ answer", "FAQ answers"}, {len(o.Discussions), "discussion", "discussions"},
+		{len(o.Infobox), "infobox", "infoboxes"}, {len(o.News), "news article", "news articles"},
+		{len(o.Videos), "video", "videos"},
+	} {
+		switch {
+		case b.n == 1:
+			extra = append(extra, "1 "+b.one)
+		case b.n > 1:
+			extra = append(extra, fmt.Sprintf("%d %s", b.n, b.many))
+		}
+	}
+	if len(extra) > 0 {
+		s += "; also " + strings.Join(extra, ", ")
+	}
+	return s
 }
 
 // Brave declares web_search_brave.
@@ -56,36 +147,43 @@ type braveSearch struct {
 	clientErr error
 }
 
-func (b *braveSearch) search(ctx context.Context, in BraveInput) (Output, error) {
+func (b *braveSearch) search(ctx context.Context, in BraveInput) (BraveOutput, error) {
 	if err := b.cfg.braveReady("web_search_brave", b.clientErr); err != nil {
-		return Output{}, err
+		return BraveOutput{}, err
 	}
 	filter, err := newDomainFilter(in.AllowedDomains, in.BlockedDomains)
 	if err != nil {
-		return Output{}, err
+		return BraveOutput{}, err
 	}
 	if in.Count < 1 || in.Count > brave.MaxCount {
 		in.Count = 10 // the registry applies the default; a direct caller may not
 	}
 	page, skip := in.Offset/in.Count, in.Offset%in.Count
 	if page > brave.MaxPage {
-		return Output{}, validationError("offset", "maximum", fmt.Sprintf(
+		return BraveOutput{}, validationError("offset", "maximum", fmt.Sprintf(
 			"offset: Brave serves at most %d pages of count results, so offset must be below %d for count %d, got %d",
 			brave.MaxPage+1, (brave.MaxPage+1)*in.Count, in.Count, in.Offset))
 	}
 	params := brave.SearchParams{
 		Query: strings.TrimSpace(in.Query), Count: in.Count, Offset: page,
 		Country: in.Country, SearchLang: in.SearchLang, SafeSearch: in.SafeSearch, Freshness: in.Freshness,
+		ExtraSnippets: in.ExtraSnippets, Goggles: in.Goggles,
+	}
+	wantWeb := len(in.ResultFilter) == 0 || slices.Contains(in.ResultFilter, "web")
+	if len(in.ResultFilter) > 0 {
+		// query rides along so that more_results_available still says
+		// whether a further page exists.
+		params.ResultFilter = slices.Compact(slices.Sorted(slices.Values(append([]string{"query"}, in.ResultFilter...))))
 	}
 	if err := params.Validate(); err != nil {
-		return Output{}, &tool.Error{Code: tool.CodeValidation, Message: err.Error(), Err: err}
+		return BraveOutput{}, &tool.Error{Code: tool.CodeValidation, Message: err.Error(), Err: err}
 	}
 
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.timeout())
 	defer cancel()
 
-	results := []Result{}
+	out := BraveOutput{Results: []BraveResult{}, query: params.Query, filtered: filter.active()}
 	seen := map[string]bool{}
 	for request := 0; ; request++ {
 		resp, err := b.client.Search(ctx, &params)
@@ -95,26 +193,33 @@ func (b *braveSearch) search(ctx context.Context, in BraveInput) (Output, error)
 			}
 			var be *brave.Error
 			if errors.As(err, &be) {
-				return Output{}, braveAPIError(be)
+				return BraveOutput{}, braveAPIError(be)
 			}
-			return Output{}, upstreamFailure("Brave Search", err, parent, b.cfg.timeout())
+			return BraveOutput{}, upstreamFailure("Brave Search", err, parent, b.cfg.timeout())
 		}
 		items := resp.Results()
 		if request == 0 {
 			items = items[min(skip, len(items)):]
+			out.addBlocks(resp, in.ResultFilter, filter)
 		}
 		for _, r := range items {
-			if len(results) == in.Count {
+			if len(out.Results) == in.Count {
 				break
 			}
 			if r.URL == "" || seen[r.URL] || !filter.allows(r.URL) {
 				continue
 			}
 			seen[r.URL] = true
-			results = append(results, Result{Title: brave.PlainText(r.Title), URL: r.URL, Snippet: brave.PlainText(r.Description)})
+			res := BraveResult{Title: brave.PlainText(r.Title), URL: r.URL, Snippet: brave.PlainText(r.Description)}
+			if in.ExtraSnippets {
+				res.ExtraSnippets = clipAll(r.ExtraSnippets, brave.MaxExtraSnippets, maxExtraSnippet)
+			}
+			out.Results = append(out.Results, res)
 		}
 		more := resp.MoreResultsAvailable() || (resp.Query == nil && len(resp.Results()) >= in.Count)
-		if len(results) >= in.Count || !more || params.Offset >= brave.MaxPage || request >= b.cfg.maxExtraPages() {
+		// Without web there are no results to refill; a further page
+		// would only repeat the blocks.
+		if !wantWeb || len(out.Results) >= in.Count || !more || params.Offset >= brave.MaxPage || request >= b.cfg.maxExtraPages() {
 			break
 		}
 		if !b.awaitRateWindow(ctx, resp.RateLimit) {
@@ -122,7 +227,98 @@ func (b *braveSearch) search(ctx context.Context, in BraveInput) (Output, error)
 		}
 		params.Offset++
 	}
-	return newOutput(params.Query, results, filter.active()), nil
+	out.Count = len(out.Results)
+	return out, nil
+}
+
+// addBlocks copies the blocks result_filter asks for, compact: plain text,
+// clipped, at most maxBlockItems each, and only from allowed domains.
+func (o *BraveOutput) addBlocks(resp *brave.SearchResponse, want []string, filter domainFilter) {
+	ok := func(block, url string) bool {
+		return slices.Contains(want, block) && url != "" && filter.allows(url)
+	}
+	if resp.FAQ != nil {
+		for _, q := range resp.FAQ.Results {
+			if ok("faq", q.URL) && len(o.FAQ) < maxBlockItems {
+				o.FAQ = append(o.FAQ, FAQItem{Question: brave.PlainText(q.Question), Answer: clip(brave.PlainText(q.Answer), maxBlockText), URL: q.URL})
+			}
+		}
+	}
+	if resp.Discussions != nil {
+		for _, d := range resp.Discussions.Results {
+			if !ok("discussions", d.URL) || len(o.Discussions) == maxBlockItems {
+				continue
+			}
+			item := Discussion{Title: brave.PlainText(d.Title), URL: d.URL, Age: d.Age}
+			if f := d.Data; f != nil {
+				item.Forum, item.Answers = f.ForumName, max(f.NumAnswers, 0)
+				item.Question = clip(brave.PlainText(f.Question), maxBlockText)
+				item.TopComment = clip(brave.PlainText(f.TopComment), maxBlockText)
+			}
+			if item.Question == "" {
+				item.Question = clip(brave.PlainText(d.Description), maxBlockText)
+			}
+			o.Discussions = append(o.Discussions, item)
+		}
+	}
+	if resp.Infobox != nil {
+		for _, ib := range resp.Infobox.Results {
+			// An infobox may have no URL of its own; only a URL the domain
+			// filter refuses drops it.
+			if !slices.Contains(want, "infobox") || (ib.URL != "" && !filter.allows(ib.URL)) || len(o.Infobox) == maxBlockItems {
+				continue
+			}
+			desc := ib.LongDesc
+			if desc == "" {
+				desc = ib.Description
+			}
+			item := InfoboxItem{Title: brave.PlainText(ib.Title), URL: ib.URL, Description: clip(brave.PlainText(desc), maxBlockText)}
+			for _, a := range ib.Attributes {
+				if len(a) < 2 || len(item.Attributes) == maxAttributes {
+					continue
+				}
+				if label, value := brave.PlainText(string(a[0])), brave.PlainText(string(a[1])); label != "" && value != "" {
+					item.Attributes = append(item.Attributes, clip(label+": "+value, maxExtraSnippet))
+				}
+			}
+			o.Infobox = append(o.Infobox, item)
+		}
+	}
+	if resp.News != nil {
+		for _, n := range resp.News.Results {
+			if ok("news", n.URL) && len(o.News) < maxBlockItems {
+				o.News = append(o.News, NewsResult{Title: brave.PlainText(n.Title), URL: n.URL,
+					Description: clip(brave.PlainText(n.Description), maxExtraSnippet), Source: metaHost(n.MetaURL), Age: n.Age})
+			}
+		}
+	}
+	if resp.Videos != nil {
+		for _, v := range resp.Videos.Results {
+			if !ok("videos", v.URL) || len(o.Videos) == maxBlockItems {
+				continue
+			}
+			item := VideoResult{Title: brave.PlainText(v.Title), URL: v.URL, Age: v.Age}
+			if d := v.Video; d != nil {
+				item.Duration, item.Creator, item.Publisher = d.Duration, d.Creator, d.Publisher
+				if item.Creator == "" && d.Author != nil {
+					item.Creator = d.Author.Name
+				}
+			}
+			o.Videos = append(o.Videos, item)
+		}
+	}
+}
+
+// clipAll returns the first n of ss as plain text, each clipped to runes;
+// empty ones are dropped.
+func clipAll(ss []string, n, runes int) []string {
+	var out []string
+	for _, s := range ss {
+		if t := brave.PlainText(s); t != "" && len(out) < n {
+			out = append(out, clip(t, runes))
+		}
+	}
+	return out
 }
 
 // awaitRateWindow waits for a spent rate-limit window to reset before the next

@@ -90,7 +90,11 @@ func TestBraveRejectsBadInputBeforeAnyRequest(t *testing.T) {
 		{"country", `{"query":"go","country":"Germany"}`, "country"},
 		{"domain", `{"query":"go","allowed_domains":["not a domain"]}`, "allowed_domains[0]"},
 		{"too long", `{"query":"` + strings.Repeat("x", 401) + `"}`, "at most 400 characters"},
-		{"unknown field", `{"query":"go","extra_snippets":true}`, "extra_snippets"},
+		{"unknown field", `{"query":"go","text_decorations":true}`, "text_decorations"},
+		{"result_filter value", `{"query":"go","result_filter":["web","summarizer"]}`, "result_filter"},
+		{"too many goggles", `{"query":"go","goggles":["a","b","c","d","e","f"]}`, "goggles"},
+		{"empty goggle", `{"query":"go","goggles":[""]}`, "goggles"},
+		{"blank goggle", `{"query":"go","goggles":["  "]}`, "goggles[0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

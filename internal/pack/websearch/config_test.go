@@ -89,7 +89,7 @@ func TestSchemasFollowTheSpec(t *testing.T) {
 		extra       []string
 	}{
 		{specBraveSchema, Brave(Config{}), "", map[string]string{"offset": "Result offset for pagination: how many results to skip."},
-			[]string{"freshness", "country", "search_lang", "safesearch"}},
+			[]string{"freshness", "country", "search_lang", "safesearch", "extra_snippets", "goggles", "result_filter"}},
 		{specGoogleSchema, Google(Config{}), " Note: Google has closed the Custom Search JSON API to new customers and shuts it down on 2027-01-01.",
 			map[string]string{"start": "Result index offset for pagination (1-based, max 91"}, nil},
 	}

@@ -1,10 +1,12 @@
 // Package websearch declares the web search tools web_search_brave,
 // web_search_google and web_search_searxng on the tool contract. All three
 // return the same result shape, {results:[{title,url,snippet}], count}, and
-// take the same domain filters, so an agent can use any of them. Beside
-// them it declares Brave's other searches, news_search_brave,
-// image_search_brave and video_search_brave, each with the fields its kind of
-// result needs; which Brave searches are declared is configurable
+// take the same domain filters, so an agent can use any of them
+// (web_search_brave adds optional fields: extra snippets per result and,
+// when result_filter asks, Brave's faq, discussions, infobox, news and
+// videos blocks). Beside them it declares Brave's other searches,
+// news_search_brave, image_search_brave and video_search_brave, each with the
+// fields its kind of result needs; which Brave searches are declared is configurable
 // (TOOLPORT_BRAVE_TOOLS), since not every Brave plan includes them all.
 //
 // The upstream clients live in packages brave, google and searxng; this package maps
