@@ -468,11 +468,10 @@ func TestConcurrentCallersShareOneRefresh(t *testing.T) {
 		}()
 	}
 	started.Wait()
-	// Let the callers reach the token source while the one token request is
-	// held open; the count below is what the test checks, not the timing.
-	for f.tokenCalls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	<-f.tokenSeen // the one token request is held open
+	// Give the other callers a moment to queue behind it. This only widens
+	// the window: the count below is what the test checks, and a caller
+	// arriving after the gate finds the token and makes no request either.
 	time.Sleep(20 * time.Millisecond)
 	close(gate)
 	done.Wait()
@@ -499,9 +498,7 @@ func TestCallerGivingUpDoesNotSpoilTheSharedRefresh(t *testing.T) {
 		_, err := c.Album(ctx, "396698918")
 		errc <- err
 	}()
-	for f.tokenCalls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	<-f.tokenSeen // the caller's refresh is held open
 	cancel()
 	kindError(t, <-errc, context.Canceled)
 	close(gate)

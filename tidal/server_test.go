@@ -26,12 +26,16 @@ type fakeTidal struct {
 	tokenCalls atomic.Int32
 	apiCalls   atomic.Int32
 
-	mu         sync.Mutex
-	expiresIn  int
-	issued     int
-	valid      map[string]bool
-	tokenGate  chan struct{} // when set, token requests wait for it to close
-	legacyOnly bool          // GET /searchResults?filter[query] answers 404
+	mu        sync.Mutex
+	expiresIn int
+	issued    int
+	valid     map[string]bool
+	tokenGate chan struct{} // when set, token requests wait for it to close
+	// tokenSeen is closed when the first token request arrives, so tests
+	// wait on it rather than poll tokenCalls with sleeps.
+	tokenSeen     chan struct{}
+	tokenSeenOnce sync.Once
+	legacyOnly    bool // GET /searchResults?filter[query] answers 404
 	// hook, when set, may answer an API request itself (returning true).
 	hook     func(w http.ResponseWriter, r *http.Request) bool
 	requests []*url.URL // API requests, in order
@@ -57,7 +61,7 @@ func must(t testing.TB, err error) {
 }
 
 func newFakeTidal(t *testing.T) *fakeTidal {
-	f := &fakeTidal{t: t, expiresIn: 3600, valid: map[string]bool{}, catalog: tooltest.LoadTIDALCatalog(t)}
+	f := &fakeTidal{t: t, expiresIn: 3600, valid: map[string]bool{}, tokenSeen: make(chan struct{}), catalog: tooltest.LoadTIDALCatalog(t)}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -154,6 +158,7 @@ func (f *fakeTidal) serve(w http.ResponseWriter, r *http.Request) {
 
 func (f *fakeTidal) serveToken(w http.ResponseWriter, r *http.Request) {
 	f.tokenCalls.Add(1)
+	f.tokenSeenOnce.Do(func() { close(f.tokenSeen) })
 	f.mu.Lock()
 	gate := f.tokenGate
 	f.mu.Unlock()

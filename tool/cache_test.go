@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolport/toolport/internal/cache"
@@ -114,17 +115,21 @@ func TestResultCache(t *testing.T) {
 		}
 	})
 	t.Run("maxAgeSeconds bounds the age of a reused result", func(t *testing.T) {
-		u := &upstream{}
-		reg := cachedRegistry(t, cache.NewMemory(cache.MemoryConfig{}), u)
-		reg.Call(ctx, "search", []byte(`{"query":"go"}`))
-		time.Sleep(1100 * time.Millisecond)
-		old := reg.Call(ctx, "search", []byte(`{"query":"go","maxAgeSeconds":60}`))
-		if !old.Cached || envelope(t, old)["cachedAgeSeconds"] != 1.0 {
-			t.Fatalf("maxAgeSeconds 60 after 1.1 s: %s", old)
-		}
-		if young := reg.Call(ctx, "search", []byte(`{"query":"go","maxAgeSeconds":1}`)); young.Cached || u.calls.Load() != 2 {
-			t.Fatalf("maxAgeSeconds 1 after 1.1 s: %s", young)
-		}
+		// In a synctest bubble the clock is fake: the 1.1 s sleep below
+		// advances it at once instead of waiting out real time.
+		synctest.Test(t, func(t *testing.T) {
+			u := &upstream{}
+			reg := cachedRegistry(t, cache.NewMemory(cache.MemoryConfig{}), u)
+			reg.Call(ctx, "search", []byte(`{"query":"go"}`))
+			time.Sleep(1100 * time.Millisecond) // fake time
+			old := reg.Call(ctx, "search", []byte(`{"query":"go","maxAgeSeconds":60}`))
+			if !old.Cached || envelope(t, old)["cachedAgeSeconds"] != 1.0 {
+				t.Fatalf("maxAgeSeconds 60 after 1.1 s: %s", old)
+			}
+			if young := reg.Call(ctx, "search", []byte(`{"query":"go","maxAgeSeconds":1}`)); young.Cached || u.calls.Load() != 2 {
+				t.Fatalf("maxAgeSeconds 1 after 1.1 s: %s", young)
+			}
+		})
 	})
 	t.Run("failures are not cached", func(t *testing.T) {
 		u := &upstream{}
@@ -358,42 +363,46 @@ func TestCachedSummary(t *testing.T) {
 // A replica waits for another's call at most the fill wait, then calls the
 // upstream itself.
 func TestResultCacheBoundedWait(t *testing.T) {
-	shared := cache.NewMemory(cache.MemoryConfig{}) // one store, two registries: two replicas
-	release := make(chan struct{})
-	var calls atomic.Int32
-	slowThenFast := func(t *testing.T) *tool.Tool {
-		return newSearch(t, func(_ context.Context, in searchInput) (searchOutput, error) {
-			if calls.Add(1) == 1 {
-				<-release // the first replica's call hangs
-			}
-			return searchOutput{Echo: in}, nil
-		})
-	}
-	opts := func() []tool.Option {
-		return []tool.Option{tool.WithResultCache(shared, map[string]tool.CachePolicy{"search": {TTL: time.Hour}}),
-			tool.WithCacheFill(time.Minute, 300*time.Millisecond)}
-	}
-	a, b := tool.NewRegistry(opts()...), tool.NewRegistry(opts()...)
-	_ = a.Register(slowThenFast(t))
-	_ = b.Register(slowThenFast(t))
-	done := make(chan *tool.Result, 1)
-	go func() { done <- a.Call(context.Background(), "search", []byte(`{"query":"slow"}`)) }()
-	for deadline := time.Now().Add(5 * time.Second); calls.Load() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	// In a bubble the hung call blocks durably and the fill wait runs on the
+	// fake clock, so no polling and no real 300 ms.
+	synctest.Test(t, func(t *testing.T) {
+		shared := cache.NewMemory(cache.MemoryConfig{}) // one store, two registries: two replicas
+		release := make(chan struct{})
+		var calls atomic.Int32
+		slowThenFast := func(t *testing.T) *tool.Tool {
+			return newSearch(t, func(_ context.Context, in searchInput) (searchOutput, error) {
+				if calls.Add(1) == 1 {
+					<-release // the first replica's call hangs
+				}
+				return searchOutput{Echo: in}, nil
+			})
+		}
+		opts := func() []tool.Option {
+			return []tool.Option{tool.WithResultCache(shared, map[string]tool.CachePolicy{"search": {TTL: time.Hour}}),
+				tool.WithCacheFill(time.Minute, 300*time.Millisecond)}
+		}
+		a, b := tool.NewRegistry(opts()...), tool.NewRegistry(opts()...)
+		_ = a.Register(slowThenFast(t))
+		_ = b.Register(slowThenFast(t))
+		done := make(chan *tool.Result, 1)
+		go func() { done <- a.Call(context.Background(), "search", []byte(`{"query":"slow"}`)) }()
+		synctest.Wait() // a's call now hangs in the tool, holding the fill lock
+		if calls.Load() != 1 {
 			t.Fatal("the first call never reached the tool")
 		}
-	}
-	start := time.Now()
-	res := b.Call(context.Background(), "search", []byte(`{"query":"slow"}`))
-	waited := time.Since(start)
-	close(release)
-	<-done
-	if !res.OK() || res.Cached || calls.Load() != 2 {
-		t.Fatalf("b: %s after %d upstream calls", res, calls.Load())
-	}
-	if waited < 300*time.Millisecond || waited > 3*time.Second {
-		t.Fatalf("b waited %v for a hung call; want the 300ms fill wait", waited)
-	}
+		start := time.Now()
+		res := b.Call(context.Background(), "search", []byte(`{"query":"slow"}`))
+		waited := time.Since(start)
+		close(release)
+		<-done
+		if !res.OK() || res.Cached || calls.Load() != 2 {
+			t.Fatalf("b: %s after %d upstream calls", res, calls.Load())
+		}
+		// The clock is fake, so b waits exactly the fill wait.
+		if waited != 300*time.Millisecond {
+			t.Fatalf("b waited %v for a hung call; want the 300ms fill wait", waited)
+		}
+	})
 }
 
 // A registry made with Select shares the cache of the one it came from.
@@ -412,35 +421,38 @@ func TestResultCacheSelect(t *testing.T) {
 
 // A call that joined another whose caller gave up calls the upstream itself.
 func TestResultCacheLeaderGivesUp(t *testing.T) {
-	var calls atomic.Int32
-	tl := newSearch(t, func(ctx context.Context, in searchInput) (searchOutput, error) {
-		if calls.Add(1) == 1 {
-			<-ctx.Done()
-			return searchOutput{}, ctx.Err()
-		}
-		return searchOutput{Echo: in, Total: 7}, nil
-	})
-	reg := tool.NewRegistry(tool.WithRetryDelay(time.Millisecond),
-		tool.WithResultCache(cache.NewMemory(cache.MemoryConfig{}), map[string]tool.CachePolicy{"search": {TTL: time.Hour}}))
-	_ = reg.Register(tl)
-	leaderCtx, cancel := context.WithCancel(context.Background())
-	leader := make(chan *tool.Result, 1)
-	go func() { leader <- reg.Call(leaderCtx, "search", []byte(`{"query":"xy"}`)) }()
-	for deadline := time.Now().Add(5 * time.Second); calls.Load() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	// synctest.Wait returns once every goroutine is blocked, which orders the
+	// leader, the joiner and the cancel without sleeps.
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		tl := newSearch(t, func(ctx context.Context, in searchInput) (searchOutput, error) {
+			if calls.Add(1) == 1 {
+				<-ctx.Done()
+				return searchOutput{}, ctx.Err()
+			}
+			return searchOutput{Echo: in, Total: 7}, nil
+		})
+		reg := tool.NewRegistry(tool.WithRetryDelay(time.Millisecond),
+			tool.WithResultCache(cache.NewMemory(cache.MemoryConfig{}), map[string]tool.CachePolicy{"search": {TTL: time.Hour}}))
+		_ = reg.Register(tl)
+		leaderCtx, cancel := context.WithCancel(context.Background())
+		leader := make(chan *tool.Result, 1)
+		go func() { leader <- reg.Call(leaderCtx, "search", []byte(`{"query":"xy"}`)) }()
+		synctest.Wait() // the leader is in the tool
+		if calls.Load() != 1 {
 			t.Fatal("the first call never reached the tool")
 		}
-	}
-	joined := make(chan *tool.Result, 1)
-	go func() { joined <- reg.Call(context.Background(), "search", []byte(`{"query":"xy"}`)) }()
-	time.Sleep(50 * time.Millisecond) // the second call joins the first
-	cancel()
-	if res := <-leader; res.OK() {
-		t.Fatalf("the cancelled call succeeded: %s", res)
-	}
-	if res := <-joined; !res.OK() || res.Value.(searchOutput).Total != 7 {
-		t.Fatalf("the joined call: %s", res)
-	}
+		joined := make(chan *tool.Result, 1)
+		go func() { joined <- reg.Call(context.Background(), "search", []byte(`{"query":"xy"}`)) }()
+		synctest.Wait() // the second call has joined the first and waits on it
+		cancel()
+		if res := <-leader; res.OK() {
+			t.Fatalf("the cancelled call succeeded: %s", res)
+		}
+		if res := <-joined; !res.OK() || res.Value.(searchOutput).Total != 7 {
+			t.Fatalf("the joined call: %s", res)
+		}
+	})
 }
 
 // handoffCache is a shared cache in which another replica holds a key's fill

@@ -18,15 +18,22 @@ import (
 )
 
 // implementations returns each Cache under test: the in-process one, and the
-// Redis one when TOOLPORT_TEST_REDIS_URL is set.
-func implementations(t *testing.T) map[string]func(t *testing.T, maxValue int) cache.Cache {
-	return map[string]func(t *testing.T, maxValue int) cache.Cache{
-		"memory": func(t *testing.T, maxValue int) cache.Cache {
-			return cache.NewMemory(cache.MemoryConfig{MaxValueBytes: maxValue})
+// Redis one when TOOLPORT_TEST_REDIS_URL is set. Each comes with a wait that
+// lets d pass for it: the in-process cache runs on an injected clock that
+// wait moves, so expiry tests take no real time; Redis expires keys on the
+// server's own clock, so there wait has to sleep.
+func implementations(t *testing.T) map[string]func(t *testing.T, maxValue int) (cache.Cache, func(d time.Duration)) {
+	return map[string]func(t *testing.T, maxValue int) (cache.Cache, func(d time.Duration)){
+		"memory": func(t *testing.T, maxValue int) (cache.Cache, func(d time.Duration)) {
+			start := time.Now()
+			var elapsed atomic.Int64 // the fake clock: start plus elapsed
+			now := func() time.Time { return start.Add(time.Duration(elapsed.Load())) }
+			wait := func(d time.Duration) { elapsed.Add(int64(d)) }
+			return cache.NewMemory(cache.MemoryConfig{MaxValueBytes: maxValue, Now: now}), wait
 		},
-		"redis": func(t *testing.T, maxValue int) cache.Cache {
+		"redis": func(t *testing.T, maxValue int) (cache.Cache, func(d time.Duration)) {
 			c, prefix := redistest.Client(t)
-			return cache.NewRedis(c, cache.RedisConfig{Prefix: prefix, MaxValueBytes: maxValue})
+			return cache.NewRedis(c, cache.RedisConfig{Prefix: prefix, MaxValueBytes: maxValue}), time.Sleep
 		},
 	}
 }
@@ -37,7 +44,7 @@ func TestContract(t *testing.T) {
 	for name, open := range implementations(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Run("a stored value is read back until its TTL ends", func(t *testing.T) {
-				c := open(t, 0)
+				c, wait := open(t, 0)
 				if _, ok, err := c.Get(ctx, "k"); ok || err != nil {
 					t.Fatalf("empty cache: ok=%v err=%v", ok, err)
 				}
@@ -59,11 +66,11 @@ func TestContract(t *testing.T) {
 					if time.Now().After(deadline) {
 						t.Fatal("value still there 3 s after a 150 ms TTL")
 					}
-					time.Sleep(20 * time.Millisecond)
+					wait(20 * time.Millisecond)
 				}
 			})
 			t.Run("Set replaces and Delete removes", func(t *testing.T) {
-				c := open(t, 0)
+				c, _ := open(t, 0)
 				_ = c.Set(ctx, "k", []byte("a"), time.Minute)
 				_ = c.Set(ctx, "k", []byte("b"), time.Minute)
 				if v, _, _ := c.Get(ctx, "k"); string(v) != "b" {
@@ -77,7 +84,7 @@ func TestContract(t *testing.T) {
 				}
 			})
 			t.Run("a value over the bound is refused", func(t *testing.T) {
-				c := open(t, 10)
+				c, _ := open(t, 10)
 				if err := c.Set(ctx, "big", bytes.Repeat([]byte("x"), 11), time.Minute); !errors.Is(err, cache.ErrTooLarge) {
 					t.Fatalf("Set 11 bytes with a 10-byte bound: %v", err)
 				}
@@ -89,7 +96,7 @@ func TestContract(t *testing.T) {
 				}
 			})
 			t.Run("a lock has one holder until released or expired", func(t *testing.T) {
-				c := open(t, 0)
+				c, wait := open(t, 0)
 				release, ok, err := c.TryLock(ctx, "l", time.Minute)
 				if !ok || err != nil {
 					t.Fatalf("first TryLock: %v %v", ok, err)
@@ -102,7 +109,7 @@ func TestContract(t *testing.T) {
 				if !ok {
 					t.Fatal("TryLock after release failed")
 				}
-				time.Sleep(250 * time.Millisecond)
+				wait(250 * time.Millisecond)
 				release3, ok, _ := c.TryLock(ctx, "l", time.Minute)
 				if !ok {
 					t.Fatal("TryLock after expiry failed")
@@ -114,7 +121,7 @@ func TestContract(t *testing.T) {
 				release3()
 			})
 			t.Run("concurrent TryLock: exactly one winner", func(t *testing.T) {
-				c := open(t, 0)
+				c, _ := open(t, 0)
 				var wins atomic.Int32
 				var wg sync.WaitGroup
 				for range 20 {

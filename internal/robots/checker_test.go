@@ -289,7 +289,12 @@ func TestErrorsAreCachedShorter(t *testing.T) {
 
 func TestConcurrentChecksShareOneFetch(t *testing.T) {
 	gate := make(chan struct{})
+	arrived := make(chan struct{}, 1) // the fetch has reached the site
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
 		<-gate
 		w.Write([]byte("User-agent: *\nDisallow: /private\n"))
 	})
@@ -300,11 +305,10 @@ func TestConcurrentChecksShareOneFetch(t *testing.T) {
 	for range n {
 		wg.Go(func() { errs <- c.Check(context.Background(), mustURL(t, s.URL+"/page")) })
 	}
-	// Let every goroutine reach the shared fetch before it completes.
-	deadline := time.Now().Add(5 * time.Second)
-	for s.robotsHits.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	<-arrived // the shared fetch is held open
+	// Give the other checks a moment to queue behind it. This only widens
+	// the window: a check arriving after the gate finds the cached rules and
+	// fetches nothing either, so the count below holds regardless.
 	time.Sleep(50 * time.Millisecond)
 	close(gate)
 	wg.Wait()
@@ -321,7 +325,12 @@ func TestConcurrentChecksShareOneFetch(t *testing.T) {
 
 func TestCallerCancelDoesNotPoisonSharedFetch(t *testing.T) {
 	gate := make(chan struct{})
+	arrived := make(chan struct{}, 1) // the fetch has reached the site
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
 		<-gate
 		w.Write([]byte("User-agent: *\nAllow: /\n"))
 	})
@@ -329,9 +338,7 @@ func TestCallerCancelDoesNotPoisonSharedFetch(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() { first <- c.Check(ctx, mustURL(t, s.URL+"/page")) }()
-	for s.robotsHits.Load() == 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	<-arrived // the first caller's fetch is held open
 	cancel()
 	if err := <-first; !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled caller got %v", err)

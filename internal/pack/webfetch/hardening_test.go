@@ -88,7 +88,12 @@ func TestConcurrentFetchesAreBounded(t *testing.T) {
 func busyRegistry(t *testing.T) (*tool.Registry, json.RawMessage) {
 	t.Helper()
 	hold := make(chan struct{})
+	arrived := make(chan struct{}, 1) // the holding call reached the server
 	srv := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
 		select {
 		case <-hold:
 		case <-r.Context().Done():
@@ -98,7 +103,7 @@ func busyRegistry(t *testing.T) (*tool.Registry, json.RawMessage) {
 	reg := registry(t, webfetch.Config{MaxConcurrent: 1, QueueWait: time.Minute})
 	raw, _ := json.Marshal(map[string]any{"url": srv.URL + "/a"})
 	go reg.Call(context.Background(), webfetch.Name, raw)
-	time.Sleep(50 * time.Millisecond) // let it take the only slot
+	<-arrived // it holds the only slot while its request is open
 	return reg, raw
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolport/toolport/tool"
@@ -18,83 +19,88 @@ func wantBusy(t *testing.T, err error) {
 }
 
 func TestLimiterSlots(t *testing.T) {
-	l := newLimiter(2, 1<<20, 50*time.Millisecond)
-	r1, err := l.acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r2, err := l.acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	_, err = l.acquire(t.Context())
-	wantBusy(t, err)
-	if waited := time.Since(start); waited < 50*time.Millisecond {
-		t.Errorf("gave up after %v, want the 50ms wait", waited)
-	}
-
-	r1()
-	r2()
-
-	// A slot freed while a caller waits goes to it. The wait is long here so
-	// that a loaded machine cannot turn this into a timeout.
-	l = newLimiter(1, 1<<20, time.Minute)
-	r1, err = l.acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan error, 1)
-	go func() {
-		r, err := l.acquire(context.Background())
-		if err == nil {
-			r()
+	// In a bubble the queue wait runs on the fake clock, and synctest.Wait
+	// tells when the waiter is queued, so nothing waits out real time.
+	synctest.Test(t, func(t *testing.T) {
+		l := newLimiter(2, 1<<20, 50*time.Millisecond)
+		r1, err := l.acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
 		}
-		got <- err
-	}()
-	time.Sleep(10 * time.Millisecond)
-	r1()
-	if err := <-got; err != nil {
-		t.Errorf("waiter not admitted when a slot freed: %v", err)
-	}
+		r2, err := l.acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = l.acquire(t.Context())
+		wantBusy(t, err)
+		if waited := time.Since(start); waited != 50*time.Millisecond {
+			t.Errorf("gave up after %v, want the 50ms wait", waited)
+		}
+
+		r1()
+		r2()
+
+		// A slot freed while a caller waits goes to it.
+		l = newLimiter(1, 1<<20, time.Minute)
+		r1, err = l.acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			r, err := l.acquire(context.Background())
+			if err == nil {
+				r()
+			}
+			got <- err
+		}()
+		synctest.Wait() // the waiter is blocked on the slot
+		r1()
+		if err := <-got; err != nil {
+			t.Errorf("waiter not admitted when a slot freed: %v", err)
+		}
+	})
 }
 
 func TestLimiterBytes(t *testing.T) {
-	l := newLimiter(8, 100, 50*time.Millisecond)
-	r60, err := l.reserve(t.Context(), 60)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r40, err := l.reserve(t.Context(), 40)
-	if err != nil {
-		t.Fatalf("60+40 fit in 100: %v", err)
-	}
-	_, err = l.reserve(t.Context(), 1)
-	wantBusy(t, err)
-
-	// Waiters are served in order as bytes come back.
-	big := make(chan error, 1)
-	go func() {
-		r, err := l.reserve(context.Background(), 1000) // over the budget: takes all of it
-		if err == nil {
-			time.Sleep(20 * time.Millisecond)
-			r()
+	// synctest.Wait, not a sleep, tells when the big reservation is queued.
+	synctest.Test(t, func(t *testing.T) {
+		l := newLimiter(8, 100, 50*time.Millisecond)
+		r60, err := l.reserve(t.Context(), 60)
+		if err != nil {
+			t.Fatal(err)
 		}
-		big <- err
-	}()
-	time.Sleep(10 * time.Millisecond)
-	r60()
-	r60() // releasing twice gives back nothing more
-	r40()
-	if err := <-big; err != nil {
-		t.Fatalf("a page over the budget was not admitted alone: %v", err)
-	}
-	l.mu.Lock()
-	used, waiters := l.used, len(l.waiters)
-	l.mu.Unlock()
-	if used != 0 || waiters != 0 {
-		t.Errorf("after all releases: used=%d waiters=%d, want 0 and 0", used, waiters)
-	}
+		r40, err := l.reserve(t.Context(), 40)
+		if err != nil {
+			t.Fatalf("60+40 fit in 100: %v", err)
+		}
+		_, err = l.reserve(t.Context(), 1)
+		wantBusy(t, err)
+
+		// Waiters are served in order as bytes come back.
+		big := make(chan error, 1)
+		go func() {
+			r, err := l.reserve(context.Background(), 1000) // over the budget: takes all of it
+			if err == nil {
+				r()
+			}
+			big <- err
+		}()
+		synctest.Wait() // the big reservation waits behind r60 and r40
+		r60()
+		r60() // releasing twice gives back nothing more
+		r40()
+		if err := <-big; err != nil {
+			t.Fatalf("a page over the budget was not admitted alone: %v", err)
+		}
+		l.mu.Lock()
+		used, waiters := l.used, len(l.waiters)
+		l.mu.Unlock()
+		if used != 0 || waiters != 0 {
+			t.Errorf("after all releases: used=%d waiters=%d, want 0 and 0", used, waiters)
+		}
+	})
 }
 
 func TestLimiterCancelWhileWaiting(t *testing.T) {
