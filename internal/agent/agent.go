@@ -621,6 +621,9 @@ func (t *turn) fail(ctx context.Context, err error) {
 		return
 	}
 	ev := modelErrorEvent(err)
+	// The operator sees what the person sees (for a server that cannot be
+	// reached, its URL), not the transport's text, which may carry keys.
+	t.a.logger.WarnContext(ctx, "the model call failed", "conversation", t.convID, "message", t.msgID, "code", ev.Code, "error", ev.Message)
 	t.span.SetStatus(codes.Error, ev.Message)
 	t.failWith(ctx, ev)
 	t.end(StopError)
@@ -633,8 +636,9 @@ const maxErrorMessage = store.MaxErrorMessageBytes - len("…(truncated)")
 // failWith saves the answer so far, marked incomplete, with ev as its error
 // (a message of its own when nothing else was produced), then emits ev. The
 // save comes first so that a reload right after the event shows the error.
-// ev's message is already safe to show (llm.Error messages carry no keys or
-// URLs), so it is stored as sent.
+// ev's message is already safe to show (llm.Error messages carry no keys; a
+// network error names the server's URL without credentials or query), so it
+// is stored as sent.
 func (t *turn) failWith(ctx context.Context, ev ErrorEvent) {
 	ev.Message = clip(ev.Message, maxErrorMessage)
 	t.failure = &store.MessageError{Code: ev.Code, Message: ev.Message}

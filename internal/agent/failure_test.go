@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -232,5 +234,36 @@ func TestStoredFailureJSON(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"content":[]`) || !strings.Contains(string(b), `"error":{"code":"MODEL_NOT_CONFIGURED","message":"no model configured`) {
 		t.Errorf("stored failure JSON = %s", b)
+	}
+}
+
+// A turn whose model server cannot be reached says which server, in the
+// error shown and in the log, without the credentials in its URL.
+func TestUnreachableModelIsNamed(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	host := strings.TrimPrefix(srv.URL, "http://")
+	srv.Close() // nothing listens there any more
+	p, err := llm.NewOpenAI("gpt-4.1", llm.Options{APIKey: "sk-test", BaseURL: "http://user:pa55word@" + host + "/v1?key=q5ecret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openStore(t, backends[0])
+	var logs strings.Builder
+	a := newAgent(t, agent.Config{Store: db, Registry: newTools(t).reg, Provider: p, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	conv := newConversation(t, db)
+	r := &recorder{}
+	if err := a.Turn(context.Background(), conv, "hello?", r.emit); err != nil {
+		t.Fatal(err)
+	}
+	e := r.first("error")
+	msg, _ := e["message"].(string)
+	want := "http://" + host + "/v1"
+	if e["code"] != "MODEL_ERROR" || !strings.Contains(msg, want) || !strings.Contains(logs.String(), want) {
+		t.Errorf("error %v, log %q: want MODEL_ERROR naming %s in both", e, logs.String(), want)
+	}
+	for _, secret := range []string{"pa55word", "q5ecret", "sk-test"} {
+		if strings.Contains(msg+logs.String(), secret) {
+			t.Errorf("%q leaked: error %q, log %q", secret, msg, logs.String())
+		}
 	}
 }

@@ -173,11 +173,20 @@ func ckanCheck(c *config.Config) Check {
 	}
 }
 
+// tidalMissing says what TIDAL lacks: a public app (sign-in) needs only the
+// client id; this check's catalogue search also needs the secret.
+func tidalMissing(id string) string {
+	if id == "" {
+		return "no client id"
+	}
+	return "no client secret (catalogue search uses client credentials; sign-in needs only the id)"
+}
+
 func tidalCheck(c *config.Config) Check {
 	cfg := music.TidalConfigFromEnv(c)
 	return Check{
 		Name: "tidal", Title: "TIDAL catalogue", Endpoint: showURL(cfg.BaseURL),
-		Configured: cfg.ClientID != "" && cfg.ClientSecret != "", Missing: "no client id and secret",
+		Configured: cfg.ClientID != "" && cfg.ClientSecret != "", Missing: tidalMissing(cfg.ClientID),
 		Fix:        "set TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET (or tidal.* in the credentials file) from https://developer.tidal.com",
 		CostsQuota: true, Cost: "a token request and one catalogue search",
 		Run: func(ctx context.Context, hc *http.Client) (string, error) {
@@ -299,7 +308,7 @@ func embeddingsCheck(c *config.Config) Check {
 	cfg := embedding.ConfigFromEnv(c)
 	return Check{
 		Name: "embeddings", Title: "Embeddings server", Endpoint: showURL(cfg.BaseURL),
-		Configured: cfg.BaseURL != "", Missing: "no embeddings server: the offline default embedder is used",
+		Optional: true, Configured: cfg.BaseURL != "", Missing: "no embeddings server: the offline default embedder is used",
 		Fix:        "set TOOLPORT_EMBEDDINGS_URL and TOOLPORT_EMBEDDINGS_MODEL (and TOOLPORT_EMBEDDINGS_API_KEY if the server needs one)",
 		CostsQuota: !isLocal(cfg.BaseURL), Cost: "one embedding of two words",
 		Run: func(ctx context.Context, hc *http.Client) (string, error) {
@@ -324,7 +333,7 @@ func embeddingsCheck(c *config.Config) Check {
 func postgresCheck(dsn string) Check {
 	isPG := strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 	ck := Check{
-		Name: "postgres", Title: "PostgreSQL", Configured: isPG,
+		Optional: true, Name: "postgres", Title: "PostgreSQL", Configured: isPG,
 		Missing: "the store is SQLite (a file on this machine)",
 		Fix:     "set TOOLPORT_DATABASE_URL=postgres://user@host:5432/db to use PostgreSQL",
 	}
@@ -351,7 +360,7 @@ func postgresCheck(dsn string) Check {
 func weaviateCheck(c *config.Config) Check {
 	base := strings.TrimSpace(c.Env(VectorURLEnv))
 	ck := Check{
-		Name: "weaviate", Title: "Weaviate vector store", Configured: base != "", Endpoint: showURL(base),
+		Optional: true, Name: "weaviate", Title: "Weaviate vector store", Configured: base != "", Endpoint: showURL(base),
 		Missing: "no vector store: the in-process index is used",
 		Fix:     "set " + VectorURLEnv + " to a Weaviate server (http://127.0.0.1:8080)",
 	}
@@ -382,7 +391,7 @@ func redisCheck(c *config.Config) Check {
 	// RedisURL registers the URL and its password (either form) as secrets.
 	raw := c.RedisURL()
 	return Check{
-		Name: "redis", Title: "Redis", Configured: raw != "", Endpoint: showURL(raw),
+		Optional: true, Name: "redis", Title: "Redis", Configured: raw != "", Endpoint: showURL(raw),
 		Missing: "no Redis: caches and rate limits stay in this process",
 		Fix:     "check " + RedisURLEnv + " (redis://[:password@]host:6379/0)",
 		Run: func(ctx context.Context, _ *http.Client) (string, error) {
@@ -394,7 +403,7 @@ func redisCheck(c *config.Config) Check {
 func tracesCheck(c *config.Config) Check {
 	cfg := telemetry.FromConfig(c)
 	ck := Check{
-		Name: "traces", Title: "Trace export (OTLP/Langfuse)", Configured: cfg.Endpoint != "", Endpoint: showURL(cfg.Endpoint),
+		Optional: true, Name: "traces", Title: "Trace export (OTLP/Langfuse)", Configured: cfg.Endpoint != "", Endpoint: showURL(cfg.Endpoint),
 		Missing: "traces are not exported",
 		Fix:     "set OTEL_EXPORTER_OTLP_ENDPOINT (and OTEL_EXPORTER_OTLP_HEADERS), or LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY",
 	}

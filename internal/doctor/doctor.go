@@ -71,6 +71,8 @@ type Result struct {
 	Endpoint string `json:"endpoint,omitempty"` // the address checked, never with credentials
 	// CostsQuota marks a check that spends a request of the user's quota.
 	CostsQuota bool `json:"costsQuota,omitempty"`
+	// Optional marks an engine Toolport works well without (see [Check]).
+	Optional bool `json:"optional,omitempty"`
 	// Reachable and KeyWorks are known only when the check got that far.
 	Reachable *bool `json:"reachable,omitempty"`
 	KeyWorks  *bool `json:"keyWorks,omitempty"`
@@ -115,6 +117,10 @@ type Check struct {
 	Configured bool
 	// Missing says what is missing when not configured (the Detail).
 	Missing string
+	// Optional marks an engine with a built-in stand-in (SQLite, the
+	// in-process index): not configured is then no fault, so no Fix is
+	// given; Fix applies only when it is configured and failing.
+	Optional bool
 	// Fix is what to do when the check fails for want of a valid key or
 	// configuration (a rejected key, a bad URL).
 	Fix string
@@ -171,10 +177,13 @@ func Run(ctx context.Context, checks []Check, o Options) Report {
 	rep := Report{Version: o.Version, Checked: o.Now().UTC(), Results: make([]Result, len(checks))}
 	var wg sync.WaitGroup
 	for i, c := range checks {
-		res := Result{Name: c.Name, Title: c.Title, Endpoint: c.Endpoint, CostsQuota: c.CostsQuota, Warning: c.Warning}
+		res := Result{Name: c.Name, Title: c.Title, Endpoint: c.Endpoint, CostsQuota: c.CostsQuota, Optional: c.Optional, Warning: c.Warning}
 		switch {
 		case !c.Configured:
-			res.Status, res.Detail, res.Fix = NotConfigured, c.Missing, c.Fix
+			res.Status, res.Detail = NotConfigured, c.Missing
+			if !c.Optional {
+				res.Fix = c.Fix
+			}
 			rep.Results[i] = res
 			continue
 		case c.CostsQuota && !o.AllowQuota:

@@ -435,6 +435,20 @@ func TestOfflineWithNoKeys(t *testing.T) {
 					t.Errorf("%s: %+v, want not configured", name, got[name])
 				}
 			}
+			// Optional engines not configured are no fault: nothing to fix.
+			for _, name := range []string{"embeddings", "postgres", "weaviate", "redis", "traces"} {
+				if r := got[name]; !r.Optional || r.Fix != "" {
+					t.Errorf("%s: %+v, want optional with no fix", name, r)
+				}
+			}
+			for _, name := range []string{"brave", "tidal", "model"} {
+				if r := got[name]; r.Optional || r.Fix == "" {
+					t.Errorf("%s: %+v, want a fix and not optional", name, r)
+				}
+			}
+			if d := got["tidal"].Detail; d != "no client id" {
+				t.Errorf("tidal without an id: %q, want \"no client id\"", d)
+			}
 			for _, name := range []string{"ckan", "lrclib", "reccobeats"} {
 				if r := got[name]; r.Status != Failing || !strings.Contains(r.Detail, tt.detail) {
 					t.Errorf("%s: %+v, want failing: %s", name, r, tt.detail)

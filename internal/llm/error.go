@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -32,7 +33,8 @@ const (
 )
 
 // Error is a failed model call. Message is safe to show to users and to log:
-// it never contains API keys, request URLs or headers.
+// it never contains API keys, headers, or a URL's user info or query (a
+// server that cannot be reached is named by scheme, host and path).
 type Error struct {
 	Code       Code
 	Message    string
@@ -230,9 +232,27 @@ func classifyTransport(ctx context.Context, provider string, err error) *Error {
 		e.Message = "the model server timed out"
 	default:
 		// Connection refused, reset, unexpected EOF, TLS failures… The
-		// transport's text names the URL, so it stays in Err only.
+		// transport's text may carry credentials, so it stays in Err only;
+		// the URL is named without them, so a person sees which server.
 		e.Code, e.Retryable = CodeNetwork, true
 		e.Message = "could not reach the model server or the connection dropped"
+		if where := safeURL(err); where != "" {
+			e.Message += " (" + where + ")"
+		}
 	}
 	return e
+}
+
+// safeURL is the URL of the request err failed on, without user info, query
+// or fragment (which may hold keys), or "" when err names none.
+func safeURL(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return ""
+	}
+	u, perr := url.Parse(ue.URL)
+	if perr != nil || u.Host == "" {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }

@@ -175,3 +175,29 @@ func TestBenchAgainstFakeAPI(t *testing.T) {
 	opts := fakeOptions()
 	RunBenchChecks(t, srv.URL, opts, BenchRun{Tool: "semanticSearch", Fields: map[string]string{"query": "love songs", "limit": "3"}, Want: "Everybody Hurts"})
 }
+
+// TestBenchOpensOnOfferedTool checks that with no keys the bench opens on the
+// first tool that works (queryDatastore), not on web_search_brave, which
+// could only fail for its missing key; with every tool offered it opens on
+// the first.
+func TestBenchOpensOnOfferedTool(t *testing.T) {
+	for _, tc := range []struct {
+		notOffered map[string]string
+		want       string
+	}{
+		{map[string]string{"web_search_brave": "BRAVE_API_KEY is not set"}, "queryDatastore"},
+		{nil, "web_search_brave"},
+	} {
+		api := newFakeAPI("", false, "")
+		api.notOffered = tc.notOffered
+		srv := api.server(t)
+		b := NewBrowser(t, Options{})
+		to := 30 * time.Second
+		b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(srv.URL+"/"), waitReady(),
+			WaitFor(`!!document.querySelector('.bench-form')?.dataset.tool`))
+		if got := Eval[string](t, b, to, `document.querySelector('.bench-form').dataset.tool`); got != tc.want {
+			t.Errorf("not offered %v: the bench opens on %q, want %q", tc.notOffered, got, tc.want)
+		}
+		b.CheckNoProblems(t)
+	}
+}

@@ -30,6 +30,9 @@ type fakeAPI struct {
 	toolCalls []toolCall
 	// doctorRuns are the quota flags of the /api/doctor runs answered.
 	doctorRuns []bool
+	// notOffered, when set, maps more tools to why the model is not offered
+	// them, as on a first run with no keys.
+	notOffered map[string]string
 }
 
 type fakeConv struct {
@@ -107,7 +110,7 @@ func (f *fakeAPI) info(w http.ResponseWriter, r *http.Request) {
 		model = nil
 		help = "Set ANTHROPIC_API_KEY (or OPENAI_API_KEY) and TOOLPORT_MODEL, then restart `toolport serve`."
 	}
-	defs := fakeToolDefinitions()
+	defs := f.toolDefinitions()
 	offered := []string{}
 	for _, d := range defs {
 		if d["offered"] == true {

@@ -59,8 +59,19 @@ func fakeToolDefinitions() []map[string]any {
 	return defs
 }
 
+// toolDefinitions are fakeToolDefinitions with f.notOffered applied.
+func (f *fakeAPI) toolDefinitions() []map[string]any {
+	defs := fakeToolDefinitions()
+	for _, d := range defs {
+		if why, ok := f.notOffered[d["name"].(string)]; ok {
+			d["offered"], d["unavailable"] = false, why
+		}
+	}
+	return defs
+}
+
 func (f *fakeAPI) listTools(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"tools": fakeToolDefinitions()})
+	writeJSON(w, http.StatusOK, map[string]any{"tools": f.toolDefinitions()})
 }
 
 // toolCall is a call the fake's tool API answered.

@@ -43,6 +43,8 @@ func (f *fakeAPI) doctor(w http.ResponseWriter, r *http.Request) {
 			"detail": "no API key and engine id", "fix": "set GOOGLE_SEARCH_API_KEY and GOOGLE_SEARCH_ENGINE_ID"},
 		map[string]any{"name": "ckan", "title": "CKAN portal", "status": "failing",
 			"detail": "unreachable: cannot resolve data.gov.il", "fix": "check the network, a proxy, or the base URL"},
+		map[string]any{"name": "redis", "title": "Redis", "status": "not configured", "optional": true,
+			"detail": "no Redis: caches and rate limits stay in this process"},
 	}})
 }
 
@@ -59,17 +61,22 @@ func TestSettingsPanel(t *testing.T) {
 		chromedp.Click(css("#settings-btn")),
 		WaitFor(`document.getElementById('settings-dialog')?.open && document.getElementById('settings-dialog').dataset.state === 'done'`))
 	got := Eval[[][]string](t, b, to, rows)
-	want := [][]string{{"brave", "skipped", "Skipped"}, {"google", "not configured", "Not configured"}, {"ckan", "failing", "Failing"}}
+	want := [][]string{{"brave", "skipped", "Skipped"}, {"google", "not configured", "Not configured"}, {"ckan", "failing", "Failing"}, {"redis", "not configured", "Not configured"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("rows = %q, want %q", got, want)
 	}
-	if s := Eval[string](t, b, to, `document.getElementById('settings-status').textContent`); s != "3 upstreams checked; 1 failing." {
+	if s := Eval[string](t, b, to, `document.getElementById('settings-status').textContent`); s != "4 upstreams checked; 1 failing." {
 		t.Errorf("status = %q", s)
 	}
 	if fix := Eval[string](t, b, to, `document.querySelector('[data-upstream="ckan"] .settings-fix').textContent`); fix != "Fix: check the network, a proxy, or the base URL" {
 		t.Errorf("ckan fix = %q", fix)
 	}
 
+	// Only the optional engine is marked so, and it offers no fix.
+	opt := Eval[[]string](t, b, to, `[...document.querySelectorAll('.settings-optional')].map(e => e.closest('.settings-row').dataset.upstream + ': ' + e.textContent)`)
+	if !reflect.DeepEqual(opt, []string{"redis: optional: Toolport works without it"}) || Eval[int](t, b, to, `document.querySelectorAll('[data-upstream="redis"] .settings-fix').length`) != 0 {
+		t.Errorf("optional rows = %q, want redis alone, without a fix", opt)
+	}
 	b.Do(t, to, chromedp.Click(css("#settings-check-quota")),
 		WaitFor(`document.querySelector('[data-upstream="brave"]')?.dataset.status === 'ok'`))
 	if lim := Eval[string](t, b, to, `document.querySelector('[data-upstream="brave"] .settings-limits').textContent`); lim != "Limits: X-Ratelimit-Remaining: 0, 1977" {

@@ -745,8 +745,12 @@ func RunNoModelChecks(t *testing.T, baseURL string, opts Options) {
 		t.Error("without a model the page shows a composer that cannot send")
 	}
 	// The chat view offers the bench instead of a disabled message box.
-	b.Do(t, to, chromedp.Click(css("#bench-btn")), chromedp.WaitVisible(css("#no-model-note")),
-		chromedp.Click(css("#open-bench")), chromedp.WaitVisible(css("#bench")),
+	b.Do(t, to, chromedp.Click(css("#bench-btn")), chromedp.WaitVisible(css("#no-model-note")))
+	// Suggestions fill the hidden composer: clicking one would do nothing.
+	if n := Eval[int](t, b, to, `[...document.querySelectorAll('.suggestion')].filter(e => e.checkVisibility()).length`); n != 0 {
+		t.Errorf("without a model the chat view shows %d suggestions for a composer it hides", n)
+	}
+	b.Do(t, to, chromedp.Click(css("#open-bench")), chromedp.WaitVisible(css("#bench")),
 		WaitFor(`document.activeElement && document.activeElement.id === 'bench-title'`))
 }
 

@@ -299,6 +299,8 @@ class App {
       if (info && info.modelConfigured === false) {
         $('no-model-help').textContent = str(info.modelHelp) || t('noModelHelpDefault');
         $('no-model-banner').hidden = false;
+        // The suggestions fill the composer, which is hidden without a model.
+        $('suggestions').hidden = true;
       }
       this.renderModelPicker();
       $('server-info').textContent = [info && str(info.version) ? t('version', { version: info.version }) : '', info && typeof info.tools === 'number' ? toolsText(info) : ''].filter(Boolean).join(' · ');

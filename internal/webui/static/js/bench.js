@@ -337,7 +337,10 @@ export class Bench {
       this.list.appendChild(h('div', { class: 'bench-pack', 'data-pack': pack },
         h('h3', { class: 'bench-pack-title', id: headId }, packLabel(pack)), ul));
     }
-    if (!this.current && this.tools.length > 0) this.select(this.tools[0].name, false);
+    // Open on a tool that works as things stand (a first run has no keys,
+    // and a form that can only fail with AUTH_MISSING is a poor welcome).
+    const first = this.tools.find((t) => t.offered !== false) || this.tools[0];
+    if (!this.current && first) this.select(first.name, false);
   }
 
   /** select shows the form of the tool called name. */

@@ -4,6 +4,7 @@
 // only when they press the second button, as POST {"quota":true}.
 
 import { h, clear, str } from './dom.js';
+import { t } from './i18n.js';
 
 const STATUS_LABEL = {
   ok: 'OK',
@@ -82,6 +83,8 @@ export class Settings {
       this.list.appendChild(h('li', { class: 'settings-row', 'data-upstream': str(r.name), 'data-status': status },
         h('span', { class: 'settings-name' }, str(r.title) || str(r.name)),
         h('span', { class: 'settings-badge' }, STATUS_LABEL[status] || status),
+        // An optional engine not configured is no fault: say so by its badge.
+        r.optional === true ? h('span', { class: 'settings-optional' }, t('settingsOptional')) : null,
         str(r.detail) ? h('span', { class: 'settings-detail' }, str(r.detail)) : null,
         limits ? h('span', { class: 'settings-limits' }, 'Limits: ' + limits) : null,
         str(r.fix) && status !== 'ok' ? h('span', { class: 'settings-fix' }, 'Fix: ' + str(r.fix)) : null,
