@@ -394,20 +394,7 @@ func TestStdioBatchBounds(t *testing.T) {
 		if err := json.Unmarshal([]byte(s.next()), &got); err != nil || len(got) != 5 {
 			t.Fatalf("%d answers (%v), want 5", len(got), err)
 		}
-		var full, dropped int
-		for _, r := range got {
-			switch {
-			case r.Error == nil && strings.Contains(string(r.Result), `"echo"`):
-				full++
-			case r.Error != nil && r.Error.Code == -32000 && string(r.ID) != "null":
-				dropped++
-			default:
-				t.Errorf("unexpected answer %s %+v", r.ID, r.Error)
-			}
-		}
-		if full != 2 || dropped != 3 {
-			t.Errorf("%d answers and %d dropped, want 2 and 3", full, dropped)
-		}
+		wantBudgetAnswers(t, got, 2, 3)
 	})
 }
 
@@ -448,4 +435,25 @@ func TestServeStdioLeavesAToolThatIgnoresCancellation(t *testing.T) {
 		}
 		synctest.Wait()
 	})
+}
+
+// wantBudgetAnswers checks a batch's answers under an answer-byte budget:
+// full whole tools/list answers, then dropped ones answered -32000 with
+// their ids (both transports share the rule).
+func wantBudgetAnswers(t *testing.T, got []response, full, dropped int) {
+	t.Helper()
+	var gotFull, gotDropped int
+	for _, r := range got {
+		switch {
+		case r.Error == nil && strings.Contains(string(r.Result), `"echo"`):
+			gotFull++
+		case r.Error != nil && r.Error.Code == -32000 && string(r.ID) != "null":
+			gotDropped++
+		default:
+			t.Errorf("unexpected answer %s %+v", r.ID, r.Error)
+		}
+	}
+	if gotFull != full || gotDropped != dropped {
+		t.Errorf("%d answers and %d dropped, want %d and %d", gotFull, gotDropped, full, dropped)
+	}
 }

@@ -512,20 +512,7 @@ func TestHTTPBatchBounds(t *testing.T) {
 		defer hs2.Close()
 		id = openSession(t, hs2.URL, revision)
 		got := streamAnswers(t, postAs(t, hs2.URL, id, revision, batchOf(5, "tools/list")))
-		var full, dropped int
-		for _, r := range got {
-			switch {
-			case r.Error == nil && strings.Contains(string(r.Result), `"echo"`):
-				full++
-			case r.Error != nil && r.Error.Code == -32000 && string(r.ID) != "null":
-				dropped++
-			default:
-				t.Errorf("unexpected answer %s %+v", r.ID, r.Error)
-			}
-		}
-		if full != 2 || dropped != 3 {
-			t.Errorf("%d answers and %d dropped, want 2 and 3", full, dropped)
-		}
+		wantBudgetAnswers(t, got, 2, 3)
 	})
 }
 
