@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -49,13 +48,8 @@ var ErrBodyTooLarge = errors.New("brave: response body too large")
 
 // Client calls the Brave Web Search API. It is safe for concurrent use.
 type Client struct {
-	http      *http.Client
-	base      *url.URL
-	apiKey    string
-	userAgent string
-	maxBody   int64
-	now       func() time.Time
-	limiter   Limiter
+	core    *httpclient.Core // base URL, User-Agent, key header, body cap, sending, CheckResponse
+	limiter Limiter
 }
 
 // Limiter grants requests at a rate. Wait blocks until one may go; an error
@@ -83,34 +77,17 @@ type Option func(*Client) error
 // optional path prefix), e.g. "http://127.0.0.1:8081". The client appends
 // each endpoint's path, e.g. /res/v1/web/search.
 func WithBaseURL(raw string) Option {
-	return func(c *Client) error {
-		u, err := parseBaseURL(raw)
-		if err != nil {
-			return err
-		}
-		c.base = u
-		return nil
-	}
+	return func(c *Client) error { return c.core.SetBaseURL(raw) }
 }
 
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option {
-	return func(c *Client) error {
-		if ua != "" {
-			c.userAgent = ua
-		}
-		return nil
-	}
+	return func(c *Client) error { c.core.SetUserAgent(ua); return nil }
 }
 
 // WithMaxBodyBytes bounds how much of a response body is read.
 func WithMaxBodyBytes(n int64) Option {
-	return func(c *Client) error {
-		if n > 0 {
-			c.maxBody = n
-		}
-		return nil
-	}
+	return func(c *Client) error { c.core.SetMaxBodyBytes(n); return nil }
 }
 
 // NewClient returns a client that authenticates with apiKey. A nil httpClient
@@ -119,22 +96,15 @@ func WithMaxBodyBytes(n int64) Option {
 // The client never follows redirects: the API does not send them, and following
 // one would hand the subscription token to another host.
 func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {
-	base, _ := url.Parse(DefaultBaseURL)
-	c := &Client{http: httpclient.NoRedirects(httpClient), base: base, apiKey: apiKey, userAgent: DefaultUserAgent, maxBody: DefaultMaxBodyBytes, now: time.Now}
-	for _, o := range opts {
-		if err := o(c); err != nil {
-			return nil, err
-		}
+	core := httpclient.NewCore("brave", httpClient, DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
+	core.SetHeader("X-Subscription-Token", apiKey)
+	core.AddSecret(apiKey)
+	core.SetBodyTooLarge(ErrBodyTooLarge)
+	c := &Client{core: core}
+	if err := httpclient.Apply(c, opts); err != nil {
+		return nil, err
 	}
 	return c, nil
-}
-
-func parseBaseURL(raw string) (*url.URL, error) {
-	u, err := httpclient.ParseBaseURL(raw)
-	if err != nil {
-		return nil, fmt.Errorf("brave: base URL must be http(s)://host[:port][/path]: %w", err)
-	}
-	return u, nil
 }
 
 // SearchParams is one web search request. Zero values are left to Brave's
@@ -376,18 +346,13 @@ func query[R any](ctx context.Context, c *Client, path string, p params,
 }
 
 // get sends one GET to path with query and returns the body of a 2xx answer;
-// any other status is an [*Error]. The response's body is already closed.
+// any other status is an [*Error] with the key scrubbed from its detail. The
+// response's body is already closed.
 func (c *Client) get(ctx context.Context, path string, query url.Values) ([]byte, *http.Response, error) {
-	u := httpclient.WithPath(c.base, path)
-	u.RawQuery = query.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := c.core.NewRequest(ctx, http.MethodGet, path, query, nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("brave: building request: %w", err)
+		return nil, nil, err
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	req.Header.Set("X-Subscription-Token", c.apiKey)
-
 	if c.limiter != nil {
 		if err := c.limiter.Wait(ctx); err != nil {
 			var ra interface{ RetryAfter() time.Duration }
@@ -398,35 +363,18 @@ func (c *Client) get(ctx context.Context, path string, query url.Values) ([]byte
 			return nil, nil, err
 		}
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, nil, err // *url.Error: its URL holds no secret (the token is a header)
-	}
-	defer resp.Body.Close()
-	body, err := readBody(resp.Body, c.maxBody)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := CheckResponse(resp, body, c.now()); err != nil {
-		var e *Error
-		if errors.As(err, &e) && c.apiKey != "" {
-			e.Detail = strings.ReplaceAll(e.Detail, c.apiKey, "[REDACTED]")
-		}
-		return nil, nil, err
-	}
-	return body, resp, nil
+	resp, body, err := c.core.Do(req, c.check)
+	return body, resp, err
 }
 
-// readBody reads at most limit bytes, failing rather than truncating.
-func readBody(r io.Reader, limit int64) ([]byte, error) {
-	body, err := httpclient.ReadBody(r, limit)
-	switch {
-	case errors.Is(err, httpclient.ErrBodyTooLarge):
-		return nil, fmt.Errorf("%w (over %d bytes)", ErrBodyTooLarge, limit)
-	case err != nil:
-		return nil, fmt.Errorf("brave: reading response: %w", err)
+// check is [CheckResponse] with the key scrubbed from the upstream's text
+// (Brave has echoed a bad token back in an error's detail).
+func (c *Client) check(resp *http.Response, body []byte, now time.Time) error {
+	err := CheckResponse(resp, body, now)
+	if e, ok := err.(*Error); ok {
+		e.Detail = c.core.Scrub(e.Detail)
 	}
-	return body, nil
+	return err
 }
 
 // ParseError reports a body that is not the JSON the API documents.

@@ -259,7 +259,7 @@ func TestNewClientRejectsBadBaseURL(t *testing.T) {
 		}
 	}
 	c, err := NewClient(nil, "k", WithBaseURL("http://127.0.0.1:8081/prefix/"))
-	if err != nil || c.base.String() != "http://127.0.0.1:8081/prefix" {
+	if err != nil || c.core.BaseURL().String() != "http://127.0.0.1:8081/prefix" {
 		t.Errorf("got %v, %v", c, err)
 	}
 }

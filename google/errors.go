@@ -73,13 +73,12 @@ func (e *Error) KeyInvalid() bool {
 		strings.Contains(e.Message, "API key not valid")
 }
 
-func (e *Error) scrub(key string) {
-	if key == "" {
-		return
-	}
-	e.Message = strings.ReplaceAll(e.Message, key, "REDACTED")
+// scrub passes the upstream's text through scrub (the core's, which puts
+// [httpclient.Redacted] where the key was): Google echoes a bad key back.
+func (e *Error) scrub(scrub func(string) string) {
+	e.Message = scrub(e.Message)
 	for i, r := range e.Reasons {
-		e.Reasons[i] = strings.ReplaceAll(r, key, "REDACTED")
+		e.Reasons[i] = scrub(r)
 	}
 }
 

@@ -54,12 +54,8 @@ var ErrBodyTooLarge = errors.New("google: response body too large")
 
 // Client calls the Custom Search JSON API. It is safe for concurrent use.
 type Client struct {
-	http      *http.Client
-	base      *url.URL
-	apiKey    string
-	userAgent string
-	maxBody   int64
-	now       func() time.Time
+	core   *httpclient.Core // base URL, User-Agent, body cap, sending, scrubbing, CheckResponse
+	apiKey string           // sent in the query, as the API requires
 }
 
 // Option configures a Client.
@@ -69,34 +65,17 @@ type Option func(*Client) error
 // optional path prefix), e.g. "http://127.0.0.1:8082". The client appends
 // /customsearch/v1.
 func WithBaseURL(raw string) Option {
-	return func(c *Client) error {
-		u, err := httpclient.ParseBaseURL(raw)
-		if err != nil {
-			return fmt.Errorf("google: base URL must be http(s)://host[:port][/path]: %w", err)
-		}
-		c.base = u
-		return nil
-	}
+	return func(c *Client) error { return c.core.SetBaseURL(raw) }
 }
 
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option {
-	return func(c *Client) error {
-		if ua != "" {
-			c.userAgent = ua
-		}
-		return nil
-	}
+	return func(c *Client) error { c.core.SetUserAgent(ua); return nil }
 }
 
 // WithMaxBodyBytes bounds how much of a response body is read.
 func WithMaxBodyBytes(n int64) Option {
-	return func(c *Client) error {
-		if n > 0 {
-			c.maxBody = n
-		}
-		return nil
-	}
+	return func(c *Client) error { c.core.SetMaxBodyBytes(n); return nil }
 }
 
 // NewClient returns a client that authenticates with apiKey. A nil httpClient
@@ -104,12 +83,12 @@ func WithMaxBodyBytes(n int64) Option {
 // deadlines come from the context of each call.
 // Redirects are not followed: the API does not send them.
 func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {
-	base, _ := url.Parse(DefaultBaseURL)
-	c := &Client{http: httpclient.NoRedirects(httpClient), base: base, apiKey: apiKey, userAgent: DefaultUserAgent, maxBody: DefaultMaxBodyBytes, now: time.Now}
-	for _, o := range opts {
-		if err := o(c); err != nil {
-			return nil, err
-		}
+	core := httpclient.NewCore("google", httpClient, DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
+	core.AddSecret(apiKey)
+	core.SetBodyTooLarge(ErrBodyTooLarge)
+	c := &Client{core: core, apiKey: apiKey}
+	if err := httpclient.Apply(c, opts); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -235,64 +214,25 @@ type Item struct {
 
 // Search runs one search. Failures are an [*Error] for an upstream error
 // status, [ErrBodyTooLarge], a [*ParseError], or a transport or context error
-// whose URL has the key replaced by "REDACTED".
+// whose URL has the key replaced by "[REDACTED]".
 func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("google: %w", err)
 	}
-	u := httpclient.WithPath(c.base, searchPath)
-	u.RawQuery = p.values(c.apiKey).Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	resp, body, err := c.core.Get(ctx, searchPath, p.values(c.apiKey), c.check)
 	if err != nil {
-		return nil, fmt.Errorf("google: building request: %w", c.scrub(err))
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, c.scrub(err)
-	}
-	defer resp.Body.Close()
-	body, err := httpclient.ReadBody(resp.Body, c.maxBody)
-	switch {
-	case errors.Is(err, httpclient.ErrBodyTooLarge):
-		return nil, fmt.Errorf("%w (over %d bytes)", ErrBodyTooLarge, c.maxBody)
-	case err != nil:
-		return nil, fmt.Errorf("google: reading response: %w", c.scrub(err))
-	}
-	if err := CheckResponse(resp, body, c.now()); err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			e.scrub(c.apiKey)
-		}
 		return nil, err
 	}
 	return DecodeSearchResponse(body, resp.Header.Get("Content-Type"))
 }
 
-// scrub replaces the key in the URL of a *url.Error, the one place net/http
-// puts the request URL into an error's text. The *url.Error was made for this
-// request alone, so it is changed in place.
-func (c *Client) scrub(err error) error {
-	var ue *url.Error
-	if c.apiKey != "" && errors.As(err, &ue) {
-		ue.URL = redactKey(ue.URL, c.apiKey)
+// check is [CheckResponse] with the key scrubbed from the upstream's text.
+func (c *Client) check(resp *http.Response, body []byte, now time.Time) error {
+	err := CheckResponse(resp, body, now)
+	if e, ok := err.(*Error); ok {
+		e.scrub(c.core.Scrub)
 	}
 	return err
-}
-
-func redactKey(raw, key string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return strings.ReplaceAll(raw, key, "REDACTED")
-	}
-	q := u.Query()
-	if q.Has("key") {
-		q.Set("key", "REDACTED")
-		u.RawQuery = q.Encode()
-	}
-	return strings.ReplaceAll(u.String(), key, "REDACTED")
 }
 
 // ParseError reports a body that is not the JSON the API documents.

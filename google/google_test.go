@@ -230,7 +230,7 @@ func TestWithBaseURL(t *testing.T) {
 		}
 	}
 	c, err := NewClient(nil, testKey, WithBaseURL("http://127.0.0.1:8082/prefix/"))
-	if err != nil || c.base.String() != "http://127.0.0.1:8082/prefix" {
+	if err != nil || c.core.BaseURL().String() != "http://127.0.0.1:8082/prefix" {
 		t.Fatalf("got %v, %v", c, err)
 	}
 }

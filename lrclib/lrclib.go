@@ -39,10 +39,6 @@ import (
 const (
 	// DefaultBaseURL is LRCLIB's root; the client appends /api/... to it.
 	DefaultBaseURL = "https://lrclib.net"
-	// BaseURLEnv names the environment variable that the commands wiring
-	// this client read to override DefaultBaseURL (pass its value to
-	// [WithBaseURL]; the package itself reads no environment).
-	BaseURLEnv = "LRCLIB_BASE_URL"
 	// DefaultUserAgent is the "App/version (home page)" LRCLIB asks for.
 	DefaultUserAgent = "Toolport/0.1 (https://github.com/toolport/toolport)"
 	// DefaultMaxBodyBytes bounds a response body. A search answer of 20
@@ -64,11 +60,7 @@ const (
 
 // Client calls LRCLIB. It is safe for concurrent use.
 type Client struct {
-	http      *http.Client
-	base      *url.URL
-	userAgent string
-	maxBody   int64
-	now       func() time.Time
+	core *httpclient.Core // base URL, User-Agent, body cap, sending, CheckResponse
 }
 
 // Option configures a Client.
@@ -76,57 +68,36 @@ type Option func(*Client) error
 
 // WithBaseURL points the client at another server: a scheme and host and
 // an optional path prefix, e.g. "http://127.0.0.1:8080". An empty (or
-// all-space) raw keeps DefaultBaseURL, so that
-// WithBaseURL(os.Getenv(BaseURLEnv)) does the right thing when it is unset.
+// all-space) raw keeps DefaultBaseURL, so that a caller can pass an unset
+// setting straight through.
 func WithBaseURL(raw string) Option {
 	return func(c *Client) error {
 		if strings.TrimSpace(raw) == "" {
 			return nil
 		}
-		u, err := httpclient.ParseBaseURL(raw)
-		if err != nil {
-			return fmt.Errorf("lrclib: %s must be http(s)://host[:port][/path]: %w", BaseURLEnv, err)
-		}
-		c.base = u
-		return nil
+		return c.core.SetBaseURL(raw)
 	}
 }
 
 // WithUserAgent sets the User-Agent header; empty keeps DefaultUserAgent.
 func WithUserAgent(ua string) Option {
-	return func(c *Client) error {
-		if ua != "" {
-			c.userAgent = ua
-		}
-		return nil
-	}
+	return func(c *Client) error { c.core.SetUserAgent(ua); return nil }
 }
 
 // WithMaxBodyBytes bounds how much of a response body is read; n <= 0
 // keeps DefaultMaxBodyBytes.
 func WithMaxBodyBytes(n int64) Option {
-	return func(c *Client) error {
-		if n > 0 {
-			c.maxBody = n
-		}
-		return nil
-	}
+	return func(c *Client) error { c.core.SetMaxBodyBytes(n); return nil }
 }
 
-// NewClient returns a client. A nil httpClient means a plain
-// &http.Client{}; deadlines come from the context of each call. The client
-// does not follow redirects: LRCLIB sends none, and one would be a
+// NewClient returns a client. A nil httpClient means a new client over its
+// own pooled transport; deadlines come from the context of each call. The
+// client does not follow redirects: LRCLIB sends none, and one would be a
 // misconfigured base URL, better reported than silently followed.
 func NewClient(httpClient *http.Client, opts ...Option) (*Client, error) {
-	base, _ := url.Parse(DefaultBaseURL)
-	c := &Client{
-		http: httpclient.NoRedirects(httpClient), base: base,
-		userAgent: DefaultUserAgent, maxBody: DefaultMaxBodyBytes, now: time.Now,
-	}
-	for _, o := range opts {
-		if err := o(c); err != nil {
-			return nil, err
-		}
+	c := &Client{core: httpclient.NewCore("lrclib", httpClient, DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)}
+	if err := httpclient.Apply(c, opts); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -341,28 +312,8 @@ func MatchDuration(rs []Record, d time.Duration) []Record {
 // is an [*Error]. Transport and context failures are returned wrapped, so
 // that errors.Is(err, context.DeadlineExceeded) holds.
 func (c *Client) get(ctx context.Context, path string, query url.Values) ([]byte, error) {
-	u := httpclient.WithPath(c.base, path)
-	u.RawQuery = query.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("lrclib: building request: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("lrclib: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := httpclient.ReadBody(resp.Body, c.maxBody)
-	if err != nil {
-		return nil, fmt.Errorf("lrclib: reading response: %w", err)
-	}
-	if err := CheckResponse(resp, body, c.now()); err != nil {
-		return nil, err
-	}
-	return body, nil
+	_, body, err := c.core.Get(ctx, path, query, CheckResponse)
+	return body, err
 }
 
 // ParseError reports a 2xx body that is not the JSON LRCLIB documents.

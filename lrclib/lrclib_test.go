@@ -291,7 +291,7 @@ func TestErrorStatuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _ := serve(t, tt.reply)
-			c.now = func() time.Time { return time.Date(2025, 8, 6, 7, 4, 41, 0, time.UTC) }
+			c.core.Now = func() time.Time { return time.Date(2025, 8, 6, 7, 4, 41, 0, time.UTC) }
 			_, err := c.Get(context.Background(), &GetParams{TrackName: "t", ArtistName: "a"})
 			var e *Error
 			if !errors.As(err, &e) {
@@ -417,7 +417,7 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 
 func TestBaseURL(t *testing.T) {
 	c, err := NewClient(nil, WithBaseURL("  "))
-	if err != nil || c.base.String() != DefaultBaseURL {
+	if err != nil || c.core.BaseURL().String() != DefaultBaseURL {
 		t.Errorf("empty base URL: %v, %v", c, err)
 	}
 	for _, bad := range []string{"ftp://lrclib.net", "lrclib.net", "https://user:pw@lrclib.net", "https://lrclib.net/?x=1"} {

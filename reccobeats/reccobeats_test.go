@@ -382,7 +382,7 @@ func TestInvalidInputSendsNothing(t *testing.T) {
 
 func TestBaseURL(t *testing.T) {
 	c, err := NewClient(nil, WithBaseURL(""))
-	if err != nil || c.base.String() != DefaultBaseURL {
+	if err != nil || c.core.BaseURL().String() != DefaultBaseURL {
 		t.Errorf("empty base URL: %v, %v", c, err)
 	}
 	for _, bad := range []string{"ftp://api.reccobeats.com", "api.reccobeats.com", "https://u:secret@api.reccobeats.com", "https://api.reccobeats.com/#x"} {

@@ -26,7 +26,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/toolport/toolport/internal/httpclient"
 )
@@ -48,11 +47,7 @@ var ErrNoBaseURL = errors.New("searxng: no base URL: a SearXNG instance has no d
 
 // Client calls one SearXNG instance. It is safe for concurrent use.
 type Client struct {
-	http      *http.Client
-	base      *url.URL
-	userAgent string
-	maxBody   int64
-	now       func() time.Time
+	core *httpclient.Core // base URL, User-Agent, body cap, sending, CheckResponse
 }
 
 // Option configures a Client.
@@ -62,34 +57,17 @@ type Option func(*Client) error
 // (e.g. "https://search.example.org" or "http://127.0.0.1:8888/searxng"). The
 // client appends /search.
 func WithBaseURL(raw string) Option {
-	return func(c *Client) error {
-		u, err := httpclient.ParseBaseURL(raw)
-		if err != nil {
-			return fmt.Errorf("searxng: base URL must be http(s)://host[:port][/path]: %w", err)
-		}
-		c.base = u
-		return nil
-	}
+	return func(c *Client) error { return c.core.SetBaseURL(raw) }
 }
 
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option {
-	return func(c *Client) error {
-		if ua != "" {
-			c.userAgent = ua
-		}
-		return nil
-	}
+	return func(c *Client) error { c.core.SetUserAgent(ua); return nil }
 }
 
 // WithMaxBodyBytes bounds how much of a response body is read.
 func WithMaxBodyBytes(n int64) Option {
-	return func(c *Client) error {
-		if n > 0 {
-			c.maxBody = n
-		}
-		return nil
-	}
+	return func(c *Client) error { c.core.SetMaxBodyBytes(n); return nil }
 }
 
 // NewClient returns a client for the instance WithBaseURL names; without it,
@@ -98,13 +76,13 @@ func WithMaxBodyBytes(n int64) Option {
 // Redirects are not followed: an instance that redirects /search (to a login
 // page, say) is misconfigured for API use, and following it would hide that.
 func NewClient(httpClient *http.Client, opts ...Option) (*Client, error) {
-	c := &Client{http: httpclient.NoRedirects(httpClient), userAgent: DefaultUserAgent, maxBody: DefaultMaxBodyBytes, now: time.Now}
-	for _, o := range opts {
-		if err := o(c); err != nil {
-			return nil, err
-		}
+	core := httpclient.NewCore("searxng", httpClient, "", DefaultUserAgent, DefaultMaxBodyBytes)
+	core.SetBodyTooLarge(ErrBodyTooLarge)
+	c := &Client{core: core}
+	if err := httpclient.Apply(c, opts); err != nil {
+		return nil, err
 	}
-	if c.base == nil {
+	if core.BaseURL() == nil {
 		return nil, ErrNoBaseURL
 	}
 	return c, nil
@@ -261,28 +239,8 @@ func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, 
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("searxng: %w", err)
 	}
-	u := httpclient.WithPath(c.base, searchPath)
-	u.RawQuery = p.values().Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	resp, body, err := c.core.Get(ctx, searchPath, p.values(), CheckResponse)
 	if err != nil {
-		return nil, fmt.Errorf("searxng: building request: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := httpclient.ReadBody(resp.Body, c.maxBody)
-	switch {
-	case errors.Is(err, httpclient.ErrBodyTooLarge):
-		return nil, fmt.Errorf("%w (over %d bytes)", ErrBodyTooLarge, c.maxBody)
-	case err != nil:
-		return nil, fmt.Errorf("searxng: reading response: %w", err)
-	}
-	if err := CheckResponse(resp, body, c.now()); err != nil {
 		return nil, err
 	}
 	return DecodeSearchResponse(body, resp.Header.Get("Content-Type"))
