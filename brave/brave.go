@@ -96,7 +96,8 @@ func WithMaxBodyBytes(n int64) Option {
 // The client never follows redirects: the API does not send them, and following
 // one would hand the subscription token to another host.
 func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {
-	core := httpclient.NewCore("brave", httpClient, DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
+	core := httpclient.NewCore("brave", DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
+	core.SetHTTPClient(httpClient)
 	core.SetHeader("X-Subscription-Token", apiKey)
 	core.AddSecret(apiKey)
 	core.SetBodyTooLarge(ErrBodyTooLarge)

@@ -53,33 +53,29 @@ const apiPath = "/api/3"
 // Client calls one CKAN portal's action API. It is safe for concurrent use.
 // Build one with [NewClient].
 type Client struct {
-	base       *url.URL // ends in /api/3, no trailing slash
-	httpClient *http.Client
-	userAgent  string
-	timeout    time.Duration
-	maxBody    int64
+	core    *httpclient.Core // base URL (ending in /api/3), User-Agent, body cap, sending
+	timeout time.Duration
+	hc      *http.Client // from WithHTTPClient; handed to core by NewClient
 }
 
 // Option configures a Client.
 type Option func(*Client)
 
 // WithHTTPClient makes the client send its requests through hc (for a
-// transport with an SSRF policy, a proxy, or test instrumentation).
+// transport with an SSRF policy, a proxy, or test instrumentation). Portals
+// redirect (http to https, a moved API), so the client follows redirects as
+// hc does: hc decides where they may go.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) {
 		if hc != nil {
-			c.httpClient = hc
+			c.hc = hc
 		}
 	}
 }
 
 // WithUserAgent sets the User-Agent header sent with every request.
 func WithUserAgent(ua string) Option {
-	return func(c *Client) {
-		if ua != "" {
-			c.userAgent = ua
-		}
-	}
+	return func(c *Client) { c.core.SetUserAgent(ua) }
 }
 
 // WithTimeout bounds each call, from sending the request to reading the last
@@ -95,11 +91,7 @@ func WithTimeout(d time.Duration) Option {
 // WithMaxBodyBytes bounds the size of a response body; a larger body fails
 // with a [*DecodeError]. Zero or negative leaves the default.
 func WithMaxBodyBytes(n int64) Option {
-	return func(c *Client) {
-		if n > 0 {
-			c.maxBody = n
-		}
-	}
+	return func(c *Client) { c.core.SetMaxBodyBytes(n) }
 }
 
 // NewClient returns a client for the portal at baseURL. baseURL is either the
@@ -115,20 +107,19 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{
-		base:      base,
-		userAgent: DefaultUserAgent,
-		timeout:   DefaultTimeout,
-		maxBody:   DefaultMaxBodyBytes,
+	c := &Client{core: httpclient.NewCore("ckan", "", DefaultUserAgent, DefaultMaxBodyBytes), timeout: DefaultTimeout}
+	if err := c.core.SetBaseURL(base.String()); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBaseURL, err)
 	}
 	for _, o := range opts {
 		o(c)
 	}
-	if c.httpClient == nil {
+	if c.hc == nil {
 		// After the options: a client made per call for a named portal
 		// brings its own, and needs no transport of its own.
-		c.httpClient = httpclient.NewClient(0)
+		c.hc = httpclient.NewClient(0)
 	}
+	c.core.SetRedirectingHTTPClient(c.hc)
 	return c, nil
 }
 
@@ -151,12 +142,12 @@ func normalizeBaseURL(raw string) (*url.URL, error) {
 
 // BaseURL returns the action API root the client calls, e.g.
 // "https://data.gov.il/api/3".
-func (c *Client) BaseURL() string { return c.base.String() }
+func (c *Client) BaseURL() string { return c.core.BaseURL().String() }
 
 // SiteURL returns the portal's root, where dataset pages live
 // ("https://data.gov.il").
 func (c *Client) SiteURL() string {
-	u := *c.base
+	u := c.core.BaseURL()
 	u.Path = strings.TrimSuffix(u.Path, apiPath)
 	return u.String()
 }
@@ -164,7 +155,7 @@ func (c *Client) SiteURL() string {
 // ActionURL returns the URL of a GET call of action with params. It is what
 // the tools report as apiUrl, so that a person can reproduce a result.
 func (c *Client) ActionURL(action string, params url.Values) string {
-	u := httpclient.WithPath(c.base, "/action/"+action)
+	u := httpclient.WithPath(c.core.BaseURL(), "/action/"+action)
 	if len(params) > 0 {
 		u.RawQuery = params.Encode()
 	}
@@ -182,11 +173,7 @@ type Response struct {
 // Get calls action with params as a query string and decodes its result
 // into result (a pointer), which may be nil to discard it.
 func (c *Client) Get(ctx context.Context, action string, params url.Values, result any) (*Response, error) {
-	req, err := http.NewRequest(http.MethodGet, c.ActionURL(action, params), nil)
-	if err != nil {
-		return nil, fmt.Errorf("ckan: %s: building request: %w", action, err)
-	}
-	return c.do(ctx, action, req, result)
+	return c.do(ctx, action, http.MethodGet, params, nil, result)
 }
 
 // Post calls action with body encoded as JSON, the form CKAN accepts for
@@ -197,41 +184,27 @@ func (c *Client) Post(ctx context.Context, action string, body, result any) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("ckan: %s: encoding request: %w", action, err)
 	}
-	req, err := http.NewRequest(http.MethodPost, c.ActionURL(action, nil), bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("ckan: %s: building request: %w", action, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	return c.do(ctx, action, req, result)
+	return c.do(ctx, action, http.MethodPost, nil, raw, result)
 }
 
-func (c *Client) do(ctx context.Context, action string, req *http.Request, result any) (*Response, error) {
+func (c *Client) do(ctx context.Context, action, method string, params url.Values, reqBody []byte, result any) (*Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	req = req.WithContext(ctx)
-	req.Header.Set("User-Agent", c.userAgent)
-	req.Header.Set("Accept", "application/json")
-
-	resp, err := c.httpClient.Do(req)
+	req, err := c.core.NewRequest(ctx, method, "/action/"+action, params, reqBody)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			// Report the context's error itself, so that callers (and
-			// tool.Classify) see a cancellation or deadline, not a URL.
-			return nil, fmt.Errorf("ckan: %s: %w", action, ctxErr)
-		}
-		return nil, &NetworkError{Action: action, Err: err}
+		return nil, fmt.Errorf("ckan: %s: %w", action, err)
 	}
-	defer resp.Body.Close()
-
-	body, err := httpclient.ReadBody(resp.Body, c.maxBody)
+	resp, body, err := c.core.Send(req)
 	switch {
-	case errors.Is(err, httpclient.ErrBodyTooLarge):
+	case err == nil:
+	case resp != nil && errors.Is(err, httpclient.ErrBodyTooLarge):
 		return nil, &DecodeError{Action: action, StatusCode: resp.StatusCode,
-			Reason: fmt.Sprintf("response larger than %d bytes; ask for fewer rows", c.maxBody), Err: err}
-	case err != nil:
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, fmt.Errorf("ckan: %s: reading response: %w", action, ctxErr)
-		}
+			Reason: fmt.Sprintf("response larger than %d bytes; ask for fewer rows", c.core.MaxBodyBytes()), Err: err}
+	case ctx.Err() != nil:
+		// Report the context's error itself, so that callers (and
+		// tool.Classify) see a cancellation or deadline, not a URL.
+		return nil, fmt.Errorf("ckan: %s: %w", action, ctx.Err())
+	default:
 		return nil, &NetworkError{Action: action, Err: err}
 	}
 	info := &Response{Method: req.Method, URL: req.URL.String(), StatusCode: resp.StatusCode, Header: resp.Header}

@@ -83,7 +83,8 @@ func WithMaxBodyBytes(n int64) Option {
 // deadlines come from the context of each call.
 // Redirects are not followed: the API does not send them.
 func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {
-	core := httpclient.NewCore("google", httpClient, DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
+	core := httpclient.NewCore("google", DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
+	core.SetHTTPClient(httpClient)
 	core.AddSecret(apiKey)
 	core.SetBodyTooLarge(ErrBodyTooLarge)
 	c := &Client{core: core, apiKey: apiKey}

@@ -95,7 +95,9 @@ func WithMaxBodyBytes(n int64) Option {
 // client does not follow redirects: LRCLIB sends none, and one would be a
 // misconfigured base URL, better reported than silently followed.
 func NewClient(httpClient *http.Client, opts ...Option) (*Client, error) {
-	c := &Client{core: httpclient.NewCore("lrclib", httpClient, DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)}
+	core := httpclient.NewCore("lrclib", DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
+	core.SetHTTPClient(httpClient)
+	c := &Client{core: core}
 	if err := httpclient.Apply(c, opts); err != nil {
 		return nil, err
 	}

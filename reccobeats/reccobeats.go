@@ -102,7 +102,9 @@ func WithMaxBodyBytes(n int64) Option {
 // own pooled transport; deadlines come from the context of each call. The
 // client does not follow redirects.
 func NewClient(httpClient *http.Client, opts ...Option) (*Client, error) {
-	c := &Client{core: httpclient.NewCore("reccobeats", httpClient, DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)}
+	core := httpclient.NewCore("reccobeats", DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
+	core.SetHTTPClient(httpClient)
+	c := &Client{core: core}
 	if err := httpclient.Apply(c, opts); err != nil {
 		return nil, err
 	}

@@ -76,7 +76,8 @@ func WithMaxBodyBytes(n int64) Option {
 // Redirects are not followed: an instance that redirects /search (to a login
 // page, say) is misconfigured for API use, and following it would hide that.
 func NewClient(httpClient *http.Client, opts ...Option) (*Client, error) {
-	core := httpclient.NewCore("searxng", httpClient, "", DefaultUserAgent, DefaultMaxBodyBytes)
+	core := httpclient.NewCore("searxng", "", DefaultUserAgent, DefaultMaxBodyBytes)
+	core.SetHTTPClient(httpClient)
 	core.SetBodyTooLarge(ErrBodyTooLarge)
 	c := &Client{core: core}
 	if err := httpclient.Apply(c, opts); err != nil {

@@ -124,8 +124,8 @@ func (ts *tokenSource) fetch(ctx context.Context) (string, time.Duration, error)
 	req.SetBasicAuth(c.cfg.ClientID, c.cfg.ClientSecret)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	resp, err := c.http.Do(req)
+	req.Header.Set("User-Agent", c.core.UserAgent())
+	resp, err := c.core.HTTPClient().Do(req)
 	if err != nil {
 		e := networkError("TIDAL auth", err)
 		e.Auth = true

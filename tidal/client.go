@@ -110,8 +110,10 @@ type Client struct {
 	base      *url.URL // API root, no trailing slash
 	authURL   string
 	country   string
-	userAgent string
-	http      *http.Client
+	// core sends requests (User-Agent, redirects refused, body capped); the
+	// request itself is built here: paths come escaped, and the token and
+	// Idempotency-Key vary by call.
+	core *httpclient.Core
 
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
@@ -144,19 +146,18 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		cfg: cfg, base: base, authURL: auth.String(),
-		country: cfg.CountryCode, userAgent: cfg.UserAgent, http: cfg.HTTPClient,
-		now: time.Now, sleep: sleepCtx,
+		country: cfg.CountryCode, core: httpclient.NewCore("tidal", "", DefaultUserAgent, maxBody),
+		now: time.Now, sleep: httpclient.SleepCtx,
 	}
 	if c.country == "" {
 		c.country = DefaultCountryCode
 	}
-	if c.userAgent == "" {
-		c.userAgent = DefaultUserAgent
+	c.core.SetUserAgent(cfg.UserAgent)
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = httpclient.NewClient(30 * time.Second) // pooled for concurrent calls
 	}
-	if c.http == nil {
-		c.http = httpclient.NewClient(30 * time.Second) // pooled for concurrent calls
-	}
-	c.http = httpclient.NoRedirects(c.http)
+	c.core.SetHTTPClient(hc)
 	c.tokens = &tokenSource{c: c}
 	c.bucket = newBucket(func() time.Time { return c.now() }, func(ctx context.Context, d time.Duration) error { return c.sleep(ctx, d) })
 	return c, nil
@@ -355,20 +356,18 @@ func (c *Client) do(ctx context.Context, method, target, token string, reqBody [
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/vnd.api+json")
-	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("User-Agent", c.core.UserAgent())
 	if reqBody != nil {
 		req.Header.Set("Content-Type", "application/vnd.api+json")
 	}
 	if idempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", idempotencyKey)
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
+	resp, body, err := c.core.Send(req)
+	if resp == nil {
 		return nil, nil, 0, networkError("TIDAL", err)
 	}
-	defer resp.Body.Close()
 	c.bucket.observe(resp.Header)
-	body, err := httpclient.ReadBody(resp.Body, maxBody)
 	switch {
 	case errors.Is(err, httpclient.ErrBodyTooLarge):
 		return nil, nil, resp.StatusCode, malformed(fmt.Sprintf("TIDAL response is larger than %d bytes", maxBody), resp.StatusCode, err)

@@ -136,15 +136,3 @@ type errRateWait struct{ d time.Duration }
 func (e errRateWait) Error() string {
 	return "tidal: client-side rate limit: next request in " + e.d.String()
 }
-
-// sleepCtx waits for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // ResultCache is where a [Registry] keeps successful results for reuse:
@@ -293,7 +295,7 @@ func (r *Registry) fill(ctx context.Context, t *Tool, key string, pol CachePolic
 		deadline := r.now().Add(r.fillWait)
 		poll := 20 * time.Millisecond
 		for !locked && err == nil && r.now().Before(deadline) {
-			if sleepCtx(ctx, poll) != nil {
+			if httpclient.SleepCtx(ctx, poll) != nil {
 				return outcome{}, ctx.Err()
 			}
 			poll = min(poll*2, 250*time.Millisecond)
@@ -416,18 +418,6 @@ func (r *Registry) warnCache(ctx context.Context, doing string, err error) {
 		return
 	}
 	r.logger.WarnContext(ctx, "result cache unavailable: calling upstreams without it", "doing", doing, "error", r.clipScrub(err.Error(), maxLogBytes))
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // WithCacheFill sets how long a replica's claim to call the upstream for a

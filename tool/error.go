@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // Code is a machine-readable failure class. The set is closed: agents and hosts
@@ -175,19 +176,9 @@ func netMessage(err error) string {
 }
 
 // ParseRetryAfter reads an HTTP Retry-After header (delay-seconds or an
-// HTTP-date) relative to now. It returns zero when the header is absent or
-// unreadable.
+// HTTP-date) relative to now, at most a year. It returns zero when the
+// header is absent or unreadable. It is [httpclient.RetryAfterHeader], the
+// one parser of the header in Toolport.
 func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		const maxSecs = int64(365 * 24 * time.Hour / time.Second) // beyond this, Duration math overflows soon
-		return time.Duration(min(max(secs, 0), maxSecs)) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return httpclient.RetryAfterHeader(h, now, 365*24*time.Hour)
 }

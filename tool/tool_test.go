@@ -450,7 +450,7 @@ func TestParseRetryAfter(t *testing.T) {
 		{"", 0},
 		{"3", 3 * time.Second},
 		{"-1", 0},
-		{"99999999999999999999", 0}, // does not parse as int64: unreadable
+		{"99999999999999999999", 365 * 24 * time.Hour}, // more seconds than an int64 holds: longer than the cap
 		{"9999999999999", 365 * 24 * time.Hour},
 		{"soon", 0},
 		{now.Add(90 * time.Second).Format(http1123), 90 * time.Second},

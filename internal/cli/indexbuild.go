@@ -183,11 +183,11 @@ func readLibraryTracks(env *Env, name, format string) ([]store.Track, int) {
 // Limits are kept.
 func newIndexBuilder(ctx context.Context, env *Env, m *musicCommand, cfg ingest.Config) (*ingest.Builder, string, error) {
 	hc := httpclient.NewClient(0)
-	lc, err := lrclib.NewClient(hc, lrclib.WithBaseURL(env.Config.Env(lrclib.BaseURLEnv)))
+	lc, err := lrclib.NewClient(hc, lrclib.WithBaseURL(env.Config.Env("LRCLIB_BASE_URL")))
 	if err != nil {
 		return nil, "", err
 	}
-	rc, err := reccobeats.NewClient(hc, reccobeats.WithBaseURL(env.Config.Env(reccobeats.BaseURLEnv)))
+	rc, err := reccobeats.NewClient(hc, reccobeats.WithBaseURL(env.Config.Env("RECCOBEATS_BASE_URL")))
 	if err != nil {
 		return nil, "", err
 	}

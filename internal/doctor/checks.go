@@ -213,10 +213,10 @@ func tidalCheck(c *config.Config) Check {
 }
 
 func lrclibCheck(c *config.Config) Check {
-	base := c.Default(lrclib.BaseURLEnv, lrclib.DefaultBaseURL)
+	base := c.Default("LRCLIB_BASE_URL", lrclib.DefaultBaseURL)
 	return Check{
 		Name: "lrclib", Title: "LRCLIB lyrics", Endpoint: showURL(base), Configured: true,
-		Fix: "set " + lrclib.BaseURLEnv + " to a reachable LRCLIB (default " + lrclib.DefaultBaseURL + ")",
+		Fix: "set LRCLIB_BASE_URL to a reachable LRCLIB (default " + lrclib.DefaultBaseURL + ")",
 		Run: func(ctx context.Context, hc *http.Client) (string, error) {
 			lc, err := lrclib.NewClient(hc, lrclib.WithBaseURL(base))
 			if err != nil {
@@ -235,10 +235,10 @@ func lrclibCheck(c *config.Config) Check {
 }
 
 func reccoCheck(c *config.Config) Check {
-	base := c.Default(reccobeats.BaseURLEnv, reccobeats.DefaultBaseURL)
+	base := c.Default("RECCOBEATS_BASE_URL", reccobeats.DefaultBaseURL)
 	return Check{
 		Name: "reccobeats", Title: "ReccoBeats audio features", Endpoint: showURL(base), Configured: true,
-		Fix: "set " + reccobeats.BaseURLEnv + " to a reachable ReccoBeats API (default " + reccobeats.DefaultBaseURL + ")",
+		Fix: "set RECCOBEATS_BASE_URL to a reachable ReccoBeats API (default " + reccobeats.DefaultBaseURL + ")",
 		Run: func(ctx context.Context, hc *http.Client) (string, error) {
 			rc, err := reccobeats.NewClient(hc, reccobeats.WithBaseURL(base))
 			if err != nil {

@@ -46,14 +46,13 @@ type Core struct {
 }
 
 // NewCore returns a core for the client called name (the prefix of its
-// errors, e.g. "brave"), over hc with redirects refused ([NoRedirects]: a
-// redirect would hand a key to another host, or hide a misconfigured base
-// URL). defaultBase may be "" for an API with no default address; it must
-// otherwise be a valid base URL (it is a constant of the client, so a bad
-// one panics).
-func NewCore(name string, hc *http.Client, defaultBase, userAgent string, maxBody int64) *Core {
+// errors, e.g. "brave"). Its HTTP client is set next, by
+// [Core.SetHTTPClient] or [Core.SetRedirectingHTTPClient]. defaultBase may be
+// "" for an API with no default address; it must otherwise be a valid base
+// URL (it is a constant of the client, so a bad one panics).
+func NewCore(name, defaultBase, userAgent string, maxBody int64) *Core {
 	c := &Core{
-		Now: time.Now, name: name, http: NoRedirects(hc),
+		Now: time.Now, name: name,
 		userAgent: userAgent, maxBody: maxBody, header: http.Header{}, tooLarge: fmt.Errorf("%s: %w", name, ErrBodyTooLarge),
 	}
 	if defaultBase != "" {
@@ -94,6 +93,9 @@ func (c *Core) SetUserAgent(ua string) {
 	}
 }
 
+// UserAgent returns the User-Agent header requests carry.
+func (c *Core) UserAgent() string { return c.userAgent }
+
 // SetMaxBodyBytes bounds how much of a response body is read; n <= 0 keeps
 // the current bound.
 func (c *Core) SetMaxBodyBytes(n int64) {
@@ -105,9 +107,15 @@ func (c *Core) SetMaxBodyBytes(n int64) {
 // MaxBodyBytes returns the body cap.
 func (c *Core) MaxBodyBytes() int64 { return c.maxBody }
 
-// SetHTTPClient replaces the http.Client (nil: a new one over its own
-// transport); redirects stay refused.
+// SetHTTPClient sends requests through a copy of hc (nil: a new client over
+// its own [NewTransport]) that refuses redirects ([NoRedirects]): a redirect
+// would hand a key to another host, or hide a misconfigured base URL.
 func (c *Core) SetHTTPClient(hc *http.Client) { c.http = NoRedirects(hc) }
+
+// SetRedirectingHTTPClient sends requests through hc as it is, following
+// redirects as hc does: for an upstream that redirects legitimately and a
+// caller whose hc checks where (CKAN portals behind safehttp).
+func (c *Core) SetRedirectingHTTPClient(hc *http.Client) { c.http = hc }
 
 // HTTPClient returns the http.Client requests go through.
 func (c *Core) HTTPClient() *http.Client { return c.http }
@@ -188,22 +196,40 @@ func (c *Core) NewRequest(ctx context.Context, method, path string, query url.Va
 // over the cap fails with an error wrapping the client's sentinel (see
 // [Core.SetBodyTooLarge]) rather than being cut.
 func (c *Core) Do(req *http.Request, check CheckFunc) (*http.Response, []byte, error) {
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", c.name, c.scrubErr(err))
-	}
-	defer resp.Body.Close()
-	body, err := ReadBody(resp.Body, c.maxBody)
+	resp, body, err := c.Send(req)
 	switch {
+	case resp == nil && err != nil:
+		return nil, nil, fmt.Errorf("%s: %w", c.name, err)
 	case errors.Is(err, ErrBodyTooLarge):
 		return nil, nil, fmt.Errorf("%w (over %d bytes)", c.tooLarge, c.maxBody)
 	case err != nil:
-		return nil, nil, fmt.Errorf("%s: reading response: %w", c.name, c.scrubErr(err))
+		return nil, nil, fmt.Errorf("%s: reading response: %w", c.name, err)
 	}
 	if check != nil {
 		if err := check(resp, body, c.Now()); err != nil {
 			return nil, nil, err
 		}
+	}
+	return resp, body, nil
+}
+
+// Send sends req and reads its body under the cap, for a client that
+// classifies failures itself (ckan's NetworkError and DecodeError); most use
+// [Core.Do]. A nil resp means no answer came (the transport's error,
+// scrubbed); otherwise err is a body read error or wraps [ErrBodyTooLarge].
+// The body is closed either way.
+func (c *Core) Send(req *http.Request) (*http.Response, []byte, error) {
+	if c.http == nil {
+		return nil, nil, fmt.Errorf("%s: no HTTP client", c.name)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, nil, c.scrubErr(err)
+	}
+	defer resp.Body.Close()
+	body, err := ReadBody(resp.Body, c.maxBody)
+	if err != nil {
+		return resp, nil, c.scrubErr(err)
 	}
 	return resp, body, nil
 }
