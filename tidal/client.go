@@ -106,10 +106,10 @@ func (c *Client) report(ctx context.Context, p Progress) {
 // concurrent use; share one per process so that the token and the rate-limit
 // bucket are shared too.
 type Client struct {
-	cfg       Config
-	base      *url.URL // API root, no trailing slash
-	authURL   string
-	country   string
+	cfg     Config
+	base    *url.URL // API root, no trailing slash
+	authURL string
+	country string
 	// core sends requests (User-Agent, redirects refused, body capped); the
 	// request itself is built here: paths come escaped, and the token and
 	// Idempotency-Key vary by call.
