@@ -11,12 +11,10 @@
 package brave
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -97,15 +95,11 @@ func WithMaxBodyBytes(n int64) Option {
 // one would hand the subscription token to another host.
 func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {
 	core := httpclient.NewCore("brave", DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
-	core.SetHTTPClient(httpClient)
 	core.SetHeader("X-Subscription-Token", apiKey)
 	core.AddSecret(apiKey)
 	core.SetBodyTooLarge(ErrBodyTooLarge)
 	c := &Client{core: core}
-	if err := httpclient.Apply(c, opts); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return httpclient.Build(c, core, httpClient, opts)
 }
 
 // SearchParams is one web search request. Zero values are left to Brave's
@@ -384,27 +378,14 @@ type ParseError struct {
 	Err         error  // the decoder's error; it names a position, never the body
 }
 
-func (e *ParseError) Error() string {
-	if e.ContentType != "" && !isJSON(e.ContentType) {
-		return fmt.Sprintf("brave: expected JSON, got %s: %v", e.ContentType, e.Err)
-	}
-	return fmt.Sprintf("brave: malformed JSON: %v", e.Err)
-}
+func (e *ParseError) Error() string { return httpclient.ParseErrorText("brave", e.ContentType, e.Err) }
 
 func (e *ParseError) Unwrap() error { return e.Err }
-
-func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json"
-}
 
 // DecodeSearchResponse parses a 200 body. A leading UTF-8 byte-order mark is
 // ignored. A body whose type is "ErrorResponse" is returned as an [*Error].
 func DecodeSearchResponse(body []byte, contentType string) (*SearchResponse, error) {
-	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	body = httpclient.TrimBOM(body)
 	// The optional blocks are read as raw JSON first (the outer fields
 	// shadow SearchResponse's) and decoded one by one, each on its own.
 	var w struct {

@@ -1,9 +1,7 @@
 package brave
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,17 +34,7 @@ type Error struct {
 	RateLimit  RateLimit
 }
 
-func (e *Error) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "brave: HTTP %d", e.StatusCode)
-	if e.Code != "" {
-		b.WriteString(" " + e.Code)
-	}
-	if e.Detail != "" {
-		b.WriteString(": " + e.Detail)
-	}
-	return b.String()
-}
+func (e *Error) Error() string { return httpclient.ErrorText("brave", e.StatusCode, e.Code, e.Detail) }
 
 // QuotaExceeded reports whether the monthly quota ran out, as opposed to the
 // per-second rate: waiting a second will not help.
@@ -75,7 +63,7 @@ type errorBody struct {
 
 // fill reads the code and detail from an error body, when it has them.
 func (e *Error) fill(body []byte) {
-	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	body = httpclient.TrimBOM(body)
 	var eb errorBody
 	if json.Unmarshal(body, &eb) != nil {
 		return
@@ -95,7 +83,7 @@ func (e *Error) fill(body []byte) {
 // from the body, the Retry-After header and the X-RateLimit-* headers. now is
 // the time Retry-After dates are measured from.
 func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if httpclient.Success(resp.StatusCode) {
 		return nil
 	}
 	e := &Error{StatusCode: resp.StatusCode, RateLimit: ParseRateLimit(resp.Header)}

@@ -1,7 +1,6 @@
 package brave
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // The news, image and video endpoints and their limits, as Brave's API
@@ -339,7 +340,7 @@ func DecodeVideoResponse(body []byte, contentType string) (*VideoResponse, error
 // decodeAnswer parses a 200 body into T. A leading UTF-8 byte-order mark is
 // ignored; a body whose type is "ErrorResponse" is returned as an [*Error].
 func decodeAnswer[T any](body []byte, contentType string, typeOf func(*T) string) (*T, error) {
-	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	body = httpclient.TrimBOM(body)
 	var r T
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, &ParseError{ContentType: contentType, Err: err}

@@ -1,7 +1,6 @@
 package google
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -100,7 +99,7 @@ type errorBody struct {
 const maxReasons = 8
 
 func (e *Error) fill(body []byte) {
-	body = bytes.TrimPrefix(body, []byte(bom))
+	body = httpclient.TrimBOM(body)
 	var eb errorBody
 	if json.Unmarshal(body, &eb) != nil || eb.Error == nil {
 		return
@@ -124,7 +123,7 @@ func (e *Error) fill(body []byte) {
 // CheckResponse returns nil for a 2xx status and an [*Error] otherwise. now is
 // the time a Retry-After date is measured from.
 func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if httpclient.Success(resp.StatusCode) {
 		return nil
 	}
 	e := &Error{StatusCode: resp.StatusCode}

@@ -13,12 +13,10 @@
 package google
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -84,14 +82,9 @@ func WithMaxBodyBytes(n int64) Option {
 // Redirects are not followed: the API does not send them.
 func NewClient(httpClient *http.Client, apiKey string, opts ...Option) (*Client, error) {
 	core := httpclient.NewCore("google", DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
-	core.SetHTTPClient(httpClient)
 	core.AddSecret(apiKey)
 	core.SetBodyTooLarge(ErrBodyTooLarge)
-	c := &Client{core: core, apiKey: apiKey}
-	if err := httpclient.Apply(c, opts); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return httpclient.Build(&Client{core: core, apiKey: apiKey}, core, httpClient, opts)
 }
 
 // SiteSearchFilter says whether SiteSearch includes or excludes its site.
@@ -220,11 +213,7 @@ func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, 
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("google: %w", err)
 	}
-	resp, body, err := c.core.Get(ctx, searchPath, p.values(c.apiKey), c.check)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeSearchResponse(body, resp.Header.Get("Content-Type"))
+	return httpclient.GetDecoded(ctx, c.core, searchPath, p.values(c.apiKey), c.check, DecodeSearchResponse)
 }
 
 // check is [CheckResponse] with the key scrubbed from the upstream's text.
@@ -242,29 +231,13 @@ type ParseError struct {
 	Err         error // the decoder's error; it names a position, never the body
 }
 
-func (e *ParseError) Error() string {
-	if e.ContentType != "" && !isJSON(e.ContentType) {
-		return fmt.Sprintf("google: expected JSON, got %s: %v", e.ContentType, e.Err)
-	}
-	return fmt.Sprintf("google: malformed JSON: %v", e.Err)
-}
+func (e *ParseError) Error() string { return httpclient.ParseErrorText("google", e.ContentType, e.Err) }
 
 func (e *ParseError) Unwrap() error { return e.Err }
 
-func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json"
-}
-
-// bom is the UTF-8 byte-order mark some recorded Google bodies start with.
-const bom = "\xef\xbb\xbf"
-
 // DecodeSearchResponse parses a 200 body, tolerating a leading UTF-8 BOM.
 func DecodeSearchResponse(body []byte, contentType string) (*SearchResponse, error) {
-	body = bytes.TrimPrefix(body, []byte(bom))
+	body = httpclient.TrimBOM(body)
 	var sr SearchResponse
 	if err := json.Unmarshal(body, &sr); err != nil {
 		return nil, &ParseError{ContentType: contentType, Err: err}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -43,34 +42,17 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "lrclib: HTTP %d", e.StatusCode)
-	if e.Name != "" {
-		b.WriteString(" " + e.Name)
-	}
-	if e.Message != "" {
-		b.WriteString(": " + e.Message)
-	}
-	return b.String()
+	return httpclient.ErrorText("lrclib", e.StatusCode, e.Name, e.Message)
 }
 
 // Is matches [ErrNotFound] for a 404 and [ErrRateLimited] for a 429.
 func (e *Error) Is(target error) bool {
-	switch target {
-	case ErrNotFound:
-		return e.StatusCode == http.StatusNotFound
-	case ErrRateLimited:
-		return e.StatusCode == http.StatusTooManyRequests
-	}
-	return false
+	return httpclient.StatusIs(e.StatusCode, target, ErrNotFound, ErrRateLimited)
 }
 
 // Temporary reports whether the same call may succeed later: a 429 or a
 // 5xx other than 501.
-func (e *Error) Temporary() bool {
-	return e.StatusCode == http.StatusTooManyRequests ||
-		(e.StatusCode >= 500 && e.StatusCode != http.StatusNotImplemented)
-}
+func (e *Error) Temporary() bool { return httpclient.TemporaryStatus(e.StatusCode) }
 
 // errorBody is LRCLIB's error shape, {"message","name","statusCode"}. The
 // docs show "code" where the live API sends "statusCode"; both only repeat
@@ -84,14 +66,14 @@ type errorBody struct {
 // read from the body and the Retry-After header; now is the time a
 // Retry-After date is measured from.
 func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if httpclient.Success(resp.StatusCode) {
 		return nil
 	}
 	e := &Error{
 		StatusCode: resp.StatusCode,
 		RetryAfter: httpclient.RetryAfterHeader(resp.Header, now, maxRetryAfter),
 	}
-	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, bom))
+	trimmed := bytes.TrimSpace(httpclient.TrimBOM(body))
 	var eb errorBody
 	if len(trimmed) > 0 && trimmed[0] == '{' && json.Unmarshal(trimmed, &eb) == nil {
 		e.Name = httpclient.Clip(strings.TrimSpace(eb.Name), 100)

@@ -19,7 +19,6 @@
 package lrclib
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,12 +70,7 @@ type Option func(*Client) error
 // all-space) raw keeps DefaultBaseURL, so that a caller can pass an unset
 // setting straight through.
 func WithBaseURL(raw string) Option {
-	return func(c *Client) error {
-		if strings.TrimSpace(raw) == "" {
-			return nil
-		}
-		return c.core.SetBaseURL(raw)
-	}
+	return func(c *Client) error { return c.core.SetBaseURLUnlessEmpty(raw) }
 }
 
 // WithUserAgent sets the User-Agent header; empty keeps DefaultUserAgent.
@@ -95,13 +89,8 @@ func WithMaxBodyBytes(n int64) Option {
 // client does not follow redirects: LRCLIB sends none, and one would be a
 // misconfigured base URL, better reported than silently followed.
 func NewClient(httpClient *http.Client, opts ...Option) (*Client, error) {
-	core := httpclient.NewCore("lrclib", DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
-	core.SetHTTPClient(httpClient)
-	c := &Client{core: core}
-	if err := httpclient.Apply(c, opts); err != nil {
-		return nil, err
-	}
-	return c, nil
+	c := &Client{core: httpclient.NewCore("lrclib", DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)}
+	return httpclient.Build(c, c.core, httpClient, opts)
 }
 
 // Record is one LRCLIB lyrics record.
@@ -326,13 +315,11 @@ type ParseError struct {
 func (e *ParseError) Error() string { return "lrclib: malformed response: " + e.Err.Error() }
 func (e *ParseError) Unwrap() error { return e.Err }
 
-var bom = []byte("\xef\xbb\xbf")
-
 // DecodeRecord parses the body of /api/get or /api/get/{id}: one record,
 // which must have an id.
 func DecodeRecord(body []byte) (*Record, error) {
 	var r Record
-	if err := json.Unmarshal(bytes.TrimPrefix(body, bom), &r); err != nil {
+	if err := json.Unmarshal(httpclient.TrimBOM(body), &r); err != nil {
 		return nil, &ParseError{Err: err}
 	}
 	if r.ID <= 0 {
@@ -345,7 +332,7 @@ func DecodeRecord(body []byte) (*Record, error) {
 // null body is an empty result.
 func DecodeRecords(body []byte) ([]Record, error) {
 	var rs []Record
-	if err := json.Unmarshal(bytes.TrimPrefix(body, bom), &rs); err != nil {
+	if err := json.Unmarshal(httpclient.TrimBOM(body), &rs); err != nil {
 		return nil, &ParseError{Err: err}
 	}
 	if rs == nil {

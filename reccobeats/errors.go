@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -34,30 +33,17 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := fmt.Sprintf("reccobeats: HTTP %d", e.StatusCode)
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	return s
+	return httpclient.ErrorText("reccobeats", e.StatusCode, "", e.Message)
 }
 
 // Is matches [ErrNotFound] for a 404 and [ErrRateLimited] for a 429.
 func (e *Error) Is(target error) bool {
-	switch target {
-	case ErrNotFound:
-		return e.StatusCode == http.StatusNotFound
-	case ErrRateLimited:
-		return e.StatusCode == http.StatusTooManyRequests
-	}
-	return false
+	return httpclient.StatusIs(e.StatusCode, target, ErrNotFound, ErrRateLimited)
 }
 
 // Temporary reports whether the same call may succeed later: a 429 or a
 // 5xx other than 501.
-func (e *Error) Temporary() bool {
-	return e.StatusCode == http.StatusTooManyRequests ||
-		(e.StatusCode >= 500 && e.StatusCode != http.StatusNotImplemented)
-}
+func (e *Error) Temporary() bool { return httpclient.TemporaryStatus(e.StatusCode) }
 
 // errorBody holds the fields an error body may explain itself with. No
 // ReccoBeats error body has been recorded; these are the usual ones.
@@ -71,14 +57,14 @@ type errorBody struct {
 // read from the body and the Retry-After header; now is the time a
 // Retry-After date is measured from.
 func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if httpclient.Success(resp.StatusCode) {
 		return nil
 	}
 	e := &Error{
 		StatusCode: resp.StatusCode,
 		RetryAfter: httpclient.RetryAfterHeader(resp.Header, now, maxRetryAfter),
 	}
-	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, bom))
+	trimmed := bytes.TrimSpace(httpclient.TrimBOM(body))
 	var eb errorBody
 	switch {
 	case len(trimmed) == 0:

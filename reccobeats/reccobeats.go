@@ -20,7 +20,6 @@
 package reccobeats
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,16 +74,11 @@ type Option func(*Client) error
 
 // WithBaseURL points the client at another server: a scheme and host and
 // an optional path prefix, e.g. "http://127.0.0.1:8080"; the client
-// appends /v1/audio-features and so on. An empty (or all-space) raw keeps
-// DefaultBaseURL, so that a caller can pass an unset setting straight
-// through.
+// appends /v1/audio-features and so on. An empty (or
+// all-space) raw keeps DefaultBaseURL, so that a caller can pass an unset
+// setting straight through.
 func WithBaseURL(raw string) Option {
-	return func(c *Client) error {
-		if strings.TrimSpace(raw) == "" {
-			return nil
-		}
-		return c.core.SetBaseURL(raw)
-	}
+	return func(c *Client) error { return c.core.SetBaseURLUnlessEmpty(raw) }
 }
 
 // WithUserAgent sets the User-Agent header; empty keeps DefaultUserAgent.
@@ -102,13 +96,8 @@ func WithMaxBodyBytes(n int64) Option {
 // own pooled transport; deadlines come from the context of each call. The
 // client does not follow redirects.
 func NewClient(httpClient *http.Client, opts ...Option) (*Client, error) {
-	core := httpclient.NewCore("reccobeats", DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)
-	core.SetHTTPClient(httpClient)
-	c := &Client{core: core}
-	if err := httpclient.Apply(c, opts); err != nil {
-		return nil, err
-	}
-	return c, nil
+	c := &Client{core: httpclient.NewCore("reccobeats", DefaultBaseURL, DefaultUserAgent, DefaultMaxBodyBytes)}
+	return httpclient.Build(c, c.core, httpClient, opts)
 }
 
 // Artist is a track's artist.
@@ -411,10 +400,8 @@ type ParseError struct {
 func (e *ParseError) Error() string { return "reccobeats: malformed response: " + e.Err.Error() }
 func (e *ParseError) Unwrap() error { return e.Err }
 
-var bom = []byte("\xef\xbb\xbf")
-
 func decode(body []byte, v any) error {
-	if err := json.Unmarshal(bytes.TrimPrefix(body, bom), v); err != nil {
+	if err := json.Unmarshal(httpclient.TrimBOM(body), v); err != nil {
 		return &ParseError{Err: err}
 	}
 	return nil

@@ -48,7 +48,7 @@ func (e *Error) RateLimited() bool { return e.StatusCode == http.StatusTooManyRe
 // CheckResponse returns nil for a 2xx status and an [*Error] otherwise. now is
 // the time a Retry-After date is measured from.
 func CheckResponse(resp *http.Response, body []byte, now time.Time) error {
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if httpclient.Success(resp.StatusCode) {
 		return nil
 	}
 	e := &Error{StatusCode: resp.StatusCode, RetryAfter: httpclient.RetryAfterHeader(resp.Header, now, maxRetryAfter)}

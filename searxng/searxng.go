@@ -16,12 +16,10 @@
 package searxng
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -77,16 +75,12 @@ func WithMaxBodyBytes(n int64) Option {
 // page, say) is misconfigured for API use, and following it would hide that.
 func NewClient(httpClient *http.Client, opts ...Option) (*Client, error) {
 	core := httpclient.NewCore("searxng", "", DefaultUserAgent, DefaultMaxBodyBytes)
-	core.SetHTTPClient(httpClient)
 	core.SetBodyTooLarge(ErrBodyTooLarge)
-	c := &Client{core: core}
-	if err := httpclient.Apply(c, opts); err != nil {
-		return nil, err
-	}
-	if core.BaseURL() == nil {
+	c, err := httpclient.Build(&Client{core: core}, core, httpClient, opts)
+	if err == nil && core.BaseURL() == nil {
 		return nil, ErrNoBaseURL
 	}
-	return c, nil
+	return c, err
 }
 
 // SafeSearch is SearXNG's safesearch level.
@@ -240,11 +234,7 @@ func (c *Client) Search(ctx context.Context, p *SearchParams) (*SearchResponse, 
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("searxng: %w", err)
 	}
-	resp, body, err := c.core.Get(ctx, searchPath, p.values(), CheckResponse)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeSearchResponse(body, resp.Header.Get("Content-Type"))
+	return httpclient.GetDecoded(ctx, c.core, searchPath, p.values(), CheckResponse, DecodeSearchResponse)
 }
 
 // ParseError reports a body that is not SearXNG's JSON answer.
@@ -254,21 +244,10 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
-	if e.ContentType != "" && !isJSON(e.ContentType) {
-		return fmt.Sprintf("searxng: expected JSON, got %s: %v", e.ContentType, e.Err)
-	}
-	return fmt.Sprintf("searxng: malformed JSON: %v", e.Err)
+	return httpclient.ParseErrorText("searxng", e.ContentType, e.Err)
 }
 
 func (e *ParseError) Unwrap() error { return e.Err }
-
-func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/json"
-}
 
 // errNotObject reports a JSON body that is not an object (e.g. null): an
 // HTML page or proxy answer served with 200 must not pass for "no results".
@@ -276,7 +255,7 @@ var errNotObject = errors.New("the body is not a JSON object with \"results\"")
 
 // DecodeSearchResponse parses a 200 body.
 func DecodeSearchResponse(body []byte, contentType string) (*SearchResponse, error) {
-	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	body = httpclient.TrimBOM(body)
 	var probe struct {
 		Results *json.RawMessage `json:"results"`
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // The JSON:API subset TIDAL speaks. Only the members Toolport reads are
@@ -106,7 +108,7 @@ type apiError struct {
 // JSON object with well-typed members, so that a proxy's HTML page or a
 // truncated body becomes a PARSE_ERROR rather than an empty result.
 func decodeDocument(body []byte) (*document, error) {
-	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
+	body = httpclient.TrimBOM(body)
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, errors.New("response is not a JSON object")

@@ -77,6 +77,16 @@ func (c *Core) SetBaseURL(raw string) error {
 	return nil
 }
 
+// SetBaseURLUnlessEmpty is [Core.SetBaseURL], except that an empty (or
+// all-space) raw keeps the default: for a keyless client whose caller
+// passes an unset setting straight through.
+func (c *Core) SetBaseURLUnlessEmpty(raw string) error {
+	if strings.TrimSpace(raw) == "" {
+		return nil
+	}
+	return c.SetBaseURL(raw)
+}
+
 // BaseURL returns the base URL, nil when none is set.
 func (c *Core) BaseURL() *url.URL {
 	if c.base == nil {
@@ -254,14 +264,4 @@ func SleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// Apply runs a client's options on c in order and returns the first error.
-func Apply[C any, O ~func(*C) error](c *C, opts []O) error {
-	for _, o := range opts {
-		if err := o(c); err != nil {
-			return err
-		}
-	}
-	return nil
 }
