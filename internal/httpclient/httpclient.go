@@ -5,8 +5,19 @@
 // Retry-After, refusing redirects, and clipping upstream text for error
 // messages without splitting a character.
 //
-// It has no client type of its own: each API client keeps its own request
-// building and its own typed errors, and calls these helpers.
+// [Core] is the client core the public API clients (brave, google, searxng,
+// ckan, tidal, lrclib, reccobeats) share, go-github style: it holds the base
+// URL, User-Agent, static headers and body cap, builds requests, sends them,
+// reads the capped body and hands it to the client's own CheckResponse, which
+// builds the client's typed error; secrets are scrubbed with one marker,
+// [Redacted]. Each client keeps its own options, typed requests and errors
+// (its public surface), and [Build] and [GetDecoded] spare it the rest.
+// Retry-After is parsed here once ([RetryAfter]), and [SleepCtx] is the one
+// context-aware sleep.
+//
+// The package is internal so that the core's shape can change without
+// breaking importers of the clients; docs/decisions.md says what the clients
+// keep public.
 package httpclient
 
 import (
