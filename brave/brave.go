@@ -8,6 +8,11 @@
 // every upstream failure, so callers branch on values rather than on text.
 // The API key travels only in the X-Subscription-Token header; it never
 // appears in a URL, an error message or a returned value.
+//
+// Supported surface: [NewClient] and its options, the typed requests and
+// responses, the Decode functions, [*Error] with its fields and
+// [CheckResponse]. Sending, the body cap and secret scrubbing are
+// Toolport's internal client core, shared by all its API clients.
 package brave
 
 import (

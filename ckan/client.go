@@ -14,6 +14,11 @@
 // and the context's error on cancellation or deadline. The client never
 // retries: callers decide (Toolport's tool registry retries a transient
 // failure once), and a retry inside the client would multiply theirs.
+//
+// Supported surface: [NewClient] and its options, the typed calls, requests
+// and results, [*Error], [*DecodeError] and [*NetworkError]. Sending and the
+// body cap are Toolport's internal client core, shared by all its API
+// clients.
 package ckan
 
 import (

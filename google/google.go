@@ -10,6 +10,11 @@
 // therefore sits in the request URL, so the client rewrites the URL in every
 // transport error it returns (net/http's *url.Error prints it) and scrubs the
 // key from upstream messages: no error from this package holds the key.
+//
+// Supported surface: [NewClient] and its options, the typed requests and
+// responses, the Decode functions, [*Error] with its fields and
+// [CheckResponse]. Sending, the body cap and secret scrubbing are
+// Toolport's internal client core, shared by all its API clients.
 package google
 
 import (

@@ -16,6 +16,11 @@
 // application, its version and its home page; [DefaultUserAgent] does.
 // Its lyrics are contributed by users: store them for the index, do not
 // republish them.
+//
+// Supported surface: [NewClient] and its options, the typed requests and
+// responses, the Decode functions, [*Error] with its fields and
+// [CheckResponse]. Sending, the body cap and secret scrubbing are
+// Toolport's internal client core, shared by all its API clients.
 package lrclib
 
 import (

@@ -17,6 +17,11 @@
 // every upstream error status, matching [ErrNotFound] or [ErrRateLimited]
 // with errors.Is. The client never retries: a 429 comes back with the
 // server's Retry-After in Error.RetryAfter, and the caller decides.
+//
+// Supported surface: [NewClient] and its options, the typed requests and
+// responses, the Decode functions, [*Error] with its fields and
+// [CheckResponse]. Sending, the body cap and secret scrubbing are
+// Toolport's internal client core, shared by all its API clients.
 package reccobeats
 
 import (

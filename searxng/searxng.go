@@ -13,6 +13,11 @@
 // client it distrusts with 429 Too Many Requests. A 200 with no results and
 // a non-empty UnresponsiveEngines is an outage of the engines behind the
 // instance, not an empty answer.
+//
+// Supported surface: [NewClient] and its options, the typed requests and
+// responses, the Decode functions, [*Error] with its fields and
+// [CheckResponse]. Sending, the body cap and secret scrubbing are
+// Toolport's internal client core, shared by all its API clients.
 package searxng
 
 import (

@@ -13,4 +13,8 @@
 // The client never retries a 429 or a 5xx itself: callers decide ([Error.Temporary]
 // says whether to). The one retry it does make is after a 401, with a fresh
 // token.
+//
+// Supported surface: [NewClient] with its [Config], the typed calls and
+// results, and [*Error] with its kinds. Sending and the body cap are
+// Toolport's internal client core, shared by all its API clients.
 package tidal
