@@ -253,9 +253,13 @@ func (c *Core) Get(ctx context.Context, path string, query url.Values, check Che
 	return c.Do(req, check)
 }
 
-// SleepCtx waits d, or until ctx ends (then it returns ctx.Err()). It is the
-// one context-aware sleep of Toolport's clients and caches.
+// SleepCtx waits d, or until ctx ends (then it returns ctx.Err()); for d <= 0
+// it only reports ctx.Err(), so that an ended context always wins. It is the
+// one context-aware sleep of Toolport's clients, caches and limiters.
 func SleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

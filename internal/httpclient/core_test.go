@@ -302,5 +302,12 @@ func TestSleepCtx(t *testing.T) {
 		if err := SleepCtx(ctx, time.Hour); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != time.Second {
 			t.Errorf("SleepCtx = %v after %v, want the deadline after 1s", err, time.Since(start))
 		}
+		// An ended context wins even over no wait at all.
+		if err := SleepCtx(ctx, 0); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("SleepCtx(ended, 0) = %v, want the deadline", err)
+		}
+		if err := SleepCtx(context.Background(), -time.Second); err != nil {
+			t.Errorf("SleepCtx(live, -1s) = %v, want nil", err)
+		}
 	})
 }

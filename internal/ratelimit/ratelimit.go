@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // Limiter grants requests at a rate.
@@ -80,21 +82,6 @@ func limit(ctx context.Context, r Rate, now time.Time) time.Duration {
 	return max(w, 0)
 }
 
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Memory is a limiter within one process.
 type Memory struct {
 	rate Rate
@@ -140,7 +127,7 @@ func (m *Memory) Wait(ctx context.Context) error {
 	if !ok {
 		return &WaitError{Delay: d}
 	}
-	return sleep(ctx, d)
+	return httpclient.SleepCtx(ctx, d)
 }
 
 // ParseRate reads a rate setting: "R" (R requests a second, in bursts of

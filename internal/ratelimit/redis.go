@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/toolport/toolport/internal/httpclient"
 )
 
 // gcra reserves the next slot of KEYS[1] atomically. Time is Redis's own
@@ -98,5 +100,5 @@ func (l *Redis) Wait(ctx context.Context) error {
 	if res[0] == 0 {
 		return &WaitError{Delay: d}
 	}
-	return sleep(ctx, d)
+	return httpclient.SleepCtx(ctx, d)
 }
