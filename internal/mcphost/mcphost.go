@@ -276,7 +276,7 @@ type conn struct {
 	listMu    sync.Mutex // one listing at a time
 
 	mu       sync.Mutex
-	live *mcp.ClientSession
+	live     *mcp.ClientSession
 	failures int
 	nextTry  time.Time
 	lastErr  string
@@ -457,6 +457,15 @@ func (c *conn) list(ctx context.Context, s *mcp.ClientSession) error {
 		names[t.Name()] = mt.Name
 		tools = append(tools, t)
 	}
+	c.replace(tools, names)
+	if c.h.opts.OnChange != nil {
+		c.h.opts.OnChange(c.cfg.Name)
+	}
+	return nil
+}
+
+// replace puts tools in the registry in place of the server's others.
+func (c *conn) replace(tools []*tool.Tool, names map[string]string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := make([]string, 0, len(c.names))
@@ -472,10 +481,6 @@ func (c *conn) list(ctx context.Context, s *mcp.ClientSession) error {
 		}
 		c.names[t.Name()] = names[t.Name()]
 	}
-	if c.h.opts.OnChange != nil {
-		c.h.opts.OnChange(c.cfg.Name)
-	}
-	return nil
 }
 
 // declare makes the Toolport tool that calls mt.
@@ -593,7 +598,9 @@ func (c *conn) callError(ctx, cctx context.Context, s *mcp.ClientSession, name s
 		c.lastErr = "the connection was lost: " + describe(err)
 	}
 	c.mu.Unlock()
-	_ = s.Close()
+	// Closing may wait on the server (an HTTP DELETE, a process's exit):
+	// not this call's business.
+	c.h.wg.Go(func() { _ = s.Close() })
 	return &tool.Error{Code: tool.CodeNetwork, Err: err,
 		Message: fmt.Sprintf("MCP server %q: the connection was lost during the call of %q (%s); "+
 			"it may have run; the server is connected again on the next call", c.cfg.Name, name, describe(err))}
