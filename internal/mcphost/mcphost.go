@@ -51,6 +51,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -275,6 +276,9 @@ type conn struct {
 	connectMu sync.Mutex // one connection attempt at a time
 	listMu    sync.Mutex // one listing at a time
 
+	calls    atomic.Int64
+	progress sync.Map // progress token → the context of the call it belongs to
+
 	mu       sync.Mutex
 	live     *mcp.ClientSession
 	failures int
@@ -334,6 +338,12 @@ func (c *conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 			// Listing from inside the notification's handler would wait on
 			// the connection that is delivering it.
 			c.h.wg.Go(func() { c.relist(req.Session) })
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if ctx, ok := c.progress.Load(req.Params.ProgressToken); ok {
+				tool.ReportProgress(ctx.(context.Context), tool.Progress{
+					Done: req.Params.Progress, Total: req.Params.Total, Message: clip(req.Params.Message, 200)})
+			}
 		},
 	})
 	s, err := client.Connect(ctx, c.transport(), nil)
@@ -565,7 +575,14 @@ func (c *conn) call(ctx context.Context, name string, args json.RawMessage) (*Ou
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	// The server's progress notifications become the call's
+	// tool.ReportProgress (MCP progress, the CLI's progress line).
+	token := fmt.Sprintf("toolport-%d", c.calls.Add(1))
+	params.SetProgressToken(token)
+	c.progress.Store(token, ctx)
+	defer c.progress.Delete(token)
+	res, err := s.CallTool(cctx, params)
 	if err != nil {
 		return nil, c.callError(ctx, cctx, s, name, err)
 	}
