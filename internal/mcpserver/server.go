@@ -100,6 +100,14 @@ type Options struct {
 	// Changes, when set, tells the server that the stores behind its
 	// resources changed outside its own tool calls (a chat turn).
 	Changes *Changes
+
+	// Approval overrides, per tool name, whether a call is confirmed with
+	// the person first (through elicitation, when the client offers it):
+	// true always, false never. Tools not named are confirmed when they
+	// act on the user's behalf outside Toolport (UserAccount and not
+	// ReadOnly: savePlaylistToTidal, an attached MCP server's write
+	// tools). It is the chat agent's policy too (agent.Config.Approval).
+	Approval map[string]bool
 }
 
 // service holds what the server's handlers share.
@@ -224,7 +232,7 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		ctx = tool.WithProgress(ctx, p.report)
 	}
 	t, ok := h.reg.Lookup(req.Params.Name)
-	if ok && needsConfirmation(t.Spec().Annotations) {
+	if ok && needsConfirmation(t.Spec(), h.svc.opts.Approval) {
 		if res := h.confirm(req, t.Spec()); res != nil {
 			return res, nil
 		}
