@@ -42,6 +42,18 @@
 // regenerate cannot overlap another turn of the conversation. Each conversation may name a model of
 // `TOOLPORT_MODELS` (column `conversations.model`); the agent picks its provider per turn and falls
 // back to the default when the name is no longer configured.
+//
+// # Approval of tool calls
+//
+// A call of a tool that acts on the user's behalf outside Toolport
+// (tool.Annotations.UserAccount and not ReadOnly: savePlaylistToTidal, an
+// attached MCP server's write tools; Config.Approval overrides per tool) is
+// not run by the loop: the turn ends with [ApprovalRequired] events and stop
+// reason "approval_required", the pending calls stored as tool_use blocks
+// without results in the assistant message. The decision is data, not a
+// waiting goroutine: [Agent.Pending] finds the calls from the stored
+// conversation, and [Agent.Approve] (on any replica) runs or denies them and
+// continues the same message (approval.go).
 package agent
 
 import (

@@ -604,7 +604,7 @@ func (c *conn) callError(ctx, cctx context.Context, s *mcp.ClientSession, name s
 			Message: fmt.Sprintf("MCP server %q did not answer %q within %s", c.cfg.Name, name, c.cfg.Timeout)}
 	}
 	var wire *jsonrpc.Error
-	if errors.As(err, &wire) {
+	if errors.As(err, &wire) && !localCode(wire.Code) {
 		return &tool.Error{Code: tool.CodeAPI, Err: err,
 			Message: fmt.Sprintf("MCP server %q refused %q: %s", c.cfg.Name, name, clip(wire.Message, maxErrorText))}
 	}
@@ -621,6 +621,17 @@ func (c *conn) callError(ctx, cctx context.Context, s *mcp.ClientSession, name s
 	return &tool.Error{Code: tool.CodeNetwork, Err: err,
 		Message: fmt.Sprintf("MCP server %q: the connection was lost during the call of %q (%s); "+
 			"it may have run; the server is connected again on the next call", c.cfg.Name, name, describe(err))}
+}
+
+// localCode reports whether a JSON-RPC error code is one the SDK makes on
+// this side (unknown error, client or server closing, rejected by the
+// transport) rather than the server's answer: the connection is in doubt.
+func localCode(code int64) bool {
+	switch code {
+	case -32001, -32003, -32004, -32005:
+		return true
+	}
+	return false
 }
 
 func (c *conn) close() error {

@@ -41,9 +41,10 @@
 // newest 50 of each) on `resources/list`, after any call of a tool that is not read-only, and on
 // `Changes.Changed` (the chat server calls it after its turns' writing tool calls), so the SDK sends
 // `list_changed` for what was added or removed; templates read older ones. A tool annotated
-// `UserAccount` (and not read-only) is confirmed with the person first, as a multi-round-trip input
-// request: clients on 2026-07-28 answer it themselves, older ones get `elicitation/create` from the
-// SDK.
+// `UserAccount` (and not read-only: savePlaylistToTidal, an attached MCP server's write tools) is
+// confirmed with the person first, or as `Options.Approval` says per tool, as a multi-round-trip
+// input request: clients on 2026-07-28 answer it themselves, older ones get `elicitation/create`
+// from the SDK.
 package mcpserver
 
 import (
