@@ -27,7 +27,7 @@ type echoOut struct {
 
 func (o echoOut) Summary() string { return "echoed " + o.Echo }
 
-func toolportServer(t *testing.T, token string) *httptest.Server {
+func toolportServer(t testing.TB, token string) *httptest.Server {
 	t.Helper()
 	reg := tool.NewRegistry()
 	echo := func(_ context.Context, in echoIn) (echoOut, error) { return echoOut{Echo: in.Text}, nil }
