@@ -366,3 +366,28 @@ func TestServerValidate(t *testing.T) {
 		t.Error("two servers of one name were accepted")
 	}
 }
+
+func TestCloseUnregistersTheTools(t *testing.T) {
+	s := newSDKServer(t)
+	reg := tool.NewRegistry()
+	h, err := mcphost.Attach(t.Context(), reg, []mcphost.Server{{Name: "fake", URL: s.ts.URL}}, mcphost.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reg.Tools()) != 3 {
+		t.Fatalf("%d tools registered; want 3", len(reg.Tools()))
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(reg.Tools()); n != 0 || h.Status()[0].Connected {
+		t.Fatalf("after Close: %d tools, %+v", n, h.Status())
+	}
+	if res := reg.Call(t.Context(), "fake__ok", nil); res.OK() || res.Err.Code != tool.CodeUnknownTool {
+		t.Fatalf("a call after Close: %s", res.JSON)
+	}
+	h.Refresh(t.Context()) // a closed host connects nothing
+	if len(reg.Tools()) != 0 {
+		t.Fatal("Refresh after Close registered tools again")
+	}
+}

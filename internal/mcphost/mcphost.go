@@ -166,7 +166,20 @@ type Host struct {
 
 	ctx    context.Context // ends with Close: background listings stop
 	cancel context.CancelFunc
+
+	bgMu   sync.Mutex // guards closed and wg.Go against Close's wg.Wait
+	closed bool
 	wg     sync.WaitGroup
+}
+
+// background runs fn on a goroutine Close waits for; after Close it does
+// not run.
+func (h *Host) background(fn func()) {
+	h.bgMu.Lock()
+	defer h.bgMu.Unlock()
+	if !h.closed {
+		h.wg.Go(fn)
+	}
 }
 
 // Attach connects to servers and registers their tools in reg. A server
@@ -231,6 +244,9 @@ func (h *Host) Refresh(ctx context.Context) {
 // the servers' tools.
 func (h *Host) Close() error {
 	h.cancel()
+	h.bgMu.Lock()
+	h.closed = true
+	h.bgMu.Unlock()
 	var errs []error
 	for _, c := range h.conns {
 		errs = append(errs, c.close())
@@ -313,6 +329,14 @@ func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, &tool.Error{Code: tool.CodeNetwork, Retryable: false, Err: err,
 			Message: fmt.Sprintf("MCP server %q could not be reached: %s", c.cfg.Name, c.lastErr)}
 	}
+	if c.h.ctx.Err() != nil { // closed while connecting: undo the listing too
+		for name := range c.names {
+			c.h.reg.Unregister(name)
+		}
+		c.names = map[string]string{}
+		go func() { _ = s.Close() }() // Close no longer waits for background work
+		return nil, &tool.Error{Code: tool.CodeCanceled, Message: fmt.Sprintf("MCP server %q: the host is closing", c.cfg.Name)}
+	}
 	c.failures, c.lastErr, c.live = 0, "", s
 	return s, nil
 }
@@ -337,7 +361,7 @@ func (c *conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			// Listing from inside the notification's handler would wait on
 			// the connection that is delivering it.
-			c.h.wg.Go(func() { c.relist(req.Session) })
+			c.h.background(func() { c.relist(req.Session) })
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if ctx, ok := c.progress.Load(req.Params.ProgressToken); ok {
@@ -354,7 +378,7 @@ func (c *conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	c.h.wg.Go(func() {
+	c.h.background(func() {
 		err := s.Wait()
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -617,7 +641,7 @@ func (c *conn) callError(ctx, cctx context.Context, s *mcp.ClientSession, name s
 	c.mu.Unlock()
 	// Closing may wait on the server (an HTTP DELETE, a process's exit):
 	// not this call's business.
-	c.h.wg.Go(func() { _ = s.Close() })
+	c.h.background(func() { _ = s.Close() })
 	return &tool.Error{Code: tool.CodeNetwork, Err: err,
 		Message: fmt.Sprintf("MCP server %q: the connection was lost during the call of %q (%s); "+
 			"it may have run; the server is connected again on the next call", c.cfg.Name, name, describe(err))}
