@@ -93,6 +93,12 @@ func TestToolportOverHTTP(t *testing.T) {
 	if res.Summary != "echoed shalom" {
 		t.Errorf("summary = %q", res.Summary)
 	}
+	// A server that echoes the token back cannot pass it on: the host's
+	// registry scrubs it like any secret.
+	res = reg.Call(t.Context(), "tp__echo", json.RawMessage(`{"text":"`+token+`"}`))
+	if !res.OK() || strings.Contains(string(res.JSON), token) || !strings.Contains(string(res.JSON), "[REDACTED]") {
+		t.Fatalf("the token came back: %s", res.JSON)
+	}
 	// The published schema is checked here, before the server is called.
 	res = reg.Call(t.Context(), "tp__echo", json.RawMessage(`{"text":5}`))
 	if res.OK() || res.Err.Code != tool.CodeValidation || !strings.Contains(res.Err.Message, "text: expected string") {
