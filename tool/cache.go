@@ -115,6 +115,9 @@ type resultCaching struct {
 // cacheable returns a copy of t whose schemas carry the cache arguments and
 // result fields.
 func cacheable(t *Tool) (*Tool, error) {
+	if t.inputType == nil {
+		return nil, fmt.Errorf("tool %s: a tool declared with NewRaw cannot be cached", t.Name())
+	}
 	fields := jsonFieldNames(t.inputType)
 	for _, name := range []string{ArgFresh, ArgMaxAgeSeconds} {
 		if slices.Contains(fields, name) {

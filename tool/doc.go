@@ -8,6 +8,10 @@
 //	}
 //	t := tool.Must(tool.New(tool.Spec{Name: "search", Description: "…"}, search))
 //
+// A tool whose input schema is only known at run time (another MCP server's) is declared with
+// [NewRaw] from that schema, and a source whose tools change removes them with
+// [Registry.Unregister].
+//
 // Its JSON Schema is derived from those types (github.com/google/jsonschema-go for the
 // structure, the `schema` struct tag for the constraints JSON Schema needs and Go types
 // cannot say: minimum, maximum, default, enum, …). That one schema is what every surface

@@ -42,6 +42,18 @@
 // regenerate cannot overlap another turn of the conversation. Each conversation may name a model of
 // `TOOLPORT_MODELS` (column `conversations.model`); the agent picks its provider per turn and falls
 // back to the default when the name is no longer configured.
+//
+// # Approval of tool calls
+//
+// A call of a tool that acts on the user's behalf outside Toolport
+// (tool.Annotations.UserAccount and not ReadOnly: savePlaylistToTidal, an
+// attached MCP server's write tools; Config.Approval overrides per tool) is
+// not run by the loop: the turn ends with [ApprovalRequired] events and stop
+// reason "approval_required", the pending calls stored as tool_use blocks
+// without results in the assistant message. The decision is data, not a
+// waiting goroutine: [Agent.Pending] finds the calls from the stored
+// conversation, and [Agent.Approve] (on any replica) runs or denies them and
+// continues the same message (approval.go).
 package agent
 
 import (
@@ -192,6 +204,13 @@ type Config struct {
 	// OnToolCall, if set, is called after each tool call of a turn (for
 	// metrics). It may be called concurrently.
 	OnToolCall func(name string, res *tool.Result)
+
+	// Approval overrides, per tool name, whether a call must be approved
+	// by the person before it runs: true always asks, false never does.
+	// Tools not named ask when they act on the user's behalf outside
+	// Toolport (tool.Annotations.UserAccount and not ReadOnly): see
+	// [Agent.Approve].
+	Approval map[string]bool
 }
 
 // Agent runs chat turns. It is safe for concurrent use; turns of one
@@ -199,10 +218,15 @@ type Config struct {
 type Agent struct {
 	cfg    Config
 	models []Model // the default first
-	defs   []llm.ToolDef
-	system string
-	tracer trace.Tracer
-	logger *slog.Logger
+	// defs are the model's tool definitions of the registry's tools
+	// defsFor; a registry whose tools change (an attached MCP server's
+	// list_changed) gets new ones at the next model call.
+	defsMu  sync.Mutex
+	defs    []llm.ToolDef
+	defsFor []*tool.Tool
+	system  string
+	tracer  trace.Tracer
+	logger  *slog.Logger
 }
 
 // New returns an agent for cfg.
@@ -247,7 +271,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	a := &Agent{cfg: cfg, defs: defs, system: cfg.System, logger: cfg.Logger}
+	a := &Agent{cfg: cfg, defs: defs, defsFor: cfg.Registry.Tools(), system: cfg.System, logger: cfg.Logger}
 	if cfg.Provider != nil {
 		a.models = append(a.models, Model{Name: cfg.ModelName, Provider: cfg.Provider, ContextWindow: cfg.ContextWindow})
 	}
@@ -418,7 +442,8 @@ func (a *Agent) begin(ctx context.Context, convID string, st turnStart, emit fun
 		}
 		userID = m.ID
 	}
-	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), model: model, emitFn: emit, span: span, toolBytes: a.cfg.MaxTurnToolBytes}
+	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), model: model, emitFn: emit, span: span, toolBytes: a.cfg.MaxTurnToolBytes,
+		allowed: allowedAlways(base)}
 	span.SetAttributes(attribute.String("message.id", t.msgID))
 	t.emit(MessageStart{MessageID: t.msgID, ConversationID: convID, UserMessageID: userID, Model: model.Name})
 	defer t.recoverPanic(ctx)
@@ -442,7 +467,7 @@ func (a *Agent) begin(ctx context.Context, convID string, st turnStart, emit fun
 	if !st.regenerate {
 		history = appendUser(history, llm.UserText(st.text))
 	}
-	t.run(ctx, history)
+	t.run(ctx, history, 0)
 	return nil
 }
 
@@ -512,6 +537,9 @@ type turn struct {
 
 	toolBytes int                 // what is left of MaxTurnToolBytes
 	failure   *store.MessageError // the error the turn failed with, saved with the message
+	// allowed are the tools the person allowed for the rest of the
+	// conversation ("always"), read from its stored tool results.
+	allowed map[string]bool
 }
 
 func (t *turn) emit(ev Event) {
@@ -528,12 +556,13 @@ func (t *turn) end(stop string) {
 	t.emit(MessageEnd{MessageID: t.msgID, Usage: t.usage, StopReason: stop})
 }
 
-// run is the loop: model, tools, model… then the answer.
-func (t *turn) run(ctx context.Context, msgs []llm.Message) {
+// run is the loop: model, tools, model… then the answer. It starts at step
+// first: a turn resumed after an approval has used some of its steps.
+func (t *turn) run(ctx context.Context, msgs []llm.Message, first int) {
 	stop := StopEndTurn
-	for step := 0; ; step++ {
+	for step := first; ; step++ {
 		final := step >= t.a.cfg.MaxSteps
-		req := llm.Request{System: t.a.system, Messages: msgs, Tools: t.a.defs, MaxTokens: t.a.cfg.MaxTokens}
+		req := llm.Request{System: t.a.system, Messages: msgs, Tools: t.a.toolDefs(), MaxTokens: t.a.cfg.MaxTokens}
 		if final {
 			req.ToolChoice = llm.ToolChoiceNone
 			stop = StopMaxSteps
@@ -556,8 +585,13 @@ func (t *turn) run(ctx context.Context, msgs []llm.Message) {
 		if len(resp.ToolCalls) == 0 {
 			break
 		}
-		results := t.runTools(gctx, resp.ToolCalls, limit)
+		now, waiting := t.splitApproval(resp.ToolCalls)
+		results := t.runTools(gctx, now, limit)
 		t.blocks = append(t.blocks, results...)
+		if len(waiting) > 0 && ctx.Err() == nil {
+			t.pause(ctx, waiting)
+			return
+		}
 		if ctx.Err() != nil {
 			t.fail(ctx, ctx.Err())
 			return
@@ -987,4 +1021,26 @@ func ResultCount(envelope json.RawMessage) int {
 		return count
 	}
 	return 1
+}
+
+// toolDefs returns the definitions of the registry's tools as they are now,
+// made again only when they changed.
+func (a *Agent) toolDefs() []llm.ToolDef {
+	tools := a.cfg.Registry.Tools()
+	a.defsMu.Lock()
+	defer a.defsMu.Unlock()
+	if slices.Equal(tools, a.defsFor) {
+		return a.defs
+	}
+	defs := make([]llm.ToolDef, 0, len(tools))
+	for _, t := range tools {
+		schema, err := json.Marshal(t.InputSchema())
+		if err != nil {
+			a.logger.Error("a tool's schema cannot be encoded; it is not offered", "tool", t.Name(), "error", err)
+			continue
+		}
+		defs = append(defs, llm.ToolDef{Name: t.Name(), Description: t.Spec().Description, InputSchema: schema})
+	}
+	a.defs, a.defsFor = defs, tools
+	return defs
 }

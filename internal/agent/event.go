@@ -18,6 +18,9 @@ const (
 	TypeToolCallError EventType = "tool_call_error"
 	TypeMessageEnd    EventType = "message_end"
 	TypeError         EventType = "error"
+	// TypeApprovalRequired: a tool call waits for the person's decision
+	// (see [Agent.Approve]); the turn ends after it.
+	TypeApprovalRequired EventType = "approval_required"
 )
 
 // Stop reasons of a [MessageEnd].
@@ -26,6 +29,9 @@ const (
 	StopMaxSteps = "max_steps" // the tool rounds ran out; the answer was asked for without tools
 	StopCanceled = "canceled"  // the client went away or the server is shutting down
 	StopError    = "error"     // the model failed; an Error event came before
+	// StopApprovalRequired: tool calls wait for the person's decision;
+	// ApprovalRequired events came before.
+	StopApprovalRequired = "approval_required"
 )
 
 // Error codes of an [ErrorEvent].
@@ -269,6 +275,11 @@ func Decode(data []byte) (Event, error) {
 		StopReason     string          `json:"stopReason"`
 		Code           string          `json:"code"`
 		Message        string          `json:"message"`
+		ToolUseID      string          `json:"toolUseId"`
+		Tool           string          `json:"tool"`
+		Title          string          `json:"title"`
+		Arguments      json.RawMessage `json:"arguments"`
+		What           string          `json:"what"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("agent: decoding an event: %w", err)
@@ -289,6 +300,8 @@ func Decode(data []byte) (Event, error) {
 		return MessageEnd{MessageID: w.MessageID, Usage: w.Usage, StopReason: w.StopReason}, nil
 	case TypeError:
 		return ErrorEvent{Code: w.Code, Message: w.Message, Retryable: w.Retryable}, nil
+	case TypeApprovalRequired:
+		return ApprovalRequired{ToolUseID: w.ToolUseID, Tool: w.Tool, Title: w.Title, Arguments: w.Arguments, What: w.What}, nil
 	}
 	return nil, fmt.Errorf("agent: decoding an event: unknown type %q", w.Type)
 }

@@ -16,10 +16,17 @@ const CodeDeclined = "USER_DECLINED"
 // maxConfirmArgs bounds the arguments quoted in a confirmation request.
 const maxConfirmArgs = 600
 
-// needsConfirmation reports whether a call of a tool so annotated must be
-// confirmed by the person first: it changes something in the user's own
-// account with an outside service.
-func needsConfirmation(a tool.Annotations) bool { return a.UserAccount && !a.ReadOnly }
+// needsConfirmation reports whether a call of the tool must be confirmed by
+// the person first: the policy says so, or, for a tool it does not name,
+// the tool changes something on the user's behalf outside Toolport (their
+// account with an outside service, or whatever an attached MCP server's
+// write tool touches).
+func needsConfirmation(spec tool.Spec, policy map[string]bool) bool {
+	if ask, ok := policy[spec.Name]; ok {
+		return ask
+	}
+	return spec.Annotations.UserAccount && !spec.Annotations.ReadOnly
+}
 
 // confirmSchema is the form a client shows: one required boolean.
 var confirmSchema = map[string]any{
@@ -27,7 +34,7 @@ var confirmSchema = map[string]any{
 	"properties": map[string]any{
 		"confirm": map[string]any{
 			"type": "boolean", "title": "Confirm",
-			"description": "Yes to let Toolport make this change in your account",
+			"description": "Yes to let Toolport run it",
 			"default":     false,
 		},
 	},
@@ -71,7 +78,11 @@ func (h *handler) confirm(req *mcp.CallToolRequest, spec tool.Spec) *mcp.CallToo
 	if what == "" {
 		what = spec.Name
 	}
-	msg := fmt.Sprintf("Toolport is about to run %q (%s), which changes your account with an outside service.", what, spec.Name)
+	effect := "which may change data"
+	if spec.Annotations.UserAccount {
+		effect = "which acts on your behalf outside Toolport (your account with an outside service, or what an attached MCP server can reach)"
+	}
+	msg := fmt.Sprintf("Toolport is about to run %q (%s), %s.", what, spec.Name, effect)
 	if args := compactArgs(req.Params.Arguments); args != "" {
 		msg += "\nArguments: " + args
 	}

@@ -41,9 +41,10 @@
 // newest 50 of each) on `resources/list`, after any call of a tool that is not read-only, and on
 // `Changes.Changed` (the chat server calls it after its turns' writing tool calls), so the SDK sends
 // `list_changed` for what was added or removed; templates read older ones. A tool annotated
-// `UserAccount` (and not read-only) is confirmed with the person first, as a multi-round-trip input
-// request: clients on 2026-07-28 answer it themselves, older ones get `elicitation/create` from the
-// SDK.
+// `UserAccount` (and not read-only: savePlaylistToTidal, an attached MCP server's write tools) is
+// confirmed with the person first, or as `Options.Approval` says per tool, as a multi-round-trip
+// input request: clients on 2026-07-28 answer it themselves, older ones get `elicitation/create`
+// from the SDK.
 package mcpserver
 
 import (
@@ -100,6 +101,14 @@ type Options struct {
 	// Changes, when set, tells the server that the stores behind its
 	// resources changed outside its own tool calls (a chat turn).
 	Changes *Changes
+
+	// Approval overrides, per tool name, whether a call is confirmed with
+	// the person first (through elicitation, when the client offers it):
+	// true always, false never. Tools not named are confirmed when they
+	// act on the user's behalf outside Toolport (UserAccount and not
+	// ReadOnly: savePlaylistToTidal, an attached MCP server's write
+	// tools). It is the chat agent's policy too (agent.Config.Approval).
+	Approval map[string]bool
 }
 
 // service holds what the server's handlers share.
@@ -224,7 +233,7 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		ctx = tool.WithProgress(ctx, p.report)
 	}
 	t, ok := h.reg.Lookup(req.Params.Name)
-	if ok && needsConfirmation(t.Spec().Annotations) {
+	if ok && needsConfirmation(t.Spec(), h.svc.opts.Approval) {
 		if res := h.confirm(req, t.Spec()); res != nil {
 			return res, nil
 		}

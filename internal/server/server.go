@@ -395,6 +395,7 @@ func New(cfg Config) (*Server, error) {
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)
 	s.indexBuildRoutes(api)
+	s.approvalRoutes(api)
 	api("GET /api/doctor", s.doctor)
 	api("POST /api/doctor", s.doctor)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
