@@ -3,7 +3,9 @@ package index
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Field weights for BM25F: a term in a title or artist name says more about
@@ -76,7 +78,7 @@ type BM25 struct {
 	postings map[string][]posting
 	ids      []string         // slot → id ("" for a free slot)
 	slot     map[string]int32 // id → slot
-	terms    [][]string       // slot → its distinct terms, for removal and feedback
+	terms    [][]string       // slot → its distinct terms, for removal and feedback; see laid
 	tfs      [][]float32      // slot → the weighted frequency of each of terms
 	length   []float32        // slot → weighted length
 	free     []int32
@@ -85,11 +87,13 @@ type BM25 struct {
 	scratch  sync.Pool // *bm25Scratch
 	hits     sync.Pool // *[]slotHit, topSlots's candidates
 
-	// lazyTerms is set on an index decoded from a snapshot, before anyone
-	// else sees it, and never changed: its terms and tfs are laid out from
-	// the postings on first need (a write, or feedback), not at load, since
-	// a cold search needs neither (slotTerms).
-	lazyTerms bool
+	// laid says whether terms and tfs are kept. They are laid out from the
+	// postings on first need (a replacement, a removal, or feedback), not
+	// while documents are added or a snapshot decoded: a bulk load and a
+	// cold search need neither, and per document they cost more than its
+	// postings (16 bytes a term, against 8 a posting). Once laid out, they
+	// are kept up to date by every write (slotTerms).
+	laid      atomic.Bool
 	termsOnce sync.Once
 }
 
@@ -113,27 +117,58 @@ func (x *BM25) Add(id string, f Fields) {
 	tf, length := f.weightedTerms(x.analyze)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.remove(id)
+	if _, ok := x.slot[id]; ok {
+		x.remove(id) // lays the terms out: removal needs them
+	}
+	laid := x.laid.Load()
 	var s int32
 	if n := len(x.free); n > 0 {
 		s, x.free = x.free[n-1], x.free[:n-1]
 	} else {
 		s = int32(len(x.ids))
 		x.ids = append(x.ids, "")
-		x.terms = append(x.terms, nil)
-		x.tfs = append(x.tfs, nil)
 		x.length = append(x.length, 0)
+		if laid {
+			x.terms = append(x.terms, nil)
+			x.tfs = append(x.tfs, nil)
+		}
 	}
 	x.ids[s], x.slot[id], x.length[s] = id, s, length
-	terms := make([]string, 0, len(tf))
-	tfs := make([]float32, 0, len(tf))
-	for t, n := range tf {
-		x.postings[t] = append(x.postings[t], posting{doc: s, tf: n})
-		terms = append(terms, t)
-		tfs = append(tfs, n)
+	var terms []string
+	var tfs []float32
+	if laid {
+		terms, tfs = make([]string, 0, len(tf)), make([]float32, 0, len(tf))
 	}
-	x.terms[s], x.tfs[s] = terms, tfs
+	for t, n := range tf {
+		// The analyser's terms may be substrings of the document's text,
+		// and assigning to a map replaces a string key with the one given:
+		// a copy keeps the index from holding every document's text.
+		t = strings.Clone(t)
+		x.postings[t] = append(x.postings[t], posting{doc: s, tf: n})
+		if laid {
+			terms = append(terms, t)
+			tfs = append(tfs, n)
+		}
+	}
+	if laid {
+		x.terms[s], x.tfs[s] = terms, tfs
+	}
 	x.total += float64(length)
+}
+
+// Reserve makes room for n more documents' slots, so that a bulk load of a
+// known size grows its per-slot arrays once instead of by doubling.
+func (x *BM25) Reserve(n int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if n <= 0 {
+		return
+	}
+	x.ids = slices.Grow(x.ids, n)
+	x.length = slices.Grow(x.length, n)
+	if len(x.slot) == 0 {
+		x.slot = make(map[string]int32, n)
+	}
 }
 
 // Remove deletes a document and reports whether it was there.
@@ -171,15 +206,16 @@ func (x *BM25) remove(id string) bool {
 	return true
 }
 
-// slotTerms lays out terms and tfs if they are still to be (lazyTerms).
+// slotTerms lays out terms and tfs if they are still to be (see laid).
 // The caller holds mu, for reading or writing; concurrent readers wait for
 // the one that lays them out. Within a slot the terms come in no particular
-// order, as Add leaves them.
+// order, as Add leaves them; they are the postings' keys, not copies.
 func (x *BM25) slotTerms() {
-	if !x.lazyTerms {
+	if x.laid.Load() {
 		return
 	}
 	x.termsOnce.Do(func() {
+		defer x.laid.Store(true)
 		perSlot := make([]int, len(x.ids))
 		total := 0
 		for _, ps := range x.postings {

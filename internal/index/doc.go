@@ -47,9 +47,14 @@
 // (`index_snapshots`), keyed by the index version and a tag derived from the analyser's output, the
 // layout, the embedder and how expansion picks its candidates (the snapshot lists the few thousand
 // vocabulary words they come from); a cold `toolport call semanticSearch` loads it instead of
-// rebuilding, and a stale or damaged snapshot is rebuilt from the records. A loaded BM25 index
-// lays out each document's term list (what removal and relevance feedback walk) on first need, not
-// at load: a search reads only the postings. The offline embedder
+// rebuilding, and a stale or damaged snapshot is rebuilt from the records. A BM25 index, built
+// or loaded, lays out each document's term list (what removal, replacement and relevance feedback
+// walk) on first need: a bulk load and a search read only the postings. Terms are copied out of the
+// documents' text, so the index never holds the text itself; a load that knows its size reserves
+// the flat arrays once ([Engine.Reserve]). A snapshot is written through a 64 KiB buffer
+// ([Engine.WriteSnapshot]) or into one allocation of exactly its size ([Engine.SnapshotSize]):
+// `toolport index add` holds the engine and one snapshot's bytes, not copies of either (SECURITY.md,
+// BENCHMARKS.md "index add: peak memory"). The offline embedder
 // reads its word vectors where the binary holds them (an uncompressed asset with its own hash table
 // of the words), so making it costs nothing.
 package index

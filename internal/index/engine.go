@@ -89,6 +89,14 @@ func (e *Engine) Len() int { return e.vec.Len() }
 // Has reports whether a document is indexed.
 func (e *Engine) Has(id string) bool { return e.vec.Has(id) }
 
+// Reserve makes room for n more documents, for a caller that knows how
+// many it is about to add (a load from the store): the engine's per-document
+// arrays are then allocated once, not regrown and copied as they fill.
+func (e *Engine) Reserve(n int) {
+	e.vec.Reserve(n)
+	e.lex.Reserve(n)
+}
+
 // embedBatch is how many documents Add embeds per call to the embedder.
 const embedBatch = 256
 

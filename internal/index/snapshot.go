@@ -90,16 +90,63 @@ func (e *Engine) SnapshotTag() string {
 	return fmt.Sprintf("v%d-%s", snapshotFormat, hex.EncodeToString(h.Sum(nil)[:12]))
 }
 
-// MarshalSnapshot encodes the engine's state. It holds the engine's read
-// locks while it copies, so searches go on meanwhile and writes wait.
+// MarshalSnapshot encodes the engine's state into one allocation of the
+// snapshot's size (see [Engine.WriteSnapshot]).
 func (e *Engine) MarshalSnapshot() []byte {
-	w := &snapWriter{}
+	w := &appendWriter{b: make([]byte, 0, e.SnapshotSize())}
+	_, _ = e.WriteSnapshot(w) // an appendWriter does not fail
+	return w.b
+}
+
+// WriteSnapshot writes the engine's state to out as [Engine.MarshalSnapshot]
+// encodes it, through a buffer of 64 KiB: however large the index, writing
+// its snapshot costs no copy of it. It holds each part's read lock while it
+// writes that part, so searches go on meanwhile and writes wait; for a
+// snapshot of one state, the caller keeps writers out between the parts
+// (the music service holds its load lock). It returns the bytes written and
+// out's first error.
+func (e *Engine) WriteSnapshot(out io.Writer) (int64, error) {
+	w := newSnapWriter(out)
 	w.bytes([]byte(snapshotMagic))
 	w.str(e.SnapshotTag())
 	e.lex.appendSnapshot(w)
 	e.vec.appendSnapshot(w)
 	e.appendExpansion(w)
-	return binary.LittleEndian.AppendUint32(w.b, crc32.Checksum(w.b, castagnoli()))
+	w.flush()
+	w.b = binary.LittleEndian.AppendUint32(w.b, w.crc)
+	w.flush()
+	return w.n, w.err
+}
+
+// SnapshotSize is the length of the snapshot [Engine.WriteSnapshot] would
+// write now, computed without encoding it, so that a caller can allocate
+// the bytes once. It is exact while the engine is not written to.
+func (e *Engine) SnapshotSize() int {
+	n := len(snapshotMagic) + strLen(e.SnapshotTag()) + e.lex.snapshotSize() + e.vec.snapshotSize()
+	minDocs, words := e.expansionWords()
+	n += uvarintLen(uint64(minDocs)) + uvarintLen(uint64(len(words)))
+	for _, w := range words {
+		n += strLen(w)
+	}
+	return n + 4 // the CRC
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+func strLen(s string) int { return uvarintLen(uint64(len(s))) + len(s) }
+
+// appendWriter is an io.Writer that appends to b.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
 }
 
 // LoadSnapshot returns the engine a snapshot made by
@@ -169,9 +216,18 @@ func (e *Engine) decodeSnapshot(body []byte) error {
 // from, with the minimum document count they were chosen for (the engine's
 // current one).
 func (e *Engine) appendExpansion(w *snapWriter) {
+	minDocs, words := e.expansionWords()
+	w.uvarint(uint64(minDocs))
+	w.uvarint(uint64(len(words)))
+	for _, word := range words {
+		w.str(word)
+	}
+}
+
+// expansionWords is what appendExpansion writes.
+func (e *Engine) expansionWords() (minDocs int, words []string) {
 	src, ok := e.emb.(embedding.WordVectorSource)
-	minDocs := max(e.RankParams().Expand.MinDocs, 0)
-	var words []string
+	minDocs = max(e.RankParams().Expand.MinDocs, 0)
 	if ok {
 		src.EachWord(func(word string, _ []float32) bool {
 			if e.lex.docFreq(Stem(word)) >= max(minDocs, 1) {
@@ -180,11 +236,7 @@ func (e *Engine) appendExpansion(w *snapWriter) {
 			return true
 		})
 	}
-	w.uvarint(uint64(minDocs))
-	w.uvarint(uint64(len(words)))
-	for _, word := range words {
-		w.str(word)
-	}
+	return minDocs, words
 }
 
 // seedExpansion builds the expansion candidates for minDocs from words (see
@@ -296,6 +348,23 @@ func (x *BM25) appendSnapshot(w *snapWriter) {
 	}
 }
 
+// snapshotSize is the length of what appendSnapshot writes.
+func (x *BM25) snapshotSize() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := uvarintLen(uint64(len(x.ids))) + uvarintLen(uint64(len(x.postings)))
+	for _, id := range x.ids {
+		n += strLen(id) + 4
+	}
+	for t, ps := range x.postings {
+		n += strLen(t) + uvarintLen(uint64(len(ps))) + 4*len(ps)
+		for _, p := range ps {
+			n += uvarintLen(uint64(p.doc))
+		}
+	}
+	return n
+}
+
 func decodeBM25(r *snapReader) (*BM25, error) {
 	x := NewBM25()
 	slots := r.count(5) // an empty id and a length take 5 bytes at least
@@ -390,7 +459,6 @@ func decodeBM25(r *snapReader) (*BM25, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	x.lazyTerms = true
 	return x, nil
 }
 
@@ -404,16 +472,30 @@ func (x *VectorIndex) appendSnapshot(w *snapWriter) {
 	}
 	w.f32s(x.vecs)
 	if !x.coded {
-		w.b = append(w.b, 0)
+		w.byte(0)
 		return
 	}
-	w.b = append(w.b, 1)
+	w.byte(1)
 	w.uvarint(uint64(x.codedAt))
 	w.f32s(x.center)
 	for _, c := range x.codes {
-		w.b = binary.LittleEndian.AppendUint64(w.b, c)
+		w.u64(c)
 	}
 	w.f32s(x.factors)
+}
+
+// snapshotSize is the length of what appendSnapshot writes.
+func (x *VectorIndex) snapshotSize() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := uvarintLen(uint64(x.dims)) + uvarintLen(uint64(len(x.ids))) + 4*len(x.vecs) + 1
+	for _, id := range x.ids {
+		n += strLen(id)
+	}
+	if x.coded {
+		n += uvarintLen(uint64(x.codedAt)) + 4*len(x.center) + 8*len(x.codes) + 4*len(x.factors)
+	}
+	return n
 }
 
 func decodeVectorIndex(r *snapReader, dims int) (*VectorIndex, error) {
@@ -527,16 +609,78 @@ func allFinite(fs []float32) bool {
 	return true
 }
 
-type snapWriter struct{ b []byte }
+// snapWriter writes a snapshot to out through a buffer of about
+// snapFlushAt bytes, keeping the CRC-32C of what it wrote and how much: a
+// snapshot of any size costs the buffer, not a copy of the index.
+type snapWriter struct {
+	b   []byte
+	out io.Writer
+	n   int64
+	crc uint32
+	err error
+}
 
-func (w *snapWriter) bytes(p []byte)   { w.b = append(w.b, p...) }
-func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
-func (w *snapWriter) f32(f float32)    { w.b = binary.LittleEndian.AppendUint32(w.b, math.Float32bits(f)) }
-func (w *snapWriter) str(s string)     { w.uvarint(uint64(len(s))); w.b = append(w.b, s...) }
+const snapFlushAt = 64 << 10
+
+func newSnapWriter(out io.Writer) *snapWriter {
+	return &snapWriter{b: make([]byte, 0, snapFlushAt+1024), out: out}
+}
+
+// flush hands the buffer to out; after an error, it only counts.
+func (w *snapWriter) flush() {
+	if len(w.b) == 0 {
+		return
+	}
+	w.crc = crc32.Update(w.crc, castagnoli(), w.b)
+	w.n += int64(len(w.b))
+	if w.err == nil {
+		_, w.err = w.out.Write(w.b)
+	}
+	w.b = w.b[:0]
+}
+
+// room flushes a full buffer; every write ends with it.
+func (w *snapWriter) room() {
+	if len(w.b) >= snapFlushAt {
+		w.flush()
+	}
+}
+
+func (w *snapWriter) bytes(p []byte) {
+	for len(p) > 0 {
+		k := min(len(p), snapFlushAt)
+		w.b = append(w.b, p[:k]...)
+		p = p[k:]
+		w.room()
+	}
+}
+
+func (w *snapWriter) str(s string) {
+	w.uvarint(uint64(len(s)))
+	for len(s) > 0 {
+		k := min(len(s), snapFlushAt)
+		w.b = append(w.b, s[:k]...)
+		s = s[k:]
+		w.room()
+	}
+}
+
+func (w *snapWriter) byte(c byte)      { w.b = append(w.b, c); w.room() }
+func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v); w.room() }
+func (w *snapWriter) u64(v uint64)     { w.b = binary.LittleEndian.AppendUint64(w.b, v); w.room() }
+func (w *snapWriter) f32(f float32) {
+	w.b = binary.LittleEndian.AppendUint32(w.b, math.Float32bits(f))
+	w.room()
+}
+
 func (w *snapWriter) f32s(fs []float32) {
-	w.b = slices.Grow(w.b, 4*len(fs))
-	for _, f := range fs {
-		w.f32(f)
+	for len(fs) > 0 {
+		k := min(len(fs), snapFlushAt/4)
+		for _, f := range fs[:k] {
+			w.b = binary.LittleEndian.AppendUint32(w.b, math.Float32bits(f))
+		}
+		fs = fs[k:]
+		w.room()
 	}
 }
 

@@ -123,6 +123,22 @@ func (x *VectorIndex) Has(id string) bool {
 	return ok
 }
 
+// Reserve makes room for n more vectors, so that a bulk load of a known
+// size grows the flat arrays once instead of copying them at each doubling
+// (at a million 384-d vectors, a doubling copies 1.5 GB).
+func (x *VectorIndex) Reserve(n int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if n <= 0 {
+		return
+	}
+	x.ids = slices.Grow(x.ids, n)
+	x.vecs = slices.Grow(x.vecs, n*x.dims)
+	if len(x.slot) == 0 {
+		x.slot = make(map[string]int32, n)
+	}
+}
+
 // ErrDimensions is returned for a vector of the wrong length.
 var ErrDimensions = errors.New("index: vector has the wrong number of dimensions")
 

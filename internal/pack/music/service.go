@@ -337,7 +337,7 @@ func (s *Service) reloadLocked(ctx context.Context, persist bool) (LoadStats, er
 	if ok {
 		st = LoadStats{Records: eng.Len(), Reused: eng.Len(), Snapshot: true}
 	} else {
-		eng, feats, st, err = load(ctx, db, emb, persist)
+		eng, feats, st, err = load(ctx, db, emb, persist, v.Count)
 		if err != nil {
 			return st, err
 		}
@@ -513,13 +513,18 @@ type LoadStats struct {
 // loadBatch is how many records are embedded at once while loading.
 const loadBatch = 256
 
+// maxReserve bounds what a load reserves up front from the store's count.
+const maxReserve = 10_000_000
+
 // load builds an engine from the store in one streaming pass. Stored vectors
 // made by emb are used as they are; records without one, or with another
 // embedder's, are embedded now, and with persist their new vectors are
 // written back after the scan (the scan may hold the store's only
-// connection).
-func load(ctx context.Context, db Store, emb embedding.Embedder, persist bool) (*index.Engine, map[string]featureVec, LoadStats, error) {
+// connection). expect, the store's count, sizes the engine's arrays once
+// (a hint: records written meanwhile are loaded all the same).
+func load(ctx context.Context, db Store, emb embedding.Embedder, persist bool, expect int) (*index.Engine, map[string]featureVec, LoadStats, error) {
 	eng := index.NewEngine(emb)
+	eng.Reserve(min(max(expect, 0), maxReserve))
 	feats := map[string]featureVec{}
 	scan := func(fn func(store.IndexRecord) error) error { return db.EachIndexRecord(ctx, fn) }
 	var w store.Index

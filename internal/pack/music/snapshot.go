@@ -62,11 +62,14 @@ func saveSnapshot(ctx context.Context, db Store, emb embedding.Embedder, v store
 	if !ok {
 		return nil
 	}
-	data := encodeMusicSnapshot(eng, feats)
-	if len(data) > store.MaxSnapshotBytes {
+	data, err := encodeMusicSnapshot(eng, feats)
+	if errors.Is(err, errSnapshotTooBig) || len(data) > store.MaxSnapshotBytes {
 		return nil // too big to keep: every process builds its own
 	}
-	err := snaps.SaveIndexSnapshot(ctx, store.IndexSnapshot{Name: engineSnapshotName, Key: snapshotKey(emb, v), Data: data})
+	if err != nil {
+		return fmt.Errorf("music: encoding the index snapshot: %w", err)
+	}
+	err = snaps.SaveIndexSnapshot(ctx, store.IndexSnapshot{Name: engineSnapshotName, Key: snapshotKey(emb, v), Data: data})
 	if err != nil {
 		return fmt.Errorf("music: saving the index snapshot: %w", err)
 	}
@@ -77,13 +80,35 @@ func saveSnapshot(ctx context.Context, db Store, emb embedding.Embedder, v store
 // format, the engine's bytes (uvarint length, checksummed by the engine),
 // the feature count, per track its ISRC and the features as f32 (NaN
 // unknown), then the CRC-32C of the features part.
-func encodeMusicSnapshot(eng *index.Engine, feats map[string]featureVec) []byte {
-	es := eng.MarshalSnapshot()
-	b := make([]byte, 0, len(es)+len(feats)*(16+4*numFeatures)+64)
+//
+// It makes one allocation of the snapshot's size: the engine writes
+// straight into it (a snapshot of a large index is hundreds of megabytes,
+// and building it in one buffer and framing it in another held two or three
+// copies at once). The engine's length goes before its bytes and is known
+// only after them, so they are written past room for the longest length and
+// moved back over the unused part.
+func encodeMusicSnapshot(eng *index.Engine, feats map[string]featureVec) ([]byte, error) {
+	featBytes := uvarintLen(uint64(len(feats))) + 4
+	for isrc := range feats {
+		featBytes += uvarintLen(uint64(len(isrc))) + len(isrc) + 4*numFeatures
+	}
+	head := len(musicSnapshotMagic) + uvarintLen(musicSnapshotFormat)
+	size := head + binary.MaxVarintLen64 + eng.SnapshotSize() + featBytes
+	if size > store.MaxSnapshotBytes {
+		return nil, errSnapshotTooBig
+	}
+	b := make([]byte, 0, size)
 	b = append(b, musicSnapshotMagic...)
 	b = binary.AppendUvarint(b, musicSnapshotFormat)
-	b = binary.AppendUvarint(b, uint64(len(es)))
-	b = append(b, es...)
+	w := &appendWriter{b: b[:head+binary.MaxVarintLen64]}
+	n, err := eng.WriteSnapshot(w)
+	if err != nil {
+		return nil, err
+	}
+	b = w.b
+	at := binary.AppendUvarint(b[head:head], uint64(n)) // over the room left for it
+	moved := copy(b[head+len(at):], b[head+binary.MaxVarintLen64:])
+	b = b[:head+len(at)+moved]
 	start := len(b)
 	b = binary.AppendUvarint(b, uint64(len(feats)))
 	for isrc, fv := range feats {
@@ -93,14 +118,33 @@ func encodeMusicSnapshot(eng *index.Engine, feats map[string]featureVec) []byte 
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
 		}
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli()))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli())), nil
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// appendWriter is an io.Writer that appends to b.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
 }
 
 // castagnoli is built on first use: MakeTable fills the SSE 4.2 tables,
 // 1.3 M instructions that every toolport command paid at start-up.
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
-var errMusicSnapshot = errors.New("music: unusable index snapshot")
+var (
+	errMusicSnapshot  = errors.New("music: unusable index snapshot")
+	errSnapshotTooBig = errors.New("music: the index snapshot would be larger than the store keeps")
+)
 
 func decodeMusicSnapshot(emb embedding.Embedder, data []byte) (*index.Engine, map[string]featureVec, error) {
 	if len(data) < len(musicSnapshotMagic)+4 || string(data[:len(musicSnapshotMagic)]) != musicSnapshotMagic {

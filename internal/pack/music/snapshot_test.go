@@ -2,7 +2,10 @@ package music
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -170,7 +173,10 @@ func FuzzMusicSnapshot(f *testing.F) {
 	if err := eng.Add(context.Background(), []index.Document{{ID: "A", Fields: index.Fields{Title: "red"}}}); err != nil {
 		f.Fatal(err)
 	}
-	good := encodeMusicSnapshot(eng, map[string]featureVec{"A": {1, 2, 3, 4, 5, 6, 7}})
+	good, err := encodeMusicSnapshot(eng, map[string]featureVec{"A": {1, 2, 3, 4, 5, 6, 7}})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Add(good)
 	f.Add(good[:len(good)-1])
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -253,5 +259,54 @@ func BenchmarkColdLoad(b *testing.B) {
 		b.ReportMetric(c.cpu[len(c.cpu)-1], c.name+"-cpu-max-ms")
 		b.ReportMetric(c.wall[len(c.wall)/2], c.name+"-wall-ms")
 		b.Logf("%s: cpu %v ms, wall %v ms", c.name, c.cpu, c.wall)
+	}
+}
+
+// TestEncodeMusicSnapshotCostsItsSize: the framed snapshot is one
+// allocation of its size, the engine's bytes written straight into it; the
+// features and the engine decode back.
+func TestEncodeMusicSnapshotCostsItsSize(t *testing.T) {
+	emb, err := defaultEmbedder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := index.NewEngine(emb)
+	const n = 5000
+	docs := make([]index.Document, n)
+	feats := map[string]featureVec{}
+	for i := range docs {
+		isrc := fmt.Sprintf("USSYN26%05d", i)
+		docs[i] = index.Document{ID: isrc, Fields: index.Fields{Title: fmt.Sprintf("song %d", i), Artist: fmt.Sprintf("artist %d", i%50),
+			Interpretation: fmt.Sprintf("calm acoustic guitar number%d with soft drums", i)}}
+		if i%2 == 0 {
+			feats[isrc] = featureVec{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 120}
+		}
+	}
+	if err := eng.Add(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	// The embedder builds its words' unit vectors (20 MB) once in its life,
+	// on the first walk of its vocabulary: not the snapshot's cost.
+	emb.(embedding.WordVectorSource).EachWord(func(string, []float32) bool { return false })
+	var data []byte
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	data, err = encodeMusicSnapshot(eng, feats)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	// Beyond the bytes: the engine's sorted term list and write buffer.
+	if budget := uint64(cap(data)) + 16*uint64(4*n) + 1<<20; alloc > budget || cap(data)-len(data) > binary.MaxVarintLen64 {
+		t.Errorf("a snapshot of %d bytes (capacity %d) allocated %d (budget %d)", len(data), cap(data), alloc, budget)
+	}
+	got, gotFeats, err := decodeMusicSnapshot(emb, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != n || len(gotFeats) != len(feats) || gotFeats["USSYN2600002"] != feats["USSYN2600002"] {
+		t.Fatalf("decoded %d tracks and %d features, want %d and %d", got.Len(), len(gotFeats), n, len(feats))
 	}
 }
