@@ -21,6 +21,7 @@ import (
 	"github.com/toolport/toolport/internal/pack/websearch"
 	"github.com/toolport/toolport/internal/record"
 	"github.com/toolport/toolport/internal/server"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/version"
 )
 
@@ -59,7 +60,17 @@ func recordingClient(env *Env, upstream string, hc *http.Client) *http.Client {
 // doctorChecks are the checks of env's configuration. Building them reads
 // every key, so env.Config.Secrets() lists them afterwards.
 func doctorChecks(env *Env) []doctor.Check {
-	return doctor.FromConfig(env.Config, doctor.Sources{DatabaseURL: databaseURL(env.Config)})
+	return doctor.FromConfig(env.Config, doctor.Sources{DatabaseURL: databaseURL(env.Config), ScratchLibrary: scratchLibrary})
+}
+
+// scratchLibrary is the doctor's stand-in for the user's library: a private
+// in-memory store, gone when closed.
+func scratchLibrary(ctx context.Context) (music.Store, func() error, error) {
+	db, err := sqlstore.Open(ctx, ":memory:")
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, db.Close, nil
 }
 
 // runDoctorChecks runs checks with env's secrets scrubbed and, when a

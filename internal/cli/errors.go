@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// A command returns its failure as an error; [Run] prints it once, as
+// "toolport COMMAND: error", and turns it into the exit code. A plain error
+// ends with ExitFailure.
+
+// exitError is a failure that ends with another code than ExitFailure.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is a failure of the command line or the configuration it
+// reads: the command ends with ExitUsage.
+func usageError(err error) error { return &exitError{code: ExitUsage, err: err} }
+
+// exitCode ends a command with a code and nothing more to print: the reason
+// is already shown (the flag package prints its own errors and help).
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
+
+// plainError is printed as "toolport: error", without the command's name,
+// as commands printed failures of the shared registry before.
+type plainError struct{ err error }
+
+func (e plainError) Error() string { return e.err.Error() }
+func (e plainError) Unwrap() error { return e.err }
+
+// report prints err, a command's result, once and returns its exit code.
+func report(w io.Writer, command string, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code)
+	}
+	exit := ExitFailure
+	var ee *exitError
+	if errors.As(err, &ee) {
+		exit = ee.code
+	}
+	var plain plainError
+	if errors.As(err, &plain) {
+		fmt.Fprintf(w, "toolport: %v\n", err)
+	} else {
+		fmt.Fprintf(w, "toolport %s: %v\n", command, err)
+	}
+	return exit
+}
+
+// legacy adapts a command that prints its own failures and returns its exit
+// code to the error-returning form.
+func legacy(run func(ctx context.Context, env *Env, args []string) int) func(ctx context.Context, env *Env, args []string) error {
+	return func(ctx context.Context, env *Env, args []string) error {
+		if code := run(ctx, env, args); code != ExitOK {
+			return exitCode(code)
+		}
+		return nil
+	}
+}
