@@ -68,9 +68,9 @@ func commands() []command {
 		{"serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5]", "run the chat server: web page, REST+SSE API, MCP over HTTP", runServe, false},
 		{"library", "toolport library add|remove|list|import ...", "manage your music library", legacy(runLibrary), false},
 		{"index", "toolport index add FILE.jsonl | status", "build and inspect the semantic track index", legacy(runIndex), false},
-		{"playlist", playlistUsage, "list and export the playlists the agent suggested", legacy(runPlaylist), false},
-		{"tidal", tidalUsage, "log in to your TIDAL account (to save playlists and sync the library)", legacy(runTidal), false},
-		{"doctor", "toolport doctor [--json] [--yes] [--record DIR]", "check every configured upstream with your keys", legacy(runDoctor), false},
+		{"playlist", playlistUsage, "list and export the playlists the agent suggested", runPlaylist, false},
+		{"tidal", tidalUsage, "log in to your TIDAL account (to save playlists and sync the library)", runTidal, false},
+		{"doctor", "toolport doctor [--json] [--yes] [--record DIR]", "check every configured upstream with your keys", runDoctor, false},
 		{"version", "toolport version", "print the version, VCS revision and Go version (also --version)", runVersion, true},
 	}
 }

@@ -30,6 +30,25 @@ type exitCode int
 
 func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
 
+// subcommandError is printed as "toolport COMMAND SUB: error".
+type subcommandError struct {
+	name string // "playlist list"
+	err  error
+}
+
+func (e *subcommandError) Error() string { return e.err.Error() }
+func (e *subcommandError) Unwrap() error { return e.err }
+
+// inSubcommand names the subcommand err came from, unless it is nil or an
+// exitCode (nothing to print).
+func inSubcommand(name string, err error) error {
+	var code exitCode
+	if err == nil || errors.As(err, &code) {
+		return err
+	}
+	return &subcommandError{name: name, err: err}
+}
+
 // plainError is printed as "toolport: error", without the command's name,
 // as commands printed failures of the shared registry before.
 type plainError struct{ err error }
@@ -52,9 +71,13 @@ func report(w io.Writer, command string, err error) int {
 		exit = ee.code
 	}
 	var plain plainError
-	if errors.As(err, &plain) {
+	var sub *subcommandError
+	switch {
+	case errors.As(err, &plain):
 		fmt.Fprintf(w, "toolport: %v\n", err)
-	} else {
+	case errors.As(err, &sub):
+		fmt.Fprintf(w, "toolport %s: %v\n", sub.name, err)
+	default:
 		fmt.Fprintf(w, "toolport %s: %v\n", command, err)
 	}
 	return exit
