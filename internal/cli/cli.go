@@ -66,8 +66,8 @@ func commands() []command {
 		{"call", "toolport call NAME ['{json}'] [--pretty]", "call a tool with JSON arguments (or JSON on stdin)", runCall, false},
 		{"mcp", "toolport mcp [--packs LIST] [--tools LIST]", "serve the tools over MCP on stdin/stdout", runMCP, false},
 		{"serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5]", "run the chat server: web page, REST+SSE API, MCP over HTTP", runServe, false},
-		{"library", "toolport library add|remove|list|import ...", "manage your music library", legacy(runLibrary), false},
-		{"index", "toolport index add FILE.jsonl | status", "build and inspect the semantic track index", legacy(runIndex), false},
+		{"library", "toolport library add|remove|list|import ...", "manage your music library", runLibrary, false},
+		{"index", "toolport index add FILE.jsonl | status", "build and inspect the semantic track index", runIndex, false},
 		{"playlist", playlistUsage, "list and export the playlists the agent suggested", runPlaylist, false},
 		{"tidal", tidalUsage, "log in to your TIDAL account (to save playlists and sync the library)", runTidal, false},
 		{"doctor", "toolport doctor [--json] [--yes] [--record DIR]", "check every configured upstream with your keys", runDoctor, false},
@@ -150,34 +150,25 @@ func newFlags(env *Env, name, usageLine, about string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses flags wherever they appear among the arguments, so that
-// `toolport call NAME --pretty` works as well as `toolport call --pretty NAME`.
-// It returns the positional arguments, or an exit code when parsing ended the command.
-func parse(fs *flag.FlagSet, args []string) ([]string, int, bool) {
+// parseArgs parses flags wherever they appear among the arguments, so that
+// `toolport call NAME --pretty` works as well as `toolport call --pretty NAME`,
+// and returns the positional arguments. Help ends the command with ExitOK,
+// a bad flag (the flag package has printed it) with ExitUsage.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, ExitOK, false
+				return nil, exitCode(ExitOK)
 			}
-			return nil, ExitUsage, false
+			return nil, exitCode(ExitUsage)
 		}
 		if fs.NArg() == 0 {
-			return positional, 0, true
+			return positional, nil
 		}
 		positional = append(positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-}
-
-// parseArgs is parse for commands that return errors: help ends the
-// command with ExitOK, a bad flag (already printed) with ExitUsage.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return nil, exitCode(code)
-	}
-	return pos, nil
 }
 
 // usageExit prints the command's usage and ends it with ExitUsage.

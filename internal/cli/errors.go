@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -81,15 +80,4 @@ func report(w io.Writer, command string, err error) int {
 		fmt.Fprintf(w, "toolport %s: %v\n", command, err)
 	}
 	return exit
-}
-
-// legacy adapts a command that prints its own failures and returns its exit
-// code to the error-returning form.
-func legacy(run func(ctx context.Context, env *Env, args []string) int) func(ctx context.Context, env *Env, args []string) error {
-	return func(ctx context.Context, env *Env, args []string) error {
-		if code := run(ctx, env, args); code != ExitOK {
-			return exitCode(code)
-		}
-		return nil
-	}
 }

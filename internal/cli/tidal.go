@@ -153,35 +153,33 @@ func runTidalLogin(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-func runLibrarySync(ctx context.Context, env *Env, args []string) int {
+func runLibrarySync(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "library sync", "toolport library sync [--json]",
 		"Imports your TIDAL favourite tracks and albums into the library (needs 'toolport tidal login').\n"+
 			"Tracks and albums already there get their metadata refreshed.")
 	asJSON := fs.Bool("json", false, "print the counts as JSON")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) > 0 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
-	m, code := openMusic(ctx, env, "library sync")
-	if m == nil {
-		return code
+	m, err := openMusic(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer m.Close()
 	st, err := m.svc.SyncLibrary(ctx)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport library sync: %v\n", err)
-		return ExitFailure
+		return err
 	}
 	if *asJSON {
 		b, _ := json.Marshal(st)
 		fmt.Fprintln(env.Stdout, string(b))
-		return ExitOK
+		return nil
 	}
 	fmt.Fprintf(env.Stdout, "%d favourite tracks: %d added, %d already in the library\n%d favourite albums: %d added, %d already in the library\n",
 		st.Tracks, st.TracksAdded, st.TracksUpdated, st.Albums, st.AlbumsAdded, st.AlbumsUpdated)
-	return ExitOK
+	return nil
 }
