@@ -1,5 +1,11 @@
 // Package cli implements the toolport command: list, schema and call tools,
 // and run the servers. cmd/toolport is a thin main over it.
+//
+// It is the one wiring place: with the mains under cmd/ it alone reads the
+// process environment ([Main] builds the config.Config every command reads
+// its settings from), and it hands the packs, the store, the doctor and the
+// server what they use. Commands return errors; [Run] prints a failure once,
+// as "toolport COMMAND: …", and turns it into the exit code.
 package cli
 
 import (

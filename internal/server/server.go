@@ -11,6 +11,11 @@
 // arrive, and every error is a JSON object {"error":{"code","message"}} with
 // the matching status.
 //
+// The server only speaks HTTP: [New] is handed the chat agent and the MCP
+// server ([Parts]), which [Wire] builds from the same [Config] (the agent
+// over the tools it may offer, its tool calls counted in the server's
+// metrics and announced to /mcp's sessions).
+//
 // # Chat turns across replicas
 //
 // A turn runs in a goroutine of the replica that accepted it, detached from the request (bounded by
