@@ -92,7 +92,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	cfg := server.Config{
 		Store: db, Playlists: db, Registry: b.reg, IndexBuild: b.indexBuild, Token: st.token,
-		Version: version.Get().Short(), Web: webui.Handler(), Logger: logger, GOGC: env.Config.Env("GOGC"), AllowedHosts: st.hosts, AllowedOrigins: st.origins,
+		Version: version.Get().Short(), Web: webui.Handler(), Logger: logger, GOGC: st.gogc, AllowedHosts: st.hosts, AllowedOrigins: st.origins,
 		MetricsListener: metricsLn, ReadHeaderTimeout: st.headerTimeout, BodyReadTimeout: st.bodyTimeout, Doctor: b.doctor,
 		TurnLease: st.turns.lease, TurnEventsRetention: st.turns.retention, ReplicaID: st.turns.replica,
 		StartPrecedence: st.turns.startPrecedence, Checks: serveChecks(env.Config.Env, engines, b.music),
@@ -118,6 +118,7 @@ type serveSettings struct {
 	turnTimeout                time.Duration
 	turns                      serveTurns
 	token                      string
+	gogc                       string // GOGC as the process started, for /metrics
 }
 
 // loadServeSettings parses serve's flags over the configuration; every
@@ -157,6 +158,7 @@ func loadServeSettings(env *Env, args []string) (serveSettings, error) {
 		return st, usageError(err)
 	}
 	st.token = env.Config.Secret("TOOLPORT_API_TOKEN", "server.api_token")
+	st.gogc = env.Config.Env("GOGC")
 	if err := server.CheckAddr(st.addr, st.token); err != nil {
 		return st, usageError(err)
 	}
