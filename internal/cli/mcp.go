@@ -42,7 +42,11 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	// opened when a client first lists or reads them.
 	db := newSharedStore(env.Config)
 	defer db.Close()
-	opts := mcpBackends(env, sel, db)
+	ps, err := loadPackSettings(env)
+	if err != nil {
+		return err
+	}
+	opts := mcpBackends(ps.opendata, sel, db)
 	opts.Packs, opts.Tools, opts.Version, opts.Logger = selection.packs(), selection.names(), version.Get().Short(), logger
 	server, err := mcpserver.New(reg, opts)
 	if err != nil {

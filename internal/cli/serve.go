@@ -105,9 +105,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	return srv.Serve(ctx, ln)
 }
 
-// serveSettings is what `toolport serve` runs with: its flags, and the
-// environment and credentials file behind them, resolved and checked in
-// one place, [loadServeSettings].
+// serveSettings is what `toolport serve` runs with: its flags, the
+// environment and credentials file behind them, and the packs' settings,
+// resolved and checked in one place, [loadServeSettings].
 type serveSettings struct {
 	addr, metricsAddr          string
 	selection                  toolSelection
@@ -119,6 +119,7 @@ type serveSettings struct {
 	turns                      serveTurns
 	token                      string
 	gogc                       string // GOGC as the process started, for /metrics
+	packs                      packSettings
 }
 
 // loadServeSettings parses serve's flags over the configuration; every
@@ -173,6 +174,9 @@ func loadServeSettings(env *Env, args []string) (serveSettings, error) {
 	}
 	if st.hosts, err = serveHosts(st.addr, st.metricsAddr, *allowedHosts); err != nil {
 		return st, usageError(err)
+	}
+	if st.packs, err = loadPackSettings(env); err != nil {
+		return st, err // a failure, not a usage error, as it always was
 	}
 	if h, _, _ := net.SplitHostPort(st.addr); *allowedHosts == "" && (h == "" || net.ParseIP(h).IsUnspecified()) {
 		fmt.Fprintln(env.Stderr, "toolport serve: warning: listening on every interface, but only loopback Host names are answered; "+
@@ -250,10 +254,7 @@ func serveTools(ctx context.Context, env *Env, st serveSettings, db *sqlstore.DB
 	if err := engines.Ping(ctx); err != nil {
 		logger.Warn("shared cache and rate limits unavailable: calls go to the upstreams uncached until it answers", "error", err)
 	}
-	tools, musicSvc, err := packTools(env, shared, engines)
-	if err != nil {
-		return b, err
-	}
+	tools, musicSvc := declareTools(st.packs, shared, engines)
 	b.music = musicSvc
 	// Load the index now, writing back the embeddings it has to make, so
 	// that searches find it ready and never write. A failure (an embeddings
@@ -284,7 +285,7 @@ func serveTools(ctx context.Context, env *Env, st serveSettings, db *sqlstore.DB
 func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelChoice, traced trace.TracerProvider, logger *slog.Logger) (*server.Server, error) {
 	parts, err := server.Wire(cfg, server.Wiring{
 		OfferUnconfigured: st.offerAll,
-		MCP:               mcpBackends(env, cfg.Registry, nil), // Wire adds the playlists (cfg.Playlists) and conversations
+		MCP:               mcpBackends(st.packs.opendata, cfg.Registry, nil), // Wire adds the playlists (cfg.Playlists) and conversations
 		Agent: agent.Config{
 			Provider: model.provider, NoModel: model.noModel, ModelName: model.name, ContextWindow: model.contextWindow,
 			Models: model.models, MaxSteps: st.maxSteps, TurnTimeout: st.turnTimeout, TracerProvider: traced, Logger: logger,
