@@ -4,6 +4,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/exectool"
 	"github.com/toolport/toolport/internal/pack/websearch"
@@ -16,7 +18,7 @@ BRAVE_API_BASE_URL overrides the API's scheme and host. Get a key: https://brave
 Brave's video search is part of its Search plan; a key whose plan lacks it gets AUTH_INVALID.`
 
 func main() {
-	exectool.Main("video-search-brave-tool", help, func(c *config.Config) (*tool.Tool, error) {
+	exectool.Main("video-search-brave-tool", help, os.Getenv, func(c *config.Config) (*tool.Tool, error) {
 		return websearch.Videos(websearch.ConfigFromEnv(c)), nil
 	})
 }

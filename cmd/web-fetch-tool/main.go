@@ -3,6 +3,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/exectool"
 	"github.com/toolport/toolport/internal/pack/webfetch"
@@ -19,7 +21,7 @@ const help = `Configuration (environment):
   TOOLPORT_FETCH_IGNORE_ROBOTS=1   skip robots.txt (respected by default: ROBOTS_DISALLOWED)`
 
 func main() {
-	exectool.Main("web-fetch-tool", help, func(c *config.Config) (*tool.Tool, error) {
+	exectool.Main("web-fetch-tool", help, os.Getenv, func(c *config.Config) (*tool.Tool, error) {
 		cfg, err := webfetch.ConfigFromEnv(c)
 		if err != nil {
 			return nil, err

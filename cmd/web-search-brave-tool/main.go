@@ -4,6 +4,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/exectool"
 	"github.com/toolport/toolport/internal/pack/websearch"
@@ -15,7 +17,7 @@ const help = `Configuration: BRAVE_API_KEY, or "web_search.brave.api_key" in the
 BRAVE_API_BASE_URL overrides the API's scheme and host. Get a key: https://brave.com/search/api/`
 
 func main() {
-	exectool.Main("web-search-brave-tool", help, func(c *config.Config) (*tool.Tool, error) {
+	exectool.Main("web-search-brave-tool", help, os.Getenv, func(c *config.Config) (*tool.Tool, error) {
 		return websearch.Brave(websearch.ConfigFromEnv(c)), nil
 	})
 }

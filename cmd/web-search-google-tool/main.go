@@ -4,6 +4,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/exectool"
 	"github.com/toolport/toolport/internal/pack/websearch"
@@ -19,7 +21,7 @@ Note: Google's Custom Search JSON API is closed to new customers and ends on 202
 after that a call fails with UPSTREAM_GONE, unless TOOLPORT_GOOGLE_SEARCH=on (a key that still works).`
 
 func main() {
-	exectool.Main("web-search-google-tool", help, func(c *config.Config) (*tool.Tool, error) {
+	exectool.Main("web-search-google-tool", help, os.Getenv, func(c *config.Config) (*tool.Tool, error) {
 		return websearch.Google(websearch.ConfigFromEnv(c)), nil
 	})
 }

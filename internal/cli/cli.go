@@ -1,5 +1,11 @@
 // Package cli implements the toolport command: list, schema and call tools,
 // and run the servers. cmd/toolport is a thin main over it.
+//
+// It is the one wiring place: with the mains under cmd/ it alone reads the
+// process environment ([Main] builds the config.Config every command reads
+// its settings from), and it hands the packs, the store, the doctor and the
+// server what they use. Commands return errors; [Run] prints a failure once,
+// as "toolport COMMAND: …", and turns it into the exit code.
 package cli
 
 import (
@@ -52,7 +58,7 @@ type Env struct {
 
 type command struct {
 	name, usage, short string
-	run                func(ctx context.Context, env *Env, args []string) int
+	run                func(ctx context.Context, env *Env, args []string) error
 	// noCredentials marks commands that work without the credentials file:
 	// an unusable file is only a warning for them, and fatal for the others,
 	// which would otherwise run without the keys it holds.
@@ -93,30 +99,37 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		if c.name != args[0] {
 			continue
 		}
-		if !c.noCredentials {
-			if err := env.Config.CheckCredentials(); err != nil {
-				fmt.Fprintf(env.Stderr, "toolport %s: %v\n", c.name, err)
-				return ExitFailure
-			}
-		}
-		for _, w := range env.Config.Warnings {
-			fmt.Fprintln(env.Stderr, "warning:", w)
-		}
-		// Commands that reach upstreams record when TOOLPORT_RECORD_DIR says
-		// so; doctor starts its own recording (its --record wins).
-		if !c.noCredentials && c.name != "doctor" {
-			if msg, err := startRecording(env, ""); err != nil {
-				fmt.Fprintf(env.Stderr, "toolport %s: %v\n", c.name, err)
-				return ExitFailure
-			} else if msg != "" {
-				fmt.Fprintf(env.Stderr, "toolport %s: %s\n", c.name, msg)
-			}
-		}
-		return c.run(ctx, env, args[1:])
+		return report(env.Stderr, c.name, runCommand(ctx, env, c, args[1:]))
 	}
 	fmt.Fprintf(env.Stderr, "toolport: unknown command %q\n\n", args[0])
 	usage(env.Stderr, cmds)
 	return ExitUsage
+}
+
+// runCommand runs c after what every command needs first: a usable
+// credentials file (unless c works without one), the configuration's
+// warnings shown, and the recording TOOLPORT_RECORD_DIR asks for.
+func runCommand(ctx context.Context, env *Env, c command, args []string) error {
+	if !c.noCredentials {
+		if err := env.Config.CheckCredentials(); err != nil {
+			return err
+		}
+	}
+	for _, w := range env.Config.Warnings {
+		fmt.Fprintln(env.Stderr, "warning:", w)
+	}
+	// Commands that reach upstreams record when TOOLPORT_RECORD_DIR says
+	// so; doctor starts its own recording (its --record wins).
+	if !c.noCredentials && c.name != "doctor" {
+		msg, err := startRecording(env, "")
+		if err != nil {
+			return err
+		}
+		if msg != "" {
+			fmt.Fprintf(env.Stderr, "toolport %s: %s\n", c.name, msg)
+		}
+	}
+	return c.run(ctx, env, args)
 }
 
 func usage(w io.Writer, cmds []command) {
@@ -143,58 +156,62 @@ func newFlags(env *Env, name, usageLine, about string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses flags wherever they appear among the arguments, so that
-// `toolport call NAME --pretty` works as well as `toolport call --pretty NAME`.
-// It returns the positional arguments, or an exit code when parsing ended the command.
-func parse(fs *flag.FlagSet, args []string) ([]string, int, bool) {
+// parseArgs parses flags wherever they appear among the arguments, so that
+// `toolport call NAME --pretty` works as well as `toolport call --pretty NAME`,
+// and returns the positional arguments. Help ends the command with ExitOK,
+// a bad flag (the flag package has printed it) with ExitUsage.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, ExitOK, false
+				return nil, exitCode(ExitOK)
 			}
-			return nil, ExitUsage, false
+			return nil, exitCode(ExitUsage)
 		}
 		if fs.NArg() == 0 {
-			return positional, 0, true
+			return positional, nil
 		}
 		positional = append(positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
 }
 
-func openRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), int) {
+// usageExit prints the command's usage and ends it with ExitUsage.
+func usageExit(fs *flag.FlagSet) error {
+	fs.Usage()
+	return exitCode(ExitUsage)
+}
+
+func openRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error) {
 	reg, closeFn, err := env.Registry(ctx, env)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport: %v\n", err)
-		return nil, nil, ExitFailure
+		return nil, nil, plainError{err}
 	}
 	if closeFn == nil {
 		closeFn = func() {}
 	}
-	return reg, closeFn, 0
+	return reg, closeFn, nil
 }
 
-func runList(ctx context.Context, env *Env, args []string) int {
+func runList(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "list", "toolport list [--pack NAME] [--json]", "Lists the tools Toolport provides.")
 	pack := fs.String("pack", "", "only the tools of this pack (web, ckan, music)")
 	asJSON := fs.Bool("json", false, "print the MCP-style definitions as JSON")
-	if pos, code, ok := parse(fs, args); !ok {
-		return code
+	if pos, err := parseArgs(fs, args); err != nil {
+		return err
 	} else if len(pos) > 0 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
-	reg, closeFn, code := openRegistry(ctx, env)
-	if reg == nil {
-		return code
+	reg, closeFn, err := openRegistry(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer closeFn()
 	if *pack != "" {
 		sub, err := reg.Select([]string{*pack}, nil)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport list: %v\n", err)
-			return ExitUsage
+			return usageError(err)
 		}
 		reg = sub
 	}
@@ -215,7 +232,7 @@ func runList(ctx context.Context, env *Env, args []string) int {
 		}
 		fmt.Fprintf(env.Stdout, "%-*s  %-5s  %s\n", width, t.Name(), t.Spec().Pack, line)
 	}
-	return ExitOK
+	return nil
 }
 
 // firstSentence returns the description's first sentence, or the whole
@@ -256,7 +273,7 @@ func abbreviation(before string) bool {
 	return false
 }
 
-func runSchema(ctx context.Context, env *Env, args []string) int {
+func runSchema(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "schema", "toolport schema [NAME] [--format json|anthropic|openai|openai-responses|mcp|gemini]",
 		"Prints tool definitions: one tool's, or every tool's as a JSON array.\n"+
 			"Formats: json (ikigai --schema: name, description, parameters), anthropic (Messages API tools),\n"+
@@ -264,72 +281,65 @@ func runSchema(ctx context.Context, env *Env, args []string) int {
 			"mcp (MCP tools with input and output schemas),\n"+
 			"gemini (Gemini API function declarations: parameters in its OpenAPI 3.0 subset).")
 	format := fs.String("format", "json", "definition format: json, anthropic, openai, openai-responses, mcp or gemini")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) > 1 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
 	f := tool.Format(*format)
 	if !slices.Contains(tool.Formats(), f) {
-		fmt.Fprintf(env.Stderr, "toolport schema: unknown format %q (want one of %v)\n", *format, tool.Formats())
-		return ExitUsage
+		return usageError(fmt.Errorf("unknown format %q (want one of %v)", *format, tool.Formats()))
 	}
-	reg, closeFn, code := openRegistry(ctx, env)
-	if reg == nil {
-		return code
+	reg, closeFn, err := openRegistry(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer closeFn()
 	if len(pos) == 1 {
 		t, ok := reg.Lookup(pos[0])
 		if !ok {
-			fmt.Fprintf(env.Stderr, "toolport schema: no tool named %q (see 'toolport list')\n", pos[0])
-			return ExitUsage
+			return usageError(fmt.Errorf("no tool named %q (see 'toolport list')", pos[0]))
 		}
 		out, err := t.DefinitionJSON(f)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport schema: %v\n", err)
-			return ExitFailure
+			return err
 		}
 		fmt.Fprintf(env.Stdout, "%s\n", out)
-		return ExitOK
+		return nil
 	}
 	return printDefinitions(env, reg.Tools(), f)
 }
 
-func printDefinitions(env *Env, tools []*tool.Tool, f tool.Format) int {
+func printDefinitions(env *Env, tools []*tool.Tool, f tool.Format) error {
 	defs := make([]any, 0, len(tools))
 	for _, t := range tools {
 		d, err := t.Definition(f)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport: %v\n", err)
-			return ExitFailure
+			return plainError{err}
 		}
 		defs = append(defs, d)
 	}
 	out, err := tool.Marshal(defs)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport: %v\n", err)
-		return ExitFailure
+		return plainError{err}
 	}
 	fmt.Fprintf(env.Stdout, "%s\n", indent(out))
-	return ExitOK
+	return nil
 }
 
-func runCall(ctx context.Context, env *Env, args []string) int {
+func runCall(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "call", "toolport call NAME ['{json}'] [--pretty]",
 		"Calls a tool and prints its result JSON. Arguments come from the second argument or, if it\n"+
 			"is absent, from stdin. Exit status: 0 success, 1 tool failure, 2 usage error.")
 	pretty := fs.Bool("pretty", false, "indent the result JSON")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) < 1 || len(pos) > 2 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
 	var input []byte
 	switch {
@@ -338,11 +348,8 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 	case env.StdinIsTerminal:
 		input = []byte("{}")
 	default:
-		var err error
-		input, err = io.ReadAll(io.LimitReader(env.Stdin, tool.MaxArgumentBytes+1))
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport call: reading stdin: %v\n", err)
-			return ExitUsage
+		if input, err = io.ReadAll(io.LimitReader(env.Stdin, tool.MaxArgumentBytes+1)); err != nil {
+			return usageError(fmt.Errorf("reading stdin: %w", err))
 		}
 	}
 	// Arguments that are not JSON at all are a mistake on the command line
@@ -350,9 +357,8 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 	// with the structured error on stdout).
 	// (No input at all means no arguments, as for the tool itself.)
 	if trimmed := bytes.TrimSpace(input); len(trimmed) > 0 && !json.Valid(trimmed) {
-		fmt.Fprintf(env.Stderr, "toolport call: the arguments are not valid JSON: %s\n"+
-			"  give one JSON object, quoted for the shell: toolport call %s '{\"name\":\"value\"}'\n", jsonProblem(input), pos[0])
-		return ExitUsage
+		return usageError(fmt.Errorf("the arguments are not valid JSON: %s\n"+
+			"  give one JSON object, quoted for the shell: toolport call %s '{\"name\":\"value\"}'", jsonProblem(input), pos[0]))
 	}
 	// A call is one tool run in a process of its own, whose heap is small
 	// and dies with it: collecting it at the default pace was a third of the
@@ -364,14 +370,13 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(callMemoryLimit))
 	}
-	reg, closeFn, code := openRegistry(ctx, env)
-	if reg == nil {
-		return code
+	reg, closeFn, err := openRegistry(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer closeFn()
 	if _, ok := reg.Lookup(pos[0]); !ok {
-		fmt.Fprintf(env.Stderr, "toolport call: no tool named %q (see 'toolport list')\n", pos[0])
-		return ExitUsage
+		return usageError(fmt.Errorf("no tool named %q (see 'toolport list')", pos[0]))
 	}
 	if env.StderrIsTerminal {
 		// One line, redrawn in place and erased when the call ends.
@@ -399,9 +404,9 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 		if ev := res.Err.Event; ev != nil {
 			fmt.Fprintf(env.Stderr, "%s\n", ev.Content)
 		}
-		return ExitFailure
+		return exitCode(ExitFailure) // the failure is the result printed
 	}
-	return ExitOK
+	return nil
 }
 
 // callGCPercent and callMemoryLimit pace the garbage collector during
@@ -429,16 +434,15 @@ func jsonProblem(input []byte) string {
 	return "unknown error"
 }
 
-func runVersion(_ context.Context, env *Env, args []string) int {
+func runVersion(_ context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "version", "toolport version", "Prints the module version, the VCS revision it was built from and the Go version.")
-	if pos, code, ok := parse(fs, args); !ok {
-		return code
+	if pos, err := parseArgs(fs, args); err != nil {
+		return err
 	} else if len(pos) > 0 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
 	fmt.Fprintln(env.Stdout, buildversion.Get())
-	return ExitOK
+	return nil
 }
 
 // modelStatus is how `toolport serve` names its model on start-up: the model,
@@ -460,7 +464,8 @@ func modelStatus(env *Env, modelName string, noModel error) string {
 // Main is the body of cmd/toolport: it wires the process's streams and
 // configuration and returns the exit code.
 func Main(ctx context.Context, args []string) int {
-	cfg, err := config.Load()
+	home, _ := os.UserHomeDir() // none: only the explicit credentials file is looked for
+	cfg, err := config.New(os.Getenv, home)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "toolport: %v\n", err)
 		return ExitFailure

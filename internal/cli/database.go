@@ -14,7 +14,7 @@ import (
 // databaseURL is the one place the store's DSN is resolved, for every
 // command: TOOLPORT_DATABASE_URL, else database.url in the credentials file,
 // else SQLite at store.DefaultPath of the configuration's XDG_DATA_HOME and
-// HOME ("" when neither is set: sqlstore then asks the process).
+// HOME ("" when neither is set: sqlstore then refuses to guess).
 func databaseURL(c *config.Config) string {
 	dsn := c.Lookup("TOOLPORT_DATABASE_URL", "database.url")
 	if u, err := url.Parse(dsn); err == nil && u.User != nil {

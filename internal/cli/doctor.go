@@ -21,6 +21,7 @@ import (
 	"github.com/toolport/toolport/internal/pack/websearch"
 	"github.com/toolport/toolport/internal/record"
 	"github.com/toolport/toolport/internal/server"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/version"
 )
 
@@ -59,7 +60,17 @@ func recordingClient(env *Env, upstream string, hc *http.Client) *http.Client {
 // doctorChecks are the checks of env's configuration. Building them reads
 // every key, so env.Config.Secrets() lists them afterwards.
 func doctorChecks(env *Env) []doctor.Check {
-	return doctor.FromConfig(env.Config, doctor.Sources{DatabaseURL: databaseURL(env.Config)})
+	return doctor.FromConfig(env.Config, doctor.Sources{DatabaseURL: databaseURL(env.Config), ScratchLibrary: scratchLibrary})
+}
+
+// scratchLibrary is the doctor's stand-in for the user's library: a private
+// in-memory store, gone when closed.
+func scratchLibrary(ctx context.Context) (music.Store, func() error, error) {
+	db, err := sqlstore.Open(ctx, ":memory:")
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, db.Close, nil
 }
 
 // runDoctorChecks runs checks with env's secrets scrubbed and, when a
@@ -72,7 +83,7 @@ func runDoctorChecks(ctx context.Context, env *Env, checks []doctor.Check, allow
 	return doctor.Run(ctx, checks, o)
 }
 
-func runDoctor(ctx context.Context, env *Env, args []string) int {
+func runDoctor(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "doctor", "toolport doctor [--json] [--yes] [--record DIR] [--timeout 6s]",
 		"Checks every upstream the configuration names (web search, CKAN, TIDAL, LRCLIB, ReccoBeats, the\n"+
 			"chat model, embeddings, PostgreSQL, Weaviate, Redis, trace export): configured, reachable, key\n"+
@@ -84,16 +95,14 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	yes := fs.Bool("yes", false, "run the checks that cost quota without asking")
 	recordDir := fs.String("record", "", "record every exchange to this new directory, secrets removed (also "+RecordDirEnv+")")
 	timeout := fs.Duration("timeout", doctor.DefaultTimeout, "bound on each check")
-	if pos, code, ok := parse(fs, args); !ok {
-		return code
+	if pos, err := parseArgs(fs, args); err != nil {
+		return err
 	} else if len(pos) > 0 || *timeout <= 0 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
 	checks := doctorChecks(env)
 	if msg, err := startRecording(env, *recordDir); err != nil {
-		fmt.Fprintf(env.Stderr, "toolport doctor: %v\n", err)
-		return ExitFailure
+		return err
 	} else if msg != "" {
 		fmt.Fprintln(env.Stderr, "toolport doctor:", msg)
 	}
@@ -107,17 +116,16 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	if *asJSON {
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport doctor: %v\n", err)
-			return ExitFailure
+			return err
 		}
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		printReport(env.Stdout, rep)
 	}
 	if !rep.OK {
-		return ExitFailure
+		return exitCode(ExitFailure) // the report says what failed
 	}
-	return ExitOK
+	return nil
 }
 
 // askQuota lists the checks that would spend quota and, unless yes, asks

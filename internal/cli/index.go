@@ -21,7 +21,7 @@ import (
 
 const indexUsage = "toolport index add FILE.jsonl | add --demo | build | status"
 
-func runIndex(ctx context.Context, env *Env, args []string) int {
+func runIndex(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintf(env.Stderr, "Usage: %s\n\n"+
 			"Builds and inspects the semantic track index that semanticSearch and batchMetadata read.\n\n"+
@@ -33,26 +33,25 @@ func runIndex(ctx context.Context, env *Env, args []string) int {
 			"sqlite: URL or postgres:// URL), by default $XDG_DATA_HOME/toolport/toolport.db. The embedder is the offline default unless\n"+
 			"TOOLPORT_EMBEDDINGS_URL (and _MODEL, _API_KEY) name an OpenAI-compatible endpoint.\n", indexUsage)
 		if len(args) == 0 {
-			return ExitUsage
+			return exitCode(ExitUsage)
 		}
-		return ExitOK
+		return nil
 	}
 	switch args[0] {
 	case "add":
-		return runIndexAdd(ctx, env, args[1:])
+		return inSubcommand("index add", runIndexAdd(ctx, env, args[1:]))
 	case "build":
-		return runIndexBuild(ctx, env, args[1:])
+		return inSubcommand("index build", runIndexBuild(ctx, env, args[1:]))
 	case "status":
-		return runIndexStatus(ctx, env, args[1:])
+		return inSubcommand("index status", runIndexStatus(ctx, env, args[1:]))
 	}
-	fmt.Fprintf(env.Stderr, "toolport index: unknown subcommand %q (want add, build or status)\n", args[0])
-	return ExitUsage
+	return usageError(fmt.Errorf("unknown subcommand %q (want add, build or status)", args[0]))
 }
 
 // maxReportedLines bounds the bad lines printed one by one.
 const maxReportedLines = 50
 
-func runIndexAdd(ctx context.Context, env *Env, args []string) int {
+func runIndexAdd(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "index add", "toolport index add [--batch N] [--quiet] FILE.jsonl | --demo",
 		"Ingests tracks into the semantic index: one JSON object per line in the IndexedTrackResult shape\n"+
 			"(isrc, title, artist required; album, artworkUrl, duration, lyrics, interpretation, audioFeatures\n"+
@@ -67,13 +66,12 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 	demo := fs.Bool("demo", false, "load the built-in MusicCaps demo tracks instead of a file")
 	batch := fs.Int("batch", music.DefaultIngestBatch, "records per embedding call and per transaction")
 	quiet := fs.Bool("quiet", false, "no progress bar (it is off anyway when stderr is not a terminal)")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if (len(pos) != 1) == !*demo || *batch < 1 || *batch > 100_000 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
 	showBar := !*quiet && isTerminalWriter(env.Stderr)
 	var (
@@ -86,8 +84,7 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 		name = "musiccaps-demo"
 		r, err := musiccaps.Open()
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport index add: %v\n", err)
-			return ExitFailure
+			return err
 		}
 		defer r.Close()
 		in, total = r, musiccaps.Tracks
@@ -95,8 +92,7 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 		name = pos[0]
 		f, err := os.Open(name)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport index add: %v\n", err)
-			return ExitFailure
+			return err
 		}
 		defer f.Close()
 		if showBar {
@@ -105,17 +101,16 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 				total = n
 			}
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				fmt.Fprintf(env.Stderr, "toolport index add: %v\n", err)
-				return ExitFailure
+				return err
 			}
 		}
 		in = f
 	default:
 		name = "-"
 	}
-	m, code := openMusic(ctx, env, "index add")
-	if m == nil {
-		return code
+	m, err := openMusic(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer m.Close()
 	svc := m.svc
@@ -163,15 +158,12 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 		label, st.Added, st.Updated, st.Unchanged, st.Skipped, st.Lines, time.Since(start).Round(time.Millisecond))
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(env.Stderr, "toolport index add: interrupted; finished batches are saved, run the same command again to complete")
-		} else {
-			fmt.Fprintf(env.Stderr, "toolport index add: %v\n", err)
+			return errors.New("interrupted; finished batches are saved, run the same command again to complete")
 		}
-		return ExitFailure
+		return err
 	}
 	if st.Lines > 0 && st.Skipped == st.Lines {
-		fmt.Fprintf(env.Stderr, "toolport index add: no line of %s is a valid track (IndexedTrackResult: isrc, title and artist required)\n", label)
-		return ExitFailure
+		return fmt.Errorf("no line of %s is a valid track (IndexedTrackResult: isrc, title and artist required)", label)
 	}
 	// Records stored with another embedder's vectors (the embedder was
 	// changed) are embedded again here, not in the middle of a search, and
@@ -181,10 +173,9 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "%d older records embedded again with the current embedder\n", n)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport index add: embedding older records again: %v\n", err)
-		return ExitFailure
+		return fmt.Errorf("embedding older records again: %w", err)
 	}
-	return ExitOK
+	return nil
 }
 
 // countLines counts the non-empty lines of a regular file, so that progress
@@ -232,29 +223,27 @@ type indexStatus struct {
 	Stale int `json:"stale"`
 }
 
-func runIndexStatus(ctx context.Context, env *Env, args []string) int {
+func runIndexStatus(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "index status", "toolport index status [--json]",
 		"Reports the semantic index: records, embedded records, the embedder and dimensions stored and\n"+
 			"configured, and the database in use.")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) != 0 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
-	m, code := openMusic(ctx, env, "index status")
-	if m == nil {
-		return code
+	m, err := openMusic(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer m.Close()
 	svc, db := m.svc, m.db
 	st, err := db.IndexStatus(ctx)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport index status: %v\n", err)
-		return ExitFailure
+		return err
 	}
 	out := indexStatus{Database: describeDSN(m.store.dsn), IndexStatus: st}
 	emb, embErr := svc.Embedder(ctx)
@@ -286,10 +275,9 @@ func runIndexStatus(ctx context.Context, env *Env, args []string) int {
 		}
 	}
 	if embErr != nil {
-		fmt.Fprintf(env.Stderr, "toolport index status: embedder: %v\n", embErr)
-		return ExitFailure
+		return fmt.Errorf("embedder: %w", embErr)
 	}
-	return ExitOK
+	return nil
 }
 
 // describeDSN names the database without any password.

@@ -45,7 +45,7 @@ const indexBuildAbout = "Fills the semantic index from your library: for every l
 	"Exit status: 0 when every track was processed and none failed, 1 when some failed or the build\n" +
 	"was interrupted (run it again to finish), 2 on a usage error."
 
-func runIndexBuild(ctx context.Context, env *Env, args []string) int {
+func runIndexBuild(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "index build", "toolport index build [flags] [ISRC...]", indexBuildAbout)
 	libFile := fs.String("library", "", "build the tracks of this library import file (JSONL or CSV), adding them to the library")
 	format := fs.String("format", "", "format of --library: jsonl or csv (default: from the file name)")
@@ -55,41 +55,37 @@ func runIndexBuild(ctx context.Context, env *Env, args []string) int {
 	workers := fs.Int("workers", ingest.DefaultWorkers, "tracks in the pipeline at once")
 	conc := fs.Int("concurrency", 4, "calls in flight at once to each of LRCLIB, ReccoBeats and the model")
 	rateFlag := fs.Float64("rate", 10, "calls per second to each of LRCLIB and ReccoBeats (token bucket; 0: unpaced)")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if *workers < 1 || *workers > 256 || *conc < 1 || *conc > 64 || *rateFlag < 0 || (*libFile != "" && len(pos) > 0) {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
 	var isrcs []string
 	for _, p := range pos {
 		n, err := music.NormalizeISRC(p)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport index build: %q: %v\n", p, err)
-			return ExitUsage
+			return usageError(fmt.Errorf("%q: %w", p, err))
 		}
 		isrcs = append(isrcs, n)
 	}
 	var tracks []store.Track
 	if *libFile != "" {
-		var code int
-		if tracks, code = readLibraryTracks(env, *libFile, *format); code != ExitOK {
-			return code
+		if tracks, err = readLibraryTracks(env, *libFile, *format); err != nil {
+			return err
 		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	m, code := openMusic(ctx, env, "index build")
-	if m == nil {
-		return code
+	m, err := openMusic(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer m.Close()
 	b, modelWarning, err := newIndexBuilder(ctx, env, m, ingest.Config{Workers: *workers, Limits: cliLimits(*conc, *rateFlag)})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport index build: %v\n", err)
-		return ExitFailure
+		return err
 	}
 	if modelWarning != "" && !*quiet {
 		fmt.Fprintf(env.Stderr, "toolport index build: %s\n", modelWarning)
@@ -106,21 +102,18 @@ func runIndexBuild(ctx context.Context, env *Env, args []string) int {
 	if err == nil && !*dry {
 		// Save the loaded index for the next process, as index add does.
 		if _, lerr := m.svc.Load(ctx); lerr != nil {
-			fmt.Fprintf(env.Stderr, "toolport index build: loading the index: %v\n", lerr)
-			return ExitFailure
+			return fmt.Errorf("loading the index: %w", lerr)
 		}
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(env.Stderr, "toolport index build: interrupted; finished stages are saved, run the same command again to complete")
-		return ExitFailure
+		return errors.New("interrupted; finished stages are saved, run the same command again to complete")
 	case err != nil:
-		fmt.Fprintf(env.Stderr, "toolport index build: %v\n", err)
-		return ExitFailure
+		return err
 	case len(rep.Failed) > 0:
-		return ExitFailure
+		return exitCode(ExitFailure)
 	}
-	return ExitOK
+	return nil
 }
 
 // cliLimits are the per-upstream bounds the flags set.
@@ -139,7 +132,7 @@ func cliLimits(conc int, perSecond float64) map[string]ingest.Limit {
 
 // readLibraryTracks reads the tracks of a library import file; bad lines
 // are reported and skipped.
-func readLibraryTracks(env *Env, name, format string) ([]store.Track, int) {
+func readLibraryTracks(env *Env, name, format string) ([]store.Track, error) {
 	if format == "" {
 		format = "jsonl"
 		if strings.EqualFold(filepath.Ext(name), ".csv") {
@@ -148,8 +141,7 @@ func readLibraryTracks(env *Env, name, format string) ([]store.Track, int) {
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport index build: %v\n", err)
-		return nil, ExitFailure
+		return nil, err
 	}
 	defer f.Close()
 	var tracks []store.Track
@@ -167,14 +159,12 @@ func readLibraryTracks(env *Env, name, format string) ([]store.Track, int) {
 		return nil
 	})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport index build: %v\n", err)
-		return nil, ExitUsage
+		return nil, usageError(err)
 	}
 	if len(tracks) == 0 {
-		fmt.Fprintf(env.Stderr, "toolport index build: %s holds no valid track\n", name)
-		return nil, ExitFailure
+		return nil, fmt.Errorf("%s holds no valid track", name)
 	}
-	return tracks, ExitOK
+	return tracks, nil
 }
 
 // newIndexBuilder wires the pipeline from the configuration: the store and

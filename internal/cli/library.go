@@ -17,7 +17,7 @@ import (
 
 const libraryUsage = "toolport library add|remove|list|import ..."
 
-func runLibrary(ctx context.Context, env *Env, args []string) int {
+func runLibrary(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintf(env.Stderr, "Usage: %s\n\n"+
 			"Manages your music library: the tracks and albums the music tools flag as inLibrary.\n\n"+
@@ -30,24 +30,23 @@ func runLibrary(ctx context.Context, env *Env, args []string) int {
 			"Run 'toolport library SUBCOMMAND --help' for details. The store is TOOLPORT_DATABASE_URL\n"+
 			"(or database.url in the credentials file), by default $XDG_DATA_HOME/toolport/toolport.db.\n", libraryUsage)
 		if len(args) == 0 {
-			return ExitUsage
+			return exitCode(ExitUsage)
 		}
-		return ExitOK
+		return nil
 	}
 	switch args[0] {
 	case "add":
-		return runLibraryAdd(ctx, env, args[1:])
+		return inSubcommand("library add", runLibraryAdd(ctx, env, args[1:]))
 	case "remove", "rm":
-		return runLibraryRemove(ctx, env, args[1:])
+		return inSubcommand("library remove", runLibraryRemove(ctx, env, args[1:]))
 	case "list", "ls":
-		return runLibraryList(ctx, env, args[1:])
+		return inSubcommand("library list", runLibraryList(ctx, env, args[1:]))
 	case "import":
-		return runLibraryImport(ctx, env, args[1:])
+		return inSubcommand("library import", runLibraryImport(ctx, env, args[1:]))
 	case "sync":
-		return runLibrarySync(ctx, env, args[1:])
+		return inSubcommand("library sync", runLibrarySync(ctx, env, args[1:]))
 	}
-	fmt.Fprintf(env.Stderr, "toolport library: unknown subcommand %q (want add, remove, list, import or sync)\n", args[0])
-	return ExitUsage
+	return usageError(fmt.Errorf("unknown subcommand %q (want add, remove, list, import or sync)", args[0]))
 }
 
 // musicCommand is what the library and index commands run against: the
@@ -61,19 +60,18 @@ type musicCommand struct {
 func (m *musicCommand) Close() { m.store.Close() }
 
 // openMusic opens the store named by the configuration and the music
-// service over it, or reports why not.
-func openMusic(ctx context.Context, env *Env, cmd string) (*musicCommand, int) {
+// service over it.
+func openMusic(ctx context.Context, env *Env) (*musicCommand, error) {
 	shared := newSharedStore(env.Config)
 	db, err := shared.Open(ctx)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport %s: %v\n", cmd, err)
-		return nil, ExitFailure
+		return nil, err
 	}
 	svc := music.Open(music.ConfigFromEnv(env.Config), shared.music)
-	return &musicCommand{svc: svc, db: db, store: shared}, ExitOK
+	return &musicCommand{svc: svc, db: db, store: shared}, nil
 }
 
-func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
+func runLibraryAdd(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "library add", "toolport library add [flags] [TIDAL_TRACK_ID...]",
 		"Adds tracks (by Tidal id, or by --isrc) or an album (--album-id) to the library.\n\n"+
 			"When TIDAL is configured (TIDAL_CLIENT_ID and TIDAL_CLIENT_SECRET), the metadata of tracks given\n"+
@@ -86,9 +84,9 @@ func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
 	album := fs.String("album", "", "album title (for a track)")
 	albumID := fs.String("album-id", "", "add the album with this Tidal id instead of tracks")
 	duration := fs.Float64("duration", 0, "duration in seconds")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	// The flags that were set override TIDAL's metadata.
 	req := music.LibraryAdd{TrackIDs: pos, AlbumID: *albumID}
@@ -108,27 +106,23 @@ func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
 	})
 	if *albumID != "" && (len(pos) > 0 || *isrc != "") || *albumID == "" && len(pos) == 0 && *isrc == "" {
 		fmt.Fprintln(env.Stderr, "toolport library add: give Tidal track ids, --isrc, or --album-id (alone)")
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
-	m, code := openMusic(ctx, env, "library add")
-	if m == nil {
-		return code
+	m, err := openMusic(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer m.Close()
 	res, err := m.svc.AddToLibrary(ctx, req)
 	switch {
 	case errors.Is(err, music.ErrBadAdd):
-		fmt.Fprintf(env.Stderr, "toolport library add: %s\n", strings.TrimPrefix(err.Error(), music.ErrBadAdd.Error()+": "))
-		return ExitUsage
+		return usageError(errors.New(strings.TrimPrefix(err.Error(), music.ErrBadAdd.Error()+": ")))
 	case errors.Is(err, music.ErrNeedMetadata):
 		why, _, _ := strings.Cut(err.Error(), ": "+music.ErrNeedMetadata.Error())
-		fmt.Fprintf(env.Stderr, "toolport library add: %s,\n"+
-			"so give the metadata with flags: --title and --artist are needed; --album, --isrc and --duration are optional\n", why)
-		return ExitUsage
+		return usageError(fmt.Errorf("%s,\n"+
+			"so give the metadata with flags: --title and --artist are needed; --album, --isrc and --duration are optional", why))
 	case err != nil:
-		fmt.Fprintf(env.Stderr, "toolport library add: %v\n", err)
-		return ExitFailure
+		return err
 	}
 	if res.Album != nil {
 		word := "already in the library (updated)"
@@ -136,7 +130,7 @@ func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
 			word = "added"
 		}
 		fmt.Fprintf(env.Stdout, "album %s: %s\n", res.Album.TidalID, word)
-		return ExitOK
+		return nil
 	}
 	for _, n := range res.Notes {
 		switch {
@@ -152,9 +146,9 @@ func runLibraryAdd(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "%d tracks added, %d already in the library (updated)\n", res.Added, len(res.Tracks)-res.Added)
 	}
 	if res.Missing() {
-		return ExitFailure
+		return exitCode(ExitFailure)
 	}
-	return ExitOK
+	return nil
 }
 
 // describeTrack is "Title — Artist (Album)".
@@ -166,17 +160,16 @@ func describeTrack(t store.Track) string {
 	return s
 }
 
-func runLibraryRemove(ctx context.Context, env *Env, args []string) int {
+func runLibraryRemove(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "library remove", "toolport library remove [--albums] ID...",
 		"Removes tracks (by Tidal id or ISRC) or, with --albums, albums (by Tidal id) from the library.")
 	albums := fs.Bool("albums", false, "the ids are album ids")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) == 0 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
 	ids := make([]string, 0, len(pos))
 	for _, id := range pos {
@@ -185,14 +178,13 @@ func runLibraryRemove(ctx context.Context, env *Env, args []string) int {
 		}
 		ids = append(ids, id)
 	}
-	m, code := openMusic(ctx, env, "library remove")
-	if m == nil {
-		return code
+	m, err := openMusic(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer m.Close()
 	db := m.db
 	var n int
-	var err error
 	what := "tracks"
 	if *albums {
 		what = "albums"
@@ -201,18 +193,16 @@ func runLibraryRemove(ctx context.Context, env *Env, args []string) int {
 		n, err = db.RemoveTracks(ctx, ids)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport library remove: %v\n", err)
-		return ExitFailure
+		return err
 	}
 	fmt.Fprintf(env.Stdout, "%d %s removed\n", n, what)
 	if n == 0 {
-		fmt.Fprintf(env.Stderr, "toolport library remove: none of the ids is in the library\n")
-		return ExitFailure
+		return errors.New("none of the ids is in the library")
 	}
-	return ExitOK
+	return nil
 }
 
-func runLibraryList(ctx context.Context, env *Env, args []string) int {
+func runLibraryList(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "library list", "toolport library list [--albums] [--query Q] [--limit N] [--offset N] [--json]",
 		"Lists library tracks (or albums), most recently added first. --json prints one JSON object per\n"+
 			"line, which 'toolport library import' reads back.")
@@ -221,17 +211,16 @@ func runLibraryList(ctx context.Context, env *Env, args []string) int {
 	limit := fs.Int("limit", store.DefaultLimit, fmt.Sprintf("page size (1-%d)", store.MaxLimit))
 	offset := fs.Int("offset", 0, "items to skip")
 	asJSON := fs.Bool("json", false, "print JSON lines")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) != 0 || *limit < 1 || *limit > store.MaxLimit || *offset < 0 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
-	m, code := openMusic(ctx, env, "library list")
-	if m == nil {
-		return code
+	m, err := openMusic(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer m.Close()
 	db := m.db
@@ -241,8 +230,7 @@ func runLibraryList(ctx context.Context, env *Env, args []string) int {
 	if *albums {
 		page, err := db.ListAlbums(ctx, opt)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport library list: %v\n", err)
-			return ExitFailure
+			return err
 		}
 		for _, a := range page.Albums {
 			if *asJSON {
@@ -257,12 +245,11 @@ func runLibraryList(ctx context.Context, env *Env, args []string) int {
 		if !*asJSON {
 			fmt.Fprintf(env.Stderr, "%s\n", pageLine(len(page.Albums), *offset, page.Total, "albums"))
 		}
-		return ExitOK
+		return nil
 	}
 	page, err := db.ListTracks(ctx, opt)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport library list: %v\n", err)
-		return ExitFailure
+		return err
 	}
 	for _, t := range page.Tracks {
 		if *asJSON {
@@ -282,7 +269,7 @@ func runLibraryList(ctx context.Context, env *Env, args []string) int {
 	if !*asJSON {
 		fmt.Fprintf(env.Stderr, "%s\n", pageLine(len(page.Tracks), *offset, page.Total, "tracks"))
 	}
-	return ExitOK
+	return nil
 }
 
 func pageLine(n, offset, total int, what string) string {
@@ -292,7 +279,7 @@ func pageLine(n, offset, total int, what string) string {
 	return fmt.Sprintf("%s %d-%d of %d", what, offset+1, offset+n, total)
 }
 
-func runLibraryImport(ctx context.Context, env *Env, args []string) int {
+func runLibraryImport(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "library import", "toolport library import [--format jsonl|csv] FILE",
 		"Imports tracks and albums into the library from JSONL (one object per line: tidalId, isrc, title,\n"+
 			"artist, album, albumId, duration, artworkUrl; \"type\":\"album\" with releaseDate and trackCount for\n"+
@@ -301,13 +288,12 @@ func runLibraryImport(ctx context.Context, env *Env, args []string) int {
 			"CSV record ends the import). UTF-8, with or without a BOM, and UTF-16 are read. FILE may be - for\n"+
 			"stdin (then give --format).")
 	format := fs.String("format", "", "jsonl or csv (default: from the file extension)")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) != 1 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
 	name := pos[0]
 	f := strings.ToLower(*format)
@@ -320,22 +306,20 @@ func runLibraryImport(ctx context.Context, env *Env, args []string) int {
 		}
 	}
 	if f != "jsonl" && f != "csv" {
-		fmt.Fprintln(env.Stderr, "toolport library import: say --format jsonl or --format csv")
-		return ExitUsage
+		return usageError(errors.New("say --format jsonl or --format csv"))
 	}
 	in := env.Stdin
 	if name != "-" {
 		file, err := os.Open(name)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "toolport library import: %v\n", err)
-			return ExitFailure
+			return err
 		}
 		defer file.Close()
 		in = file
 	}
-	m, code := openMusic(ctx, env, "library import")
-	if m == nil {
-		return code
+	m, err := openMusic(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer m.Close()
 	svc := m.svc
@@ -352,8 +336,7 @@ func runLibraryImport(ctx context.Context, env *Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "%s: %d tracks added, %d updated; %d albums added, %d updated; %d skipped (%d lines)\n",
 		label, st.TracksAdded, st.TracksUpdated, st.AlbumsAdded, st.AlbumsUpdated, st.Skipped, st.Lines)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport library import: %v\n", err)
-		return ExitFailure
+		return err
 	}
-	return ExitOK
+	return nil
 }

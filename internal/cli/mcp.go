@@ -12,7 +12,7 @@ import (
 	"github.com/toolport/toolport/tool"
 )
 
-func runMCP(ctx context.Context, env *Env, args []string) int {
+func runMCP(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "mcp", "toolport mcp [--packs web,ckan,music] [--tools a,b]",
 		"Serves Toolport's tools over the Model Context Protocol on stdin and stdout, for MCP clients\n"+
 			"that start it (Claude Desktop, Claude Code, Cursor, VS Code…). Only protocol messages are\n"+
@@ -20,43 +20,40 @@ func runMCP(ctx context.Context, env *Env, args []string) int {
 	selection := selectionFlags(fs, "expose")
 	drain := fs.Duration("drain-timeout", mcpserver.DefaultDrainTimeout,
 		"when stdin closes, how long the calls already received may run before they are canceled")
-	if pos, code, ok := parse(fs, args); !ok {
-		return code
+	if pos, err := parseArgs(fs, args); err != nil {
+		return err
 	} else if len(pos) > 0 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
 	// Nothing but the protocol may reach stdout: whatever the packs log goes to stderr.
 	stdout := env.Stdout
 	env.Stdout = env.Stderr
-	reg, closeFn, code := openRegistry(ctx, env)
-	if reg == nil {
-		return code
+	reg, closeFn, err := openRegistry(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer closeFn()
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	sel, err := selection.apply(reg)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
-		return ExitUsage
+		return usageError(err)
 	}
 	// The stored playlists are read through a store of this command's own,
 	// opened when a client first lists or reads them.
 	db := newSharedStore(env.Config)
 	defer db.Close()
-	opts := mcpBackends(env, sel, db)
+	ps, err := loadPackSettings(env)
+	if err != nil {
+		return err
+	}
+	opts := mcpBackends(ps.opendata, sel, db)
 	opts.Packs, opts.Tools, opts.Version, opts.Logger = selection.packs(), selection.names(), version.Get().Short(), logger
 	server, err := mcpserver.New(reg, opts)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
-		return ExitUsage
+		return usageError(err)
 	}
 	t := &mcpserver.StdioTransport{Reader: env.Stdin, Writer: stdout, DrainTimeout: *drain}
-	if err := mcpserver.ServeStdio(ctx, server, t); err != nil {
-		fmt.Fprintf(env.Stderr, "toolport mcp: %v\n", err)
-		return ExitFailure
-	}
-	return ExitOK
+	return mcpserver.ServeStdio(ctx, server, t)
 }
 
 // toolSelection is the --packs and --tools flags of the commands that serve

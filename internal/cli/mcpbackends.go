@@ -12,21 +12,17 @@ import (
 )
 
 // mcpBackends returns the backends of the MCP prompts' completions and
-// resources for the packs reg exposes: the configured CKAN portals for the
-// ckan pack; the index's mood words and, when db is set, the stored
+// resources for the packs reg exposes: the CKAN portals od configures for
+// the ckan pack; the index's mood words and, when db is set, the stored
 // playlists for the music pack.
-func mcpBackends(env *Env, reg *tool.Registry, db *sharedStore) mcpserver.Options {
+func mcpBackends(od opendata.Config, reg *tool.Registry, db *sharedStore) mcpserver.Options {
 	var opts mcpserver.Options
 	packs := map[string]bool{}
 	for _, t := range reg.Tools() {
 		packs[t.Spec().Pack] = true
 	}
 	if packs[opendata.Pack] {
-		cfg := opendata.ConfigFromEnv(env.Config)
-		if env.Recorder != nil { // as recordPacks does for the pack's own client
-			cfg.HTTPClient = recordingClient(env, "ckan", cfg.HTTPClient)
-		}
-		opts.CKAN = opendata.NewCatalog(cfg)
+		opts.CKAN = opendata.NewCatalog(od)
 	}
 	if packs[music.Pack] {
 		opts.Moods = index.MoodWords()

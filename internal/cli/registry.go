@@ -47,16 +47,45 @@ func BuildRegistry(ctx context.Context, env *Env) (*tool.Registry, func(), error
 	}, nil
 }
 
+// packSettings are the packs' settings, resolved from the configuration in
+// one place, [loadPackSettings]: the packs read none themselves.
+type packSettings struct {
+	search   websearch.Config
+	fetch    webfetch.Config
+	opendata opendata.Config
+	music    music.Config
+}
+
+// loadPackSettings resolves every pack's settings from env.Config, reading
+// their keys (so that env.Config.Secrets() lists them afterwards), with the
+// recording clients when a recording runs.
+func loadPackSettings(env *Env) (packSettings, error) {
+	fetch, err := webfetch.ConfigFromEnv(env.Config)
+	if err != nil {
+		return packSettings{}, err
+	}
+	ps := packSettings{search: websearch.ConfigFromEnv(env.Config), fetch: fetch,
+		opendata: opendata.ConfigFromEnv(env.Config), music: music.ConfigFromEnv(env.Config)}
+	recordPacks(env, &ps.search, &ps.opendata, &ps.music)
+	return ps, nil
+}
+
 // packTools declares every pack's tools from env.Config, the music pack's
 // over db, with the upstream rate limiters of engines, and returns the music
 // service too, for loading its index.
 func packTools(env *Env, db *sharedStore, engines *sharedEngines) ([]*tool.Tool, *music.Service, error) {
-	fetchCfg, err := webfetch.ConfigFromEnv(env.Config)
+	ps, err := loadPackSettings(env)
 	if err != nil {
 		return nil, nil, err
 	}
-	searchCfg, odCfg, musicCfg := websearch.ConfigFromEnv(env.Config), opendata.ConfigFromEnv(env.Config), music.ConfigFromEnv(env.Config)
-	recordPacks(env, &searchCfg, &odCfg, &musicCfg)
+	tools, svc := declareTools(ps, db, engines)
+	return tools, svc, nil
+}
+
+// declareTools declares every pack's tools from ps, the music pack's over
+// db, with the upstream rate limiters of engines.
+func declareTools(ps packSettings, db *sharedStore, engines *sharedEngines) ([]*tool.Tool, *music.Service) {
+	searchCfg, fetchCfg, odCfg, musicCfg := ps.search, ps.fetch, ps.opendata, ps.music
 	var tools []*tool.Tool
 	searchCfg.BraveLimiter = engines.limiter("brave", searchCfg.BraveAPIKey, engines.braveRate)
 	tools = append(tools, websearch.Tools(searchCfg)...)
@@ -70,7 +99,7 @@ func packTools(env *Env, db *sharedStore, engines *sharedEngines) ([]*tool.Tool,
 	}
 	musicSvc := music.Open(musicCfg, db.music)
 	tools = append(tools, music.Tools(musicSvc)...)
-	return tools, musicSvc, nil
+	return tools, musicSvc
 }
 
 // newRegistry registers tools in a registry that scrubs every secret the

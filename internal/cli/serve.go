@@ -9,34 +9,127 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/server"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/telemetry"
 	"github.com/toolport/toolport/internal/version"
 	"github.com/toolport/toolport/internal/webui"
 	"github.com/toolport/toolport/tool"
 )
 
-func runServe(ctx context.Context, env *Env, args []string) int {
-	fs := newFlags(env, "serve", "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5] [--packs web,ckan,music] [--tools a,b]",
-		"Runs the chat server: the Discover Chat page at /, its REST and streaming API under /api,\n"+
-			"the tools over MCP (streamable HTTP) at /mcp, /healthz and /metrics.\n\n"+
-			"Configuration (environment or credentials file):\n"+
-			"  TOOLPORT_MODEL         provider:model, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1,\n"+
-			"                         openai:qwen2.5@http://127.0.0.1:11434/v1 (without one the server still\n"+
-			"                         runs, and chats answer with how to configure a model)\n"+
-			"  ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL\n"+
-			"  TOOLPORT_TURN_TIMEOUT  bound on a chat turn (default 10m); TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT\n"+
-			"                         (30s) and TOOLPORT_MODEL_IDLE_TIMEOUT (2m) bound the model's silences\n"+
-			"  TOOLPORT_DATABASE_URL  postgres://… or a SQLite file (or database.url; default: the user's data dir)\n"+
-			"  TOOLPORT_TURN_LEASE, TOOLPORT_TURN_EVENTS_RETENTION, TOOLPORT_REPLICA_ID: turns across replicas (15s, 10m, random)\n"+
-			"  TOOLPORT_API_TOKEN     bearer token required on /api, /mcp and /metrics (required off loopback)\n"+
-			"  TOOLPORT_ALLOWED_HOSTS, TOOLPORT_ALLOWED_ORIGINS, TOOLPORT_METRICS_ADDR: defaults of the flags\n"+
-			"  OTEL_EXPORTER_OTLP_ENDPOINT or LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY/LANGFUSE_HOST for traces")
+const serveUsage = "toolport serve [--addr 127.0.0.1:8080] [--max-steps 5] [--packs web,ckan,music] [--tools a,b]"
+
+const serveAbout = "Runs the chat server: the Discover Chat page at /, its REST and streaming API under /api,\n" +
+	"the tools over MCP (streamable HTTP) at /mcp, /healthz and /metrics.\n\n" +
+	"Configuration (environment or credentials file):\n" +
+	"  TOOLPORT_MODEL         provider:model, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1,\n" +
+	"                         openai:qwen2.5@http://127.0.0.1:11434/v1 (without one the server still\n" +
+	"                         runs, and chats answer with how to configure a model)\n" +
+	"  ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL, OPENAI_BASE_URL\n" +
+	"  TOOLPORT_TURN_TIMEOUT  bound on a chat turn (default 10m); TOOLPORT_MODEL_FIRST_BYTE_TIMEOUT\n" +
+	"                         (30s) and TOOLPORT_MODEL_IDLE_TIMEOUT (2m) bound the model's silences\n" +
+	"  TOOLPORT_DATABASE_URL  postgres://… or a SQLite file (or database.url; default: the user's data dir)\n" +
+	"  TOOLPORT_TURN_LEASE, TOOLPORT_TURN_EVENTS_RETENTION, TOOLPORT_REPLICA_ID: turns across replicas (15s, 10m, random)\n" +
+	"  TOOLPORT_API_TOKEN     bearer token required on /api, /mcp and /metrics (required off loopback)\n" +
+	"  TOOLPORT_ALLOWED_HOSTS, TOOLPORT_ALLOWED_ORIGINS, TOOLPORT_METRICS_ADDR: defaults of the flags\n" +
+	"  OTEL_EXPORTER_OTLP_ENDPOINT or LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY/LANGFUSE_HOST for traces"
+
+// runServe runs the chat server: settings first, then the model (its keys
+// must be known to the registry that scrubs secrets), the port (a taken one
+// is the commonest failure and should not wait for the index), the one
+// store, the shared engines, the tools, and the server over them.
+func runServe(ctx context.Context, env *Env, args []string) error {
+	st, err := loadServeSettings(env, args)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	model, err := serveModel(env)
+	if err != nil {
+		return usageError(err)
+	}
+	ln, err := listen(st.addr, "")
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // srv.Serve closes it too; this covers the early returns
+	shared := newSharedStore(env.Config)
+	defer shared.Close()
+	db, err := shared.Open(ctx)
+	if err != nil {
+		return err
+	}
+	tp, shutdownTracing, err := telemetry.Setup(ctx, telemetry.FromConfig(env.Config))
+	if err != nil {
+		return err
+	}
+	defer shutdownTracing(context.Background())
+	traced := agent.TracerProvider(tp)
+	engines, err := openSharedEngines(env.Config, logger)
+	if err != nil {
+		return usageError(err)
+	}
+	defer engines.Close()
+	b, err := serveTools(ctx, env, st, db, shared, engines, traced, logger)
+	if err != nil {
+		return err
+	}
+	var metricsLn net.Listener
+	if st.metricsAddr != "" {
+		if metricsLn, err = listen(st.metricsAddr, "--metrics-addr: "); err != nil {
+			return err
+		}
+		defer metricsLn.Close()
+	}
+	cfg := server.Config{
+		Store: db, Playlists: db, Registry: b.reg, IndexBuild: b.indexBuild, Token: st.token,
+		Version: version.Get().Short(), Web: webui.Handler(), Logger: logger, GOGC: st.gogc, AllowedHosts: st.hosts, AllowedOrigins: st.origins,
+		MetricsListener: metricsLn, ReadHeaderTimeout: st.headerTimeout, BodyReadTimeout: st.bodyTimeout, Doctor: b.doctor,
+		TurnLease: st.turns.lease, TurnEventsRetention: st.turns.retention, ReplicaID: st.turns.replica,
+		StartPrecedence: st.turns.startPrecedence, Checks: serveChecks(env.Config.Env, engines, b.music),
+	}
+	srv, err := newServer(env, st, cfg, model, traced, logger)
+	if err != nil {
+		return err
+	}
+	reportServing(env, st, b.reg, model, db.Engine(), ln.Addr(), metricsLn)
+	return srv.Serve(ctx, ln)
+}
+
+// serveSettings is what `toolport serve` runs with: its flags, the
+// environment and credentials file behind them, and the packs' settings,
+// resolved and checked in one place, [loadServeSettings].
+type serveSettings struct {
+	addr, metricsAddr          string
+	selection                  toolSelection
+	offerAll                   bool
+	maxSteps                   int
+	hosts, origins             []string
+	headerTimeout, bodyTimeout time.Duration
+	turnTimeout                time.Duration
+	turns                      serveTurns
+	token                      string
+	gogc                       string // GOGC as the process started, for /metrics
+	packs                      packSettings
+}
+
+// loadServeSettings parses serve's flags over the configuration; every
+// error is a usage error. It warns when the server listens on every
+// interface but answers only loopback names.
+func loadServeSettings(env *Env, args []string) (serveSettings, error) {
+	var st serveSettings
+	fs := newFlags(env, "serve", serveUsage, serveAbout)
 	addr := fs.String("addr", server.DefaultAddr, "address to listen on (host:port)")
-	selection := selectionFlags(fs, "serve")
+	st.selection = selectionFlags(fs, "serve")
 	offerAll := fs.Bool("offer-unconfigured", false,
 		"offer the model every selected tool, even those whose upstream lacks credentials (they can only fail)")
 	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "tool rounds per chat turn before the model must answer")
@@ -48,185 +141,168 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		"serve /metrics on this address instead, without the token (default: on --addr, with the token)")
 	headerTimeout := fs.Duration("header-timeout", server.DefaultReadHeaderTimeout, "time allowed to receive a request's headers")
 	bodyTimeout := fs.Duration("body-timeout", server.DefaultBodyReadTimeout, "time allowed to receive a request's body (chat streams are not bounded by it)")
-	if pos, code, ok := parse(fs, args); !ok {
-		return code
+	if pos, err := parseArgs(fs, args); err != nil {
+		return st, err
 	} else if len(pos) > 0 {
-		fs.Usage()
-		return ExitUsage
+		return st, usageExit(fs)
 	}
-	if *maxSteps < 1 {
-		fmt.Fprintln(env.Stderr, "toolport serve: --max-steps must be at least 1")
-		return ExitUsage
+	st.addr, st.metricsAddr, st.offerAll, st.maxSteps = *addr, *metricsAddr, *offerAll, *maxSteps
+	st.headerTimeout, st.bodyTimeout, st.origins = *headerTimeout, *bodyTimeout, splitList(*allowedOrigins)
+	if st.maxSteps < 1 {
+		return st, usageError(errors.New("--max-steps must be at least 1"))
 	}
-	turnTimeout, err := llm.ParseTimeout("TOOLPORT_TURN_TIMEOUT", env.Config.Env("TOOLPORT_TURN_TIMEOUT"))
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitUsage
+	var err error
+	if st.turnTimeout, err = llm.ParseTimeout("TOOLPORT_TURN_TIMEOUT", env.Config.Env("TOOLPORT_TURN_TIMEOUT")); err != nil {
+		return st, usageError(err)
 	}
-	turnsCfg, err := turnSettings(env.Config.Env)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitUsage
+	if st.turns, err = turnSettings(env.Config.Env); err != nil {
+		return st, usageError(err)
 	}
-	token := env.Config.Secret("TOOLPORT_API_TOKEN", "server.api_token")
-	if err := server.CheckAddr(*addr, token); err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitUsage
+	st.token = env.Config.Secret("TOOLPORT_API_TOKEN", "server.api_token")
+	st.gogc = env.Config.Env("GOGC")
+	if err := server.CheckAddr(st.addr, st.token); err != nil {
+		return st, usageError(err)
 	}
-	if *metricsAddr != "" {
+	if st.metricsAddr != "" {
 		// Metrics go out without the token there: the same rule as --addr.
-		if err := server.CheckAddr(*metricsAddr, token); err != nil {
-			fmt.Fprintf(env.Stderr, "toolport serve: --metrics-addr: %v\n", err)
-			return ExitUsage
+		if err := server.CheckAddr(st.metricsAddr, st.token); err != nil {
+			return st, usageError(fmt.Errorf("--metrics-addr: %w", err))
 		}
 	}
-	if *headerTimeout <= 0 || *bodyTimeout <= 0 {
-		fmt.Fprintln(env.Stderr, "toolport serve: --header-timeout and --body-timeout must be positive")
-		return ExitUsage
+	if st.headerTimeout <= 0 || st.bodyTimeout <= 0 {
+		return st, usageError(errors.New("--header-timeout and --body-timeout must be positive"))
 	}
-	hosts, err := serveHosts(*addr, *metricsAddr, *allowedHosts)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitUsage
+	if st.hosts, err = serveHosts(st.addr, st.metricsAddr, *allowedHosts); err != nil {
+		return st, usageError(err)
 	}
-	if h, _, _ := net.SplitHostPort(*addr); *allowedHosts == "" && (h == "" || net.ParseIP(h).IsUnspecified()) {
+	if st.packs, err = loadPackSettings(env); err != nil {
+		return st, err // a failure, not a usage error, as it always was
+	}
+	if h, _, _ := net.SplitHostPort(st.addr); *allowedHosts == "" && (h == "" || net.ParseIP(h).IsUnspecified()) {
 		fmt.Fprintln(env.Stderr, "toolport serve: warning: listening on every interface, but only loopback Host names are answered; "+
 			"list the names clients use in --allowed-hosts")
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return st, nil
+}
 
-	// The model first: its keys must be known to the registry that scrubs secrets.
-	models, err := serveModels(env)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitUsage
+// serveModelChoice is the chat model `toolport serve` starts with, or why
+// there is none (noModel: chats then say how to configure one).
+type serveModelChoice struct {
+	provider      llm.Provider
+	noModel       error
+	name          string
+	contextWindow int
+	models        []agent.Model
+}
+
+// serveModel resolves TOOLPORT_MODEL and TOOLPORT_MODELS. A model that is
+// not configured is a warning, not an error: the server still runs.
+func serveModel(env *Env) (serveModelChoice, error) {
+	var c serveModelChoice
+	var err error
+	if c.models, err = serveModels(env); err != nil {
+		return c, err
 	}
 	provider, err := llm.FromConfigWithClient(env.Config, recordingClient(env, "model", nil))
-	var noModel error
-	var modelName string
-	var contextWindow int
 	var le *llm.Error
 	switch {
 	case err == nil:
+		c.provider = provider
 		if spec, perr := llm.ParseModel(env.Config.Env("TOOLPORT_MODEL")); perr == nil {
-			modelName = spec.Provider + ":" + spec.Model // never the base URL, which may hold credentials
-			contextWindow = llm.ContextWindow(spec)
+			c.name = spec.Provider + ":" + spec.Model // never the base URL, which may hold credentials
+			c.contextWindow = llm.ContextWindow(spec)
 		}
-	case env.Config.Env("TOOLPORT_MODEL") == "" && len(models) > 0:
+	case env.Config.Env("TOOLPORT_MODEL") == "" && len(c.models) > 0:
 		// Without TOOLPORT_MODEL, the first of TOOLPORT_MODELS is the default.
-		provider, modelName, contextWindow = models[0].Provider, models[0].Name, models[0].ContextWindow
+		c.provider, c.name, c.contextWindow = c.models[0].Provider, c.models[0].Name, c.models[0].ContextWindow
 	case errors.As(err, &le) && le.Code == llm.CodeNotConfigured:
-		provider, noModel = nil, err
+		c.noModel = err
 		fmt.Fprintf(env.Stderr, "toolport serve: warning: %s; chats will say how to configure a model\n", le.Message)
 	default:
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitUsage
+		return c, err
 	}
+	return c, nil
+}
 
-	// The port first: a taken one is the commonest failure, and it should
-	// not wait for the index to load.
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			fmt.Fprintf(env.Stderr, "toolport serve: %s is already in use (another toolport serve?); stop it or choose another address with --addr\n", *addr)
-		} else {
-			fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		}
-		return ExitFailure
+// listen listens on addr, saying plainly when the port is taken; prefix
+// names the flag in errors.
+func listen(addr, prefix string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) && prefix == "" {
+		return nil, fmt.Errorf("%s is already in use (another toolport serve?); stop it or choose another address with --addr", addr)
 	}
-	defer ln.Close() // srv.Serve closes it too; this covers the early returns
+	if err != nil {
+		return nil, fmt.Errorf("%s%w", prefix, err)
+	}
+	return ln, nil
+}
 
-	// The one store of the process, from the one resolved configuration:
-	// the chat server and the music pack share it.
-	shared := newSharedStore(env.Config)
-	defer shared.Close()
-	db, err := shared.Open(ctx)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitFailure
-	}
+// serveBackends are what the server serves besides the store.
+type serveBackends struct {
+	reg        *tool.Registry // the selected tools
+	music      *music.Service
+	indexBuild server.IndexBuilder
+	doctor     server.DoctorFunc
+}
 
-	tp, shutdownTracing, err := telemetry.Setup(ctx, telemetry.FromConfig(env.Config))
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitFailure
-	}
-	defer shutdownTracing(context.Background())
-	traced := agent.TracerProvider(tp)
-
-	// The result cache and upstream rate limits, shared by the replicas
-	// through Redis when TOOLPORT_REDIS_URL is set.
-	engines, err := openSharedEngines(env.Config, logger)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitUsage
-	}
-	defer engines.Close()
+// serveTools declares the packs' tools over the shared store and engines,
+// loads the track index, and returns the registry of the selected tools
+// with the index builder and the doctor.
+func serveTools(ctx context.Context, env *Env, st serveSettings, db *sqlstore.DB, shared *sharedStore, engines *sharedEngines,
+	traced trace.TracerProvider, logger *slog.Logger) (serveBackends, error) {
+	var b serveBackends
 	if err := engines.Ping(ctx); err != nil {
 		logger.Warn("shared cache and rate limits unavailable: calls go to the upstreams uncached until it answers", "error", err)
 	}
-	tools, musicSvc, err := packTools(env, shared, engines)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitFailure
-	}
+	tools, musicSvc := declareTools(st.packs, shared, engines)
+	b.music = musicSvc
 	// Load the index now, writing back the embeddings it has to make, so
 	// that searches find it ready and never write. A failure (an embeddings
 	// endpoint down) leaves chat working; semanticSearch reports it.
-	if st, err := musicSvc.Load(ctx); err != nil {
+	if stats, err := musicSvc.Load(ctx); err != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: warning: the track index is not loaded: %v\n", err)
-	} else if st.Reembedded > 0 {
-		fmt.Fprintf(env.Stderr, "toolport serve: %d index records embedded again with the current embedder\n", st.Reembedded)
+	} else if stats.Reembedded > 0 {
+		fmt.Fprintf(env.Stderr, "toolport serve: %d index records embedded again with the current embedder\n", stats.Reembedded)
 	}
-	// Before the registry: the builder reads secrets (a Musixmatch key) that
-	// the registry must know to scrub.
-	indexBuild := serveIndexBuilder(ctx, env, musicSvc, db, shared)
-	doctorFn := serveDoctor(env) // before the registry: it reads the keys of Redis, Weaviate, traces
+	// The index builder and the doctor read secrets (a Musixmatch key; the
+	// keys of Redis, Weaviate, traces) that the registry must know to
+	// scrub: read them before it is built.
+	b.indexBuild = serveIndexBuilder(ctx, env, musicSvc, db, shared)
+	b.doctor = serveDoctor(env)
 	// Traced with the session-aware provider, so that the tool spans of a chat
 	// turn carry its session id and Langfuse's observation type.
 	all, err := newRegistry(env, tools, append(engines.registryOptions(), tool.WithTracerProvider(traced), tool.WithLogger(logger))...)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitFailure
+		return b, err
 	}
-	reg, err := selection.apply(all)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitUsage
+	if b.reg, err = st.selection.apply(all); err != nil {
+		return b, usageError(err)
 	}
+	return b, nil
+}
 
-	var metricsLn net.Listener
-	if *metricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", *metricsAddr); err != nil {
-			fmt.Fprintf(env.Stderr, "toolport serve: --metrics-addr: %v\n", err)
-			return ExitFailure
-		}
-		defer metricsLn.Close()
-	}
-	srv, err := server.New(server.Config{
-		Store: db, Playlists: db, Registry: reg, IndexBuild: indexBuild, Token: token, Version: version.Get().Short(), Web: webui.Handler(), Logger: logger,
-		AllowedHosts: hosts, AllowedOrigins: splitList(*allowedOrigins), MetricsListener: metricsLn,
-		ReadHeaderTimeout: *headerTimeout, BodyReadTimeout: *bodyTimeout, Doctor: doctorFn,
-		TurnLease: turnsCfg.lease, TurnEventsRetention: turnsCfg.retention, ReplicaID: turnsCfg.replica,
-		StartPrecedence: turnsCfg.startPrecedence, OfferUnconfigured: *offerAll,
-		Checks: serveChecks(env.Config.Env, engines, musicSvc),
-		MCP:    mcpBackends(env, reg, nil), // the server adds the playlists (db) and conversations
+// newServer wires the agent and the MCP server and hands them to the server.
+func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelChoice, traced trace.TracerProvider, logger *slog.Logger) (*server.Server, error) {
+	parts, err := server.Wire(cfg, server.Wiring{
+		OfferUnconfigured: st.offerAll,
+		MCP:               mcpBackends(st.packs.opendata, cfg.Registry, nil), // Wire adds the playlists (cfg.Playlists) and conversations
 		Agent: agent.Config{
-			Provider: provider, NoModel: noModel, ModelName: modelName, ContextWindow: contextWindow, Models: models, MaxSteps: *maxSteps,
-			TurnTimeout: turnTimeout, TracerProvider: traced, Logger: logger,
+			Provider: model.provider, NoModel: model.noModel, ModelName: model.name, ContextWindow: model.contextWindow,
+			Models: model.models, MaxSteps: st.maxSteps, TurnTimeout: st.turnTimeout, TracerProvider: traced, Logger: logger,
 		},
 	})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitFailure
+		return nil, err
 	}
-	model := modelStatus(env, modelName, noModel)
-	fmt.Fprintf(env.Stderr, "toolport serve: %d tools, model %s, %s database\n", len(reg.Tools()), model, db.Engine())
-	if !*offerAll {
-		// Said at start-up, so that a missing key is not found out from a
-		// model that never searches; one line per reason.
+	return server.New(cfg, parts)
+}
+
+// reportServing says what the server runs with, and which tools the model
+// is not offered and why: a missing key should not be found out from a
+// model that never searches.
+func reportServing(env *Env, st serveSettings, reg *tool.Registry, model serveModelChoice, engine string, addr net.Addr, metricsLn net.Listener) {
+	fmt.Fprintf(env.Stderr, "toolport serve: %d tools, model %s, %s database\n", len(reg.Tools()), modelStatus(env, model.name, model.noModel), engine)
+	if !st.offerAll {
 		var reasons []string
 		left := map[string][]string{}
 		for _, t := range reg.Tools() {
@@ -241,15 +317,10 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 			fmt.Fprintf(env.Stderr, "toolport serve: not offered to the model (%s): %s\n", why, strings.Join(left[why], ", "))
 		}
 	}
-	fmt.Fprintf(env.Stdout, "toolport: serving on http://%s/\n", ln.Addr())
+	fmt.Fprintf(env.Stdout, "toolport: serving on http://%s/\n", addr)
 	if metricsLn != nil {
 		fmt.Fprintf(env.Stderr, "toolport serve: metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
-	if err := srv.Serve(ctx, ln); err != nil {
-		fmt.Fprintf(env.Stderr, "toolport serve: %v\n", err)
-		return ExitFailure
-	}
-	return ExitOK
 }
 
 // serveHosts is the server's Host allow-list beyond loopback: the hosts of

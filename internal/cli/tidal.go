@@ -17,7 +17,7 @@ import (
 
 const tidalUsage = "toolport tidal login [--timeout 5m] | status"
 
-func runTidal(ctx context.Context, env *Env, args []string) int {
+func runTidal(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintf(env.Stderr, "Usage: %s\n\n"+
 			"Logs in to your TIDAL account, for savePlaylistToTidal and 'toolport library sync'.\n\n"+
@@ -29,30 +29,28 @@ func runTidal(ctx context.Context, env *Env, args []string) int {
 			"TIDAL_TOKEN_FILE (default ~/.config/toolport/tidal-login.json), mode 0600, and refreshed when it expires.\n",
 			tidalUsage, music.DefaultRedirectURL)
 		if len(args) == 0 {
-			return ExitUsage
+			return exitCode(ExitUsage)
 		}
-		return ExitOK
+		return nil
 	}
 	switch args[0] {
 	case "login":
-		return runTidalLogin(ctx, env, args[1:])
+		return inSubcommand("tidal login", runTidalLogin(ctx, env, args[1:]))
 	case "status":
-		return runTidalStatus(env)
+		return inSubcommand("tidal status", runTidalStatus(env))
 	}
-	fmt.Fprintf(env.Stderr, "toolport tidal: unknown subcommand %q (want login or status)\n", args[0])
-	return ExitUsage
+	return usageError(fmt.Errorf("unknown subcommand %q (want login or status)", args[0]))
 }
 
-func runTidalStatus(env *Env) int {
+func runTidalStatus(env *Env) error {
 	u := music.TidalUserConfigFromEnv(env.Config)
 	tok, err := tidal.LoadUserToken(u.TokenFile)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport tidal status: %v\n", err)
-		return ExitFailure
+		return err
 	}
 	fmt.Fprintf(env.Stdout, "logged in to TIDAL as user %s (scopes: %s)\naccess token valid until %s; refresh token: %v\nlogin file: %s\n",
 		orNone(tok.UserID), orNone(tok.Scope), tok.Expiry.Local().Format(time.DateTime), tok.RefreshToken != "", u.TokenFile)
-	return ExitOK
+	return nil
 }
 
 func orNone(s string) string {
@@ -62,40 +60,35 @@ func orNone(s string) string {
 	return s
 }
 
-func runTidalLogin(ctx context.Context, env *Env, args []string) int {
+func runTidalLogin(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "tidal login", "toolport tidal login [--timeout 5m]",
 		"Prints TIDAL's login address, waits for TIDAL's redirect back to this machine, and saves the login.")
 	timeout := fs.Duration("timeout", 5*time.Minute, "how long to wait for the login")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) > 0 || *timeout <= 0 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
 	svc := music.Open(music.ConfigFromEnv(env.Config), nil)
 	cfg := svc.TidalUserConfig()
 	if cfg.TokenFile == "" {
-		fmt.Fprintln(env.Stderr, "toolport tidal login: set TIDAL_TOKEN_FILE (or HOME) to say where the login is kept")
-		return ExitFailure
+		return errors.New("set TIDAL_TOKEN_FILE (or HOME) to say where the login is kept")
 	}
 	auth, err := svc.UserAuth()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport tidal login: %v\n", err)
-		return ExitFailure
+		return err
 	}
 	redirect, _ := url.Parse(cfg.RedirectURL) // checked by UserAuth
 	ln, err := net.Listen("tcp", redirect.Host)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport tidal login: cannot listen on %s for TIDAL's redirect: %v\n", redirect.Host, err)
-		return ExitFailure
+		return fmt.Errorf("cannot listen on %s for TIDAL's redirect: %w", redirect.Host, err)
 	}
 	login, err := auth.Start()
 	if err != nil {
 		ln.Close()
-		fmt.Fprintf(env.Stderr, "toolport tidal login: %v\n", err)
-		return ExitFailure
+		return err
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
@@ -148,50 +141,45 @@ func runTidalLogin(ctx context.Context, env *Env, args []string) int {
 	select {
 	case res = <-done:
 	case <-ctx.Done():
-		fmt.Fprintf(env.Stderr, "toolport tidal login: no login within %s\n", *timeout)
-		return ExitFailure
+		return fmt.Errorf("no login within %s", *timeout)
 	}
 	if res.err != nil {
-		fmt.Fprintf(env.Stderr, "toolport tidal login: %v\n", res.err)
-		return ExitFailure
+		return res.err
 	}
 	if err := tidal.SaveUserToken(cfg.TokenFile, res.tok); err != nil {
-		fmt.Fprintf(env.Stderr, "toolport tidal login: %v\n", err)
-		return ExitFailure
+		return err
 	}
 	fmt.Fprintf(env.Stdout, "Logged in to TIDAL as user %s; the login is kept in %s (mode 0600).\n", orNone(res.tok.UserID), cfg.TokenFile)
-	return ExitOK
+	return nil
 }
 
-func runLibrarySync(ctx context.Context, env *Env, args []string) int {
+func runLibrarySync(ctx context.Context, env *Env, args []string) error {
 	fs := newFlags(env, "library sync", "toolport library sync [--json]",
 		"Imports your TIDAL favourite tracks and albums into the library (needs 'toolport tidal login').\n"+
 			"Tracks and albums already there get their metadata refreshed.")
 	asJSON := fs.Bool("json", false, "print the counts as JSON")
-	pos, code, ok := parse(fs, args)
-	if !ok {
-		return code
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) > 0 {
-		fs.Usage()
-		return ExitUsage
+		return usageExit(fs)
 	}
-	m, code := openMusic(ctx, env, "library sync")
-	if m == nil {
-		return code
+	m, err := openMusic(ctx, env)
+	if err != nil {
+		return err
 	}
 	defer m.Close()
 	st, err := m.svc.SyncLibrary(ctx)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "toolport library sync: %v\n", err)
-		return ExitFailure
+		return err
 	}
 	if *asJSON {
 		b, _ := json.Marshal(st)
 		fmt.Fprintln(env.Stdout, string(b))
-		return ExitOK
+		return nil
 	}
 	fmt.Fprintf(env.Stdout, "%d favourite tracks: %d added, %d already in the library\n%d favourite albums: %d added, %d already in the library\n",
 		st.Tracks, st.TracksAdded, st.TracksUpdated, st.Albums, st.AlbumsAdded, st.AlbumsUpdated)
-	return ExitOK
+	return nil
 }

@@ -2,6 +2,13 @@
 // the credentials file, then defaults. Command-line flags, which win over both,
 // are applied by the commands themselves.
 //
+// It reads no environment of its own: [New] is handed a getenv function by
+// internal/cli (or a test), and every other package gets its settings from
+// the resulting [Config] or from values cli resolved. Only internal/cli,
+// cmd/… mains and test-support packages (…test, internal/testexec, which
+// read the TOOLPORT_TEST_* variables) touch the process environment;
+// TestNothingElseReadsTheEnvironment holds the tree to it.
+//
 // The credentials file is JSON with a nested layout shared with ikigai:
 //
 //	{"web_search": {"brave": {"api_key": "…"}, "google": {"api_key": "…", "engine_id": "…"}},
@@ -41,12 +48,6 @@ type Config struct {
 	// file that other users can read. They never contain secret values.
 	Warnings []string
 	secrets  []string
-}
-
-// Load reads the process environment and the first credentials file found.
-func Load() (*Config, error) {
-	home, _ := os.UserHomeDir()
-	return New(os.Getenv, home)
 }
 
 // New resolves configuration from getenv and a home directory (for the

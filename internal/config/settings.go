@@ -152,7 +152,7 @@ func Settings() []SettingGroup {
 		},
 		{
 			Title: "Tests",
-			Doc:   "Read by the test suite only; `scripts/test` and CI set them.",
+			Doc:   "Read by the test suite only, in the test-support packages (`…test`, `internal/testexec`: the only packages besides `internal/cli` and `cmd/` that read the environment); `scripts/test` and CI set them.",
 			Settings: []Setting{
 				{Env: "TOOLPORT_TEST_DATABASE_URL", Doc: "a PostgreSQL the store tests use (each test its own schema); set, they must pass"},
 				{Env: "TOOLPORT_TEST_REDIS_URL", Doc: "a Redis the cache and rate-limit tests use"},

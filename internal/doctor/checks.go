@@ -22,7 +22,6 @@ import (
 	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/pack/opendata"
 	"github.com/toolport/toolport/internal/pack/websearch"
-	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/telemetry"
 	"github.com/toolport/toolport/lrclib"
 	"github.com/toolport/toolport/reccobeats"
@@ -37,6 +36,11 @@ type Sources struct {
 	// Now is the clock for dated facts (Google's API's end); nil means
 	// time.Now.
 	Now func() time.Time
+	// ScratchLibrary opens a private, empty music store for the TIDAL
+	// check (tidalSearch marks the results already in the library, and the
+	// user's must not be read) and returns how to close it. The doctor
+	// opens no store itself; nil fails that check saying so.
+	ScratchLibrary func(ctx context.Context) (music.Store, func() error, error)
 }
 
 // Environment variables of the upstreams whose clients other parts of
@@ -60,7 +64,7 @@ const (
 // checks may be run many times.
 func FromConfig(c *config.Config, src Sources) []Check {
 	return []Check{
-		braveCheck(c), googleCheck(c, src.Now), searxngCheck(c), ckanCheck(c), tidalCheck(c), lrclibCheck(c), reccoCheck(c),
+		braveCheck(c), googleCheck(c, src.Now), searxngCheck(c), ckanCheck(c), tidalCheck(c, src.ScratchLibrary), lrclibCheck(c), reccoCheck(c),
 		modelCheck(c), embeddingsCheck(c), postgresCheck(src.DatabaseURL), weaviateCheck(c), redisCheck(c), tracesCheck(c),
 	}
 }
@@ -182,7 +186,7 @@ func tidalMissing(id string) string {
 	return "no client secret (catalogue search uses client credentials; sign-in needs only the id)"
 }
 
-func tidalCheck(c *config.Config) Check {
+func tidalCheck(c *config.Config, scratch func(context.Context) (music.Store, func() error, error)) Check {
 	cfg := music.TidalConfigFromEnv(c)
 	return Check{
 		Name: "tidal", Title: "TIDAL catalogue", Endpoint: showURL(cfg.BaseURL),
@@ -197,12 +201,15 @@ func tidalCheck(c *config.Config) Check {
 				return "", err
 			}
 			// tidalSearch marks results already in the library: a private
-			// in-memory store stands in for the user's.
-			db, err := sqlstore.Open(ctx, ":memory:")
+			// empty store stands in for the user's.
+			if scratch == nil {
+				return "", errors.New("no scratch library to search with")
+			}
+			db, closeDB, err := scratch(ctx)
 			if err != nil {
 				return "", fmt.Errorf("opening a scratch store: %w", err)
 			}
-			defer db.Close()
+			defer closeDB()
 			t, err := findTool(music.Tools(music.New(db, nil, tc)), "tidalSearch")
 			if err != nil {
 				return "", err

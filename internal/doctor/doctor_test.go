@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/server/servertest"
+	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/tool"
 )
@@ -31,11 +33,23 @@ func newConfig(t *testing.T, env map[string]string) *config.Config {
 	return c
 }
 
+// scratchLibrary is what the CLI hands the doctor: an in-memory store.
+func scratchLibrary(ctx context.Context) (music.Store, func() error, error) {
+	db, err := sqlstore.Open(ctx, ":memory:")
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, db.Close, nil
+}
+
 // only runs the named check of the configuration.
 func only(t *testing.T, c *config.Config, src Sources, name string, o Options) Result {
 	t.Helper()
 	if src.Now == nil { // before Google's API ends: TestGoogleEndIsReported moves it
 		src.Now = func() time.Time { return time.Date(2026, time.November, 29, 12, 0, 0, 0, time.UTC) }
+	}
+	if src.ScratchLibrary == nil {
+		src.ScratchLibrary = scratchLibrary
 	}
 	for _, ck := range FromConfig(c, src) {
 		if ck.Name == name {

@@ -12,17 +12,19 @@ import (
 )
 
 // Main is the whole body of an ikigai executable's main: it loads the
-// configuration, declares the tool with it, runs the command on the process's
+// configuration from getenv (the main's os.Getenv: only mains read the
+// environment), declares the tool with it, runs the command on the process's
 // streams and exits. declare builds the tool from the configuration.
-func Main(name, help string, declare func(*config.Config) (*tool.Tool, error)) {
+func Main(name, help string, getenv func(string) string, declare func(*config.Config) (*tool.Tool, error)) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, name, help, declare)
+	code := run(ctx, name, help, getenv, declare)
 	stop()
 	os.Exit(code)
 }
 
-func run(ctx context.Context, name, help string, declare func(*config.Config) (*tool.Tool, error)) int {
-	cfg, err := config.Load()
+func run(ctx context.Context, name, help string, getenv func(string) string, declare func(*config.Config) (*tool.Tool, error)) int {
+	home, _ := os.UserHomeDir()
+	cfg, err := config.New(getenv, home)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return ExitFailure

@@ -50,7 +50,7 @@ func TestScrapeParsesWithEveryFamily(t *testing.T) {
 	open := NewGauge("app_open", "Open things.")
 	latency := NewHistogramVec("app_latency_seconds", "Latency.", []float64{.005, .01, .1, 1, 10}, "route")
 	unused := NewCounterVec("app_unused_total", "Never incremented.", "x")
-	if err := r.Register(requests, open, latency, unused, GoRuntime(), Process()); err != nil {
+	if err := r.Register(requests, open, latency, unused, GoRuntime("off"), Process()); err != nil {
 		t.Fatal(err)
 	}
 	requests.With("GET /a", "200").Inc()
@@ -88,6 +88,10 @@ func TestScrapeParsesWithEveryFamily(t *testing.T) {
 		if strings.HasSuffix(m, "_total") {
 			want[m] = dto.MetricType_COUNTER
 		}
+	}
+	// GOGC as the caller read it ("off"), not the test process's environment.
+	if g := fams["go_gc_gogc_percent"].GetMetric(); len(g) != 1 || g[0].GetGauge().GetValue() != -1 {
+		t.Errorf("go_gc_gogc_percent = %v, want -1 for GOGC=off", g)
 	}
 	for name, typ := range want {
 		f, ok := fams[name]

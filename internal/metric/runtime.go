@@ -1,7 +1,6 @@
 package metric
 
 import (
-	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -15,9 +14,12 @@ import (
 // It reads runtime.MemStats rather than runtime/metrics: linking
 // runtime/metrics runs its init (a table of every GODEBUG setting) at every
 // start of every command.
-func GoRuntime() Collector { return goRuntime{} }
+//
+// gogc is the GOGC the process started with ("" for the default): the
+// caller reads it, as this package reads no environment.
+func GoRuntime(gogc string) Collector { return goRuntime{gcPercent: gcPercent(gogc)} }
 
-type goRuntime struct{}
+type goRuntime struct{ gcPercent float64 }
 
 type memStat struct {
 	name, help, typ string
@@ -58,7 +60,7 @@ func (goRuntime) familyNames() []string {
 	return names
 }
 
-func (goRuntime) collect(s *scrape) {
+func (g goRuntime) collect(s *scrape) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	for _, m := range memStats {
@@ -77,7 +79,7 @@ func (goRuntime) collect(s *scrape) {
 	b = appendSample(b, "go_gc_duration_seconds_count", nil, nil, "", "", float64(gc.NumGC))
 	s.add("go_gc_duration_seconds", "Stop-the-world pause durations of garbage collection cycles.", "summary", b)
 
-	s.value("go_gc_gogc_percent", "Heap growth target of the garbage collector in percent, from GOGC (-1: off).", "gauge", gcPercent(os.Getenv("GOGC")))
+	s.value("go_gc_gogc_percent", "Heap growth target of the garbage collector in percent, from GOGC (-1: off).", "gauge", g.gcPercent)
 	s.value("go_gc_gomemlimit_bytes", "Soft memory limit of the Go runtime (GOMEMLIMIT, runtime/debug.SetMemoryLimit).", "gauge", float64(debug.SetMemoryLimit(-1)))
 	s.value("go_goroutines", "Goroutines that currently exist.", "gauge", float64(runtime.NumGoroutine()))
 	s.add("go_info", "The Go version the program was built with.", "gauge",

@@ -365,7 +365,11 @@ func TestNewRefusesBadAllowLists(t *testing.T) {
 		{AllowedOrigins: []string{"https://example.org/path"}},
 	} {
 		c.Store, c.Registry = e.db, testRegistry(t)
-		if _, err := server.New(c); err == nil {
+		parts, err := server.Wire(c, server.Wiring{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := server.New(c, parts); err == nil {
 			t.Errorf("New accepted hosts %q origins %q", c.AllowedHosts, c.AllowedOrigins)
 		}
 	}

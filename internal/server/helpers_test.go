@@ -83,6 +83,8 @@ type envOptions struct {
 	model *servertest.ModelServer
 	// config, when set, adjusts the server's configuration.
 	config func(*server.Config)
+	// offerAll is server.Wiring.OfferUnconfigured.
+	offerAll bool
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -113,15 +115,18 @@ func newEnv(t testing.TB, o envOptions) *env {
 		reg = testRegistry(t)
 	}
 	cfg := server.Config{
-		Store: db, Registry: reg, Agent: acfg, Token: o.token, Version: "test",
+		Store: db, Registry: reg, Token: o.token, Version: "test",
 		HeartbeatInterval: o.heartbeat, MaxBodyBytes: o.maxBody,
 		Web: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") }),
 	}
 	if o.config != nil {
 		o.config(&cfg)
 	}
-	var err error
-	e.srv, err = server.New(cfg)
+	parts, err := server.Wire(cfg, server.Wiring{Agent: acfg, OfferUnconfigured: o.offerAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv, err = server.New(cfg, parts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/ingest"
-	"github.com/toolport/toolport/reccobeats"
+	"github.com/toolport/toolport/internal/isrc"
 )
 
 // IndexBuilder runs index builds (`toolport index build`) for the
@@ -103,12 +103,12 @@ func (s *Server) startIndexBuild(w http.ResponseWriter, r *http.Request) {
 	}
 	req := ingest.Request{DryRun: in.DryRun}
 	for _, raw := range in.ISRCs {
-		isrc := reccobeats.NormalizeISRC(raw)
-		if isrc == "" {
+		n, err := isrc.Normalize(raw)
+		if err != nil {
 			writeError(w, http.StatusBadRequest, "BAD_REQUEST", "isrcs: "+clipText(raw, 40)+" is not an ISRC")
 			return
 		}
-		req.ISRCs = append(req.ISRCs, isrc)
+		req.ISRCs = append(req.ISRCs, n)
 	}
 	b := s.builds
 	b.mu.Lock()

@@ -51,10 +51,9 @@ func (m mcpConversations) ExportMarkdown(ctx context.Context, id string) (string
 	return out.String(), nil
 }
 
-// mcpOptions completes cfg.MCP with what the server itself holds: the
+// mcpOptions completes opts with what the server itself holds: the
 // conversations, the playlists, and the changes its chat turns make.
-func mcpOptions(cfg Config, changes *mcpserver.Changes) mcpserver.Options {
-	opts := cfg.MCP
+func mcpOptions(cfg Config, opts mcpserver.Options, changes *mcpserver.Changes) mcpserver.Options {
 	opts.Name, opts.Version, opts.Logger = "toolport", cfg.Version, cfg.Logger
 	opts.Conversations, opts.Changes = mcpConversations{cfg.Store}, changes
 	if cfg.Playlists != nil {

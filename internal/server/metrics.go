@@ -19,7 +19,7 @@ type metrics struct {
 	toolDuration *metric.HistogramVec
 }
 
-func newMetrics(reg *metric.Registry) (*metrics, error) {
+func newMetrics(reg *metric.Registry, gogc string) (*metrics, error) {
 	m := &metrics{
 		requests: metric.NewCounterVec("toolport_http_requests_total",
 			"HTTP requests by route pattern and status code.", "route", "code"),
@@ -36,7 +36,7 @@ func newMetrics(reg *metric.Registry) (*metrics, error) {
 			[]float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}, "tool"),
 	}
 	err := reg.Register(m.requests, m.latency, m.streamsOpen, m.toolCalls, m.toolErrors, m.toolDuration,
-		metric.GoRuntime(), metric.Process())
+		metric.GoRuntime(gogc), metric.Process())
 	if err != nil {
 		return nil, err
 	}

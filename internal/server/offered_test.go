@@ -8,7 +8,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/tool"
 )
@@ -51,8 +50,8 @@ func TestModelIsOfferedOnlyAvailableTools(t *testing.T) {
 	for _, offerAll := range []bool{false, true} {
 		t.Run(fmt.Sprint("OfferUnconfigured=", offerAll), func(t *testing.T) {
 			e := newEnv(t, envOptions{reg: offeredRegistry(t),
-				turns:  []servertest.Turn{{Events: []servertest.Event{servertest.Text("Hello.")}}},
-				config: func(c *server.Config) { c.OfferUnconfigured = offerAll }})
+				turns:    []servertest.Turn{{Events: []servertest.Event{servertest.Text("Hello.")}}},
+				offerAll: offerAll})
 			want := []string{"lookup", "flaky", "slow"}
 			if offerAll {
 				want = append(want, "keyed")

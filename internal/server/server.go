@@ -11,6 +11,11 @@
 // arrive, and every error is a JSON object {"error":{"code","message"}} with
 // the matching status.
 //
+// The server only speaks HTTP: [New] is handed the chat agent and the MCP
+// server ([Parts]), which [Wire] builds from the same [Config] (the agent
+// over the tools it may offer, its tool calls counted in the server's
+// metrics and announced to /mcp's sessions).
+//
 // # Chat turns across replicas
 //
 // A turn runs in a goroutine of the replica that accepted it, detached from the request (bounded by
@@ -163,14 +168,6 @@ type Store interface {
 type Config struct {
 	Store    Store
 	Registry *tool.Registry
-	// Agent configures the chat agent; its Store and Registry are set from
-	// the fields above, and its OnToolCall also feeds the server's metrics.
-	// The agent's registry holds only Registry's available tools (see
-	// tool.Spec.Available) unless OfferUnconfigured is set: a tool whose
-	// upstream lacks credentials can only fail, and its definition costs
-	// tokens on every model call. /api/tools and /mcp still have them all.
-	Agent             agent.Config
-	OfferUnconfigured bool
 
 	// Token, when set, is the bearer token every /api, /mcp and /metrics
 	// request must carry (/metrics on MetricsListener excepted).
@@ -190,17 +187,16 @@ type Config struct {
 	// (listing, one, and its export), and to /mcp as resources;
 	// *sqlstore.DB implements it.
 	Playlists store.Playlists
-	// MCP configures what /mcp offers besides the tools: its CKAN catalog
-	// and Moods (completions, dataset resources) are used; the rest is set
-	// by the server (the conversations and Playlists become resources).
-	MCP mcpserver.Options
 	// Version is reported by /api/info and to MCP clients.
 	Version string
 	// Web serves the page at / (webui.Handler()); nil answers 404 there.
 	Web http.Handler
 	// Metrics, when set, receives the server's collectors; nil makes a
-	// registry of its own.
+	// registry of its own ([Wire] makes it, and New uses the same).
 	Metrics *metric.Registry
+	// GOGC is the GOGC the process started with ("" for the default), for
+	// go_gc_gogc_percent: the caller reads the environment, not the server.
+	GOGC string
 
 	// HeartbeatInterval is the period of ": ping" comments on chat streams;
 	// 0 means DefaultHeartbeatInterval.
@@ -277,50 +273,31 @@ type Server struct {
 	builds *indexBuilds // the /api/index/build job
 }
 
-// New returns a server for cfg.
-func New(cfg Config) (*Server, error) {
+// New returns a server for cfg over parts, the agent and the MCP server
+// [Wire] builds: New only speaks HTTP over them.
+func New(cfg Config, parts Parts) (*Server, error) {
 	if cfg.Store == nil || cfg.Registry == nil {
 		return nil, errors.New("server: Config.Store and Registry are required")
 	}
-	if cfg.HeartbeatInterval <= 0 {
-		cfg.HeartbeatInterval = DefaultHeartbeatInterval
+	if parts.Agent == nil || parts.MCP == nil {
+		return nil, errors.New("server: Parts.Agent and MCP are required (build them with Wire)")
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = DefaultWriteTimeout
-	}
-	if cfg.ReadHeaderTimeout <= 0 {
-		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
-	}
-	if cfg.BodyReadTimeout <= 0 {
-		cfg.BodyReadTimeout = DefaultBodyReadTimeout
-	}
-	if cfg.ShutdownGrace <= 0 {
-		cfg.ShutdownGrace = DefaultShutdownGrace
-	}
-	if cfg.StartPrecedence == 0 {
-		cfg.StartPrecedence = DefaultStartPrecedence
-	}
-	if cfg.TurnLease <= 0 {
-		cfg.TurnLease = DefaultTurnLease
-	}
-	if cfg.TurnEventsRetention <= 0 {
-		cfg.TurnEventsRetention = DefaultTurnEventsRetention
-	}
+	cfg = withDefaults(cfg)
 	for _, c := range cfg.Checks {
 		if c.Name == "" || c.Check == nil {
 			return nil, errors.New("server: every Config.Checks entry needs a Name and a Check")
 		}
 	}
-	if cfg.Version == "" {
-		cfg.Version = "dev"
+	if parts.Metrics != nil {
+		cfg.Metrics = parts.Metrics
 	}
-	if cfg.Metrics == nil {
-		cfg.Metrics = new(metric.Registry)
+	s := &Server{cfg: cfg, logger: cfg.Logger, agent: parts.Agent, offered: parts.Offered, changes: parts.Changes, metrics: parts.metrics}
+	if s.offered == nil {
+		s.offered = cfg.Registry
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger}
+	if s.changes == nil {
+		s.changes = &mcpserver.Changes{}
+	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -334,44 +311,19 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: allowed origins: %w", err)
 		}
 	}
-	m, err := newMetrics(cfg.Metrics)
-	if err != nil {
-		return nil, err
-	}
-	s.metrics = m
-	acfg := cfg.Agent
-	s.offered = cfg.Registry
-	if !cfg.OfferUnconfigured {
-		var left []string
-		if s.offered, left = cfg.Registry.Available(); len(left) > 0 {
-			s.logger.Info("tools not offered to the model, being unavailable", "tools", left)
+	if s.metrics == nil {
+		// Parts built without Wire: the agent's tool calls are not counted,
+		// direct calls and requests are.
+		if s.metrics, err = newMetrics(cfg.Metrics, cfg.GOGC); err != nil {
+			return nil, err
 		}
 	}
-	acfg.Store, acfg.Registry = cfg.Store, s.offered
-	hook := acfg.OnToolCall
-	changes := &mcpserver.Changes{}
-	s.changes = changes
-	acfg.OnToolCall = func(name string, res *tool.Result) {
-		m.observeTool(name, res)
-		if writes(cfg.Registry, name) {
-			changes.Changed() // a chat turn may have stored a playlist: tell /mcp's clients
-		}
-		if hook != nil {
-			hook(name, res)
-		}
-	}
-	if s.agent, err = agent.New(acfg); err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
-	mcpSrv, err := mcpserver.New(cfg.Registry, mcpOptions(cfg, changes))
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
+	m := s.metrics
 	// The SDK's own DNS-rebinding check admits only loopback Hosts on a
 	// loopback listener; guard enforces the configured list on every route,
 	// so the SDK's check stays on unless that list names other hosts (a
 	// reverse proxy on this machine forwarding its public name).
-	mcpHandler := mcpserver.NewHTTPHandler(mcpSrv, mcpserver.HTTPOptions{Logger: cfg.Logger,
+	mcpHandler := mcpserver.NewHTTPHandler(parts.MCP, mcpserver.HTTPOptions{Logger: cfg.Logger,
 		DisableLocalhostProtection: s.hosts.nonLoopback()})
 
 	mux := http.NewServeMux()

@@ -383,8 +383,12 @@ func TestGracefulShutdownSavesRunningTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: e.db, Registry: testRegistry(t), ShutdownGrace: time.Millisecond,
-		Agent: agentWithModel(t, e.model)})
+	cfg := server.Config{Store: e.db, Registry: testRegistry(t), ShutdownGrace: time.Millisecond}
+	parts, err := server.Wire(cfg, server.Wiring{Agent: agentWithModel(t, e.model)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg, parts)
 	if err != nil {
 		t.Fatal(err)
 	}

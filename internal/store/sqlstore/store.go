@@ -80,7 +80,8 @@ type DB struct {
 //   - "sqlite:///abs/path.db", "sqlite:relative.db" or a plain file path: SQLite.
 //   - "sqlite::memory:" or ":memory:": a private in-memory SQLite database,
 //     gone when the DB is closed (for tests and throwaway runs).
-//   - "": SQLite at [store.DefaultPath] for the current user.
+//   - "": refused. The caller resolves the default path ([store.DefaultPath]
+//     of the user's XDG_DATA_HOME and home): sqlstore reads no environment.
 //
 // For SQLite the parent directory is created (mode 0700) and a new database
 // file is created with mode 0600: it holds private conversations.
@@ -92,11 +93,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, err
 	}
 	if kind == store.EngineSQLite && target == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("store: no database given and no home directory: %w", err)
-		}
-		target = store.DefaultPath(os.Getenv, home)
+		return nil, errors.New("store: no database given and no home directory (set TOOLPORT_DATABASE_URL, XDG_DATA_HOME or HOME)")
 	}
 	var db *DB
 	switch kind {

@@ -97,6 +97,20 @@ func TestOpenSQLiteCreatesPrivateFile(t *testing.T) {
 	}
 }
 
+// TestOpenRefusesNoDatabase: with no DSN the store does not guess a path
+// from the environment (it reads none); the caller resolves the default.
+func TestOpenRefusesNoDatabase(t *testing.T) {
+	for _, dsn := range []string{"", "  "} {
+		db, err := Open(context.Background(), dsn)
+		if err == nil {
+			db.Close()
+			t.Errorf("Open(%q) opened a database", dsn)
+		} else if !strings.Contains(err.Error(), "no database given") {
+			t.Errorf("Open(%q) = %v, want it to say no database was given", dsn, err)
+		}
+	}
+}
+
 func TestOpenMemory(t *testing.T) {
 	db := openDB(t, "sqlite::memory:")
 	ctx := context.Background()

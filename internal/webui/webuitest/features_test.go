@@ -242,9 +242,14 @@ func newFeatureEnv(t *testing.T) *featureEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: db, Registry: cardTools(t), Version: "test", Web: webui.Handler(),
+	cfg := server.Config{Store: db, Registry: cardTools(t), Version: "test", Web: webui.Handler()}
+	parts, err := server.Wire(cfg, server.Wiring{
 		Agent: agent.Config{Provider: def, ModelName: "anthropic:" + servertest.ModelName, ContextWindow: 10000,
 			Models: []agent.Model{{Name: "openai:other-model", Provider: other}}, ModelRetryDelay: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(cfg, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
