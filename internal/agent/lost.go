@@ -63,7 +63,7 @@ func (a *Agent) CloseLost(ctx context.Context, f store.Fence, conv string, logge
 		Message: "the server writing this answer stopped before it finished; what it wrote so far is kept"}
 	var err error
 	if msgID != "" {
-		err = a.markLost(store.WithFence(ctx, f), conv, msgID, PartialAnswer(answer), lost)
+		err = a.markLost(ctx, a.writes(f), conv, msgID, PartialAnswer(answer), lost)
 	}
 	return []Event{lost, MessageEnd{MessageID: msgID, StopReason: StopError}}, err
 }
@@ -74,7 +74,7 @@ func (a *Agent) CloseLost(ctx context.Context, f store.Fence, conv string, logge
 // text streamed since is only in the log); the saved content stays when it
 // holds more (events the dead replica failed to log, or logged after its
 // last save).
-func (a *Agent) markLost(ctx context.Context, conv, msgID string, logged []llm.Block, ev ErrorEvent) error {
+func (a *Agent) markLost(ctx context.Context, w messageWrites, conv, msgID string, logged []llm.Block, ev ErrorEvent) error {
 	merr := &store.MessageError{Code: ev.Code, Message: ev.Message}
 	c, err := a.cfg.Store.GetConversation(ctx, conv)
 	if err != nil {
@@ -102,12 +102,12 @@ func (a *Agent) markLost(ctx context.Context, conv, msgID string, logged []llm.B
 		if m.Error == nil {
 			m.Error = merr
 		}
-		if err := a.cfg.Store.UpdateMessage(ctx, m); err != nil {
+		if err := w.UpdateMessage(ctx, m); err != nil {
 			return fmt.Errorf("agent: marking a lost turn's answer: %w", err)
 		}
 		return nil
 	}
-	if _, err := a.cfg.Store.AppendMessage(ctx, store.Message{ID: msgID, ConversationID: conv, Role: store.RoleAssistant,
+	if _, err := w.AppendMessage(ctx, store.Message{ID: msgID, ConversationID: conv, Role: store.RoleAssistant,
 		Content: content, Incomplete: true, Error: merr}); err != nil {
 		return fmt.Errorf("agent: saving a lost turn's answer: %w", err)
 	}

@@ -21,7 +21,7 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	err := s.runStreamedTurn(w, r, id, func(ctx context.Context, f store.Fence, emit func(agent.Event)) error {
-		return s.agent.Regenerate(store.WithFence(ctx, f), id, emit)
+		return s.agent.Regenerate(ctx, f, id, emit)
 	})
 	s.replaceError(w, r, err)
 }
@@ -43,7 +43,7 @@ func (s *Server) editMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	id, msg := r.PathValue("id"), r.PathValue("messageId")
 	err := s.runStreamedTurn(w, r, id, func(ctx context.Context, f store.Fence, emit func(agent.Event)) error {
-		return s.agent.Edit(store.WithFence(ctx, f), id, msg, *body.Content, emit)
+		return s.agent.Edit(ctx, f, id, msg, *body.Content, emit)
 	})
 	s.replaceError(w, r, err)
 }

@@ -93,7 +93,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := s.runStreamedTurn(w, r, id, func(ctx context.Context, f store.Fence, emit func(agent.Event)) error {
-		return s.agent.Turn(store.WithFence(ctx, f), id, *body.Content, emit)
+		return s.agent.Turn(ctx, f, id, *body.Content, emit)
 	})
 	switch {
 	case err == nil:

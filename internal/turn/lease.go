@@ -112,7 +112,7 @@ func (m *Manager) Repair(ctx context.Context, conv string) {
 		// be taken over again, its closing writes are refused.
 		f := store.Fence{TurnID: t.ID, Generation: t.Generation}
 		m.closeLost(ctx, f, t)
-		if _, err := m.cfg.Store.EndTurn(store.WithFence(ctx, f), t.ID, m.cfg.Replica, store.TurnIncomplete); err != nil {
+		if _, err := m.cfg.Store.Fenced(f).EndTurn(ctx, t.ID, m.cfg.Replica, store.TurnIncomplete); err != nil {
 			m.logger.Warn("ending a lost turn", "turn", t.ID, "error", err)
 		}
 	}
@@ -154,7 +154,7 @@ func (m *Manager) closeLost(ctx context.Context, f store.Fence, t store.Turn) {
 		last++
 		evs = append(evs, store.TurnEvent{Seq: last, Data: data})
 	}
-	if err := m.cfg.Store.AppendTurnEvents(store.WithFence(ctx, f), t.ID, evs); err != nil {
+	if err := m.cfg.Store.Fenced(f).AppendTurnEvents(ctx, t.ID, evs); err != nil {
 		m.logger.Warn("closing a lost turn", "turn", t.ID, "error", err)
 	}
 }

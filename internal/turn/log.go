@@ -89,7 +89,7 @@ func (m *Manager) logEvents(lt *localTurn) {
 		}
 		if !m.dead.Load() {
 			ctx, cancel := storeCtx()
-			err := m.cfg.Store.AppendTurnEvents(store.WithFence(ctx, lt.fence), lt.id, batch)
+			err := m.cfg.Store.Fenced(lt.fence).AppendTurnEvents(ctx, lt.id, batch)
 			switch {
 			case errors.Is(err, store.ErrFenced):
 				// Taken over while this replica stalled: the taker closed

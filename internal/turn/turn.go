@@ -322,7 +322,7 @@ func (m *Manager) run(ctx context.Context, lt *localTurn, run Func, started chan
 	}
 	if !m.dead.Load() {
 		sctx, cancel := storeCtx()
-		if _, err := m.cfg.Store.EndTurn(store.WithFence(sctx, lt.fence), lt.id, m.cfg.Replica, state); err != nil && !errors.Is(err, store.ErrFenced) {
+		if _, err := m.cfg.Store.Fenced(lt.fence).EndTurn(sctx, lt.id, m.cfg.Replica, state); err != nil && !errors.Is(err, store.ErrFenced) {
 			m.logger.Warn("ending a turn", "turn", lt.id, "error", err)
 		}
 		cancel()
