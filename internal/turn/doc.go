@@ -50,8 +50,10 @@
 // heartbeat before the turn's lease would lapse, so it stops before another replica may close it.
 // A replica that stalls longer than its lease (a long GC pause, SIGSTOP, a partition) is **fenced**:
 // each turn row has a `generation`, 1 at the claim and one more at every take-over, and every write
-// the turn makes after its claim (event appends, the answer's saves, its end) carries that generation
-// as its [store.Fence] and is checked in the write's own transaction. On PostgreSQL
+// the turn makes after its claim (event appends, the answer's saves, its end) is made under that
+// generation: through [store.Turns.Fenced], the fence a parameter of the writer, not a value
+// carried in a context ([Func] hands it to the agent), and checked in the write's own transaction.
+// On PostgreSQL
 // the check locks the turn row `FOR SHARE` until the write commits, so a take-over cannot commit
 // between check and write, and it costs no round trip of its own: an event append or an answer save
 // is one statement whose CTE `f` selects the turn row under its generation (`… FOR SHARE`) and whose
@@ -62,13 +64,14 @@
 // delete locks its turns in id order before the conversation, whose cascade would lock them after),
 // so no cycle of waits can form: checking each append's fence in its batch's conversation order deadlocked against
 // renewals (`TestTurnLocksNeverDeadlock` hits 40P01 within seconds without the order). Once
-// another replica has taken the turn over, the stalled one's writes fail with `store.FencedError`
+// another replica has taken the turn over, the stalled one's writes fail with [store.FencedError]
 // and nothing lands; its event logger cancels the turn, and the conversation keeps the taker's
 // closing. The taker's closing writes are fenced by its own generation in turn. The conversation's
 // title (set on its first turn) and an edit's truncation of the later messages, both written at the
 // turn's start, are fenced too, each in a transaction that checks the fence first (a stalled edit
-// would otherwise delete what the conversation gained since the take-over). Lease times come from each replica's clock, so clocks must agree to well within the lease
-// (15 s by default).
+// would otherwise delete what the conversation gained since the take-over). Lease times come from
+// each replica's clock ([Config].Now), so clocks must agree to well within the lease (15 s by
+// default).
 //
 // On PostgreSQL the writes and the read that start a turn are shared by concurrent turns, one
 // statement per batch (`internal/store/sqlstore/batcher.go`: calls that arrive while a worker's
