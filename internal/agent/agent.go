@@ -115,14 +115,33 @@ var ErrNothingToRegenerate = errors.New("agent: the conversation has no message 
 // the user's.
 var ErrNotUserMessage = errors.New("agent: only the user's messages can be edited")
 
-// Store is the part of [store.Conversations] the agent uses; *sqlstore.DB
-// implements it.
+// Store is the part of the store the agent uses; *sqlstore.DB implements
+// it.
 type Store interface {
 	GetConversation(ctx context.Context, id string) (store.Conversation, error)
+	messageWrites
+	// Fenced returns the writes made under a turn's fence (see
+	// [store.Turns.Fenced]).
+	Fenced(f store.Fence) store.TurnWrites
+}
+
+// messageWrites are the writes of a conversation's messages a turn makes:
+// the store's own, or fenced ones.
+type messageWrites interface {
 	AppendMessage(ctx context.Context, m store.Message) (store.Message, error)
 	UpdateMessage(ctx context.Context, m store.Message) error
 	UpdateTitle(ctx context.Context, id, title string) error
 	TruncateConversation(ctx context.Context, convID, fromID string) (int, error)
+}
+
+// writes returns where the writes of a turn under fence f go: f's fenced
+// writes, or the store itself for the zero Fence (a turn that holds no
+// claim, as in a single-process use of the agent).
+func (a *Agent) writes(f store.Fence) messageWrites {
+	if f.TurnID == "" {
+		return a.cfg.Store
+	}
+	return a.cfg.Store.Fenced(f)
 }
 
 // Model is a model a conversation can answer with.
@@ -338,33 +357,36 @@ func (a *Agent) modelFor(c store.Conversation) Model {
 // Turn runs one chat turn: the user's text in conversation convID, answered
 // by the model with tools. Events go to emit, which is never called
 // concurrently; emit should not block for long (it holds up the turn).
+// Every write of the turn (the user's message, the answer, the title) is
+// made under fence f, the turn's claim (package turn); the zero Fence for
+// none.
 //
 // Turn returns an error only when the turn could not start: an empty text
 // ([ErrEmptyMessage]), an unknown conversation (wrapping store.ErrNotFound),
 // or the user's message could not be saved. Then nothing was emitted. Once
 // [MessageStart] is emitted, every outcome is reported as events, ending with
 // [MessageEnd], and Turn returns nil.
-func (a *Agent) Turn(ctx context.Context, convID, text string, emit func(Event)) error {
-	return a.begin(ctx, convID, turnStart{text: text}, emit)
+func (a *Agent) Turn(ctx context.Context, f store.Fence, convID, text string, emit func(Event)) error {
+	return a.begin(ctx, f, convID, turnStart{text: text}, emit)
 }
 
 // Regenerate answers the conversation's last user message again: the
 // messages after it (the previous answer) are deleted, not kept, and the new
 // answer streams like a [Agent.Turn]'s. A conversation without a user message
 // is [ErrNothingToRegenerate].
-func (a *Agent) Regenerate(ctx context.Context, convID string, emit func(Event)) error {
-	return a.begin(ctx, convID, turnStart{regenerate: true}, emit)
+func (a *Agent) Regenerate(ctx context.Context, f store.Fence, convID string, emit func(Event)) error {
+	return a.begin(ctx, f, convID, turnStart{regenerate: true}, emit)
 }
 
 // Edit replaces user message messageID with text and answers it: that
 // message and every later one are deleted (not kept), then the turn runs as
 // [Agent.Turn] does. An unknown message is store.ErrNotFound, one that is not
 // the user's [ErrNotUserMessage].
-func (a *Agent) Edit(ctx context.Context, convID, messageID, text string, emit func(Event)) error {
+func (a *Agent) Edit(ctx context.Context, f store.Fence, convID, messageID, text string, emit func(Event)) error {
 	if messageID == "" {
 		return fmt.Errorf("agent: message %q: %w", messageID, store.ErrNotFound)
 	}
-	return a.begin(ctx, convID, turnStart{text: text, edit: messageID}, emit)
+	return a.begin(ctx, f, convID, turnStart{text: text, edit: messageID}, emit)
 }
 
 // turnStart is how a turn begins: a new message, an edit of an earlier one,
@@ -375,7 +397,8 @@ type turnStart struct {
 	regenerate bool
 }
 
-func (a *Agent) begin(ctx context.Context, convID string, st turnStart, emit func(Event)) error {
+func (a *Agent) begin(ctx context.Context, f store.Fence, convID string, st turnStart, emit func(Event)) error {
+	w := a.writes(f)
 	if !st.regenerate && strings.TrimSpace(st.text) == "" {
 		return ErrEmptyMessage
 	}
@@ -426,14 +449,14 @@ func (a *Agent) begin(ctx context.Context, convID string, st turnStart, emit fun
 	defer span.End()
 
 	if cut != "" {
-		if _, err := a.cfg.Store.TruncateConversation(ctx, convID, cut); err != nil {
+		if _, err := w.TruncateConversation(ctx, convID, cut); err != nil {
 			span.SetStatus(codes.Error, "replacing the later messages failed")
 			return fmt.Errorf("agent: replacing the later messages: %w", err)
 		}
 	}
 	if !st.regenerate {
 		user, _ := json.Marshal([]llm.Block{llm.Text(st.text)})
-		m, err := a.cfg.Store.AppendMessage(ctx, store.Message{
+		m, err := w.AppendMessage(ctx, store.Message{
 			ConversationID: convID, Role: store.RoleUser, Content: user,
 		})
 		if err != nil {
@@ -442,14 +465,14 @@ func (a *Agent) begin(ctx context.Context, convID string, st turnStart, emit fun
 		}
 		userID = m.ID
 	}
-	t := &turn{a: a, convID: convID, msgID: uuid.NewString(), model: model, emitFn: emit, span: span, toolBytes: a.cfg.MaxTurnToolBytes,
+	t := &turn{a: a, w: w, convID: convID, msgID: uuid.NewString(), model: model, emitFn: emit, span: span, toolBytes: a.cfg.MaxTurnToolBytes,
 		allowed: allowedAlways(base)}
 	span.SetAttributes(attribute.String("message.id", t.msgID))
 	t.emit(MessageStart{MessageID: t.msgID, ConversationID: convID, UserMessageID: userID, Model: model.Name})
 	defer t.recoverPanic(ctx)
 	// The title is not needed for the first event, so its write comes after.
 	if conv.Title == "" && len(conv.Messages) == 0 {
-		if err := a.cfg.Store.UpdateTitle(ctx, convID, Title(st.text)); err != nil {
+		if err := w.UpdateTitle(ctx, convID, Title(st.text)); err != nil {
 			a.logger.WarnContext(ctx, "setting the conversation title failed", "conversation", convID, "error", err)
 		}
 	}
@@ -523,6 +546,7 @@ func Title(text string) string {
 // turn is the state of one running turn.
 type turn struct {
 	a      *Agent
+	w      messageWrites // under the turn's fence
 	convID string
 	msgID  string
 	model  Model
@@ -756,9 +780,9 @@ func (t *turn) save(ctx context.Context, incomplete bool) error {
 			ContextTokens: int(t.usage.ContextTokens)},
 	}
 	if t.saved {
-		err = t.a.cfg.Store.UpdateMessage(sctx, m)
+		err = t.w.UpdateMessage(sctx, m)
 	} else {
-		_, err = t.a.cfg.Store.AppendMessage(sctx, m)
+		_, err = t.w.AppendMessage(sctx, m)
 		t.saved = err == nil
 	}
 	if err != nil {

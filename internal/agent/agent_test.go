@@ -247,7 +247,7 @@ func TestTurnEndToEnd(t *testing.T) {
 					r := &recorder{}
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 					defer cancel()
-					if err := a.Turn(ctx, conv, sc.prompt, r.emit); err != nil {
+					if err := a.Turn(ctx, store.Fence{}, conv, sc.prompt, r.emit); err != nil {
 						t.Fatalf("Turn: %v", err)
 					}
 					msgs, blocks := storedBlocks(t, db, conv)
@@ -301,7 +301,7 @@ func TestHistoryIsSentBackInNativeFormat(t *testing.T) {
 				for i, prompt := range []string{"first question", "second question"} {
 					a := newAgent(t, agent.Config{Store: db, Registry: ts.reg, Provider: provider(t, kind, ms)})
 					r := &recorder{}
-					if err := a.Turn(ctx, conv, prompt, r.emit); err != nil {
+					if err := a.Turn(ctx, store.Fence{}, conv, prompt, r.emit); err != nil {
 						t.Fatal(err)
 					}
 					if e := r.first("error"); e != nil {
@@ -409,7 +409,7 @@ func TestClientDisconnect(t *testing.T) {
 							cancel() // the client goes away
 						}
 					}}
-					if err := a.Turn(ctx, conv, "tell me a story", r.emit); err != nil {
+					if err := a.Turn(ctx, store.Fence{}, conv, "tell me a story", r.emit); err != nil {
 						t.Fatal(err)
 					}
 					if me := r.first("message_end"); me["stopReason"] != "canceled" {
@@ -448,7 +448,7 @@ func TestNoModelConfigured(t *testing.T) {
 			}
 			conv := newConversation(t, db)
 			r := &recorder{}
-			if err := a.Turn(context.Background(), conv, "hello?", r.emit); err != nil {
+			if err := a.Turn(context.Background(), store.Fence{}, conv, "hello?", r.emit); err != nil {
 				t.Fatal(err)
 			}
 			wantTypes(t, r, "message_start", "error", "message_end")
@@ -469,10 +469,10 @@ func TestTurnRefusals(t *testing.T) {
 	a := newAgent(t, agent.Config{Store: db, Registry: newTools(t).reg})
 	conv := newConversation(t, db)
 	emit := func(ev agent.Event) { t.Errorf("emitted %v for a refused turn", ev) }
-	if err := a.Turn(context.Background(), conv, "  \n", emit); !errors.Is(err, agent.ErrEmptyMessage) {
+	if err := a.Turn(context.Background(), store.Fence{}, conv, "  \n", emit); !errors.Is(err, agent.ErrEmptyMessage) {
 		t.Errorf("empty message: %v", err)
 	}
-	if err := a.Turn(context.Background(), "no-such-conversation", "hi", emit); !errors.Is(err, store.ErrNotFound) {
+	if err := a.Turn(context.Background(), store.Fence{}, "no-such-conversation", "hi", emit); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown conversation: %v", err)
 	}
 }
@@ -502,7 +502,7 @@ func TestRecordedStreams(t *testing.T) {
 			a := newAgent(t, agent.Config{Store: db, Registry: newTools(t).reg, Provider: provider(t, tc.kind, ms)})
 			conv := newConversation(t, db)
 			r := &recorder{}
-			if err := a.Turn(context.Background(), conv, "go", r.emit); err != nil {
+			if err := a.Turn(context.Background(), store.Fence{}, conv, "go", r.emit); err != nil {
 				t.Fatal(err)
 			}
 			var calls []string

@@ -257,8 +257,9 @@ func allowedAlways(msgs []store.Message) map[string]bool {
 // It returns [ErrNoPendingApproval] when nothing waits and
 // [ErrBadDecision] (wrapped, saying why) when the decisions do not answer
 // exactly the waiting calls; then nothing was emitted. Like turns, two
-// resumptions of one conversation must not overlap.
-func (a *Agent) Approve(ctx context.Context, convID string, decisions []ToolDecision, emit func(Event)) error {
+// resumptions of one conversation must not overlap. Its writes are made
+// under fence f, as [Agent.Turn]'s are.
+func (a *Agent) Approve(ctx context.Context, f store.Fence, convID string, decisions []ToolDecision, emit func(Event)) error {
 	if d := a.cfg.TurnTimeout; d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, d, &turnTimeout{d})
@@ -303,7 +304,7 @@ func (a *Agent) Approve(ctx context.Context, convID string, decisions []ToolDeci
 		attribute.Bool("chat.approval", true),
 	))
 	defer span.End()
-	t := &turn{a: a, convID: convID, msgID: last.ID, model: model, emitFn: emit, span: span,
+	t := &turn{a: a, w: a.writes(f), convID: convID, msgID: last.ID, model: model, emitFn: emit, span: span,
 		toolBytes: a.cfg.MaxTurnToolBytes, allowed: allowedAlways(conv.Messages), blocks: blocks, saved: true}
 	if last.Usage != nil {
 		t.usage = Usage{InputTokens: int64(last.Usage.InputTokens), OutputTokens: int64(last.Usage.OutputTokens),

@@ -12,6 +12,7 @@ import (
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/llm/llmtest"
+	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/store/storetest"
 	"github.com/toolport/toolport/tool"
@@ -67,7 +68,7 @@ func pausedTurn(t *testing.T, after ...llmtest.ScriptedTurn) *approvalSetup {
 	}}}, after...)...)
 	cfg := agent.Config{Store: db, Registry: ts.reg, Provider: model}
 	s := &approvalSetup{db: db, convID: newConversation(t, db), ts: ts, saves: saves, model: model, cfg: cfg, first: &recorder{}}
-	if err := newAgent(t, cfg).Turn(t.Context(), s.convID, "save my jazz list", s.first.emit); err != nil {
+	if err := newAgent(t, cfg).Turn(t.Context(), store.Fence{}, s.convID, "save my jazz list", s.first.emit); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -126,7 +127,7 @@ func TestApproveResumesTheTurn(t *testing.T) {
 			firstID := s.first.first("message_start")["messageId"]
 			// A second agent, as another replica would be, resumes.
 			rec := &recorder{}
-			err := newAgent(t, s.cfg).Approve(t.Context(), s.convID, []agent.ToolDecision{{ToolUseID: "c1", Decision: tc.decision}}, rec.emit)
+			err := newAgent(t, s.cfg).Approve(t.Context(), store.Fence{}, s.convID, []agent.ToolDecision{{ToolUseID: "c1", Decision: tc.decision}}, rec.emit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +166,7 @@ func TestApproveResumesTheTurn(t *testing.T) {
 			if tc.decision == agent.Deny && !strings.Contains(string(results.Content[1].Content), "The user denied the call of saveToAccount") {
 				t.Errorf("the model was not told of the denial: %s", results.Content[1].Content)
 			}
-			if err := newAgent(t, s.cfg).Approve(t.Context(), s.convID, []agent.ToolDecision{{ToolUseID: "c1", Decision: agent.AllowOnce}}, (&recorder{}).emit); !errors.Is(err, agent.ErrNoPendingApproval) {
+			if err := newAgent(t, s.cfg).Approve(t.Context(), store.Fence{}, s.convID, []agent.ToolDecision{{ToolUseID: "c1", Decision: agent.AllowOnce}}, (&recorder{}).emit); !errors.Is(err, agent.ErrNoPendingApproval) {
 				t.Errorf("a second decision: %v; want ErrNoPendingApproval", err)
 			}
 		})
@@ -180,11 +181,11 @@ func TestAllowAlwaysHoldsForTheConversation(t *testing.T) {
 		again,
 	)
 	a := newAgent(t, s.cfg)
-	if err := a.Approve(t.Context(), s.convID, []agent.ToolDecision{{ToolUseID: "c1", Decision: agent.AllowAlways}}, (&recorder{}).emit); err != nil {
+	if err := a.Approve(t.Context(), store.Fence{}, s.convID, []agent.ToolDecision{{ToolUseID: "c1", Decision: agent.AllowAlways}}, (&recorder{}).emit); err != nil {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	if err := newAgent(t, s.cfg).Turn(t.Context(), s.convID, "and my blues list", rec.emit); err != nil {
+	if err := newAgent(t, s.cfg).Turn(t.Context(), store.Fence{}, s.convID, "and my blues list", rec.emit); err != nil {
 		t.Fatal(err)
 	}
 	if rec.first("approval_required") != nil || s.saves.Load() != 2 {
@@ -193,7 +194,7 @@ func TestAllowAlwaysHoldsForTheConversation(t *testing.T) {
 	// Another conversation is asked.
 	other := newConversation(t, s.db)
 	rec = &recorder{}
-	if err := a.Turn(t.Context(), other, "save blues", rec.emit); err != nil {
+	if err := a.Turn(t.Context(), store.Fence{}, other, "save blues", rec.emit); err != nil {
 		t.Fatal(err)
 	}
 	if rec.first("approval_required") == nil {
@@ -224,7 +225,7 @@ func TestApprovalPolicyPerTool(t *testing.T) {
 			)
 			rec := &recorder{}
 			a := newAgent(t, agent.Config{Store: db, Registry: ts.reg, Provider: model, Approval: tc.policy})
-			if err := a.Turn(t.Context(), newConversation(t, db), "go", rec.emit); err != nil {
+			if err := a.Turn(t.Context(), store.Fence{}, newConversation(t, db), "go", rec.emit); err != nil {
 				t.Fatal(err)
 			}
 			if asked := rec.first("approval_required") != nil; asked != tc.asks {
@@ -250,7 +251,7 @@ func TestApproveRefusesDecisionsThatDoNotFit(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
-			if err := a.Approve(t.Context(), s.convID, tc.ds, rec.emit); !errors.Is(err, agent.ErrBadDecision) {
+			if err := a.Approve(t.Context(), store.Fence{}, s.convID, tc.ds, rec.emit); !errors.Is(err, agent.ErrBadDecision) {
 				t.Fatalf("err = %v; want ErrBadDecision", err)
 			}
 			if len(rec.types()) != 0 || s.saves.Load() != 0 {
@@ -262,10 +263,10 @@ func TestApproveRefusesDecisionsThatDoNotFit(t *testing.T) {
 	model := llmtest.NewScripted(llmtest.ScriptedTurn{Events: []llmtest.ScriptedEvent{llmtest.ScriptText("Not saving.")}})
 	cfg := s.cfg
 	cfg.Provider = model
-	if err := newAgent(t, cfg).Turn(t.Context(), s.convID, "never mind", (&recorder{}).emit); err != nil {
+	if err := newAgent(t, cfg).Turn(t.Context(), store.Fence{}, s.convID, "never mind", (&recorder{}).emit); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Approve(t.Context(), s.convID, []agent.ToolDecision{{ToolUseID: "c1", Decision: agent.AllowOnce}}, (&recorder{}).emit); !errors.Is(err, agent.ErrNoPendingApproval) {
+	if err := a.Approve(t.Context(), store.Fence{}, s.convID, []agent.ToolDecision{{ToolUseID: "c1", Decision: agent.AllowOnce}}, (&recorder{}).emit); !errors.Is(err, agent.ErrNoPendingApproval) {
 		t.Fatalf("after a new message: %v; want ErrNoPendingApproval", err)
 	}
 }
@@ -296,7 +297,7 @@ func TestToolsAddedToTheRegistryAreOfferedNextTurn(t *testing.T) {
 	)
 	a := newAgent(t, agent.Config{Store: db, Registry: ts.reg, Provider: model})
 	conv := newConversation(t, db)
-	if err := a.Turn(t.Context(), conv, "first", (&recorder{}).emit); err != nil {
+	if err := a.Turn(t.Context(), store.Fence{}, conv, "first", (&recorder{}).emit); err != nil {
 		t.Fatal(err)
 	}
 	// As an attached MCP server's list_changed does.
@@ -305,7 +306,7 @@ func TestToolsAddedToTheRegistryAreOfferedNextTurn(t *testing.T) {
 		func(context.Context, queryIn) (itemsOut, error) { return itemsOut{}, nil }))); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Turn(t.Context(), conv, "second", (&recorder{}).emit); err != nil {
+	if err := a.Turn(t.Context(), store.Fence{}, conv, "second", (&recorder{}).emit); err != nil {
 		t.Fatal(err)
 	}
 	names := func(req llm.Request) []string {

@@ -63,7 +63,7 @@ func runTurn(t *testing.T, kind, engine string, ts *tools, cfg agent.Config, tur
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := a.Turn(ctx, conv, turns[0].Match, emit); err != nil {
+	if err := a.Turn(ctx, store.Fence{}, conv, turns[0].Match, emit); err != nil {
 		t.Fatalf("Turn: %v", err)
 	}
 	msgs, blocks := storedBlocks(t, db, conv)

@@ -75,14 +75,14 @@ func TestRegenerateReplacesTheLastAnswer(t *testing.T) {
 			ctx := context.Background()
 			conv := newConversation(t, db)
 			var first recorder
-			if err := a.Turn(ctx, conv, "hello", first.emit); err != nil {
+			if err := a.Turn(ctx, store.Fence{}, conv, "hello", first.emit); err != nil {
 				t.Fatal(err)
 			}
 			msgs, _ := storedBlocks(t, db, conv)
 			userID := msgs[0].ID
 
 			var again recorder
-			if err := a.Regenerate(ctx, conv, again.emit); err != nil {
+			if err := a.Regenerate(ctx, store.Fence{}, conv, again.emit); err != nil {
 				t.Fatal(err)
 			}
 			if got := again.types(); !reflect.DeepEqual(got, []string{"message_start", "text_delta", "message_end"}) {
@@ -123,13 +123,13 @@ func TestEditReplacesLaterTurns(t *testing.T) {
 	ctx := context.Background()
 	conv := newConversation(t, db)
 	for _, text := range []string{"one", "two"} {
-		if err := a.Turn(ctx, conv, text, (&recorder{}).emit); err != nil {
+		if err := a.Turn(ctx, store.Fence{}, conv, text, (&recorder{}).emit); err != nil {
 			t.Fatal(err)
 		}
 	}
 	msgs, _ := storedBlocks(t, db, conv)
 	var rec recorder
-	if err := a.Edit(ctx, conv, msgs[2].ID, "deux", rec.emit); err != nil {
+	if err := a.Edit(ctx, store.Fence{}, conv, msgs[2].ID, "deux", rec.emit); err != nil {
 		t.Fatal(err)
 	}
 	msgs, blocks := storedBlocks(t, db, conv)
@@ -156,7 +156,7 @@ func TestRegenerateAndEditRefusals(t *testing.T) {
 	ctx := context.Background()
 	empty := newConversation(t, db)
 	conv := newConversation(t, db)
-	if err := a.Turn(ctx, conv, "one", (&recorder{}).emit); err != nil {
+	if err := a.Turn(ctx, store.Fence{}, conv, "one", (&recorder{}).emit); err != nil {
 		t.Fatal(err)
 	}
 	msgs, _ := storedBlocks(t, db, conv)
@@ -165,11 +165,11 @@ func TestRegenerateAndEditRefusals(t *testing.T) {
 		run  func(emit func(agent.Event)) error
 		want error
 	}{
-		{"regenerate without a message", func(e func(agent.Event)) error { return a.Regenerate(ctx, empty, e) }, agent.ErrNothingToRegenerate},
-		{"regenerate an unknown conversation", func(e func(agent.Event)) error { return a.Regenerate(ctx, "nope", e) }, store.ErrNotFound},
-		{"edit the answer", func(e func(agent.Event)) error { return a.Edit(ctx, conv, msgs[1].ID, "x", e) }, agent.ErrNotUserMessage},
-		{"edit an unknown message", func(e func(agent.Event)) error { return a.Edit(ctx, conv, "nope", "x", e) }, store.ErrNotFound},
-		{"edit to nothing", func(e func(agent.Event)) error { return a.Edit(ctx, conv, msgs[0].ID, "  ", e) }, agent.ErrEmptyMessage},
+		{"regenerate without a message", func(e func(agent.Event)) error { return a.Regenerate(ctx, store.Fence{}, empty, e) }, agent.ErrNothingToRegenerate},
+		{"regenerate an unknown conversation", func(e func(agent.Event)) error { return a.Regenerate(ctx, store.Fence{}, "nope", e) }, store.ErrNotFound},
+		{"edit the answer", func(e func(agent.Event)) error { return a.Edit(ctx, store.Fence{}, conv, msgs[1].ID, "x", e) }, agent.ErrNotUserMessage},
+		{"edit an unknown message", func(e func(agent.Event)) error { return a.Edit(ctx, store.Fence{}, conv, "nope", "x", e) }, store.ErrNotFound},
+		{"edit to nothing", func(e func(agent.Event)) error { return a.Edit(ctx, store.Fence{}, conv, msgs[0].ID, "  ", e) }, agent.ErrEmptyMessage},
 	} {
 		var rec recorder
 		if err := tc.run(rec.emit); !errors.Is(err, tc.want) {
@@ -214,7 +214,7 @@ func TestConversationModelChoosesTheProvider(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rec recorder
-		if err := a.Turn(ctx, conv, "hi", rec.emit); err != nil {
+		if err := a.Turn(ctx, store.Fence{}, conv, "hi", rec.emit); err != nil {
 			t.Fatal(err)
 		}
 		reqs := ms.Requests()

@@ -118,7 +118,7 @@ func TestFailedTurnIsStoredWithItsError(t *testing.T) {
 					snap.watch(r, db, conv)
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 					defer cancel()
-					if err := a.Turn(ctx, conv, "fail hard", r.emit); err != nil {
+					if err := a.Turn(ctx, store.Fence{}, conv, "fail hard", r.emit); err != nil {
 						t.Fatalf("Turn: %v", err)
 					}
 					checkStoredFailure(t, r, db, conv, snap, tc.wantText)
@@ -129,7 +129,7 @@ func TestFailedTurnIsStoredWithItsError(t *testing.T) {
 					// The stored error is for people, never for the model: the
 					// next turn's request does not carry it.
 					before := len(ms.Requests())
-					if err := a.Turn(ctx, conv, "try again", (&recorder{}).emit); err != nil {
+					if err := a.Turn(ctx, store.Fence{}, conv, "try again", (&recorder{}).emit); err != nil {
 						t.Fatalf("second Turn: %v", err)
 					}
 					reqs := ms.Requests()
@@ -158,7 +158,7 @@ func TestNoModelTurnIsStoredWithItsError(t *testing.T) {
 			conv := newConversation(t, db)
 			r, snap := &recorder{}, &atError{}
 			snap.watch(r, db, conv)
-			if err := a.Turn(context.Background(), conv, "hello?", r.emit); err != nil {
+			if err := a.Turn(context.Background(), store.Fence{}, conv, "hello?", r.emit); err != nil {
 				t.Fatal(err)
 			}
 			checkStoredFailure(t, r, db, conv, snap, "")
@@ -201,7 +201,7 @@ func TestPanickingTurnIsStoredWithItsError(t *testing.T) {
 				conv := newConversation(t, db)
 				r, snap := &recorder{}, &atError{}
 				snap.watch(r, db, conv)
-				if err := a.Turn(context.Background(), conv, "hello?", r.emit); err != nil {
+				if err := a.Turn(context.Background(), store.Fence{}, conv, "hello?", r.emit); err != nil {
 					t.Fatal(err)
 				}
 				checkStoredFailure(t, r, db, conv, snap, text)
@@ -224,7 +224,7 @@ func TestStoredFailureJSON(t *testing.T) {
 	db := openStore(t, backends[0])
 	a := newAgent(t, agent.Config{Store: db, Registry: newTools(t).reg})
 	conv := newConversation(t, db)
-	if err := a.Turn(context.Background(), conv, "hello?", (&recorder{}).emit); err != nil {
+	if err := a.Turn(context.Background(), store.Fence{}, conv, "hello?", (&recorder{}).emit); err != nil {
 		t.Fatal(err)
 	}
 	msgs, _ := storedBlocks(t, db, conv)
@@ -252,7 +252,7 @@ func TestUnreachableModelIsNamed(t *testing.T) {
 	a := newAgent(t, agent.Config{Store: db, Registry: newTools(t).reg, Provider: p, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	conv := newConversation(t, db)
 	r := &recorder{}
-	if err := a.Turn(context.Background(), conv, "hello?", r.emit); err != nil {
+	if err := a.Turn(context.Background(), store.Fence{}, conv, "hello?", r.emit); err != nil {
 		t.Fatal(err)
 	}
 	e := r.first("error")

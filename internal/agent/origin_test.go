@@ -43,7 +43,7 @@ func TestToolCallsCarryTheirOrigin(t *testing.T) {
 	r := &recorder{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := a.Turn(ctx, conv, "note it", r.emit); err != nil {
+	if err := a.Turn(ctx, store.Fence{}, conv, "note it", r.emit); err != nil {
 		t.Fatal(err)
 	}
 	msgID := r.first("message_start")["messageId"]

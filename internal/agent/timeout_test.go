@@ -81,7 +81,7 @@ func timedTurn(t *testing.T, cfg agent.Config) (*recorder, time.Duration) {
 	defer cancel()
 	r := &recorder{}
 	start := time.Now()
-	if err := a.Turn(ctx, newConversation(t, db), "hello?", r.emit); err != nil {
+	if err := a.Turn(ctx, store.Fence{}, newConversation(t, db), "hello?", r.emit); err != nil {
 		t.Fatal(err)
 	}
 	return r, time.Since(start)

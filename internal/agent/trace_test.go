@@ -96,7 +96,7 @@ func tracedTurn(t *testing.T, tp *sdktrace.TracerProvider) string {
 	a := newAgent(t, agent.Config{Store: db, Registry: ts.reg, Provider: provider(t, "anthropic", ms), TracerProvider: wrapped})
 	conv := newConversation(t, db)
 	r := &recorder{}
-	if err := a.Turn(context.Background(), conv, "find jazz", r.emit); err != nil {
+	if err := a.Turn(context.Background(), store.Fence{}, conv, "find jazz", r.emit); err != nil {
 		t.Fatal(err)
 	}
 	return conv

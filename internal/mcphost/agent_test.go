@@ -48,7 +48,7 @@ func TestAgentUsesAttachedToolsAndAsksBeforeWrites(t *testing.T) {
 			approval = ar
 		}
 	}
-	if err := a.Turn(t.Context(), conv.ID, "post hi", emit); err != nil {
+	if err := a.Turn(t.Context(), store.Fence{}, conv.ID, "post hi", emit); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(events, ","); got != "message_start,tool_call_start,tool_call_end,approval_required,message_end" {
@@ -58,7 +58,7 @@ func TestAgentUsesAttachedToolsAndAsksBeforeWrites(t *testing.T) {
 		t.Fatalf("approval = %+v", approval)
 	}
 	events = nil
-	if err := a.Approve(t.Context(), conv.ID, []agent.ToolDecision{{ToolUseID: "write", Decision: agent.AllowOnce}}, emit); err != nil {
+	if err := a.Approve(t.Context(), store.Fence{}, conv.ID, []agent.ToolDecision{{ToolUseID: "write", Decision: agent.AllowOnce}}, emit); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(events, ","); got != "message_start,tool_call_start,tool_call_end,text_delta,message_end" {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/toolport/toolport/internal/agent"
+	"github.com/toolport/toolport/internal/store"
 )
 
 // maxDecisions bounds the decisions of one request: a model step asks for
@@ -55,8 +56,8 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	err := s.runStreamedTurn(w, r, id, func(ctx context.Context, emit func(agent.Event)) error {
-		return s.agent.Approve(ctx, id, body.Decisions, emit)
+	err := s.runStreamedTurn(w, r, id, func(ctx context.Context, f store.Fence, emit func(agent.Event)) error {
+		return s.agent.Approve(ctx, f, id, body.Decisions, emit)
 	})
 	switch {
 	case err == nil:

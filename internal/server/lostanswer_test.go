@@ -40,6 +40,31 @@ func (s *crashingStore) UpdateMessage(ctx context.Context, m store.Message) erro
 	return s.Store.UpdateMessage(ctx, m)
 }
 
+// Fenced refuses the answer's fenced saves too: the turn's saves are made
+// under its fence.
+func (s *crashingStore) Fenced(f store.Fence) store.TurnWrites {
+	return crashingWrites{s.Store.Fenced(f), &s.dead}
+}
+
+type crashingWrites struct {
+	store.TurnWrites
+	dead *atomic.Bool
+}
+
+func (w crashingWrites) AppendMessage(ctx context.Context, m store.Message) (store.Message, error) {
+	if w.dead.Load() {
+		return store.Message{}, errCrashed
+	}
+	return w.TurnWrites.AppendMessage(ctx, m)
+}
+
+func (w crashingWrites) UpdateMessage(ctx context.Context, m store.Message) error {
+	if w.dead.Load() {
+		return errCrashed
+	}
+	return w.TurnWrites.UpdateMessage(ctx, m)
+}
+
 // A replica that dies mid-turn has streamed text it never saved (the agent
 // saves after each tool round and at the end); the replica taking the turn
 // over keeps it, rebuilt from the turn's log, after what was saved.

@@ -20,8 +20,8 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	err := s.runStreamedTurn(w, r, id, func(ctx context.Context, emit func(agent.Event)) error {
-		return s.agent.Regenerate(ctx, id, emit)
+	err := s.runStreamedTurn(w, r, id, func(ctx context.Context, f store.Fence, emit func(agent.Event)) error {
+		return s.agent.Regenerate(ctx, f, id, emit)
 	})
 	s.replaceError(w, r, err)
 }
@@ -42,8 +42,8 @@ func (s *Server) editMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, msg := r.PathValue("id"), r.PathValue("messageId")
-	err := s.runStreamedTurn(w, r, id, func(ctx context.Context, emit func(agent.Event)) error {
-		return s.agent.Edit(ctx, id, msg, *body.Content, emit)
+	err := s.runStreamedTurn(w, r, id, func(ctx context.Context, f store.Fence, emit func(agent.Event)) error {
+		return s.agent.Edit(ctx, f, id, msg, *body.Content, emit)
 	})
 	s.replaceError(w, r, err)
 }

@@ -396,17 +396,26 @@ func TestEndedTurnsLogIsDeletedAfterRetention(t *testing.T) {
 }
 
 // renewFails is a store whose lease renewals fail while failing is set, as
-// when a replica loses its database connection mid-turn.
+// when a replica loses its database connection mid-turn; renewed gets the
+// end of each lease that was renewed.
 type renewFails struct {
 	server.Store
 	failing atomic.Bool
+	renewed chan time.Time
 }
 
 func (r *renewFails) RenewTurns(ctx context.Context, owner string, ids []string, until time.Time) (map[string]bool, error) {
 	if r.failing.Load() {
 		return nil, errors.New("connection reset")
 	}
-	return r.Store.RenewTurns(ctx, owner, ids, until)
+	kept, err := r.Store.RenewTurns(ctx, owner, ids, until)
+	if err == nil && len(kept) > 0 {
+		select {
+		case r.renewed <- until:
+		default:
+		}
+	}
+	return kept, err
 }
 
 // A replica that cannot renew a turn's lease gives the turn up before the
@@ -418,13 +427,23 @@ func TestTurnWhoseLeaseCannotBeRenewedStops(t *testing.T) {
 	e := newEnv(t, envOptions{turns: []servertest.Turn{slowTurn},
 		config: func(c *server.Config) {
 			c.TurnLease = lease
-			rs = &renewFails{Store: c.Store}
+			rs = &renewFails{Store: c.Store, renewed: make(chan time.Time, 1)}
 			c.Store = rs
 		}})
 	conv := e.newConversation(t)
+	started := time.Now()
 	_, done := startSlowTurn(t, e, conv)
-	// Renewals work: the turn outlives several leases.
-	time.Sleep(3 * lease)
+	// Renewals work: the turn outlives several leases (its lease is renewed
+	// until past three leases from its start).
+	for until := started; until.Before(started.Add(3 * lease)); {
+		select {
+		case until = <-rs.renewed:
+		case s := <-done:
+			t.Fatalf("the turn ended while its lease was renewed: %s", s.raw)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the turn's lease was not renewed")
+		}
+	}
 	select {
 	case s := <-done:
 		t.Fatalf("the turn ended while its lease was renewed: %s", s.raw)

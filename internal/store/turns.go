@@ -62,27 +62,27 @@ func (e *FencedError) Error() string {
 // Is makes errors.Is(err, ErrFenced) hold.
 func (e *FencedError) Is(target error) bool { return target == ErrFenced }
 
-// Fence is the claim a turn's writer holds: the store's writes of turn
-// events, messages, the turn's end, the conversation's title and an edit's
-// truncation made with a context carrying a Fence ([WithFence]) take effect
-// only while turn TurnID runs under Generation, checked in the write's own
-// transaction; else they return [*FencedError].
+// Fence is the claim a turn's writer holds: the writes made through
+// [Turns.Fenced] with it (turn events, messages, the turn's end, the
+// conversation's title and an edit's truncation) take effect only while
+// turn TurnID runs under Generation, checked in the write's own
+// transaction; else they return [*FencedError]. The zero Fence guards
+// nothing.
 type Fence struct {
 	TurnID     string
 	Generation int64
 }
 
-type fenceKey struct{}
-
-// WithFence returns ctx carrying f for the store's writes.
-func WithFence(ctx context.Context, f Fence) context.Context {
-	return context.WithValue(ctx, fenceKey{}, f)
-}
-
-// FenceFrom returns the fence ctx carries, if any.
-func FenceFrom(ctx context.Context) (Fence, bool) {
-	f, ok := ctx.Value(fenceKey{}).(Fence)
-	return f, ok && f.TurnID != ""
+// TurnWrites are the writes a chat turn makes to its conversation and its
+// own log, all under one [Fence] (see [Turns.Fenced]). Each method is the
+// store's method of the same name, fenced.
+type TurnWrites interface {
+	AppendMessage(ctx context.Context, m Message) (Message, error)
+	UpdateMessage(ctx context.Context, m Message) error
+	UpdateTitle(ctx context.Context, id, title string) error
+	TruncateConversation(ctx context.Context, convID, fromID string) (int, error)
+	AppendTurnEvents(ctx context.Context, turnID string, events []TurnEvent) error
+	EndTurn(ctx context.Context, id, owner string, state TurnState) (bool, error)
 }
 
 // TurnEvent is one event of a turn's log: its JSON as streamed, numbered
@@ -134,9 +134,9 @@ type Turns interface {
 	// was requested; a turn missing from the answer is no longer owner's.
 	RenewTurns(ctx context.Context, owner string, ids []string, until time.Time) (map[string]bool, error)
 	// EndTurn ends owner's running turn id in state; false when it was not
-	// running under owner any more (its lease expired and was taken). With
-	// a [Fence] for id in ctx, a turn no longer held under its generation
-	// is false with a [*FencedError].
+	// running under owner any more (its lease expired and was taken).
+	// Through [Turns.Fenced], a turn no longer held under the fence's
+	// generation is false with a [*FencedError].
 	EndTurn(ctx context.Context, id, owner string, state TurnState) (bool, error)
 	// TakeOverTurns gives owner, with a lease until until and the next
 	// generation, the running turns
@@ -155,7 +155,7 @@ type Turns interface {
 	RequestStop(ctx context.Context, id string) (bool, error)
 	// AppendTurnEvents adds events to a turn's log in one transaction (their
 	// Seq following the last one's); a seq already there is [ErrConflict],
-	// and with a [Fence] for turnID in ctx, a turn no longer held under its
+	// and through [Turns.Fenced], a turn no longer held under the fence's
 	// generation is a [*FencedError].
 	AppendTurnEvents(ctx context.Context, turnID string, events []TurnEvent) error
 	// TurnEvents returns up to limit events of a turn after seq after, in order.
@@ -166,6 +166,10 @@ type Turns interface {
 	// DeleteIdleConversation deletes a conversation unless a turn with a
 	// live lease runs in it ([ErrBusy]).
 	DeleteIdleConversation(ctx context.Context, id string, now time.Time) error
+	// Fenced returns the store's writes made under f: a replica writes
+	// for a turn only through the fence of its claim, so once another
+	// replica took the turn over, nothing the stalled one writes lands.
+	Fenced(f Fence) TurnWrites
 	// WatchTurns calls fn with every note of every process sharing the
 	// store until ctx ends; fn must not block for long.
 	WatchTurns(ctx context.Context, fn func(TurnNote)) error

@@ -28,9 +28,14 @@ func (db *DB) SetConversationModel(ctx context.Context, id, model string) error 
 // This is how a regenerated or edited turn replaces the branch it starts
 // from: the old messages are not kept. A conversation or message that does
 // not exist (or a message of another conversation) is [store.ErrNotFound].
-// Under a fence (see [store.WithFence]) it deletes only while the fence
+// Under a fence (see [DB.Fenced]) it deletes only while the fence
 // holds, or returns a [store.FencedError].
 func (db *DB) TruncateConversation(ctx context.Context, convID, fromID string) (int, error) {
+	return db.truncateConversation(ctx, nil, convID, fromID)
+}
+
+// truncateConversation is TruncateConversation under fence, when not nil.
+func (db *DB) truncateConversation(ctx context.Context, fence *store.Fence, convID, fromID string) (int, error) {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("store: truncate conversation: %w", err)
@@ -39,7 +44,7 @@ func (db *DB) TruncateConversation(ctx context.Context, convID, fromID string) (
 	// Under a turn's fence (an edit or a regeneration deleting what it
 	// replaces), a replica that stalled past its lease must not delete
 	// what the conversation holds since.
-	if f, ok := fenceOf(ctx, ""); ok {
+	if f, ok := fenceOf(fence, ""); ok {
 		if err := db.checkFence(ctx, tx, f); err != nil {
 			return 0, err
 		}

@@ -299,6 +299,11 @@ func usageArgs(u *store.Usage) (in, out, context any) {
 // [store.ErrNotFound], an ID in use [store.ErrConflict]. Once it returns nil the message
 // is durable.
 func (db *DB) AppendMessage(ctx context.Context, m store.Message) (store.Message, error) {
+	return db.appendMessage(ctx, nil, m)
+}
+
+// appendMessage is AppendMessage under fence, when not nil.
+func (db *DB) appendMessage(ctx context.Context, fence *store.Fence, m store.Message) (store.Message, error) {
 	if err := validMessage(m); err != nil {
 		return store.Message{}, err
 	}
@@ -308,9 +313,9 @@ func (db *DB) AppendMessage(ctx context.Context, m store.Message) (store.Message
 	m.CreatedAt = normTime(m.CreatedAt)
 	var err error
 	if db.messages != nil {
-		err = db.messages.submit(ctx, m, fencePtr(ctx, ""))
+		err = db.messages.submit(ctx, m, fencePtr(fence, ""))
 	} else {
-		err = db.appends.do(ctx, m)
+		err = db.appends.do(ctx, m, fencePtr(fence, ""))
 	}
 	if err != nil {
 		return store.Message{}, err
@@ -380,15 +385,20 @@ func (db *DB) appendInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 // keeping its place and CreatedAt: for saving an assistant message as it
 // grows. A missing message is [store.ErrNotFound]; m.ConversationID is ignored.
 func (db *DB) UpdateMessage(ctx context.Context, m store.Message) error {
+	return db.updateMessage(ctx, nil, m)
+}
+
+// updateMessage is UpdateMessage under f, when not nil.
+func (db *DB) updateMessage(ctx context.Context, f *store.Fence, m store.Message) error {
 	if err := validMessage(m); err != nil {
 		return err
 	}
-	fence, fenced := fenceOf(ctx, "")
+	fence, fenced := fenceOf(f, "")
 	if db.d.name != store.EnginePostgres {
 		// Committed with other turns' writes (see appender): a turn saves
 		// its answer after every model call, and on SQLite each commit
 		// waited for the one writer on its own.
-		return db.appends.submit(ctx, "update message", false, fencePtr(ctx, ""), func(ctx context.Context, tx *sql.Tx) error {
+		return db.appends.submit(ctx, "update message", false, fencePtr(f, ""), func(ctx context.Context, tx *sql.Tx) error {
 			return db.updateInTx(ctx, tx, m)
 		})
 	}
@@ -462,9 +472,14 @@ func (db *DB) updateInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 }
 
 // UpdateTitle renames a conversation, or returns [store.ErrNotFound]. It does not
-// move the conversation up the list. Under a fence (see [store.WithFence]) it
+// move the conversation up the list. Under a fence (see [DB.Fenced]) it
 // renames only while the fence holds, or returns a [store.FencedError].
 func (db *DB) UpdateTitle(ctx context.Context, id, title string) error {
+	return db.updateTitle(ctx, nil, id, title)
+}
+
+// updateTitle is UpdateTitle under fence, when not nil.
+func (db *DB) updateTitle(ctx context.Context, fence *store.Fence, id, title string) error {
 	if len(title) > store.MaxTitleBytes {
 		return fmt.Errorf("%w: title longer than %d bytes", store.ErrInvalid, store.MaxTitleBytes)
 	}
@@ -472,7 +487,7 @@ func (db *DB) UpdateTitle(ctx context.Context, id, title string) error {
 		return err
 	}
 	const q = `UPDATE conversations SET title = $2 WHERE id = $1`
-	f, ok := fenceOf(ctx, "")
+	f, ok := fenceOf(fence, "")
 	if !ok {
 		res, err := db.w.ExecContext(ctx, q, id, title)
 		return affectedOne(res, err, "update title", id)

@@ -29,13 +29,13 @@ func TestStalledReplicaIsFenced(t *testing.T) {
 		if err != nil || claimed.Generation != 1 {
 			t.Fatalf("StartTurn = %+v, %v; want generation 1", claimed, err)
 		}
-		a := store.WithFence(ctx, store.Fence{TurnID: "turn-1", Generation: claimed.Generation})
+		a := db.Fenced(store.Fence{TurnID: "turn-1", Generation: claimed.Generation})
 		ev := func(seq int64, s string) store.TurnEvent { return store.TurnEvent{Seq: seq, Data: json.RawMessage(s)} }
-		if err := db.AppendTurnEvents(a, "turn-1", []store.TurnEvent{ev(1, `{"type":"message_start","messageId":"m1"}`)}); err != nil {
+		if err := a.AppendTurnEvents(ctx, "turn-1", []store.TurnEvent{ev(1, `{"type":"message_start","messageId":"m1"}`)}); err != nil {
 			t.Fatalf("A's first event: %v", err)
 		}
 		answer := store.Message{ID: "m1", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[{"type":"text","text":"par"}]`)}
-		if _, err := db.AppendMessage(a, answer); err != nil {
+		if _, err := a.AppendMessage(ctx, answer); err != nil {
 			t.Fatalf("A's partial answer: %v", err)
 		}
 
@@ -45,16 +45,16 @@ func TestStalledReplicaIsFenced(t *testing.T) {
 		if err != nil || len(taken) != 1 || taken[0].Generation != 2 {
 			t.Fatalf("TakeOverTurns = %+v, %v; want turn-1 at generation 2", taken, err)
 		}
-		b := store.WithFence(ctx, store.Fence{TurnID: "turn-1", Generation: taken[0].Generation})
+		b := db.Fenced(store.Fence{TurnID: "turn-1", Generation: taken[0].Generation})
 		lost := store.Message{ID: "m1", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[{"type":"text","text":"par"}]`),
 			Incomplete: true, Error: &store.MessageError{Code: "TURN_LOST", Message: "lost"}}
-		if err := db.UpdateMessage(b, lost); err != nil {
+		if err := b.UpdateMessage(ctx, lost); err != nil {
 			t.Fatalf("B marks the answer lost: %v", err)
 		}
-		if err := db.AppendTurnEvents(b, "turn-1", []store.TurnEvent{ev(2, `{"type":"error","code":"TURN_LOST"}`), ev(3, `{"type":"message_end","messageId":"m1"}`)}); err != nil {
+		if err := b.AppendTurnEvents(ctx, "turn-1", []store.TurnEvent{ev(2, `{"type":"error","code":"TURN_LOST"}`), ev(3, `{"type":"message_end","messageId":"m1"}`)}); err != nil {
 			t.Fatalf("B closes the log: %v", err)
 		}
-		if ok, err := db.EndTurn(b, "turn-1", "replica-b", store.TurnIncomplete); !ok || err != nil {
+		if ok, err := b.EndTurn(ctx, "turn-1", "replica-b", store.TurnIncomplete); !ok || err != nil {
 			t.Fatalf("B ends the turn: %v, %v", ok, err)
 		}
 
@@ -63,29 +63,29 @@ func TestStalledReplicaIsFenced(t *testing.T) {
 		finished.Content = json.RawMessage(`[{"type":"text","text":"partial answer, finished late"}]`)
 		writes := map[string]func() error{
 			"append events": func() error {
-				return db.AppendTurnEvents(a, "turn-1", []store.TurnEvent{ev(4, `{"type":"text_delta","text":"late"}`)})
+				return a.AppendTurnEvents(ctx, "turn-1", []store.TurnEvent{ev(4, `{"type":"text_delta","text":"late"}`)})
 			},
 			"append more events than one statement holds": func() error {
 				var many []store.TurnEvent
 				for seq := int64(10); seq < 10+maxEventBatch+10; seq++ {
 					many = append(many, ev(seq, `{"type":"text_delta","text":"late"}`))
 				}
-				return db.AppendTurnEvents(a, "turn-1", many)
+				return a.AppendTurnEvents(ctx, "turn-1", many)
 			},
-			"update answer": func() error { return db.UpdateMessage(a, finished) },
+			"update answer": func() error { return a.UpdateMessage(ctx, finished) },
 			"append a message": func() error {
-				_, err := db.AppendMessage(a, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)})
+				_, err := a.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)})
 				return err
 			},
 			"end turn": func() error {
-				_, err := db.EndTurn(a, "turn-1", "replica-a", store.TurnDone)
+				_, err := a.EndTurn(ctx, "turn-1", "replica-a", store.TurnDone)
 				return err
 			},
 			"truncate the conversation (an edit)": func() error {
-				_, err := db.TruncateConversation(a, c.ID, "m1")
+				_, err := a.TruncateConversation(ctx, c.ID, "m1")
 				return err
 			},
-			"set the title": func() error { return db.UpdateTitle(a, c.ID, "late title") },
+			"set the title": func() error { return a.UpdateTitle(ctx, c.ID, "late title") },
 		}
 		for name, write := range writes {
 			err := write()
@@ -133,43 +133,43 @@ func TestFenceOfTheHolderPasses(t *testing.T) {
 		if _, err := db.StartTurn(ctx, store.Turn{ID: "t", ConversationID: c.ID, Owner: "a", LeaseUntil: time.Now().Add(time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
-		a := store.WithFence(ctx, store.Fence{TurnID: "t", Generation: 1})
-		if err := db.AppendTurnEvents(a, "t", []store.TurnEvent{{Seq: 1, Data: json.RawMessage(`{}`)}}); err != nil {
+		a := db.Fenced(store.Fence{TurnID: "t", Generation: 1})
+		if err := a.AppendTurnEvents(ctx, "t", []store.TurnEvent{{Seq: 1, Data: json.RawMessage(`{}`)}}); err != nil {
 			t.Errorf("events under the holder's fence: %v", err)
 		}
 		var many []store.TurnEvent
 		for seq := int64(2); seq < 2+maxEventBatch+10; seq++ {
 			many = append(many, store.TurnEvent{Seq: seq, Data: json.RawMessage(`{}`)})
 		}
-		if err := db.AppendTurnEvents(a, "t", many); err != nil {
+		if err := a.AppendTurnEvents(ctx, "t", many); err != nil {
 			t.Errorf("more events than one statement holds, under the holder's fence: %v", err)
 		}
 		if evs, err := db.TurnEvents(ctx, "t", 0, 1000); err != nil || len(evs) != 1+len(many) {
 			t.Errorf("log = %d events (%v), want %d", len(evs), err, 1+len(many))
 		}
-		if _, err := db.AppendMessage(a, store.Message{ID: "m", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)}); err != nil {
+		if _, err := a.AppendMessage(ctx, store.Message{ID: "m", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)}); err != nil {
 			t.Errorf("answer under the holder's fence: %v", err)
 		}
-		if err := db.UpdateMessage(a, store.Message{ID: "m", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)}); err != nil {
+		if err := a.UpdateMessage(ctx, store.Message{ID: "m", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)}); err != nil {
 			t.Errorf("answer update under the holder's fence: %v", err)
 		}
-		if err := db.UpdateTitle(a, c.ID, "named"); err != nil {
+		if err := a.UpdateTitle(ctx, c.ID, "named"); err != nil {
 			t.Errorf("title under the holder's fence: %v", err)
 		}
-		if err := db.UpdateTitle(a, "no-such-conversation", "named"); !errors.Is(err, store.ErrNotFound) {
+		if err := a.UpdateTitle(ctx, "no-such-conversation", "named"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("title of a missing conversation under the holder's fence: %v, want ErrNotFound", err)
 		}
-		if _, err := db.AppendMessage(a, store.Message{ID: "cut", ConversationID: c.ID, Role: store.RoleUser, Content: textContent("edit me")}); err != nil {
+		if _, err := a.AppendMessage(ctx, store.Message{ID: "cut", ConversationID: c.ID, Role: store.RoleUser, Content: textContent("edit me")}); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := db.TruncateConversation(a, c.ID, "cut"); n != 1 || err != nil {
+		if n, err := a.TruncateConversation(ctx, c.ID, "cut"); n != 1 || err != nil {
 			t.Errorf("truncate under the holder's fence = %d, %v; want 1", n, err)
 		}
-		if ok, err := db.EndTurn(a, "t", "a", store.TurnDone); !ok || err != nil {
+		if ok, err := a.EndTurn(ctx, "t", "a", store.TurnDone); !ok || err != nil {
 			t.Errorf("end under the holder's fence: %v, %v", ok, err)
 		}
 		// Ended: the fence no longer holds, but unfenced writes still go.
-		if err := db.AppendTurnEvents(a, "t", []store.TurnEvent{{Seq: 1000, Data: json.RawMessage(`{}`)}}); !errors.Is(err, store.ErrFenced) {
+		if err := a.AppendTurnEvents(ctx, "t", []store.TurnEvent{{Seq: 1000, Data: json.RawMessage(`{}`)}}); !errors.Is(err, store.ErrFenced) {
 			t.Errorf("events after the end = %v, want ErrFenced", err)
 		}
 		if err := db.UpdateMessage(ctx, store.Message{ID: "m", ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)}); err != nil {
@@ -209,21 +209,21 @@ func BenchmarkTurnWrites(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					tctx := ctx
+					var tctx store.TurnWrites = db // unfenced writes
 					if fenced {
-						tctx = store.WithFence(ctx, store.Fence{TurnID: id, Generation: claimed.Generation})
+						tctx = db.Fenced(store.Fence{TurnID: id, Generation: claimed.Generation})
 					}
-					m, err := db.AppendMessage(tctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)})
+					m, err := tctx.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: json.RawMessage(`[]`)})
 					if err != nil {
 						b.Error(err)
 						return
 					}
 					for seq := int64(1); pb.Next(); seq++ {
-						if err := db.AppendTurnEvents(tctx, id, []store.TurnEvent{{Seq: seq, Data: json.RawMessage(`{"type":"text_delta","text":"x"}`)}}); err != nil {
+						if err := tctx.AppendTurnEvents(ctx, id, []store.TurnEvent{{Seq: seq, Data: json.RawMessage(`{"type":"text_delta","text":"x"}`)}}); err != nil {
 							b.Error(err)
 							return
 						}
-						if err := db.UpdateMessage(tctx, m); err != nil {
+						if err := tctx.UpdateMessage(ctx, m); err != nil {
 							b.Error(err)
 							return
 						}

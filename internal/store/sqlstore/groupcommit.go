@@ -70,10 +70,10 @@ func newAppender(db *DB) *appender {
 	return a
 }
 
-// do queues m and waits until it is committed or has failed. A user's
+// do queues m (under fence, when not nil) and waits until it is committed or has failed. A user's
 // message goes ahead of other writes: a turn's first event waits for it.
-func (a *appender) do(ctx context.Context, m store.Message) error {
-	return a.submit(ctx, "append message", m.Role == store.RoleUser, fencePtr(ctx, ""), func(ctx context.Context, tx *sql.Tx) error {
+func (a *appender) do(ctx context.Context, m store.Message, fence *store.Fence) error {
+	return a.submit(ctx, "append message", m.Role == store.RoleUser, fence, func(ctx context.Context, tx *sql.Tx) error {
 		return a.db.appendInTx(ctx, tx, m)
 	})
 }

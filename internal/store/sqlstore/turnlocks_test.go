@@ -73,15 +73,15 @@ func TestTurnLocksNeverDeadlock(t *testing.T) {
 			var gen int64 = 1
 			seq := int64(1)
 			for k := 0; running(); k++ {
-				fctx := store.WithFence(ctx, store.Fence{TurnID: tr.id, Generation: gen})
+				fctx := db.Fenced(store.Fence{TurnID: tr.id, Generation: gen})
 				m := store.Message{ConversationID: tr.conv, Role: store.RoleAssistant, Content: json.RawMessage(fmt.Sprintf(`[{"type":"text","text":"%d"}]`, k))}
-				m, err := db.AppendMessage(fctx, m)
+				m, err := fctx.AppendMessage(ctx, m)
 				if err == nil {
 					tr.acked = append(tr.acked, m.ID)
-					err = db.UpdateMessage(fctx, m)
+					err = fctx.UpdateMessage(ctx, m)
 				}
 				if err == nil {
-					err = db.AppendTurnEvents(fctx, tr.id, []store.TurnEvent{{Seq: seq, Data: json.RawMessage(`{}`)}})
+					err = fctx.AppendTurnEvents(ctx, tr.id, []store.TurnEvent{{Seq: seq, Data: json.RawMessage(`{}`)}})
 					if err == nil {
 						seq++
 					}
@@ -210,7 +210,7 @@ func TestDeletesNeverDeadlockWithFencedWrites(t *testing.T) {
 			if _, err := db.StartTurn(ctx, store.Turn{ID: id, ConversationID: c.ID, Owner: "a", LeaseUntil: time.Now().Add(-time.Minute)}); err != nil {
 				t.Fatal(err)
 			}
-			fctx := store.WithFence(ctx, store.Fence{TurnID: id, Generation: 1})
+			fctx := db.Fenced(store.Fence{TurnID: id, Generation: 1})
 			gone := make(chan struct{}) // the delete returned
 			for w := range 3 {
 				wg.Go(func() {
@@ -219,16 +219,16 @@ func TestDeletesNeverDeadlockWithFencedWrites(t *testing.T) {
 						case <-gone:
 							// One write more: it must find the turn gone.
 							defer func() {
-								if _, err := db.AppendMessage(fctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: textContent("late")}); !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {
+								if _, err := fctx.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: textContent("late")}); !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) {
 									failed("write after the delete", fmt.Errorf("%v, want ErrFenced or ErrNotFound", err))
 								}
 							}()
 							return
 						default:
 						}
-						_, err := db.AppendMessage(fctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: textContent("late")})
+						_, err := fctx.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: textContent("late")})
 						if err == nil {
-							err = db.AppendTurnEvents(fctx, id, []store.TurnEvent{{Seq: int64(w)*1000 + k, Data: json.RawMessage(`{}`)}})
+							err = fctx.AppendTurnEvents(ctx, id, []store.TurnEvent{{Seq: int64(w)*1000 + k, Data: json.RawMessage(`{}`)}})
 						}
 						switch {
 						case err == nil:

@@ -185,18 +185,18 @@ func (db *DB) checkFence(ctx context.Context, tx *sql.Tx, f store.Fence) error {
 	return nil
 }
 
-// fenceOf returns the fence ctx carries for turn id ("": for any turn).
-func fenceOf(ctx context.Context, id string) (store.Fence, bool) {
-	f, ok := store.FenceFrom(ctx)
-	if !ok || id != "" && f.TurnID != id {
+// fenceOf returns the fence a write is made under when it guards turn id
+// ("": any turn): not for a nil or zero fence, which guards nothing.
+func fenceOf(f *store.Fence, id string) (store.Fence, bool) {
+	if f == nil || f.TurnID == "" || id != "" && f.TurnID != id {
 		return store.Fence{}, false
 	}
-	return f, true
+	return *f, true
 }
 
 // fencePtr is fenceOf for a group-committed write: nil without a fence.
-func fencePtr(ctx context.Context, id string) *store.Fence {
-	if f, ok := fenceOf(ctx, id); ok {
+func fencePtr(f *store.Fence, id string) *store.Fence {
+	if f, ok := fenceOf(f, id); ok {
 		return &f
 	}
 	return nil
@@ -336,12 +336,17 @@ func (db *DB) RenewTurns(ctx context.Context, owner string, ids []string, until 
 
 // EndTurn ends a running turn and notes it.
 func (db *DB) EndTurn(ctx context.Context, id, owner string, state store.TurnState) (bool, error) {
+	return db.endTurn(ctx, nil, id, owner, state)
+}
+
+// endTurn is EndTurn under f, when not nil.
+func (db *DB) endTurn(ctx context.Context, f *store.Fence, id, owner string, state store.TurnState) (bool, error) {
 	if state != store.TurnDone && state != store.TurnIncomplete {
 		return false, fmt.Errorf("%w: turn state %q", store.ErrInvalid, state)
 	}
 	var n int64
 	q, args := qEndTurn, []any{string(state), db.d.time(now()), id, owner}
-	fence, fenced := fenceOf(ctx, id)
+	fence, fenced := fenceOf(f, id)
 	if fenced {
 		q, args = qEndTurnFenced, append(args, fence.Generation)
 	}
@@ -479,6 +484,11 @@ const maxEventBatch = 200
 // insert per row, group-committed with other writes; on PostgreSQL
 // multi-row INSERTs, the last of which also NOTIFYs the last seq.
 func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []store.TurnEvent) error {
+	return db.appendTurnEvents(ctx, nil, turnID, events)
+}
+
+// appendTurnEvents is AppendTurnEvents under f, when not nil.
+func (db *DB) appendTurnEvents(ctx context.Context, f *store.Fence, turnID string, events []store.TurnEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -494,13 +504,13 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 		}
 	}
 	note := store.TurnNote{Kind: store.NoteEvent, TurnID: turnID, Seq: events[len(events)-1].Seq}
-	fence, fenced := fenceOf(ctx, turnID)
+	fence, fenced := fenceOf(f, turnID)
 	if db.d.name != store.EnginePostgres {
 		// Committed with other turns' events and messages (see appender),
 		// one prepared row at a time: cheaper on SQLite than parsing a
 		// multi-row statement of a new length on every call.
 		// A turn's first event goes ahead of other writes: its client waits.
-		err := db.appends.submit(ctx, "append turn events", events[0].Seq == 1, fencePtr(ctx, turnID), func(ctx context.Context, tx *sql.Tx) error {
+		err := db.appends.submit(ctx, "append turn events", events[0].Seq == 1, fencePtr(f, turnID), func(ctx context.Context, tx *sql.Tx) error {
 			for _, ev := range events {
 				if _, err := db.execTx(ctx, tx, qInsertTurnEvent, turnID, ev.Seq, string(ev.Data)); err != nil {
 					if isUniqueViolation(err) {
@@ -521,7 +531,7 @@ func (db *DB) AppendTurnEvents(ctx context.Context, turnID string, events []stor
 		// Group-committed with other turns' calls (see eventGroup).
 		return db.events.submit(ctx, fence, events, encodeNote(note))
 	}
-	return db.appendTurnEventsPostgres(ctx, turnID, fencePtr(ctx, turnID), events, encodeNote(note))
+	return db.appendTurnEventsPostgres(ctx, turnID, fencePtr(f, turnID), events, encodeNote(note))
 }
 
 // appendTurnEventsPostgres logs one turn's events on PostgreSQL, under fence

@@ -37,20 +37,20 @@ func BenchmarkBurstTurns(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					fctx := store.WithFence(ctx, store.Fence{TurnID: t.ID, Generation: t.Generation})
-					if _, err := db.AppendMessage(fctx, store.Message{ConversationID: c.ID, Role: store.RoleUser, Content: textContent("calm piano please")}); err != nil {
+					fctx := db.Fenced(store.Fence{TurnID: t.ID, Generation: t.Generation})
+					if _, err := fctx.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleUser, Content: textContent("calm piano please")}); err != nil {
 						b.Error(err)
 						return
 					}
-					if err := db.AppendTurnEvents(fctx, t.ID, ev); err != nil {
+					if err := fctx.AppendTurnEvents(ctx, t.ID, ev); err != nil {
 						b.Error(err)
 						return
 					}
-					if _, err := db.AppendMessage(fctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: textContent("The calmest is a slow piano piece.")}); err != nil {
+					if _, err := fctx.AppendMessage(ctx, store.Message{ConversationID: c.ID, Role: store.RoleAssistant, Content: textContent("The calmest is a slow piano piece.")}); err != nil {
 						b.Error(err)
 						return
 					}
-					if _, err := db.EndTurn(fctx, t.ID, "bench", store.TurnDone); err != nil {
+					if _, err := fctx.EndTurn(ctx, t.ID, "bench", store.TurnDone); err != nil {
 						b.Error(err)
 						return
 					}

@@ -1,4 +1,4 @@
-package server
+package turn
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// startGate gives turns that are starting precedence over turns that are
+// gate gives turns that are starting precedence over turns that are
 // running. A message's first event (the turn claimed, the user message and
 // message_start durable) is a few writes; the rest of a turn is model
 // streams, tools and many more writes. When a burst of messages arrives,
@@ -22,7 +22,7 @@ import (
 // starts (500 at once on SQLite, load 8–12, 6 rounds interleaved:
 // first-event p99 median 2.32 s (1.98–2.99) without the wait before the
 // model call, 0.81 s (0.27–3.15) with it).
-type startGate struct {
+type gate struct {
 	maxWait time.Duration
 
 	mu      sync.Mutex
@@ -30,15 +30,15 @@ type startGate struct {
 	idle    chan struct{} // closed when pending drops to zero
 }
 
-func newStartGate(maxWait time.Duration) *startGate {
+func newGate(maxWait time.Duration) *gate {
 	c := make(chan struct{})
 	close(c)
-	return &startGate{maxWait: maxWait, idle: c}
+	return &gate{maxWait: maxWait, idle: c}
 }
 
 // enter counts a turn as starting; the func it returns counts it as
 // started, once, however often it is called.
-func (g *startGate) enter() func() {
+func (g *gate) enter() func() {
 	g.mu.Lock()
 	if g.pending == 0 {
 		g.idle = make(chan struct{})
@@ -58,7 +58,7 @@ func (g *startGate) enter() func() {
 }
 
 // wait returns once no turn is starting, after maxWait, or when ctx ends.
-func (g *startGate) wait(ctx context.Context) {
+func (g *gate) wait(ctx context.Context) {
 	if g.maxWait <= 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package server
+package agent
 
 import "testing"
 
@@ -21,8 +21,8 @@ func TestIsEnd(t *testing.T) {
 		{``, false},
 	}
 	for _, tt := range tests {
-		if got := isEnd([]byte(tt.data)); got != tt.want {
-			t.Errorf("isEnd(%s) = %v, want %v", tt.data, got, tt.want)
+		if got := IsEnd([]byte(tt.data)); got != tt.want {
+			t.Errorf("IsEnd(%s) = %v, want %v", tt.data, got, tt.want)
 		}
 	}
 }

@@ -1,0 +1,160 @@
+package turn
+
+import (
+	"time"
+
+	"context"
+	"encoding/json"
+
+	"github.com/toolport/toolport/internal/agent"
+	"github.com/toolport/toolport/internal/store"
+)
+
+// heartbeat renews the leases of this replica's turns, and cancels those it
+// lost or that were asked to stop (should the note have been missed).
+func (m *Manager) heartbeat() {
+	lease := m.cfg.Lease
+	tick := time.NewTicker(lease / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.bg.Done():
+			return
+		case <-tick.C:
+		}
+		m.mu.Lock()
+		ids := make([]string, 0, len(m.local))
+		for id := range m.local {
+			ids = append(ids, id)
+		}
+		m.mu.Unlock()
+		if len(ids) == 0 || m.dead.Load() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(m.bg, lease/3)
+		until := m.cfg.Now().Add(lease)
+		kept, err := m.cfg.Store.RenewTurns(ctx, m.cfg.Replica, ids, until)
+		cancel()
+		if err != nil {
+			m.logger.Warn("renewing turn leases", "error", err)
+			// A turn whose lease would lapse before the next try is given
+			// up now: once it lapses another replica closes it, and this one
+			// must not go on writing to a conversation it no longer holds.
+			next := m.cfg.Now().Add(lease / 3).UnixNano()
+			for _, id := range ids {
+				if lt := m.localTurn(id); lt != nil && next >= lt.leaseUntil.Load() {
+					m.logger.Warn("giving up a turn whose lease could not be renewed", "turn", id)
+					lt.cancel(errLeaseLost)
+				}
+			}
+			continue
+		}
+		for _, id := range ids {
+			lt := m.localTurn(id)
+			if lt == nil {
+				continue
+			}
+			stop, ok := kept[id]
+			switch {
+			case !ok:
+				lt.cancel(errLeaseLost)
+			case stop:
+				lt.cancel(errStopRequested)
+			default:
+				lt.leaseUntil.Store(until.UnixNano())
+			}
+		}
+	}
+}
+
+// sweep repairs turns whose replica stopped renewing them and deletes the
+// logs of turns that ended more than EventsRetention ago.
+func (m *Manager) sweep() {
+	tick := time.NewTicker(m.cfg.Lease / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.bg.Done():
+			return
+		case <-tick.C:
+		}
+		if m.dead.Load() {
+			continue
+		}
+		m.Repair(m.bg, "")
+		ctx, cancel := context.WithTimeout(m.bg, storeOpTimeout)
+		if _, err := m.cfg.Store.DeleteEndedTurns(ctx, m.cfg.Now().Add(-m.cfg.EventsRetention)); err != nil {
+			m.logger.Warn("deleting ended turns", "error", err)
+		}
+		cancel()
+	}
+}
+
+// Repair takes over the turns whose lease lapsed (of conversation conv,
+// when not ""), closes them and ends them. Closing a lost turn appends an
+// error and message_end to its log, so that its followers end, and has
+// [Answers] mark its answer incomplete, keeping what the log holds of it.
+// The conversation stays claimed while a lost turn is closed, so a new
+// turn's question cannot land before its answer. The sweeper calls it
+// every Lease/2; a turn started or followed in a conversation calls it for
+// that conversation. Failures are logged: the next sweep tries again.
+func (m *Manager) Repair(ctx context.Context, conv string) {
+	ctx, cancel := context.WithTimeout(ctx, storeOpTimeout)
+	defer cancel()
+	now := m.cfg.Now()
+	lapsed, err := m.cfg.Store.TakeOverTurns(ctx, now, conv, m.cfg.Replica, now.Add(m.cfg.Lease))
+	if err != nil {
+		m.logger.Warn("taking over lapsed turns", "error", err)
+		return
+	}
+	for _, t := range lapsed {
+		// Fenced too: should this replica stall while closing and the turn
+		// be taken over again, its closing writes are refused.
+		f := store.Fence{TurnID: t.ID, Generation: t.Generation}
+		m.closeLost(ctx, f, t)
+		if _, err := m.cfg.Store.Fenced(f).EndTurn(ctx, t.ID, m.cfg.Replica, store.TurnIncomplete); err != nil {
+			m.logger.Warn("ending a lost turn", "turn", t.ID, "error", err)
+		}
+	}
+}
+
+// closeLost finishes the log of a turn whose replica stopped before the
+// turn ended and has its answer marked incomplete.
+func (m *Manager) closeLost(ctx context.Context, f store.Fence, t store.Turn) {
+	var last int64
+	var logged []json.RawMessage
+	for {
+		evs, err := m.cfg.Store.TurnEvents(ctx, t.ID, last, readBatch)
+		if err != nil {
+			m.logger.Warn("closing a lost turn", "turn", t.ID, "error", err)
+			return
+		}
+		for _, ev := range evs {
+			last = ev.Seq
+			logged = append(logged, ev.Data)
+		}
+		if len(evs) < readBatch {
+			break
+		}
+	}
+	closing, err := m.cfg.Answers.CloseLost(ctx, f, t.ConversationID, logged)
+	if err != nil {
+		m.logger.Warn("closing a lost turn's answer", "turn", t.ID, "error", err)
+	}
+	if len(closing) == 0 {
+		return // it did end; only its row was not updated
+	}
+	evs := make([]store.TurnEvent, 0, len(closing))
+	for _, ev := range closing {
+		data, err := agent.Encode(ev)
+		if err != nil {
+			m.logger.Warn("closing a lost turn", "turn", t.ID, "error", err)
+			return
+		}
+		last++
+		evs = append(evs, store.TurnEvent{Seq: last, Data: data})
+	}
+	if err := m.cfg.Store.Fenced(f).AppendTurnEvents(ctx, t.ID, evs); err != nil {
+		m.logger.Warn("closing a lost turn", "turn", t.ID, "error", err)
+	}
+}
