@@ -219,7 +219,10 @@ func (ht handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	in := req.Clone(req.Context())
 	in.RequestURI = req.URL.RequestURI()
-	in.Host = req.URL.Host
+	if in.Host == "" {
+		in.Host = req.URL.Host
+	}
+	in.RemoteAddr = "192.0.2.1:1234" // as httptest.NewRequest: a documentation address
 	if in.Body == nil {
 		in.Body = http.NoBody
 	}
