@@ -21,15 +21,22 @@ import (
 // upstream is a tool's upstream that counts its calls.
 type upstream struct {
 	calls atomic.Int32
-	delay time.Duration
 	fail  atomic.Int32 // the next fail calls fail
+	// entered, when set, hears of each call as it reaches the upstream;
+	// hold, when set, keeps each call there until it is closed. A test
+	// holds a call in flight with them instead of a delay.
+	entered chan struct{}
+	hold    chan struct{}
 }
 
 func (u *upstream) tool(t *testing.T) *tool.Tool {
 	return newSearch(t, func(ctx context.Context, in searchInput) (searchOutput, error) {
 		n := u.calls.Add(1)
-		if u.delay > 0 {
-			time.Sleep(u.delay)
+		if u.entered != nil {
+			u.entered <- struct{}{}
+		}
+		if u.hold != nil {
+			<-u.hold
 		}
 		if u.fail.Load() > 0 {
 			u.fail.Add(-1)
@@ -186,22 +193,28 @@ func TestResultCache(t *testing.T) {
 		}
 	})
 	t.Run("N identical concurrent calls make one upstream call", func(t *testing.T) {
-		u := &upstream{delay: 100 * time.Millisecond}
-		reg := cachedRegistry(t, cache.NewMemory(cache.MemoryConfig{}), u)
-		results := callConcurrently(t, 20, reg)
-		if n := u.calls.Load(); n != 1 {
-			t.Fatalf("%d upstream calls for 20 identical concurrent calls", n)
-		}
-		for _, res := range results {
-			if !res.OK() || res.Value.(searchOutput).Total != 1 {
-				t.Fatalf("a joined call got %s", res)
+		// The upstream call is held until every call has arrived and
+		// blocked (synctest.Wait), so all twenty overlap it.
+		synctest.Test(t, func(t *testing.T) {
+			u := &upstream{hold: make(chan struct{})}
+			reg := cachedRegistry(t, cache.NewMemory(cache.MemoryConfig{}), u)
+			results := callConcurrently(t, 20, func() { synctest.Wait(); close(u.hold) }, reg)
+			if n := u.calls.Load(); n != 1 {
+				t.Fatalf("%d upstream calls for 20 identical concurrent calls", n)
 			}
-		}
+			for _, res := range results {
+				if !res.OK() || res.Value.(searchOutput).Total != 1 {
+					t.Fatalf("a joined call got %s", res)
+				}
+			}
+		})
 	})
 }
 
-// callConcurrently makes n identical calls at once, spread over regs.
-func callConcurrently(t *testing.T, n int, regs ...*tool.Registry) []*tool.Result {
+// callConcurrently makes n identical calls at once, spread over regs, and
+// runs meanwhile (which returns once they may finish) while they are under
+// way.
+func callConcurrently(t *testing.T, n int, meanwhile func(), regs ...*tool.Registry) []*tool.Result {
 	t.Helper()
 	results := make([]*tool.Result, n)
 	var wg sync.WaitGroup
@@ -213,8 +226,40 @@ func callConcurrently(t *testing.T, n int, regs ...*tool.Registry) []*tool.Resul
 		})
 	}
 	close(start)
+	meanwhile()
 	wg.Wait()
 	return results
+}
+
+// lockWatch wraps the caches of replicas to hear when one of them is
+// refused a key's fill lock (another holds it) and to count the locks
+// granted, so that a test orders replicas by what they did, not by time.
+type lockWatch struct {
+	refused chan struct{} // one send per refusal, dropped when full
+	granted atomic.Int32
+}
+
+func newLockWatch() *lockWatch { return &lockWatch{refused: make(chan struct{}, 64)} }
+
+func (w *lockWatch) wrap(c tool.ResultCache) tool.ResultCache { return watchedCache{c, w} }
+
+type watchedCache struct {
+	tool.ResultCache
+	w *lockWatch
+}
+
+func (c watchedCache) TryLock(ctx context.Context, key string, ttl time.Duration) (func(), bool, error) {
+	release, ok, err := c.ResultCache.TryLock(ctx, key, ttl)
+	switch {
+	case ok:
+		c.w.granted.Add(1)
+	case err == nil:
+		select {
+		case c.w.refused <- struct{}{}:
+		default:
+		}
+	}
+	return release, ok, err
 }
 
 // TestResultCacheRedis: registries sharing one Redis (replicas) share results,
@@ -235,10 +280,18 @@ func TestResultCacheRedis(t *testing.T) {
 		}
 	})
 	t.Run("concurrent identical calls on two replicas: one upstream call", func(t *testing.T) {
-		u := &upstream{delay: 200 * time.Millisecond}
+		u := &upstream{entered: make(chan struct{}, 20), hold: make(chan struct{})}
+		watch := newLockWatch()
 		// Each replica has its own upstream counter view but one upstream.
-		a, b := cachedRegistry(t, shared(), u), cachedRegistry(t, shared(), u)
-		results := callConcurrently(t, 20, a, b)
+		a, b := cachedRegistry(t, watch.wrap(shared()), u), cachedRegistry(t, watch.wrap(shared()), u)
+		results := callConcurrently(t, 20, func() {
+			<-u.entered // one replica calls the upstream, holding the fill lock
+			select {
+			case <-watch.refused: // the other was refused it: it waits for the result
+			case <-u.entered: // the other called the upstream too: the count below fails
+			}
+			close(u.hold)
+		}, a, b)
 		if n := u.calls.Load(); n != 1 {
 			t.Fatalf("%d upstream calls for 20 identical calls across two replicas", n)
 		}
@@ -256,22 +309,27 @@ func TestResultCacheRedis(t *testing.T) {
 		}
 	})
 	t.Run("a replica whose call failed frees the key for another", func(t *testing.T) {
-		u := &upstream{delay: 100 * time.Millisecond}
+		u := &upstream{entered: make(chan struct{}, 2), hold: make(chan struct{})}
 		u.fail.Store(1) // the first call (API_ERROR is not retried)
-		a := cachedRegistry(t, shared(), u, tool.WithRetryDelay(time.Millisecond), tool.WithCacheFill(5*time.Second, 5*time.Second))
-		b := cachedRegistry(t, shared(), u, tool.WithCacheFill(5*time.Second, 5*time.Second))
+		watch := newLockWatch()
+		// a's lock would outlast b's wait: only a's release lets b have it.
+		a := cachedRegistry(t, shared(), u, tool.WithRetryDelay(time.Millisecond), tool.WithCacheFill(time.Minute, 5*time.Second))
+		b := cachedRegistry(t, watch.wrap(shared()), u, tool.WithCacheFill(5*time.Second, 5*time.Second))
 		var ra, rb *tool.Result
 		var wg sync.WaitGroup
 		wg.Go(func() { ra = a.Call(context.Background(), "search", []byte(`{"query":"fails"}`)) })
-		time.Sleep(30 * time.Millisecond) // a holds the lock
-		start := time.Now()
+		<-u.entered // a holds the lock, in the upstream
 		wg.Go(func() { rb = b.Call(context.Background(), "search", []byte(`{"query":"fails"}`)) })
+		<-watch.refused // b waits for a
+		close(u.hold)   // a's call fails
 		wg.Wait()
 		if ra.OK() || !rb.OK() || rb.Cached {
 			t.Fatalf("a: %s\nb: %s", ra, rb)
 		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Fatalf("b waited %v, as if for the whole fill wait", d)
+		// Had a kept the lock, b would have called the upstream only after
+		// the whole fill wait, without it.
+		if watch.granted.Load() != 1 {
+			t.Fatalf("b was granted the lock %d times, want once: a's failed call did not free it", watch.granted.Load())
 		}
 	})
 }

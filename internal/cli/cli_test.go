@@ -296,16 +296,18 @@ func TestServeNamesTheMissingKey(t *testing.T) {
 			env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Config: cfg, Registry: cli.BuildRegistry}
 			done := make(chan int, 1)
 			go func() { done <- cli.Run(ctx, env, []string{"serve", "--addr", "127.0.0.1:0"}) }()
-			deadline := time.After(time.Minute)
-		wait:
-			for !strings.Contains(out.String(), "serving on") {
+			deadline := time.After(time.Minute) // a hang guard, not a timing
+			for {
+				printed, changed := out.Next()
+				if strings.Contains(printed, "serving on") {
+					break
+				}
 				select {
 				case code := <-done:
 					t.Fatalf("serve exited %d before serving\n%s", code, errb.String())
 				case <-deadline:
 					t.Fatalf("serve did not start\n%s", errb.String())
-				case <-time.After(20 * time.Millisecond):
-					continue wait
+				case <-changed:
 				}
 			}
 			cancel()

@@ -82,20 +82,19 @@ func TestCommandsUseTheCredentialsFileDatabase(t *testing.T) {
 		done <- cli.Run(sctx, e, []string{"serve", "--addr", "127.0.0.1:0"})
 	}()
 	var base string
-	for deadline := time.Now().Add(60 * time.Second); base == ""; {
-		if _, rest, ok := strings.Cut(out.String(), "serving on "); ok {
+	for deadline := time.After(60 * time.Second); base == ""; { // a hang guard, not a timing
+		printed, changed := out.Next()
+		if _, rest, ok := strings.Cut(printed, "serving on "); ok {
 			base = strings.TrimSpace(rest)
 			break
 		}
 		select {
 		case code := <-done:
 			t.Fatalf("serve exited %d: %s", code, errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
+		case <-deadline:
 			t.Fatalf("serve did not start: %s", errb.String())
+		case <-changed:
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	resp, err := http.Post(strings.TrimSuffix(base, "/")+"/api/conversations", "application/json", strings.NewReader(`{"title":"where am I stored"}`))
 	if err != nil {

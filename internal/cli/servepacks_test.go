@@ -37,9 +37,10 @@ func startServe(t *testing.T, vars map[string]string, args ...string) (base stri
 		done <- cli.Run(ctx, &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Config: cfg, Registry: cli.BuildRegistry},
 			append([]string{"serve", "--addr", "127.0.0.1:0"}, args...))
 	}()
-	deadline := time.After(time.Minute)
+	deadline := time.After(time.Minute) // a hang guard, not a timing
 	for {
-		if _, url, ok := strings.Cut(out.String(), "serving on "); ok {
+		printed, changed := out.Next()
+		if _, url, ok := strings.Cut(printed, "serving on "); ok {
 			t.Cleanup(func() {
 				cancel()
 				if code := <-done; code != 0 {
@@ -55,7 +56,7 @@ func startServe(t *testing.T, vars map[string]string, args ...string) (base stri
 		case <-deadline:
 			cancel()
 			t.Fatalf("serve did not start\n%s", errb.String())
-		case <-time.After(20 * time.Millisecond):
+		case <-changed:
 		}
 	}
 }

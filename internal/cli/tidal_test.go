@@ -52,14 +52,14 @@ func TestTidalLoginSaveAndSync(t *testing.T) {
 	exit := make(chan int, 1)
 	go func() { exit <- cli.Run(context.Background(), e, []string{"tidal", "login", "--timeout", "20s"}) }()
 
-	var authURL string
 	re := regexp.MustCompile(`https://login\.tidal\.com/authorize\?\S+`)
-	for deadline := time.Now().Add(10 * time.Second); authURL == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		authURL = re.FindString(errb.String())
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a hang guard, not a timing
+	defer cancel()
+	printed, err := errb.Await(wctx, re.MatchString)
+	if err != nil {
+		t.Fatalf("no login address printed: %s", printed)
 	}
-	if authURL == "" {
-		t.Fatalf("no login address printed: %s", errb.String())
-	}
+	authURL := re.FindString(printed)
 	q := f.Authorize(t, authURL)
 	get := func(q url.Values) (int, string) {
 		res, err := http.Get(redirect + "?" + q.Encode())

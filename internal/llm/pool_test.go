@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/toolport/toolport/internal/httpclient/httpclienttest"
 	"github.com/toolport/toolport/internal/llm"
@@ -15,12 +14,14 @@ import (
 // providers' default client keeps as many idle as a burst used.
 func TestProvidersReuseConnections(t *testing.T) {
 	serve := func(reply string) *httpclienttest.Server {
-		return httpclienttest.NewServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Each burst's 16 turns are all in the handler at once before any
+		// is answered, so the provider needs 16 connections and must keep
+		// them.
+		return httpclienttest.NewServer(t, httpclienttest.Overlap(16, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
-			time.Sleep(2 * time.Millisecond)
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = io.WriteString(w, reply)
-		}))
+		})))
 	}
 	oaSrv, anSrv := serve(benchOpenAIReply), serve(benchAnthropicReply)
 	oa, err := llm.NewOpenAI("m", llm.Options{BaseURL: oaSrv.URL + "/v1"})

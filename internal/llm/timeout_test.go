@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolport/toolport/internal/config"
@@ -47,43 +49,63 @@ func silentServer(t testing.TB) string {
 	return "http://" + ln.Addr().String()
 }
 
+// silentTransport is a model server that never answers, without a socket:
+// in a synctest bubble the request's wait is durable, so the bubble's fake
+// clock runs on to the provider's timeout.
+type silentTransport struct{}
+
+func (silentTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+	<-r.Context().Done()
+	return nil, r.Context().Err()
+}
+
+// The wait for the first byte ends at the first-byte timeout exactly (the
+// clock is the bubble's), not at the idle timeout. TestTimeoutsFromConfig
+// runs the same wait over a socket.
 func TestFirstByteTimeout(t *testing.T) {
 	const firstByte = 200 * time.Millisecond
 	for _, p := range []string{"anthropic", "openai"} {
 		t.Run(p, func(t *testing.T) {
-			t.Parallel()
-			url := silentServer(t)
-			// The idle timeout is far longer: it must not be the one that ends the wait.
-			o := llm.Options{FirstByteTimeout: firstByte, IdleTimeout: time.Hour}
-			var prov llm.Provider
-			var err error
-			if p == "anthropic" {
-				o.APIKey, o.BaseURL = testKey, url
-				prov, err = llm.NewAnthropic("claude-sonnet-4-5", o)
-			} else {
-				o.APIKey, o.BaseURL = openaiKey, url+"/v1"
-				prov, err = llm.NewOpenAI("gpt-4.1", o)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			// A guard, so that a regression fails instead of hanging.
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-			defer cancel()
-			start := time.Now()
-			_, err = prov.Stream(ctx, llm.Request{Messages: []llm.Message{llm.UserText("hi")}})
-			elapsed := time.Since(start)
-			var e *llm.Error
-			if !errors.As(err, &e) || e.Code != llm.CodeTimeout || !e.Retryable {
-				t.Fatalf("after %v: err = %v, want a retryable timeout", elapsed, err)
-			}
-			if !strings.Contains(e.Message, "first-byte timeout") || !strings.Contains(e.Message, "200ms") {
-				t.Errorf("message %q does not say which wait ran out", e.Message)
-			}
-			if elapsed < firstByte || elapsed > firstByte+2*time.Second {
-				t.Errorf("the call failed after %v, want about %v", elapsed, firstByte)
-			}
+			synctest.Test(t, func(t *testing.T) { firstByteTimeout(t, p, firstByte) })
 		})
+	}
+}
+
+func firstByteTimeout(t *testing.T, p string, firstByte time.Duration) {
+	const url = "http://model.invalid"
+	// The idle timeout is far longer: it must not be the one that ends the wait.
+	o := llm.Options{FirstByteTimeout: firstByte, IdleTimeout: time.Hour, HTTPClient: &http.Client{Transport: silentTransport{}}}
+	var prov llm.Provider
+	var err error
+	if p == "anthropic" {
+		o.APIKey, o.BaseURL = testKey, url
+		prov, err = llm.NewAnthropic("claude-sonnet-4-5", o)
+	} else {
+		o.APIKey, o.BaseURL = openaiKey, url+"/v1"
+		prov, err = llm.NewOpenAI("gpt-4.1", o)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A guard, so that a regression fails instead of hanging.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = prov.Stream(ctx, llm.Request{Messages: []llm.Message{llm.UserText("hi")}})
+	elapsed := time.Since(start)
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Code != llm.CodeTimeout || !e.Retryable {
+		t.Fatalf("after %v: err = %v, want a retryable timeout", elapsed, err)
+	}
+	if !strings.Contains(e.Message, "first-byte timeout") || !strings.Contains(e.Message, "200ms") {
+		t.Errorf("message %q does not say which wait ran out", e.Message)
+	}
+	if elapsed != firstByte {
+		t.Errorf("the call failed after %v, want %v", elapsed, firstByte)
 	}
 }
 

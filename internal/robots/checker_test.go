@@ -302,14 +302,22 @@ func TestConcurrentChecksShareOneFetch(t *testing.T) {
 	const n = 16
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
+	waiting := make(chan struct{}, n)
 	for range n {
-		wg.Go(func() { errs <- c.Check(context.Background(), mustURL(t, s.URL+"/page")) })
+		wg.Go(func() {
+			errs <- c.Check(&waitingContext{Context: context.Background(), waiting: waiting}, mustURL(t, s.URL+"/page"))
+		})
 	}
 	<-arrived // the shared fetch is held open
-	// Give the other checks a moment to queue behind it. This only widens
-	// the window: a check arriving after the gate finds the cached rules and
-	// fetches nothing either, so the count below holds regardless.
-	time.Sleep(50 * time.Millisecond)
+	// Every check waits for its result before the fetch may end.
+	guard := time.After(10 * time.Second) // a hang guard, not a timing
+	for range n {
+		select {
+		case <-waiting:
+		case <-guard:
+			t.Fatal("the checks never all waited for the shared fetch")
+		}
+	}
 	close(gate)
 	wg.Wait()
 	close(errs)
@@ -321,6 +329,21 @@ func TestConcurrentChecksShareOneFetch(t *testing.T) {
 	if got := s.robotsHits.Load(); got != 1 {
 		t.Fatalf("robots.txt fetched %d times by %d concurrent checks, want 1", got, n)
 	}
+}
+
+// waitingContext tells, once, when a check starts waiting on it: Check
+// selects on its context's Done only after it has joined the origin's fetch
+// (the fetch itself runs on a context without the caller's cancellation),
+// so when every check has called Done, every one is queued behind it.
+type waitingContext struct {
+	context.Context
+	once    sync.Once
+	waiting chan<- struct{}
+}
+
+func (c *waitingContext) Done() <-chan struct{} {
+	c.once.Do(func() { c.waiting <- struct{}{} })
+	return c.Context.Done()
 }
 
 func TestCallerCancelDoesNotPoisonSharedFetch(t *testing.T) {

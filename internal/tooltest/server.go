@@ -199,3 +199,42 @@ func ReplayRecording(t testing.TB, dir, upstream string) *Server {
 	}
 	return NewServer(t, rec.Replay(upstream))
 }
+
+// InMemoryClient returns a client whose requests s's handler serves in the
+// calling goroutine, with no socket: a loopback server cannot run inside a
+// testing/synctest bubble, and through this client a test in one reaches s
+// all the same, so that the waits the code under test makes (a Retry-After,
+// a retry delay) pass on the bubble's fake clock instead of in real time.
+func (s *Server) InMemoryClient() *http.Client {
+	return &http.Client{Transport: handlerTransport{s.Config.Handler}}
+}
+
+// handlerTransport serves a request with a handler, as a server would have
+// received it.
+type handlerTransport struct{ h http.Handler }
+
+func (ht handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	in := req.Clone(req.Context())
+	in.RequestURI = req.URL.RequestURI()
+	if in.Host == "" {
+		in.Host = req.URL.Host
+	}
+	in.RemoteAddr = "192.0.2.1:1234" // as httptest.NewRequest: a documentation address
+	if in.Body == nil {
+		in.Body = http.NoBody
+	}
+	rec := httptest.NewRecorder()
+	ht.h.ServeHTTP(rec, in)
+	if req.Body != nil {
+		_ = req.Body.Close() // a RoundTripper closes the request body
+	}
+	if err := req.Context().Err(); err != nil {
+		return nil, err // the handler gave up with the caller, as a server's connection would
+	}
+	res := rec.Result()
+	res.Request = req
+	return res, nil
+}

@@ -132,6 +132,10 @@ type Service struct {
 	watchOnce sync.Once
 	watching  atomic.Bool
 	noWatch   bool
+	// watchRefreshed, when set (by tests, before the first load), is
+	// called after each refresh a notification started, so that a test
+	// waits for it instead of polling.
+	watchRefreshed func()
 
 	// engineMu guards the engine pointer, which a full reload replaces.
 	engineMu sync.Mutex
@@ -388,6 +392,9 @@ func (s *Service) startWatch(db Store) {
 	go func() {
 		for range kick {
 			_, _ = s.Refresh(context.Background()) // a failure is retried by the next notification or poll
+			if s.watchRefreshed != nil {
+				s.watchRefreshed()
+			}
 		}
 	}()
 	go func() {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolport/toolport/internal/tooltest"
@@ -156,13 +157,20 @@ type upstreamCase struct {
 
 // runUpstreamCases calls toolName once per case against an upstream that
 // plays the case's replies. A successful case must return wantCount
-// results; checkStatus also compares the error's upstream status.
+// results; checkStatus also compares the error's upstream status. Each call
+// runs in a synctest bubble, reaching the upstream without a socket, so that
+// a Retry-After the registry honours passes on the fake clock.
 func runUpstreamCases(t *testing.T, tests []upstreamCase, config func(*tooltest.Server) Config, toolName string, wantCount int, checkStatus bool) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			up := newUpstream(t, tt.replies...)
-			res := call(t, config(up), toolName, `{"query":"semantic kernel"}`)
+			up := newUpstream(t, tt.replies...) // outside the bubble: it listens on a socket
+			var res *tool.Result
+			synctest.Test(t, func(t *testing.T) {
+				cfg := config(up)
+				cfg.HTTPClient = up.InMemoryClient()
+				res = call(t, cfg, toolName, `{"query":"semantic kernel"}`)
+			})
 			wantRequests := 1
 			if res.Retried {
 				wantRequests = 2
