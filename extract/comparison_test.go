@@ -26,6 +26,7 @@ import (
 	trafilatura "github.com/markusmobius/go-trafilatura"
 	"golang.org/x/net/html"
 
+	maincontent "github.com/toolport/toolport/extract/internal/content"
 	"github.com/toolport/toolport/internal/testexec"
 )
 
@@ -667,4 +668,135 @@ func TestTrafilaturaComparison(t *testing.T) {
 			}
 		}
 	}
+}
+
+// cvMaxPrecisionLoss is how much precision a candidate may cost.
+const cvMaxPrecisionLoss = 0.005
+
+// cvCandidate is a mechanism tried by cross-validation: set applies one of
+// its settings (grid) on top of the tuning kept so far.
+type cvCandidate struct {
+	name string
+	grid []int
+	set  func(maincontent.Tuning, int) maincontent.Tuning
+}
+
+// cvCandidates are tried in this order, each on top of those kept before it.
+func cvCandidates() []cvCandidate {
+	return []cvCandidate{
+		{"restore what pruning or trimming empties", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Restore = true; return t }},
+		{"named boilerplate kept when it holds N runes of prose", []int{150, 300, 600, 1200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.NamedProse = v; return t }},
+		{"named boilerplate kept when it holds N runes of text, links <= 0.3", []int{300, 600, 1200, 2500}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.NamedText = v; return t }},
+		{"boilerplate name lowers a score only with boilerplate content", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.NamePenalty = true; return t }},
+		{"page of at most N runes returned whole", []int{400, 800, 1500, 3000, 6000}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortPage = v; return t }},
+		{"what precedes a code block opening the content is kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.CodeLead = true; return t }},
+		{"content of at most N runes kept without lead trimming", []int{300, 600, 1200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortContent = v; return t }},
+	}
+}
+
+// TestComparisonCV decides each candidate mechanism by 5-fold
+// cross-validation on the comparison set: for each fold, the candidate's
+// setting is the one with the best F on the other four folds among those
+// that keep precision there within cvMaxPrecisionLoss of the tuning kept
+// so far (the target is F at today's precision, not recall bought with
+// boilerplate), and it is scored on the fold left out; the candidate is
+// kept when the pooled held-out F (the left-out folds' counts summed)
+// beats the tuning kept so far with precision held the same way. It logs the table BENCHMARKS.md keeps. The starting point is every
+// mechanism off (the extractor as it was before them).
+func TestComparisonCV(t *testing.T) {
+	comparisonEnabled(t)
+	pages := loadComparison(t)
+	runs := map[maincontent.Tuning]cmpResult{}
+	run := func(tu maincontent.Tuning) cmpResult {
+		if r, ok := runs[tu]; ok {
+			return r
+		}
+		r := runComparison(pages, ownExtractor("toolport", ownFinder(tu)))
+		runs[tu] = r
+		return r
+	}
+	f := func(r cmpResult, keep func(cmpPage) bool) float64 { _, _, _, f := r.sum(pages, keep).perf(); return f }
+	kept := maincontent.Tuning{}
+	t.Logf("| candidate | setting chosen per fold | base F per held-out fold | candidate F per held-out fold | pooled held-out F base → candidate (P, R) | kept |")
+	for _, c := range cvCandidates() {
+		base := run(kept)
+		var held, heldBase cmpCounts
+		var chosen []string
+		var bf, cf []string
+		for k := range comparisonFolds {
+			bp, _, _, _ := base.sum(pages, outOfFold(k)).perf()
+			bestV, bestF := -1, -1.0
+			for _, v := range c.grid {
+				r := run(c.set(kept, v))
+				p, _, _, fv := r.sum(pages, outOfFold(k)).perf()
+				if p >= bp-cvMaxPrecisionLoss && fv > bestF {
+					bestV, bestF = v, fv
+				}
+			}
+			r := base
+			if bestV >= 0 {
+				r = run(c.set(kept, bestV))
+			}
+			held.add(r.sum(pages, inFold(k)))
+			heldBase.add(base.sum(pages, inFold(k)))
+			chosen = append(chosen, strconv.Itoa(bestV))
+			bf = append(bf, fmt.Sprintf("%.3f", f(base, inFold(k))))
+			cf = append(cf, fmt.Sprintf("%.3f", f(r, inFold(k))))
+		}
+		pb, _, _, fb := heldBase.perf()
+		p, r, _, fc := held.perf()
+		keep := fc > fb && p >= pb-cvMaxPrecisionLoss
+		if keep {
+			// The setting kept is the one chosen on all folds together.
+			bp, _, _, _ := base.sum(pages, allPages).perf()
+			bestV, bestF := -1, -1.0
+			for _, v := range c.grid {
+				p, _, _, fv := run(c.set(kept, v)).sum(pages, allPages).perf()
+				if p >= bp-cvMaxPrecisionLoss && fv > bestF {
+					bestV, bestF = v, fv
+				}
+			}
+			if bestV >= 0 {
+				kept = c.set(kept, bestV)
+			} else {
+				keep = false
+			}
+		}
+		t.Logf("| %s | %s | %s | %s | %.4f → %.4f (P %.3f, R %.3f) | %v |", c.name, strings.Join(chosen, " "),
+			strings.Join(bf, " "), strings.Join(cf, " "), fb, fc, p, r, keep)
+	}
+	t.Logf("kept: %+v (DefaultTuning: %+v)", kept, maincontent.DefaultTuning())
+}
+
+// TestComparisonPage shows one page of the comparison set, for working on
+// it: EXTRACT_COMPARISON_PAGE=<file> logs Toolport's Markdown and the
+// judged snippets it misses or wrongly keeps.
+func TestComparisonPage(t *testing.T) {
+	file := os.Getenv("EXTRACT_COMPARISON_PAGE")
+	if file == "" {
+		t.Skip("set EXTRACT_COMPARISON_PAGE=<file name> to inspect one page of the comparison set")
+	}
+	for _, p := range loadComparison(t) {
+		if p.file != file {
+			continue
+		}
+		doc, err := extractWith(context.Background(), p.html, p.url, Options{}, own)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		text := plainText(doc.Markdown)
+		for _, s := range p.with {
+			if !strings.Contains(text, s) {
+				t.Logf("missing: %q", s)
+			}
+		}
+		for _, s := range p.without {
+			if strings.Contains(text, s) {
+				t.Logf("unwanted: %q", s)
+			}
+		}
+		t.Logf("Markdown:\n%s", doc.Markdown)
+		return
+	}
+	t.Fatalf("%s is not a page of the comparison set", file)
 }

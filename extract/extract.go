@@ -80,17 +80,23 @@ type finder struct {
 }
 
 // own is Toolport's extractor (extract/internal/content).
-var own = finder{name: "own", prune: true, find: func(root *html.Node, base *url.URL) (*html.Node, pageMeta) {
-	meta := ownMeta(root)
-	content := maincontent.Find(root)
-	if content == nil || textOf(content) == "" {
-		content = findBody(root)
-	}
-	absolutize(content, base)
-	cleanContent(content, meta.title)
-	filterImages(content, base)
-	return content, meta
-}}
+var own = ownFinder(maincontent.DefaultTuning())
+
+// ownFinder is Toolport's extractor with the given tuning (the tests try
+// others).
+func ownFinder(tu maincontent.Tuning) finder {
+	return finder{name: "own", prune: true, find: func(root *html.Node, base *url.URL) (*html.Node, pageMeta) {
+		meta := ownMeta(root)
+		content := maincontent.FindWith(root, tu)
+		if content == nil || textOf(content) == "" {
+			content = findBody(root)
+		}
+		absolutize(content, base)
+		cleanContent(content, meta.title)
+		filterImages(content, base)
+		return content, meta
+	}}
+}
 
 // Extract finds the main content of page (UTF-8, see DecodeHTML) and renders
 // it as Markdown. pageURL, when not nil, is the address the page was fetched

@@ -91,6 +91,12 @@ func TestExtractStructure(t *testing.T) {
 			want:    []string{"[annual report](https://cdn.example.org/files/report.pdf)"},
 		},
 		{
+			name:    "soft hyphens removed, no-break spaces made plain",
+			page:    article(`<p>Die Donau&shy;dampf&shy;schiff&shy;fahrt fuhr 10&nbsp;km weit, um 8&#8239;Uhr, mit vielen Gästen an Bord.</p>` + filler),
+			want:    []string{"Donaudampfschifffahrt", "10 km weit", "8 Uhr"},
+			notWant: []string{"\u00ad", "\u00a0", "\u202f", "&nbsp;", "&shy;"},
+		},
+		{
 			name: "lists kept",
 			page: article(filler + `<ul><li>first point of the list with words</li><li>second point of the list with words</li></ul>` + filler),
 			want: []string{"- first point of the list with words\n- second point of the list with words"},

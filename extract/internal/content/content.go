@@ -51,21 +51,79 @@ import (
 // taken for the article rather than a fragment of a page that has none.
 const minContent = 250
 
+// Tuning holds the settings of the mechanisms that were chosen by
+// cross-validation on trafilatura's judged pages (extract's
+// comparison_test.go; the table of every candidate is in BENCHMARKS.md).
+// Find uses DefaultTuning; the tests try others.
+type Tuning struct {
+	// NamedProse is the fewest runes of prose (see proseRunes) that keep an
+	// element named as boilerplate by a class or id word: its own content
+	// reads as an article, whatever it is called (Elementor's
+	// "elementor-widget", a "paywall" box around the rest of the story).
+	// Zero prunes by name alone.
+	NamedProse int
+	// ShortPage is the most runes of text (after pruning) for which a page
+	// is returned whole, prose, tables and code together: a short page has
+	// no boilerplate worth choosing against. Zero turns it off.
+	ShortPage int
+	// NamedText is the fewest runes of text, with at most maxGoodLinks of
+	// it in links, that keep an element named as boilerplate by a class or
+	// id word: a long text that is not a link list is content, whatever it
+	// is called ("print-full" around a recipe). Zero turns it off.
+	NamedText int
+	// NamePenalty, when set, lets a class or id word naming boilerplate
+	// lower a container's score only when the container's own content looks
+	// like boilerplate (as for NamedProse and NamedText); otherwise the name
+	// alone does.
+	NamePenalty bool
+	// ShortContent is the most runes of chosen content whose leading
+	// blocks are all kept: the trimming of what comes before the first
+	// prose block is skipped, so a short page's heading, table and
+	// introduction stay with its code. Zero turns it off.
+	ShortContent int
+	// CodeLead, when set, keeps what comes before a code block that is the
+	// first block classed good (see trimBlocks).
+	CodeLead bool
+	// Restore, when set, undoes pruning and trimming that leave nothing:
+	// the uncleaned container, else the whole body, is returned rather
+	// than no content.
+	Restore bool
+}
+
+// DefaultTuning is what Find uses.
+func DefaultTuning() Tuning {
+	return Tuning{NamedProse: 600, ShortContent: 1200, Restore: true}
+}
+
 // Find returns the main content of the document below root, as a new <div>
 // holding the chosen nodes (moved out of root's tree), or nil when the page
 // has no text at all. root is modified: boilerplate is removed from it.
-func Find(root *html.Node) *html.Node {
+func Find(root *html.Node) *html.Node { return FindWith(root, DefaultTuning()) }
+
+// FindWith is Find with the given tuning.
+func FindWith(root *html.Node, tu Tuning) *html.Node {
 	body := findBody(root)
 	st := measure(body)
-	prune(body, st)
+	before := st.of(body).runes
+	var undo journal
+	prune(body, st, tu, &undo)
 	st = measure(body)
+	if after := st.of(body).runes; tu.Restore && after < minContent && before >= 2*minContent {
+		// Pruning took (nearly) every word: the page is all "boilerplate"
+		// by its markup and names, which is a wrong reading of it; the body
+		// as it was is better than nothing.
+		undo.restore()
+		st = measure(body)
+	}
 	if st.of(body).runes == 0 {
 		return nil
 	}
-	top, cands := bestCandidate(body, st)
-	if top == nil || st.of(top).runes < minContent {
-		// No article here (a portal, a list page): the page's text, less
-		// its boilerplate, is the best there is.
+	top, cands := bestCandidate(body, st, tu)
+	short := tu.ShortPage > 0 && st.of(body).runes <= tu.ShortPage
+	if short || top == nil || st.of(top).runes < minContent {
+		// No article here (a portal, a list page), or a page so short that
+		// all of it is the content: the page's text, less its boilerplate,
+		// is the best there is.
 		top = body
 	}
 	out := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
@@ -83,8 +141,47 @@ func Find(root *html.Node) *html.Node {
 		n.Parent.RemoveChild(n)
 		out.AppendChild(n)
 	}
-	trimBlocks(out)
+	var trimmed journal
+	if tu.ShortContent > 0 && measure(out).of(out).runes <= tu.ShortContent {
+		short = true
+	}
+	trimBlocks(out, !short, tu.CodeLead, &trimmed)
+	if tu.Restore && measure(out).of(out).runes == 0 {
+		trimmed.restore()
+	}
 	return out
+}
+
+// journal records removals so that they can be undone, last first.
+type journal []removal
+
+type removal struct{ n, parent, next *html.Node }
+
+// remove takes n out of its parent, recording where it was.
+func (j *journal) remove(n *html.Node) {
+	if n.Parent == nil {
+		return
+	}
+	*j = append(*j, removal{n: n, parent: n.Parent, next: n.NextSibling})
+	n.Parent.RemoveChild(n)
+}
+
+// restore puts back what was removed, last first, and reports whether
+// there was anything.
+func (j *journal) restore() bool {
+	if len(*j) == 0 {
+		return false
+	}
+	for i := len(*j) - 1; i >= 0; i-- {
+		r := (*j)[i]
+		if r.next != nil && r.next.Parent == r.parent {
+			r.parent.InsertBefore(r.n, r.next)
+		} else {
+			r.parent.AppendChild(r.n)
+		}
+	}
+	*j = nil
+	return true
 }
 
 // findBody returns root's <body>, or root when there is none.

@@ -16,7 +16,7 @@ import (
 // like "sidebar-layout" on the wrapper of everything. It is kept too when
 // its text is a quotation: an embedded post ("social-embed" around a
 // tweet) quotes what the article is about.
-func prune(body *html.Node, st stats) {
+func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 	total := st.of(body).runes
 	var drop []*html.Node
 	htmltree.Walk(body, func(n *html.Node) bool {
@@ -32,7 +32,7 @@ func prune(body *html.Node, st stats) {
 			drop = append(drop, n)
 			return false
 		case byName:
-			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) {
+			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) && !contentLike(n, st, tu) {
 				drop = append(drop, n)
 				return false
 			}
@@ -40,8 +40,42 @@ func prune(body *html.Node, st stats) {
 		return true
 	})
 	for _, n := range drop {
-		n.Parent.RemoveChild(n)
+		j.remove(n)
 	}
+}
+
+// contentLike tells an element whose own content reads as the article's,
+// by the tuning's measures: prose (NamedProse) or a long text that is not
+// a link list (NamedText). Such an element is not pruned for its name.
+func contentLike(n *html.Node, st stats, tu Tuning) bool {
+	s := st.of(n)
+	if tu.NamedText > 0 && s.runes >= tu.NamedText && s.linkDensity() <= maxGoodLinks {
+		return true
+	}
+	return tu.NamedProse > 0 && proseRunes(n, st) >= tu.NamedProse
+}
+
+// proseRunes counts the runes of n's text in paragraphs that read as
+// prose: paragraph-like blocks (see paragraphLike) classed good by
+// themselves, long enough, with few links. A share bar, a cookie notice or
+// a list of related links has none; a box holding the article's paragraphs
+// has them whatever its class says.
+func proseRunes(n *html.Node, st stats) int {
+	total := 0
+	htmltree.Walk(n, func(c *html.Node) bool {
+		if c.Type != html.ElementNode {
+			return false
+		}
+		s := st.of(c)
+		if c != n && paragraphLike(c, s) {
+			if s.runes >= goodRunes && s.linkDensity() <= maxGoodLinks {
+				total += s.runes
+			}
+			return false
+		}
+		return true
+	})
+	return total
 }
 
 // linkCard tells an inline element inside a paragraph that holds nothing
