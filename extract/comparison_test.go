@@ -686,6 +686,10 @@ func cvCandidates() []cvCandidate {
 	return []cvCandidate{
 		{"restore what pruning or trimming empties", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Restore = true; return t }},
 		{"named boilerplate kept when it holds N runes of prose", []int{150, 300, 600, 1200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.NamedProse = v; return t }},
+		{"named boilerplate kept when prose is N% of its text", []int{30, 50, 70, 90}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.NamedShare = v; return t }},
+		{"named boilerplate kept when it holds N% of the page's prose", []int{30, 50, 70}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.PageProse = v; return t }},
+		{"siblings of the best container that are mostly prose join it", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.SiblingProse = true; return t }},
+		{"labels kept as text", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Labels = true; return t }},
 		{"named boilerplate kept when it holds N runes of text, links <= 0.3", []int{300, 600, 1200, 2500}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.NamedText = v; return t }},
 		{"boilerplate name lowers a score only with boilerplate content", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.NamePenalty = true; return t }},
 		{"page of at most N runes returned whole", []int{400, 800, 1500, 3000, 6000}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortPage = v; return t }},

@@ -66,6 +66,24 @@ type Tuning struct {
 	// is returned whole, prose, tables and code together: a short page has
 	// no boilerplate worth choosing against. Zero turns it off.
 	ShortPage int
+	// NamedShare, when not zero, keeps an element named as boilerplate
+	// whose prose (at least one good paragraph) is at least this share of
+	// its text, in percent: what it holds reads as an article, however
+	// short the page.
+	NamedShare int
+	// PageProse, when not zero, keeps an element named as boilerplate that
+	// holds at least this share (percent) of the page's prose: it is the
+	// article, even when link lists around it outweigh it in text.
+	PageProse int
+	// SiblingProse, when set, joins to the best container each sibling
+	// whose text is mostly prose (see proseRunes), as a paragraph sibling
+	// joins: an article split into blocks side by side whose names lower
+	// their scores (a page builder's widgets).
+	SiblingProse bool
+	// Labels, when set, keeps <label> elements as text: a form's labels
+	// are dropped with its controls, but a list of checkboxes is a recipe's
+	// ingredients or a checklist, whose words are in the labels.
+	Labels bool
 	// NamedText is the fewest runes of text, with at most maxGoodLinks of
 	// it in links, that keep an element named as boilerplate by a class or
 	// id word: a long text that is not a link list is content, whatever it
@@ -92,7 +110,7 @@ type Tuning struct {
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
-	return Tuning{NamedProse: 600, ShortContent: 1200, Restore: true}
+	return Tuning{Restore: true, NamedProse: 600, PageProse: 30, Labels: true, ShortContent: 1200}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -135,7 +153,7 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 			chosen = append(chosen, c)
 		}
 	} else {
-		chosen = withCousins(body, top, withSiblings(top, cands, st), cands, st)
+		chosen = withCousins(body, top, withSiblings(top, cands, st, tu), cands, st)
 	}
 	for _, n := range chosen {
 		n.Parent.RemoveChild(n)

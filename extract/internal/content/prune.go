@@ -18,6 +18,10 @@ import (
 // tweet) quotes what the article is about.
 func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 	total := st.of(body).runes
+	pageProse := 0
+	if tu.PageProse > 0 {
+		pageProse = proseRunes(body, st)
+	}
 	var drop []*html.Node
 	htmltree.Walk(body, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == body {
@@ -27,12 +31,17 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 			drop = append(drop, n)
 			return false
 		}
-		switch boilerplate(n) {
+		v := boilerplate(n)
+		if v == byMarkup && tu.Labels && n.DataAtom == atom.Label {
+			v = notBoilerplate
+		}
+		switch v {
 		case byMarkup:
 			drop = append(drop, n)
 			return false
 		case byName:
-			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) && !contentLike(n, st, tu) {
+			mostProse := tu.PageProse > 0 && pageProse > 0 && proseRunes(n, st)*100 >= pageProse*tu.PageProse
+			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) && !contentLike(n, st, tu) && !mostProse {
 				drop = append(drop, n)
 				return false
 			}
@@ -52,12 +61,18 @@ func contentLike(n *html.Node, st stats, tu Tuning) bool {
 	if tu.NamedText > 0 && s.runes >= tu.NamedText && s.linkDensity() <= maxGoodLinks {
 		return true
 	}
-	return tu.NamedProse > 0 && proseRunes(n, st) >= tu.NamedProse
+	if tu.NamedProse == 0 && tu.NamedShare == 0 {
+		return false
+	}
+	prose := proseRunes(n, st)
+	return tu.NamedProse > 0 && prose >= tu.NamedProse ||
+		tu.NamedShare > 0 && prose >= goodRunes && prose*100 >= s.runes*tu.NamedShare
 }
 
 // proseRunes counts the runes of n's text in paragraphs that read as
-// prose: paragraph-like blocks (see paragraphLike) classed good by
-// themselves, long enough, with few links. A share bar, a cookie notice or
+// prose: paragraph-like blocks (see paragraphLike) other than code that
+// are classed good by themselves (long, or sentence-long and ending like a
+// sentence, with few links). A share bar, a cookie notice or
 // a list of related links has none; a box holding the article's paragraphs
 // has them whatever its class says.
 func proseRunes(n *html.Node, st stats) int {
@@ -68,7 +83,7 @@ func proseRunes(n *html.Node, st stats) int {
 		}
 		s := st.of(c)
 		if c != n && paragraphLike(c, s) {
-			if s.runes >= goodRunes && s.linkDensity() <= maxGoodLinks {
+			if c.DataAtom != atom.Pre && classify(c, s) == good {
 				total += s.runes
 			}
 			return false

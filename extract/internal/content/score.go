@@ -186,7 +186,7 @@ const (
 // withSiblings returns the best container and the siblings that belong to
 // the article with it (pages often split an article into several
 // containers side by side), in document order.
-func withSiblings(top *html.Node, c candidates, st stats) []*html.Node {
+func withSiblings(top *html.Node, c candidates, st stats, tu Tuning) []*html.Node {
 	if top.Parent == nil || top.DataAtom == atom.Body {
 		return []*html.Node{top}
 	}
@@ -209,6 +209,12 @@ func withSiblings(top *html.Node, c candidates, st stats) []*html.Node {
 		if scored && sc >= threshold {
 			out = append(out, s)
 			continue
+		}
+		if tu.SiblingProse && s.DataAtom != atom.P {
+			if ss := st.of(s); ss.runes > 0 && proseRunes(s, st)*2 >= ss.runes {
+				out = append(out, s)
+				continue
+			}
 		}
 		if s.DataAtom == atom.P {
 			ss := st.of(s)
