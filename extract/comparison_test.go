@@ -804,3 +804,37 @@ func TestComparisonPage(t *testing.T) {
 	}
 	t.Fatalf("%s is not a page of the comparison set", file)
 }
+
+// TestComparisonCoverage relates Document.Coverage (the share of the
+// page's visible text kept) to the judged recall on the comparison set,
+// by bands of coverage: the evidence for the threshold under which
+// web_fetch warns that the extraction kept little of the page.
+func TestComparisonCoverage(t *testing.T) {
+	comparisonEnabled(t)
+	pages := loadComparison(t)
+	bands := []float64{0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.01}
+	type band struct {
+		pages int
+		c     cmpCounts
+	}
+	got := make([]band, len(bands))
+	for _, p := range pages {
+		doc, err := extractWith(context.Background(), p.html, p.url, Options{}, own)
+		cov, text := 0.0, ""
+		if err == nil {
+			cov, text = doc.Coverage(), plainText(doc.Markdown)
+		}
+		for i, b := range bands {
+			if cov < b {
+				got[i].pages++
+				got[i].c.add(evaluateEntry(p.with, p.without, text))
+				break
+			}
+		}
+	}
+	t.Logf("| coverage below | pages | P | R | F |")
+	for i, b := range bands {
+		p, r, _, f := got[i].c.perf()
+		t.Logf("| %.2f | %d | %.3f | %.3f | %.3f |", b, got[i].pages, p, r, f)
+	}
+}
