@@ -262,6 +262,11 @@ func measure(root *html.Node) stats {
 		var s stat
 		switch n.Type {
 		case html.TextNode:
+			if n.Parent != nil && n.Parent.DataAtom == atom.Script {
+				// JSON-LD, kept for its metadata, is not text the page
+				// shows: its commas must not vote for its container.
+				continue
+			}
 			s = textStat(n.Data)
 		case html.ElementNode:
 			s = *get(n)
