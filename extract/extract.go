@@ -8,7 +8,16 @@
 // go-readability, which the tests keep as peers to measure it against. Main-content extraction drops
 // navigation, footers, cookie banners and similar boilerplate; what is kept
 // renders as Markdown with headings, lists, tables, fenced code blocks and
-// absolute links.
+// absolute links, with soft hyphens removed and no-break spaces made plain.
+// Document.Coverage says how much of the page's visible text was kept, so
+// that a caller can warn when an extraction may have lost the article.
+//
+// Quality is measured on three sets in the tests: 91 pages of
+// Scrapinghub's article benchmark (bench_test.go), trafilatura's 983
+// judged pages with its own metric and 5 folds fixed by a hash of the file
+// name (comparison_test.go; the pages are read from go-trafilatura's module
+// in the module cache), and 18 short and odd pages written for the project
+// (shortpages_test.go).
 package extract
 
 import (

@@ -28,6 +28,8 @@ func TestShortPages(t *testing.T) {
 		// yet: logged as known gaps, and a failure once found, so that the
 		// label moves to Must.
 		Gap []string `json:"gap"`
+		// GapNot is the same for what it should not contain but does.
+		GapNot []string `json:"gapNot"`
 	}
 	if err := json.Unmarshal(raw, &expect); err != nil {
 		t.Fatalf("expect.json: %v", err)
@@ -75,6 +77,13 @@ func TestShortPages(t *testing.T) {
 					t.Errorf("%s: known gap %q is found now: move it to must in expect.json", want.Kind, s)
 				} else {
 					t.Logf("%s: known gap: lacks %q", want.Kind, s)
+				}
+			}
+			for _, s := range want.GapNot {
+				if !strings.Contains(doc.Markdown, s) {
+					t.Errorf("%s: known gap %q is gone now: move it to mustNot in expect.json", want.Kind, s)
+				} else {
+					t.Logf("%s: known gap: has %q", want.Kind, s)
 				}
 			}
 			if t.Failed() {
