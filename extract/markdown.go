@@ -40,7 +40,7 @@ func toMarkdown(ctx context.Context, n *html.Node) (string, error) {
 // plain spaces, so that the words of the Markdown are the words a reader
 // sees and a search for them finds them.
 func normalizeSpaces(s string) string {
-	if !strings.ContainsAny(s, "­   ") {
+	if !strings.ContainsAny(s, "\u00ad\u00a0\u202f\u2007") {
 		return s
 	}
 	var b strings.Builder
