@@ -8,7 +8,9 @@
 // what a response means: which statuses and content types are errors, and
 // when a page is an anti-bot wall rather than content. Before a page is
 // fetched, its origin's robots.txt is consulted (see internal/robots), and
-// so is each redirect target's, before the redirect is followed.
+// so is each redirect target's, before the redirect is followed. When the
+// extraction keeps under a tenth of the text the page shows, the result's
+// notice says so and points to raw (see coverageNotice).
 package webfetch
 
 import (
