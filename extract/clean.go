@@ -149,6 +149,10 @@ func remove(n *html.Node) {
 
 // trimTail removes what trails the article: headings with nothing under
 // them and link lists (related stories, newsletter boxes).
+//
+// When every block would go, none does: a page that is all links and
+// headings (an index, a link list) is better returned as it is than as
+// nothing.
 func trimTail(bs []block) []block {
 	i := len(bs)
 	for i > 0 {
@@ -156,8 +160,13 @@ func trimTail(bs []block) []block {
 		if !(b.heading || b.linkDensity() >= 0.5) {
 			break
 		}
-		remove(b.n)
 		i--
+	}
+	if i == 0 {
+		return bs
+	}
+	for _, b := range bs[i:] {
+		remove(b.n)
 	}
 	return bs[:i]
 }

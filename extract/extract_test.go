@@ -91,6 +91,12 @@ func TestExtractStructure(t *testing.T) {
 			want:    []string{"[annual report](https://cdn.example.org/files/report.pdf)"},
 		},
 		{
+			name:    "soft hyphens removed, no-break spaces made plain",
+			page:    article(`<p>Die Donau&shy;dampf&shy;schiff&shy;fahrt fuhr 10&nbsp;km weit, um 8&#8239;Uhr, mit vielen Gästen an Bord.</p>` + filler),
+			want:    []string{"Donaudampfschifffahrt", "10 km weit", "8 Uhr"},
+			notWant: []string{"\u00ad", "\u00a0", "\u202f", "&nbsp;", "&shy;"},
+		},
+		{
 			name: "lists kept",
 			page: article(filler + `<ul><li>first point of the list with words</li><li>second point of the list with words</li></ul>` + filler),
 			want: []string{"- first point of the list with words\n- second point of the list with words"},
@@ -208,5 +214,39 @@ func TestPruneInertKeepsContentAndJSONLD(t *testing.T) {
 		if !strings.Contains(got, kept) {
 			t.Errorf("%q removed: %s", kept, got)
 		}
+	}
+}
+
+// TestCoverage: PageRunes counts the text a page shows (not scripts,
+// styles or hidden elements), ContentRunes what the extraction kept, and
+// Coverage their ratio.
+func TestCoverage(t *testing.T) {
+	const para = `<p>Rivers carry water from the hills down to the sea, and with it the soil of the valleys they cross.</p>`
+	tests := []struct {
+		name           string
+		body           string
+		page, content  int // expected PageRunes and ContentRunes (a para has 79 non-space runes)
+		minCov, maxCov float64
+	}{
+		{"all kept", `<article>` + para + para + para + `</article>`, 3 * 79, 3 * 79, 1, 1},
+		{"hidden, scripts and styles not counted", `<article>` + para + para + para + `</article><div hidden>secret words</div><script>var x = 1;</script><style>p{color:red}</style><p style="display: none">gone</p>`, 3 * 79, 3 * 79, 1, 1},
+		{"navigation counted as shown, not kept", `<nav><a href="/a">Home page</a> <a href="/b">Archive</a></nav><article>` + para + para + para + `</article>`, 3*79 + 15, 3 * 79, 0.9, 0.99},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, err := Extract(context.Background(), []byte("<html><head><title>T</title></head><body>"+tt.body+"</body></html>"), mustURL(t, "https://example.com/"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if doc.PageRunes != tt.page || doc.ContentRunes != tt.content {
+				t.Errorf("PageRunes, ContentRunes = %d, %d, want %d, %d\n%s", doc.PageRunes, doc.ContentRunes, tt.page, tt.content, doc.Markdown)
+			}
+			if c := doc.Coverage(); c < tt.minCov || c > tt.maxCov {
+				t.Errorf("Coverage = %.3f, want %.2f–%.2f", c, tt.minCov, tt.maxCov)
+			}
+		})
+	}
+	if c := (&Document{}).Coverage(); c != 1 {
+		t.Errorf("Coverage of a page with no text = %v, want 1", c)
 	}
 }

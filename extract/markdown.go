@@ -32,7 +32,29 @@ func toMarkdown(ctx context.Context, n *html.Node) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("extract: render Markdown: %w", err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return strings.TrimSpace(normalizeSpaces(string(out))), nil
+}
+
+// normalizeSpaces removes soft hyphens (U+00AD, invisible break hints
+// inside words) and turns no-break spaces (U+00A0, U+202F, U+2007) into
+// plain spaces, so that the words of the Markdown are the words a reader
+// sees and a search for them finds them.
+func normalizeSpaces(s string) string {
+	if !strings.ContainsAny(s, "\u00ad\u00a0\u202f\u2007") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch r {
+		case '\u00ad':
+		case '\u00a0', '\u202f', '\u2007':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // absolutize rewrites href and src attributes below n to absolute URLs.

@@ -100,7 +100,14 @@ func classify(n *html.Node, s stat) class {
 // tag lists), except short paragraphs written into the first prose block's
 // own container, a heading right before what is kept, and short lines of
 // plain text at the end (a sign-off, a correction note).
-func trimBlocks(root *html.Node) {
+//
+// With lead false (short content), the blocks before the first prose block
+// are kept: a short page's heading, table and introduction belong with its
+// code block. With codeLead, the same holds when the first block classed
+// good is a code block: code is content, but not the prose that tells
+// where an article starts, and a docs page opens with what explains it.
+// Removals are recorded in j.
+func trimBlocks(root *html.Node, lead, codeLead bool, j *journal) {
 	st := measure(root)
 	bs := leafBlocks(root, st)
 	first, last := -1, -1
@@ -114,6 +121,9 @@ func trimBlocks(root *html.Node) {
 	}
 	if first < 0 {
 		return // nothing reads as prose: keep it all rather than guess
+	}
+	if codeLead && bs[first].n.DataAtom == atom.Pre {
+		lead = false
 	}
 	// Short paragraphs written into the article's own text container
 	// before its first long one (a one-line lead, a dateline, a
@@ -137,6 +147,7 @@ func trimBlocks(root *html.Node) {
 			drop = false
 		}
 		switch {
+		case i < start && !lead:
 		case i < start:
 			drop = drop || !(b.heading && i == start-1)
 		case i > last:
@@ -144,8 +155,8 @@ func trimBlocks(root *html.Node) {
 			// links to the author and the date) is the article's.
 			drop = drop || (hasLink(b.n, st) && b.n.DataAtom != atom.Blockquote) || b.heading
 		}
-		if drop && b.n.Parent != nil {
-			b.n.Parent.RemoveChild(b.n)
+		if drop {
+			j.remove(b.n)
 		}
 	}
 }

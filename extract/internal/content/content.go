@@ -29,7 +29,16 @@
 //
 // Links whose text is their address are cited sources, not link text; a
 // card of links set inside a paragraph, and elements whose class or id
-// words (camel case split) name boilerplate, are pruned in step 1.
+// words (camel case split) name boilerplate, are pruned in step 1 — but a
+// name alone never prunes an element whose own content reads as the
+// article, 300 runes of prose ("widget" is on every block of Elementor
+// pages, "paywall" on the rest of a story), and labels stay as text (a
+// recipe's ingredients beside checkboxes).
+// Pruning or trimming that leaves nothing is undone; content of at most
+// 1,200 runes keeps what precedes its first prose block (a short docs
+// page's heading, table and code together). Text inside scripts (JSON-LD)
+// never counts. Each of these was kept because it raised F on the folds of
+// trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
 // word lists are switch statements, so importing the package costs nothing
@@ -51,21 +60,97 @@ import (
 // taken for the article rather than a fragment of a page that has none.
 const minContent = 250
 
+// Tuning holds the settings of the mechanisms that were chosen by
+// cross-validation on trafilatura's judged pages (extract's
+// comparison_test.go; the table of every candidate is in BENCHMARKS.md).
+// Find uses DefaultTuning; the tests try others.
+type Tuning struct {
+	// NamedProse is the fewest runes of prose (see proseRunes) that keep an
+	// element named as boilerplate by a class or id word: its own content
+	// reads as an article, whatever it is called (Elementor's
+	// "elementor-widget", a "paywall" box around the rest of the story).
+	// Zero prunes by name alone.
+	NamedProse int
+	// ShortPage is the most runes of text (after pruning) for which a page
+	// is returned whole, prose, tables and code together: a short page has
+	// no boilerplate worth choosing against. Zero turns it off.
+	ShortPage int
+	// NamedShare, when not zero, keeps an element named as boilerplate
+	// whose prose (at least one good paragraph) is at least this share of
+	// its text, in percent: what it holds reads as an article, however
+	// short the page.
+	NamedShare int
+	// PageProse, when not zero, keeps an element named as boilerplate that
+	// holds at least this share (percent) of the page's prose: it is the
+	// article, even when link lists around it outweigh it in text.
+	PageProse int
+	// SiblingProse, when set, joins to the best container each sibling
+	// whose text is mostly prose (see proseRunes), as a paragraph sibling
+	// joins: an article split into blocks side by side whose names lower
+	// their scores (a page builder's widgets).
+	SiblingProse bool
+	// Labels, when set, keeps <label> elements as text: a form's labels
+	// are dropped with its controls, but a list of checkboxes is a recipe's
+	// ingredients or a checklist, whose words are in the labels.
+	Labels bool
+	// NamedText is the fewest runes of text, with at most maxGoodLinks of
+	// it in links, that keep an element named as boilerplate by a class or
+	// id word: a long text that is not a link list is content, whatever it
+	// is called ("print-full" around a recipe). Zero turns it off.
+	NamedText int
+	// NamePenalty, when set, lets a class or id word naming boilerplate
+	// lower a container's score only when the container's own content looks
+	// like boilerplate (as for NamedProse and NamedText); otherwise the name
+	// alone does.
+	NamePenalty bool
+	// ShortContent is the most runes of chosen content whose leading
+	// blocks are all kept: the trimming of what comes before the first
+	// prose block is skipped, so a short page's heading, table and
+	// introduction stay with its code. Zero turns it off.
+	ShortContent int
+	// CodeLead, when set, keeps what comes before a code block that is the
+	// first block classed good (see trimBlocks).
+	CodeLead bool
+	// Restore, when set, undoes pruning and trimming that leave nothing:
+	// the uncleaned container, else the whole body, is returned rather
+	// than no content.
+	Restore bool
+}
+
+// DefaultTuning is what Find uses.
+func DefaultTuning() Tuning {
+	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200}
+}
+
 // Find returns the main content of the document below root, as a new <div>
 // holding the chosen nodes (moved out of root's tree), or nil when the page
 // has no text at all. root is modified: boilerplate is removed from it.
-func Find(root *html.Node) *html.Node {
+func Find(root *html.Node) *html.Node { return FindWith(root, DefaultTuning()) }
+
+// FindWith is Find with the given tuning.
+func FindWith(root *html.Node, tu Tuning) *html.Node {
 	body := findBody(root)
 	st := measure(body)
-	prune(body, st)
+	before := st.of(body).runes
+	var undo journal
+	prune(body, st, tu, &undo)
 	st = measure(body)
+	if after := st.of(body).runes; tu.Restore && after < minContent && before >= 2*minContent {
+		// Pruning took (nearly) every word: the page is all "boilerplate"
+		// by its markup and names, which is a wrong reading of it; the body
+		// as it was is better than nothing.
+		undo.restore()
+		st = measure(body)
+	}
 	if st.of(body).runes == 0 {
 		return nil
 	}
-	top, cands := bestCandidate(body, st)
-	if top == nil || st.of(top).runes < minContent {
-		// No article here (a portal, a list page): the page's text, less
-		// its boilerplate, is the best there is.
+	top, cands := bestCandidate(body, st, tu)
+	short := tu.ShortPage > 0 && st.of(body).runes <= tu.ShortPage
+	if short || top == nil || st.of(top).runes < minContent {
+		// No article here (a portal, a list page), or a page so short that
+		// all of it is the content: the page's text, less its boilerplate,
+		// is the best there is.
 		top = body
 	}
 	out := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
@@ -77,14 +162,53 @@ func Find(root *html.Node) *html.Node {
 			chosen = append(chosen, c)
 		}
 	} else {
-		chosen = withCousins(body, top, withSiblings(top, cands, st), cands, st)
+		chosen = withCousins(body, top, withSiblings(top, cands, st, tu), cands, st)
 	}
 	for _, n := range chosen {
 		n.Parent.RemoveChild(n)
 		out.AppendChild(n)
 	}
-	trimBlocks(out)
+	var trimmed journal
+	if tu.ShortContent > 0 && measure(out).of(out).runes <= tu.ShortContent {
+		short = true
+	}
+	trimBlocks(out, !short, tu.CodeLead, &trimmed)
+	if tu.Restore && measure(out).of(out).runes == 0 {
+		trimmed.restore()
+	}
 	return out
+}
+
+// journal records removals so that they can be undone, last first.
+type journal []removal
+
+type removal struct{ n, parent, next *html.Node }
+
+// remove takes n out of its parent, recording where it was.
+func (j *journal) remove(n *html.Node) {
+	if n.Parent == nil {
+		return
+	}
+	*j = append(*j, removal{n: n, parent: n.Parent, next: n.NextSibling})
+	n.Parent.RemoveChild(n)
+}
+
+// restore puts back what was removed, last first, and reports whether
+// there was anything.
+func (j *journal) restore() bool {
+	if len(*j) == 0 {
+		return false
+	}
+	for i := len(*j) - 1; i >= 0; i-- {
+		r := (*j)[i]
+		if r.next != nil && r.next.Parent == r.parent {
+			r.parent.InsertBefore(r.n, r.next)
+		} else {
+			r.parent.AppendChild(r.n)
+		}
+	}
+	*j = nil
+	return true
 }
 
 // findBody returns root's <body>, or root when there is none.
@@ -147,6 +271,11 @@ func measure(root *html.Node) stats {
 		var s stat
 		switch n.Type {
 		case html.TextNode:
+			if n.Parent != nil && n.Parent.DataAtom == atom.Script {
+				// JSON-LD, kept for its metadata, is not text the page
+				// shows: its commas must not vote for its container.
+				continue
+			}
 			s = textStat(n.Data)
 		case html.ElementNode:
 			s = *get(n)

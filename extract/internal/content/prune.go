@@ -16,8 +16,12 @@ import (
 // like "sidebar-layout" on the wrapper of everything. It is kept too when
 // its text is a quotation: an embedded post ("social-embed" around a
 // tweet) quotes what the article is about.
-func prune(body *html.Node, st stats) {
+func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 	total := st.of(body).runes
+	pageProse := 0
+	if tu.PageProse > 0 {
+		pageProse = proseRunes(body, st)
+	}
 	var drop []*html.Node
 	htmltree.Walk(body, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == body {
@@ -27,12 +31,17 @@ func prune(body *html.Node, st stats) {
 			drop = append(drop, n)
 			return false
 		}
-		switch boilerplate(n) {
+		v := boilerplate(n)
+		if v == byMarkup && tu.Labels && n.DataAtom == atom.Label {
+			v = notBoilerplate
+		}
+		switch v {
 		case byMarkup:
 			drop = append(drop, n)
 			return false
 		case byName:
-			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) {
+			mostProse := tu.PageProse > 0 && pageProse > 0 && proseRunes(n, st)*100 >= pageProse*tu.PageProse
+			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) && !contentLike(n, st, tu) && !mostProse {
 				drop = append(drop, n)
 				return false
 			}
@@ -40,8 +49,48 @@ func prune(body *html.Node, st stats) {
 		return true
 	})
 	for _, n := range drop {
-		n.Parent.RemoveChild(n)
+		j.remove(n)
 	}
+}
+
+// contentLike tells an element whose own content reads as the article's,
+// by the tuning's measures: prose (NamedProse) or a long text that is not
+// a link list (NamedText). Such an element is not pruned for its name.
+func contentLike(n *html.Node, st stats, tu Tuning) bool {
+	s := st.of(n)
+	if tu.NamedText > 0 && s.runes >= tu.NamedText && s.linkDensity() <= maxGoodLinks {
+		return true
+	}
+	if tu.NamedProse == 0 && tu.NamedShare == 0 {
+		return false
+	}
+	prose := proseRunes(n, st)
+	return tu.NamedProse > 0 && prose >= tu.NamedProse ||
+		tu.NamedShare > 0 && prose >= goodRunes && prose*100 >= s.runes*tu.NamedShare
+}
+
+// proseRunes counts the runes of n's text in paragraphs that read as
+// prose: paragraph-like blocks (see paragraphLike) other than code that
+// are classed good by themselves (long, or sentence-long and ending like a
+// sentence, with few links). A share bar, a cookie notice or
+// a list of related links has none; a box holding the article's paragraphs
+// has them whatever its class says.
+func proseRunes(n *html.Node, st stats) int {
+	total := 0
+	htmltree.Walk(n, func(c *html.Node) bool {
+		if c.Type != html.ElementNode {
+			return false
+		}
+		s := st.of(c)
+		if c != n && paragraphLike(c, s) {
+			if c.DataAtom != atom.Pre && classify(c, s) == good {
+				total += s.runes
+			}
+			return false
+		}
+		return true
+	})
+	return total
 }
 
 // linkCard tells an inline element inside a paragraph that holds nothing

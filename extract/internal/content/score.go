@@ -38,7 +38,7 @@ func paragraphScore(s stat) float64 {
 
 // baseScore is a container's score before its paragraphs vote: by its tag,
 // and by what its class and id say.
-func baseScore(n *html.Node) float64 {
+func baseScore(n *html.Node, st stats, tu Tuning) float64 {
 	var b float64
 	switch n.DataAtom {
 	case atom.Article, atom.Main:
@@ -55,7 +55,11 @@ func baseScore(n *html.Node) float64 {
 	if strings.EqualFold(attr(n, "itemprop"), "articleBody") {
 		b += 2 * nameWeight
 	}
-	return b + nameScore(attr(n, "class")) + nameScore(attr(n, "id"))
+	ns := nameScore(attr(n, "class")) + nameScore(attr(n, "id"))
+	if ns < 0 && tu.NamePenalty && contentLike(n, st, tu) {
+		ns = 0
+	}
+	return b + ns
 }
 
 // nameScore weighs a class or id value: +nameWeight when it names content,
@@ -90,11 +94,11 @@ type candidates struct {
 // bestCandidate returns the container whose paragraphs make the most
 // content, or nil when no paragraph is long enough to vote, and the scores
 // of all containers.
-func bestCandidate(body *html.Node, st stats) (*html.Node, candidates) {
+func bestCandidate(body *html.Node, st stats, tu Tuning) (*html.Node, candidates) {
 	c := candidates{scores: make(map[*html.Node]float64), paragraphs: make(map[*html.Node]int)}
 	vote := func(n *html.Node, v float64) {
 		if _, ok := c.scores[n]; !ok {
-			c.scores[n] = baseScore(n)
+			c.scores[n] = baseScore(n, st, tu)
 			c.order = append(c.order, n)
 		}
 		c.scores[n] += v
@@ -182,7 +186,7 @@ const (
 // withSiblings returns the best container and the siblings that belong to
 // the article with it (pages often split an article into several
 // containers side by side), in document order.
-func withSiblings(top *html.Node, c candidates, st stats) []*html.Node {
+func withSiblings(top *html.Node, c candidates, st stats, tu Tuning) []*html.Node {
 	if top.Parent == nil || top.DataAtom == atom.Body {
 		return []*html.Node{top}
 	}
@@ -205,6 +209,12 @@ func withSiblings(top *html.Node, c candidates, st stats) []*html.Node {
 		if scored && sc >= threshold {
 			out = append(out, s)
 			continue
+		}
+		if tu.SiblingProse && s.DataAtom != atom.P {
+			if ss := st.of(s); ss.runes > 0 && proseRunes(s, st)*2 >= ss.runes {
+				out = append(out, s)
+				continue
+			}
 		}
 		if s.DataAtom == atom.P {
 			ss := st.of(s)

@@ -8,7 +8,9 @@
 // what a response means: which statuses and content types are errors, and
 // when a page is an anti-bot wall rather than content. Before a page is
 // fetched, its origin's robots.txt is consulted (see internal/robots), and
-// so is each redirect target's, before the redirect is followed.
+// so is each redirect target's, before the redirect is followed. When the
+// extraction keeps under a tenth of the text the page shows, the result's
+// notice says so and points to raw (see coverageNotice).
 package webfetch
 
 import (
@@ -190,6 +192,10 @@ type Output struct {
 	// Lang is the page's language (BCP 47): <html lang>, a Content-Language
 	// meta or header, else the extractor's finding (HTML only).
 	Lang string `json:"lang,omitempty" jsonschema:"The page's language (BCP 47), when known"`
+	// Notice warns that the extracted content may be incomplete: it kept
+	// much less of the page's visible text than is usual for an article
+	// page, and says how to get all of it.
+	Notice string `json:"notice,omitempty" jsonschema:"A warning that the content may be incomplete, and how to get the whole page"`
 }
 
 // Summary says what was fetched.
@@ -324,7 +330,7 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 		out = pageCharsAtBreak(markdown, deref(in.StartIndex), DefaultMaxLength)
 	}
 	out.URL, out.Title, out.ContentType, out.Raw = resp.URL.String(), title, mediaType, in.Raw
-	out.CanonicalURL, out.Lang, out.SiteName = info.canonical, info.lang, info.siteName
+	out.CanonicalURL, out.Lang, out.SiteName, out.Notice = info.canonical, info.lang, info.siteName, info.notice
 	tool.ReportProgress(ctx, tool.Progress{Done: 2, Total: 2, Message: "done"})
 	return out, nil
 }
@@ -462,7 +468,28 @@ func byteIndex(s string, n int) int {
 // render turns a response body into a title and Markdown according to its type.
 // With raw, an HTML page is returned decoded but not extracted.
 // pageInfo is what a page declares about itself, filled in by render.
-type pageInfo struct{ canonical, lang, siteName string }
+type pageInfo struct{ canonical, lang, siteName, notice string }
+
+// Extraction that keeps less than lowCoverage of a page's visible text,
+// when at least minDroppedRunes of text are left out, is reported in
+// Output.Notice. On trafilatura's 983 judged pages (extract's
+// TestComparisonCoverage), the 57 pages under 0.10 had a judged recall of
+// 0.19 to 0.42; every band above had 0.80 or more.
+const (
+	lowCoverage     = 0.10
+	minDroppedRunes = 1000
+)
+
+// coverageNotice is the notice for a document that kept little of its
+// page, or "".
+func coverageNotice(doc *extract.Document) string {
+	if doc.Coverage() >= lowCoverage || doc.PageRunes-doc.ContentRunes < minDroppedRunes {
+		return ""
+	}
+	return fmt.Sprintf("The extracted content keeps only %d%% of the text this page shows (%d of %d characters): "+
+		"the main content may be incomplete. Fetch again with raw: true for the whole HTML document.",
+		int(doc.Coverage()*100), doc.ContentRunes, doc.PageRunes)
+}
 
 func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool, info *pageInfo) (title, markdown, mediaType string, err error) {
 	mediaType, _, perr := mime.ParseMediaType(resp.ContentType)
@@ -492,6 +519,7 @@ func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool,
 			return "", "", mediaType, tool.Errorf(tool.CodeParse, "Failed to parse HTML: %v", err)
 		}
 		info.canonical, info.lang, info.siteName = doc.Canonical, doc.Lang, doc.SiteName
+		info.notice = coverageNotice(doc)
 		return doc.Title, doc.Markdown, mediaType, nil
 	case kindPDF:
 		if raw {
