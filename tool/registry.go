@@ -12,13 +12,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // Defaults of the retry policy.
@@ -256,7 +257,7 @@ func (r *Result) String() string { return string(r.JSON) }
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) *Result {
 	start := r.now()
 	// The name is the caller's: bounded before it names a span or a log line.
-	shown := clipText(name, maxNameBytes)
+	shown := textclip.Bytes(name, maxNameBytes)
 	ctx, span := r.tracer.Start(ctx, "tool-"+shown, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attribute.String("tool.name", shown)))
 	defer span.End()
@@ -287,10 +288,10 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		span.SetAttributes(attribute.String("tool.error_code", string(res.Err.Code)), attribute.Bool("tool.retryable", res.Err.Retryable))
 		span.SetStatus(codes.Error, res.Err.Message)
 		r.logger.WarnContext(ctx, "tool call failed", "tool", shown, "code", res.Err.Code,
-			"error", clipText(res.Err.Message, maxLogBytes), "retried", res.Retried, "duration", res.Duration)
+			"error", textclip.Bytes(res.Err.Message, maxLogBytes), "retried", res.Retried, "duration", res.Duration)
 	} else {
 		span.SetAttributes(attribute.String("tool.summary", res.Summary))
-		r.logger.DebugContext(ctx, "tool call", "tool", shown, "summary", clipText(res.Summary, maxLogBytes), "duration", res.Duration)
+		r.logger.DebugContext(ctx, "tool call", "tool", shown, "summary", textclip.Bytes(res.Summary, maxLogBytes), "duration", res.Duration)
 	}
 	return res
 }
@@ -298,7 +299,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 func (r *Registry) run(ctx context.Context, name string, raw []byte, res *Result) (any, error) {
 	t, ok := r.Lookup(name)
 	if !ok {
-		return nil, &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("no tool named %q", clipText(name, maxNameBytes))}
+		return nil, &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("no tool named %q", textclip.Bytes(name, maxNameBytes))}
 	}
 	args, verr := t.input.decodeArgs(raw)
 	if verr != nil {
@@ -366,7 +367,7 @@ func (r *Registry) fail(res *Result, err error) {
 		vs := make([]Violation, 0, min(len(te.Violations), MaxViolations))
 		for _, v := range te.Violations[:min(len(te.Violations), MaxViolations)] {
 			vs = append(vs, Violation{
-				Path: r.clipScrub(v.Path, maxViolationBytes), Rule: clipText(v.Rule, maxPathToken),
+				Path: r.clipScrub(v.Path, maxViolationBytes), Rule: textclip.Bytes(v.Rule, maxPathToken),
 				Message: r.clipScrub(v.Message, maxViolationBytes),
 			})
 		}
@@ -382,7 +383,7 @@ func (r *Registry) fail(res *Result, err error) {
 		te.Event = &ev
 	}
 	res.Err = &te
-	res.Summary = clipText("failed: "+te.Message, MaxSummaryBytes)
+	res.Summary = textclip.Bytes("failed: "+te.Message, MaxSummaryBytes)
 	raw, merr := Marshal(failure{
 		Error: te.Message, Code: te.Code, Retryable: te.Retryable, WasRetried: res.Retried,
 		DurationMs: res.Duration.Milliseconds(), RetryAfterMs: te.RetryAfter.Milliseconds(),
@@ -480,13 +481,9 @@ func (r *Registry) clipScrub(s string, n int) string {
 	for _, secret := range r.secrets {
 		longest = max(longest, len(secret))
 	}
-	if cut := n + longest; len(s) > cut {
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…" // over n: clipText will cut and mark it again
-	}
-	return clipText(r.scrub(s), n)
+	// Over n: the second cut, after scrubbing, cuts and marks it again.
+	s = textclip.Bytes(s, n+longest)
+	return textclip.Bytes(r.scrub(s), n)
 }
 
 func (r *Registry) scrub(s string) string {

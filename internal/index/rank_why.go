@@ -3,6 +3,8 @@ package index
 import (
 	"strings"
 	"unicode"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // QueryTerms returns the weighted lexical terms the engine searches for a
@@ -108,9 +110,9 @@ func clipRunes(s string, n int) string {
 	if n <= 0 {
 		return s
 	}
-	r := []rune(s)
-	if len(r) <= n {
+	if len(textclip.PrefixRunes(s, n)) == len(s) {
 		return s
 	}
-	return strings.TrimRightFunc(string(r[:n-1]), unicode.IsSpace) + "…"
+	// n characters in all, the ellipsis included, with no space before it.
+	return strings.TrimRightFunc(textclip.PrefixRunes(s, n-1), unicode.IsSpace) + textclip.Ellipsis
 }
