@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/toolport/toolport/internal/record"
 	"github.com/toolport/toolport/internal/textclip"
 )
 
@@ -44,7 +44,8 @@ type Registry struct {
 	retryDelay    time.Duration
 	maxRetryAfter time.Duration
 	secrets       []string
-	escaped       [][]byte // each secret as JSON escapes it, without quotes
+	escaped       [][]byte         // each secret as JSON escapes it, without quotes
+	scrubber      *record.Scrubber // the one scrubber: every form of every secret, one marker
 	now           func() time.Time
 	maxOutput     int // bytes of a tool's output as JSON
 	resultCaching
@@ -71,14 +72,18 @@ func WithMaxRetryAfter(d time.Duration) Option { return func(r *Registry) { r.ma
 
 // WithSecrets names values (API keys, tokens) that must never appear in what the
 // registry emits. Any occurrence in an error message or span is replaced by
-// "[REDACTED]": in every result (the output's strings, the summary, the error
+// "[REDACTED]" (record.Redacted, by the scrubber recordings use): in every result (the output's strings, the summary, the error
 // and its violations and event), span and log line. It is a last line of
 // defence behind clients that already keep them out: an upstream that echoes
 // a key in its answer cannot pass it on.
 func WithSecrets(secrets ...string) Option {
 	return func(r *Registry) {
+		if r.scrubber == nil {
+			r.scrubber = record.NewScrubber()
+		}
 		for _, s := range secrets {
-			if len(s) >= 4 { // shorter values would redact ordinary words
+			if len(s) >= record.MinSecretLen { // shorter values would redact ordinary words
+				r.scrubber.Add(s)
 				r.secrets = append(r.secrets, s)
 				var b bytes.Buffer
 				writeString(&b, s)
@@ -194,7 +199,7 @@ func (r *Registry) Available() (*Registry, []string) {
 func (r *Registry) filter(keep func(*Tool) bool) *Registry {
 	sub := &Registry{
 		tools: map[string]*Tool{}, tracer: r.tracer, logger: r.logger, retryDelay: r.retryDelay,
-		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, escaped: r.escaped, now: r.now,
+		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, escaped: r.escaped, scrubber: r.scrubber, now: r.now,
 		maxOutput: r.maxOutput, resultCaching: r.resultCaching,
 	}
 	for _, t := range r.Tools() {
@@ -487,10 +492,10 @@ func (r *Registry) clipScrub(s string, n int) string {
 }
 
 func (r *Registry) scrub(s string) string {
-	for _, secret := range r.secrets {
-		s = strings.ReplaceAll(s, secret, "[REDACTED]")
+	if r.scrubber == nil {
+		return s
 	}
-	return s
+	return r.scrubber.String(s)
 }
 
 // scrubJSON replaces every secret in the strings (keys included) of a JSON
