@@ -33,9 +33,7 @@ const maxExplainBytes = 16 << 10
 // terms, clipped to maxRunes: the part of a caption or lyrics that says why
 // the document matched. It returns "" when no sentence holds any term.
 func Explain(terms map[string]float64, text string, maxRunes int) string {
-	if len(text) > maxExplainBytes {
-		text = text[:maxExplainBytes]
-	}
+	text = textclip.Prefix(text, maxExplainBytes)
 	best, bestScore := "", 0.0
 	phrases := false
 	for t := range terms {
@@ -74,9 +72,7 @@ func Explain(terms map[string]float64, text string, maxRunes int) string {
 
 // FirstSentence is text's first sentence (or line), clipped to maxRunes.
 func FirstSentence(text string, maxRunes int) string {
-	if len(text) > maxExplainBytes {
-		text = text[:maxExplainBytes]
-	}
+	text = textclip.Prefix(text, maxExplainBytes)
 	if ss := sentences(text); len(ss) > 0 {
 		return clipRunes(ss[0], maxRunes)
 	}

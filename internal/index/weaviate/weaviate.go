@@ -576,9 +576,7 @@ func (b *Backend) Upsert(ctx context.Context, tracks []Track) error {
 				propTitle: t.Fields.Title, propArtist: t.Fields.Artist}
 			for _, p := range termProps {
 				text := p.field(t.Fields)
-				if len(text) > maxFieldBytes {
-					text = text[:maxFieldBytes]
-				}
+				text = textclip.Prefix(text, maxFieldBytes)
 				props[p.name] = analysed(text)
 			}
 			for _, f := range FeatureNames {
