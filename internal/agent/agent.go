@@ -632,7 +632,7 @@ func (t *turn) fail(ctx context.Context, err error) {
 
 // maxErrorMessage bounds an error event's message so that it fits the store
 // whole: what is saved is exactly what was shown.
-const maxErrorMessage = store.MaxErrorMessageBytes - len("…(truncated)")
+const maxErrorMessage = store.MaxErrorMessageBytes - len(truncatedMark)
 
 // failWith saves the answer so far, marked incomplete, with ev as its error
 // (a message of its own when nothing else was produced), then emits ev. The
