@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/httpclient"
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // Defaults used for zero Options fields.
@@ -392,7 +393,7 @@ func parseReason(err error) string {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return truncate(dropQuoted(err.Error()), 100)
+	return textclip.Bytes(dropQuoted(err.Error()), 100)
 }
 
 // dropQuoted removes the quoted parts of an error text, which net/url and

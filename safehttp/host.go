@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // errNotIPv4 reports a host that ends in a number but is not an IPv4
@@ -185,7 +187,7 @@ func RedactURL(raw string) string {
 		authority = authority[:i]
 	}
 	raw = raw[:start] + authority + raw[end:]
-	return truncate(escapeControl(raw), 200)
+	return textclip.Bytes(escapeControl(raw), 200)
 }
 
 // redact renders a parsed URL for error text; see RedactURL.
@@ -226,5 +228,5 @@ func escapeControl(s string) string {
 
 // quoteBounded quotes a fragment of untrusted input for error text.
 func quoteBounded(s string, n int) string {
-	return strconv.Quote(truncate(s, n))
+	return strconv.Quote(textclip.Bytes(s, n))
 }

@@ -6,7 +6,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // Policy decides which network addresses outbound connections may reach.
@@ -232,7 +233,7 @@ func (p Policy) checkParsed(u *url.URL) error {
 	case "":
 		return fmt.Errorf("%w: missing scheme (want http or https)", ErrInvalidURL)
 	default:
-		return fmt.Errorf("%w %q (want http or https)", ErrUnsupportedScheme, truncate(u.Scheme, 32))
+		return fmt.Errorf("%w %q (want http or https)", ErrUnsupportedScheme, textclip.Bytes(u.Scheme, 32))
 	}
 	if u.User != nil {
 		return ErrUserinfo
@@ -266,15 +267,4 @@ func (p Policy) checkParsed(u *url.URL) error {
 		}
 	}
 	return nil
-}
-
-// truncate cuts s to at most n bytes (at a rune boundary), marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

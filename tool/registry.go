@@ -8,17 +8,18 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/toolport/toolport/internal/record"
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // Defaults of the retry policy.
@@ -43,7 +44,8 @@ type Registry struct {
 	retryDelay    time.Duration
 	maxRetryAfter time.Duration
 	secrets       []string
-	escaped       [][]byte // each secret as JSON escapes it, without quotes
+	escaped       [][]byte         // each secret as JSON escapes it, without quotes
+	scrubber      *record.Scrubber // the one scrubber: every form of every secret, one marker
 	now           func() time.Time
 	maxOutput     int // bytes of a tool's output as JSON
 	resultCaching
@@ -70,14 +72,18 @@ func WithMaxRetryAfter(d time.Duration) Option { return func(r *Registry) { r.ma
 
 // WithSecrets names values (API keys, tokens) that must never appear in what the
 // registry emits. Any occurrence in an error message or span is replaced by
-// "[REDACTED]": in every result (the output's strings, the summary, the error
+// "[REDACTED]" (record.Redacted, by the scrubber recordings use): in every result (the output's strings, the summary, the error
 // and its violations and event), span and log line. It is a last line of
 // defence behind clients that already keep them out: an upstream that echoes
 // a key in its answer cannot pass it on.
 func WithSecrets(secrets ...string) Option {
 	return func(r *Registry) {
+		if r.scrubber == nil {
+			r.scrubber = record.NewScrubber()
+		}
 		for _, s := range secrets {
-			if len(s) >= 4 { // shorter values would redact ordinary words
+			if len(s) >= record.MinSecretLen { // shorter values would redact ordinary words
+				r.scrubber.Add(s)
 				r.secrets = append(r.secrets, s)
 				var b bytes.Buffer
 				writeString(&b, s)
@@ -193,7 +199,7 @@ func (r *Registry) Available() (*Registry, []string) {
 func (r *Registry) filter(keep func(*Tool) bool) *Registry {
 	sub := &Registry{
 		tools: map[string]*Tool{}, tracer: r.tracer, logger: r.logger, retryDelay: r.retryDelay,
-		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, escaped: r.escaped, now: r.now,
+		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, escaped: r.escaped, scrubber: r.scrubber, now: r.now,
 		maxOutput: r.maxOutput, resultCaching: r.resultCaching,
 	}
 	for _, t := range r.Tools() {
@@ -256,7 +262,7 @@ func (r *Result) String() string { return string(r.JSON) }
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) *Result {
 	start := r.now()
 	// The name is the caller's: bounded before it names a span or a log line.
-	shown := clipText(name, maxNameBytes)
+	shown := textclip.Bytes(name, maxNameBytes)
 	ctx, span := r.tracer.Start(ctx, "tool-"+shown, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attribute.String("tool.name", shown)))
 	defer span.End()
@@ -287,10 +293,10 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		span.SetAttributes(attribute.String("tool.error_code", string(res.Err.Code)), attribute.Bool("tool.retryable", res.Err.Retryable))
 		span.SetStatus(codes.Error, res.Err.Message)
 		r.logger.WarnContext(ctx, "tool call failed", "tool", shown, "code", res.Err.Code,
-			"error", clipText(res.Err.Message, maxLogBytes), "retried", res.Retried, "duration", res.Duration)
+			"error", textclip.Bytes(res.Err.Message, maxLogBytes), "retried", res.Retried, "duration", res.Duration)
 	} else {
 		span.SetAttributes(attribute.String("tool.summary", res.Summary))
-		r.logger.DebugContext(ctx, "tool call", "tool", shown, "summary", clipText(res.Summary, maxLogBytes), "duration", res.Duration)
+		r.logger.DebugContext(ctx, "tool call", "tool", shown, "summary", textclip.Bytes(res.Summary, maxLogBytes), "duration", res.Duration)
 	}
 	return res
 }
@@ -298,7 +304,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 func (r *Registry) run(ctx context.Context, name string, raw []byte, res *Result) (any, error) {
 	t, ok := r.Lookup(name)
 	if !ok {
-		return nil, &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("no tool named %q", clipText(name, maxNameBytes))}
+		return nil, &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("no tool named %q", textclip.Bytes(name, maxNameBytes))}
 	}
 	args, verr := t.input.decodeArgs(raw)
 	if verr != nil {
@@ -366,7 +372,7 @@ func (r *Registry) fail(res *Result, err error) {
 		vs := make([]Violation, 0, min(len(te.Violations), MaxViolations))
 		for _, v := range te.Violations[:min(len(te.Violations), MaxViolations)] {
 			vs = append(vs, Violation{
-				Path: r.clipScrub(v.Path, maxViolationBytes), Rule: clipText(v.Rule, maxPathToken),
+				Path: r.clipScrub(v.Path, maxViolationBytes), Rule: textclip.Bytes(v.Rule, maxPathToken),
 				Message: r.clipScrub(v.Message, maxViolationBytes),
 			})
 		}
@@ -382,7 +388,7 @@ func (r *Registry) fail(res *Result, err error) {
 		te.Event = &ev
 	}
 	res.Err = &te
-	res.Summary = clipText("failed: "+te.Message, MaxSummaryBytes)
+	res.Summary = textclip.Bytes("failed: "+te.Message, MaxSummaryBytes)
 	raw, merr := Marshal(failure{
 		Error: te.Message, Code: te.Code, Retryable: te.Retryable, WasRetried: res.Retried,
 		DurationMs: res.Duration.Milliseconds(), RetryAfterMs: te.RetryAfter.Milliseconds(),
@@ -480,20 +486,16 @@ func (r *Registry) clipScrub(s string, n int) string {
 	for _, secret := range r.secrets {
 		longest = max(longest, len(secret))
 	}
-	if cut := n + longest; len(s) > cut {
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…" // over n: clipText will cut and mark it again
-	}
-	return clipText(r.scrub(s), n)
+	// Over n: the second cut, after scrubbing, cuts and marks it again.
+	s = textclip.Bytes(s, n+longest)
+	return textclip.Bytes(r.scrub(s), n)
 }
 
 func (r *Registry) scrub(s string) string {
-	for _, secret := range r.secrets {
-		s = strings.ReplaceAll(s, secret, "[REDACTED]")
+	if r.scrubber == nil {
+		return s
 	}
-	return s
+	return r.scrubber.String(s)
 }
 
 // scrubJSON replaces every secret in the strings (keys included) of a JSON

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolport/toolport/internal/schemacheck"
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // MaxArgumentBytes bounds the JSON arguments of one call. Tool inputs are
@@ -137,7 +137,7 @@ func (v *validator) check(val any) (vs []Violation, more int) {
 	if err != nil {
 		// A schema that does not compile is a bug (CheckSchemas catches it
 		// in tests): fail closed.
-		return []Violation{{Rule: "schema", Message: clipText("the tool's schema does not compile: "+err.Error(), maxViolationBytes)}}, 0
+		return []Violation{{Rule: "schema", Message: textclip.Bytes("the tool's schema does not compile: "+err.Error(), maxViolationBytes)}}, 0
 	}
 	// A nullable field's null branch is noted by its own error; the
 	// other errors at or under it say what is wrong.
@@ -175,20 +175,20 @@ func (v *validator) describe(e *schemacheck.Error, limit int, hinted map[string]
 		at = "arguments"
 	}
 	one := func(format string, args ...any) []Violation {
-		return []Violation{{Path: path, Rule: e.Keyword, Message: clipText(at+": "+fmt.Sprintf(format, args...), maxViolationBytes)}}
+		return []Violation{{Path: path, Rule: e.Keyword, Message: textclip.Bytes(at+": "+fmt.Sprintf(format, args...), maxViolationBytes)}}
 	}
 	switch e.Keyword {
 	case "required":
 		var vs []Violation
 		for _, m := range e.Names[:min(limit, len(e.Names))] {
-			p := joinPath(path, clipText(m, maxPathToken))
+			p := joinPath(path, textclip.Bytes(m, maxPathToken))
 			vs = append(vs, Violation{Path: p, Rule: "required", Message: p + ": required"})
 		}
 		return vs
 	case "additionalProperties":
 		var vs []Violation
 		for _, name := range e.Names[:min(limit, len(e.Names))] {
-			p := joinPath(path, clipText(name, maxPathToken))
+			p := joinPath(path, textclip.Bytes(name, maxPathToken))
 			msg := p + ": unknown field"
 			if !hinted[path] {
 				hinted[path] = true
@@ -196,7 +196,7 @@ func (v *validator) describe(e *schemacheck.Error, limit int, hinted map[string]
 					msg += " (known fields: " + listText(known, maxKnownFields) + ")"
 				}
 			}
-			vs = append(vs, Violation{Path: p, Rule: "additionalProperties", Message: clipText(msg, maxViolationBytes)})
+			vs = append(vs, Violation{Path: p, Rule: "additionalProperties", Message: textclip.Bytes(msg, maxViolationBytes)})
 		}
 		return vs
 	case "type":
@@ -278,7 +278,7 @@ func renderPath(loc []string) string {
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(clipText(tok, maxPathToken))
+		b.WriteString(textclip.Bytes(tok, maxPathToken))
 	}
 	return b.String()
 }
@@ -289,18 +289,6 @@ func listText(names []string, n int) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
-}
-
-// clipText cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 func joinPath(parent, name string) string {

@@ -78,6 +78,7 @@ import (
 
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -442,7 +443,7 @@ func (a *Agent) begin(ctx context.Context, f store.Fence, convID string, st turn
 	ctx, span := a.tracer.Start(ctx, "chat-message", trace.WithAttributes(
 		attribute.String(attrTraceName, "chat-message"),
 		attribute.String("conversation.id", convID),
-		attribute.String(attrInput, clip(st.text, maxSpanText)),
+		attribute.String(attrInput, textclip.Mark(st.text, maxSpanText, truncatedMark)),
 		attribute.Bool("chat.regenerate", st.regenerate),
 		attribute.Bool("chat.edit", st.edit != ""),
 	))
@@ -625,7 +626,7 @@ func (t *turn) run(ctx context.Context, msgs []llm.Message, first int) {
 		// Keep what the turn has produced so far, should the process die.
 		t.save(ctx, true)
 	}
-	t.span.SetAttributes(attribute.String(attrOutput, clip(assistantText(t.blocks), maxSpanText)))
+	t.span.SetAttributes(attribute.String(attrOutput, textclip.Mark(assistantText(t.blocks), maxSpanText, truncatedMark)))
 	if err := t.save(ctx, false); err != nil {
 		t.failWith(ctx, ErrorEvent{Code: CodeInternal, Message: "the answer could not be saved", Retryable: true})
 		t.end(StopError)
@@ -689,7 +690,7 @@ func (t *turn) fail(ctx context.Context, err error) {
 
 // maxErrorMessage bounds an error event's message so that it fits the store
 // whole: what is saved is exactly what was shown.
-const maxErrorMessage = store.MaxErrorMessageBytes - len("…(truncated)")
+const maxErrorMessage = store.MaxErrorMessageBytes - len(truncatedMark)
 
 // failWith saves the answer so far, marked incomplete, with ev as its error
 // (a message of its own when nothing else was produced), then emits ev. The
@@ -698,7 +699,7 @@ const maxErrorMessage = store.MaxErrorMessageBytes - len("…(truncated)")
 // network error names the server's URL without credentials or query), so it
 // is stored as sent.
 func (t *turn) failWith(ctx context.Context, ev ErrorEvent) {
-	ev.Message = clip(ev.Message, maxErrorMessage)
+	ev.Message = textclip.Mark(ev.Message, maxErrorMessage, truncatedMark)
 	t.failure = &store.MessageError{Code: ev.Code, Message: ev.Message}
 	t.save(ctx, true)
 	t.emit(ev)
@@ -805,7 +806,7 @@ func (t *turn) generate(ctx context.Context, req llm.Request, step int) (context
 		attribute.String("langfuse.observation.model.name", t.model.Provider.Model()),
 		attribute.Int("chat.step", step),
 		attribute.Bool("chat.tools_allowed", req.ToolChoice != llm.ToolChoiceNone),
-		attribute.String(attrInput, clip(lastUserText(req.Messages), maxSpanText)),
+		attribute.String(attrInput, textclip.Mark(lastUserText(req.Messages), maxSpanText, truncatedMark)),
 	))
 	defer span.End()
 
@@ -844,7 +845,7 @@ func (t *turn) generate(ctx context.Context, req llm.Request, step int) (context
 		attribute.Int64("gen_ai.usage.output_tokens", resp.Usage.OutputTokens),
 		attribute.String("gen_ai.response.finish_reasons", string(resp.StopReason)),
 		attribute.Int("chat.tool_calls", len(resp.ToolCalls)),
-		attribute.String(attrOutput, clip(resp.Message.Text(), maxSpanText)),
+		attribute.String(attrOutput, textclip.Mark(resp.Message.Text(), maxSpanText, truncatedMark)),
 	)
 	if err != nil {
 		span.SetStatus(codes.Error, errorMessage(err))
@@ -999,12 +1000,12 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall, limit int) []
 			result := res.Bounded(limit)
 			if res.Err != nil {
 				t.emit(ToolCallError{
-					ToolCallID: c.ID, Error: clip(res.Err.Message, limit), ErrorCode: string(res.Err.Code),
+					ToolCallID: c.ID, Error: textclip.Mark(res.Err.Message, limit, truncatedMark), ErrorCode: string(res.Err.Code),
 					Retryable: res.Err.Retryable, WasRetried: res.Retried, DurationMs: res.Duration.Milliseconds(),
 				})
 			} else {
 				t.emit(ToolCallEnd{
-					ToolCallID: c.ID, Summary: clip(res.Summary, limit), ResultCount: ResultCount(res.JSON),
+					ToolCallID: c.ID, Summary: textclip.Mark(res.Summary, limit, truncatedMark), ResultCount: ResultCount(res.JSON),
 					DurationMs: res.Duration.Milliseconds(), Result: result,
 				})
 			}

@@ -70,14 +70,6 @@ func (t sessionTracer) Start(ctx context.Context, name string, opts ...trace.Spa
 	return t.Tracer.Start(ctx, name, opts...)
 }
 
-// clip bounds s for a span attribute, on a UTF-8 boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…(truncated)"
-}
+// truncatedMark ends a span attribute or event text that was cut, saying so
+// in words: a trace viewer shows no other sign of it.
+const truncatedMark = "…(truncated)"

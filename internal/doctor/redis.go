@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // maxRESPLine bounds one reply line read from Redis: PING and AUTH answer
@@ -129,15 +131,16 @@ func parseRESPLine(line []byte) (string, error) {
 	case '+':
 		return body, nil
 	case '-':
-		return "", &errRedis{msg: clipASCII(body, 200)}
+		return "", &errRedis{msg: printableASCII(textclip.Prefix(body, 200))}
 	}
 	return "", fmt.Errorf("unexpected reply type %q", line[0])
 }
 
-// clipASCII bounds a server message and replaces non-printable bytes.
-func clipASCII(s string, n int) string {
+// printableASCII replaces every byte of a server message that is not
+// printable ASCII, so that it cannot forge a line in a terminal or a log.
+func printableASCII(s string) string {
 	var b strings.Builder
-	for i := 0; i < len(s) && i < n; i++ {
+	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c > 0x7e {
 			c = '?'

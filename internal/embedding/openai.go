@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/httpclient"
+	"github.com/toolport/toolport/internal/record"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -232,8 +233,8 @@ func upstreamMessage(body []byte, apiKey string) string {
 	case json.Unmarshal(r.Error, &obj) == nil:
 		msg = obj.Message
 	}
-	if apiKey != "" { // an upstream may echo the key back
-		msg = strings.ReplaceAll(msg, apiKey, "[redacted]")
+	if apiKey != "" { // an upstream may echo the key back, in any of its forms
+		msg = record.NewScrubber(apiKey).String(msg)
 	}
 	msg = strings.TrimSpace(msg)
 	if msg == "" {

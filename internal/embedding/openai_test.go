@@ -2,11 +2,13 @@ package embedding
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -332,6 +334,25 @@ func TestConfigFromEnv(t *testing.T) {
 			}
 			if tt.wantKey != "" && !slices.Contains(c.Secrets(), tt.wantKey) {
 				t.Errorf("key not registered as a secret: %v", c.Secrets())
+			}
+		})
+	}
+}
+
+// A key an upstream echoes is removed in the forms it travels in, with the
+// marker every other scrubbed place uses.
+func TestUpstreamMessageScrubsEveryFormOfTheKey(t *testing.T) {
+	const key = "sk-secret/0123+456789"
+	for name, echoed := range map[string]string{
+		"raw":         key,
+		"URL-encoded": url.QueryEscape(key),
+		"base64":      base64.StdEncoding.EncodeToString([]byte(key)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]any{"error": map[string]string{"message": "bad key " + echoed}})
+			got := upstreamMessage(body, key)
+			if got != ": bad key [REDACTED]" {
+				t.Errorf("upstreamMessage = %q, want %q", got, ": bad key [REDACTED]")
 			}
 		})
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // gloveAsset holds the 50,000 most frequent GloVe words from the npm package
@@ -108,9 +110,7 @@ func (wv *WordVectors) Embed(ctx context.Context, texts []string) ([][]float32, 
 }
 
 func (wv *WordVectors) embed(text string) []float32 {
-	if len(text) > maxTextBytes {
-		text = text[:maxTextBytes]
-	}
+	text = textclip.Prefix(text, maxTextBytes)
 	v := make([]float32, wv.dims)
 	for _, w := range Words(text) {
 		if r := wv.row(w); r >= 0 {

@@ -3,6 +3,8 @@ package index
 import (
 	"strings"
 	"unicode"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // QueryTerms returns the weighted lexical terms the engine searches for a
@@ -31,9 +33,7 @@ const maxExplainBytes = 16 << 10
 // terms, clipped to maxRunes: the part of a caption or lyrics that says why
 // the document matched. It returns "" when no sentence holds any term.
 func Explain(terms map[string]float64, text string, maxRunes int) string {
-	if len(text) > maxExplainBytes {
-		text = text[:maxExplainBytes]
-	}
+	text = textclip.Prefix(text, maxExplainBytes)
 	best, bestScore := "", 0.0
 	phrases := false
 	for t := range terms {
@@ -72,9 +72,7 @@ func Explain(terms map[string]float64, text string, maxRunes int) string {
 
 // FirstSentence is text's first sentence (or line), clipped to maxRunes.
 func FirstSentence(text string, maxRunes int) string {
-	if len(text) > maxExplainBytes {
-		text = text[:maxExplainBytes]
-	}
+	text = textclip.Prefix(text, maxExplainBytes)
 	if ss := sentences(text); len(ss) > 0 {
 		return clipRunes(ss[0], maxRunes)
 	}
@@ -108,9 +106,9 @@ func clipRunes(s string, n int) string {
 	if n <= 0 {
 		return s
 	}
-	r := []rune(s)
-	if len(r) <= n {
+	if len(textclip.PrefixRunes(s, n)) == len(s) {
 		return s
 	}
-	return strings.TrimRightFunc(string(r[:n-1]), unicode.IsSpace) + "…"
+	// n characters in all, the ellipsis included, with no space before it.
+	return strings.TrimRightFunc(textclip.PrefixRunes(s, n-1), unicode.IsSpace) + textclip.Ellipsis
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/embedding"
 )
@@ -61,5 +62,15 @@ func TestQueryTermsIncludeExpansion(t *testing.T) {
 	}
 	if PlainQueryTerms("scary")["creepy"] != 0 {
 		t.Error("PlainQueryTerms expands")
+	}
+}
+
+// Text past the byte bound is cut on a character boundary: a letter cut in
+// two would reach the page as U+FFFD.
+func TestFirstSentenceCutsLongTextOnACharacter(t *testing.T) {
+	text := "x" + strings.Repeat("é", maxExplainBytes) // byte maxExplainBytes falls inside a letter
+	got := FirstSentence(text, maxExplainBytes)
+	if !utf8.ValidString(got) || len(got) > maxExplainBytes || len(got) < maxExplainBytes-4 {
+		t.Errorf("FirstSentence: %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/internal/tooltest"
 	"github.com/toolport/toolport/lrclib"
 )
@@ -48,7 +49,7 @@ func FuzzLyricsFromSearch(f *testing.F) {
 				t.Fatalf("a timing tag is left: %q", line)
 			}
 		}
-		if c := clipUTF8(plain, 7); len(c) > 7 || (utf8.ValidString(plain) && !utf8.ValidString(c)) {
+		if c := textclip.Prefix(plain, 7); len(c) > 7 || (utf8.ValidString(plain) && !utf8.ValidString(c)) {
 			t.Fatalf("clipUTF8: %q", c)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolport/toolport/internal/httpclient"
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // Musixmatch settings, read by the commands that wire the client.
@@ -140,5 +141,5 @@ func ParseMusixmatchLyrics(body []byte) (text string, partial bool, err error) {
 	if text == "" {
 		return "", false, ErrMusixmatchNotFound
 	}
-	return clipUTF8(text, maxLyricsBytes), partial, nil
+	return textclip.Prefix(text, maxLyricsBytes), partial, nil
 }

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/index"
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/lrclib"
 	"github.com/toolport/toolport/reccobeats"
 )
@@ -290,7 +290,7 @@ func (b *Builder) fetchLyrics(ctx context.Context, t store.Track) (stageResult[l
 		if strings.TrimSpace(plain) == "" {
 			plain = stripLRC(rec.SyncedLyrics)
 		}
-		res.out.Plain = clipUTF8(strings.TrimSpace(plain), maxLyricsBytes)
+		res.out.Plain = textclip.Prefix(strings.TrimSpace(plain), maxLyricsBytes)
 		res.status = store.StageDone
 	}
 	return res, calls, nil
@@ -456,7 +456,7 @@ func (b *Builder) interpret(ctx context.Context, r *run, t store.Track, l lyrics
 	case l.Plain == "":
 		sb.WriteString("Lyrics: not found\n")
 	default:
-		sb.WriteString("Lyrics:\n" + clipUTF8(l.Plain, 8000) + "\n")
+		sb.WriteString("Lyrics:\n" + textclip.Prefix(l.Plain, 8000) + "\n")
 	}
 	req := llm.Request{System: interpretationPrompt, Messages: []llm.Message{llm.UserText(sb.String())}, MaxTokens: interpretationTokens}
 	var resp *llm.Response
@@ -482,20 +482,8 @@ func (b *Builder) interpret(ctx context.Context, r *run, t store.Track, l lyrics
 	if text == "" {
 		return res, calls, errors.New("the model wrote no interpretation")
 	}
-	res.out = interpretationOut{Text: clipUTF8(text, maxInterpretationBytes), Model: b.cfg.ModelName,
+	res.out = interpretationOut{Text: textclip.Prefix(text, maxInterpretationBytes), Model: b.cfg.ModelName,
 		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}
 	res.status = store.StageDone
 	return res, calls, nil
-}
-
-// clipUTF8 cuts s to at most n bytes at a character boundary.
-func clipUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
 }

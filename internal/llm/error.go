@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/httpclient"
+	"github.com/toolport/toolport/internal/record"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -146,10 +147,8 @@ func retryAfter(h http.Header) time.Duration {
 // cleanMessage makes an upstream message safe to show: secrets removed,
 // control characters dropped, length bounded.
 func cleanMessage(s string, secrets []string) string {
-	for _, sec := range secrets {
-		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "[REDACTED]")
-		}
+	if len(secrets) > 0 { // the one scrubber: every form of a key, one marker
+		s = record.NewScrubber(secrets...).String(s)
 	}
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {

@@ -51,6 +51,9 @@ func FuzzScrub(f *testing.F) {
 	f.Add([]byte(`"\\"secret-value"`), "secret-value", "")
 	f.Add([]byte(`RHN1SQsuI`), "DsuI", "")
 	f.Add([]byte(`D000000`), "D000", "")
+	f.Add([]byte(`]000000`), "]000", "")
+	f.Add([]byte(`XXN1SQsuI`), "]suI", "")
+	f.Add([]byte(`<xyz12345aaaa>`), "xyz12345[RED", "aaaa")
 	f.Add([]byte(`[xyz12345aaaa]`), "xyz12345RED", "aaaa")
 	f.Fuzz(func(t *testing.T, body []byte, secret, other string) {
 		var secrets []string

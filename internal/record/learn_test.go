@@ -48,7 +48,7 @@ func TestLearningFromOneBodyIsBounded(t *testing.T) {
 		if v := regexp.MustCompile(`t-\d{8}-x{8}`).Find(got); v != nil {
 			t.Errorf("%d KiB: the recorded body holds the token %s", size>>10, v)
 		}
-		if n := bytes.Count(got, []byte(`"token":"REDACTED"`)); n != fields {
+		if n := bytes.Count(got, []byte(`"token":"[REDACTED]"`)); n != fields {
 			t.Errorf("%d KiB: %d of %d token fields redacted", size>>10, n, fields)
 		}
 		steps[size] = rec.scrub.steps.Load()
@@ -91,7 +91,7 @@ func TestLearningInAllIsBounded(t *testing.T) {
 		t.Errorf("past MaxLearnt: %d left out, want 3", skipped)
 	}
 	s.Add("given-after-the-bound")
-	if got := s.String("tok-0-end tok-4095-end tok-4096-end given-after-the-bound"); got != "REDACTED REDACTED tok-4096-end REDACTED" {
+	if got := s.String("tok-0-end tok-4095-end tok-4096-end given-after-the-bound"); got != "[REDACTED] [REDACTED] tok-4096-end [REDACTED]" {
 		t.Errorf("got %q", got)
 	}
 }
@@ -102,10 +102,10 @@ func TestLearningInAllIsBounded(t *testing.T) {
 func TestOverlappingSecretsGoWhole(t *testing.T) {
 	s := NewScrubber("abcd", "cdefgh", "ghij-long-secret")
 	for body, want := range map[string]string{
-		"xxabcdefghyy":            "xxREDACTEDyy",
-		"abcdefghij-long-secret!": "REDACTED!",
-		"abcd cdefgh":             "REDACTED REDACTED",
-		"abcdabcd":                "REDACTEDREDACTED",
+		"xxabcdefghyy":            "xx[REDACTED]yy",
+		"abcdefghij-long-secret!": "[REDACTED]!",
+		"abcd cdefgh":             "[REDACTED] [REDACTED]",
+		"abcdabcd":                "[REDACTED][REDACTED]",
 	} {
 		if got := s.String(body); got != want {
 			t.Errorf("%q: got %q, want %q", body, got, want)
@@ -126,7 +126,7 @@ func TestCredentialFields(t *testing.T) {
 			t.Errorf("span %d is %s", i, got)
 		}
 	}
-	if got := string(redactFields(body, at)); got != `{"a":[{"token" : "REDACTED"},{"x":{"Access-Token":"REDACTED","token":3}}],"token":{"secret":"REDACTED"},"t":["token","four"]}` {
+	if got := string(redactFields(body, at)); got != `{"a":[{"token" : "[REDACTED]"},{"x":{"Access-Token":"[REDACTED]","token":3}}],"token":{"secret":"[REDACTED]"},"t":["token","four"]}` {
 		t.Errorf("redacted: %s", got)
 	}
 	if v, _ := credentialFields([]byte(`{"token":"abcd"`)); v != nil {
@@ -188,10 +188,10 @@ func TestScrubWorkIsLinear(t *testing.T) {
 		secrets []string
 		unit    string
 	}{
-		{"marker spells its own secret", []string{"D000"}, "D000000"},
-		{"beside a secret of markers", []string{"D000", strings.Repeat("REDACTED", 50) + "x"}, "D000000"},
-		{"chain across markers", []string{"DRED", "bbbb"}, "bbbbD"},
-		{"deep secret of markers", []string{"TEDRED", "aaaa", strings.Repeat("aaaaREDACTED", 200) + "z"}, "aaaa"},
+		{"marker spells its own secret", []string{"]000"}, "]000000"},
+		{"beside a secret of markers", []string{"]000", strings.Repeat("[REDACTED]", 50) + "x"}, "]000000"},
+		{"chain across markers", []string{"]D[R", "bbbb"}, "bbbbD"},
+		{"deep secret of markers", []string{"TED][RED", "aaaa", strings.Repeat("aaaa[REDACTED]", 200) + "z"}, "aaaa"},
 		{"deep plain secret", []string{"aaaa", strings.Repeat("a", 3000) + "b"}, "aaaa"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,7 +248,7 @@ func TestRequestBodyPastTheBoundIsNotKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := recording.Manifest
-	if len(m.Exchanges) != 2 || !strings.Contains(m.Exchanges[0].RequestBody, `{"password":"REDACTED"}`) || m.Exchanges[1].RequestBody != "" {
+	if len(m.Exchanges) != 2 || !strings.Contains(m.Exchanges[0].RequestBody, `{"password":"[REDACTED]"}`) || m.Exchanges[1].RequestBody != "" {
 		t.Fatalf("request bodies kept: %q…, %q…", clipTest(m.Exchanges[0].RequestBody), clipTest(m.Exchanges[1].RequestBody))
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, ManifestName))

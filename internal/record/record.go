@@ -6,7 +6,7 @@
 // directory as
 //
 //	DIR/manifest.json                      the index: date, Toolport version, one entry per exchange
-//	DIR/<upstream>/<NNN>-<slug>.<ext>      the response body, byte for byte (secrets replaced by REDACTED)
+//	DIR/<upstream>/<NNN>-<slug>.<ext>      the response body, byte for byte (secrets replaced by [REDACTED])
 //	DIR/<upstream>/<NNN>-<slug>.headers.txt the status line and the headers that matter, "Name: value"
 //
 // the same body-plus-header-file layout as the fixtures under each client's
@@ -16,9 +16,9 @@
 //
 // Secrets never reach the disk: credential headers (Authorization,
 // X-Subscription-Token, cookies, …) are not written at all, credential query
-// and form parameters (key=, api_key=, token=, …) are replaced by REDACTED,
+// and form parameters (key=, api_key=, token=, …) are replaced by [REDACTED],
 // and every secret the recorder was given or learnt on the way (a header's
-// value, an OAuth token in a response body) is replaced by REDACTED wherever
+// value, an OAuth token in a response body) is replaced by [REDACTED] wherever
 // it appears, raw, URL-encoded, JSON-escaped or in base64. Learning is
 // bounded ([MaxLearntPerBody], [MaxLearnt]); a body past the bounds has its
 // credential fields redacted in place and the recording is reported

@@ -136,10 +136,10 @@ func TestRecordingHoldsNoSecret(t *testing.T) {
 		t.Fatalf("manifest = %+v", m)
 	}
 	tok, search := m.Exchanges[0], m.Exchanges[1]
-	if tok.Method != "POST" || tok.Path != "/oauth2/token" || tok.Status != 200 || !strings.Contains(tok.RequestBody, "client_secret=REDACTED") {
+	if tok.Method != "POST" || tok.Path != "/oauth2/token" || tok.Status != 200 || !strings.Contains(tok.RequestBody, "client_secret=[REDACTED]") {
 		t.Errorf("token exchange = %+v", tok)
 	}
-	if search.Query != "q=radiohead&key=REDACTED" || search.Upstream != "leaky" {
+	if search.Query != "q=radiohead&key=[REDACTED]" || search.Upstream != "leaky" {
 		t.Errorf("search exchange = %+v", search)
 	}
 	resp := loaded.Responses[1]
@@ -154,7 +154,7 @@ func TestRecordingHoldsNoSecret(t *testing.T) {
 	// Everything but the secrets is byte for byte what the upstream sent.
 	// (A credential header's whole value is a secret, so "Bearer x" and
 	// "session=x" go whole; the escaped string is re-encoded.)
-	want := `{"q":"radiohead","you_sent":"REDACTED","key_echo":"REDACTED","sub":"REDACTED","cookie":"REDACTED","escaped":"REDACTED"}`
+	want := `{"q":"radiohead","you_sent":"[REDACTED]","key_echo":"[REDACTED]","sub":"[REDACTED]","cookie":"[REDACTED]","escaped":"[REDACTED]"}`
 	if string(resp.Body) != want {
 		t.Errorf("recorded body\n got %s\nwant %s", resp.Body, want)
 	}
@@ -165,7 +165,7 @@ func TestRecordingHoldsNoSecret(t *testing.T) {
 func TestJSONEscapedSecretIsScrubbed(t *testing.T) {
 	s := NewScrubber(`a"b\c-secret-value`)
 	got := s.String(`{"v":"a\"b\\c-secret-value"}`)
-	if got != `{"v":"REDACTED"}` {
+	if got != `{"v":"[REDACTED]"}` {
 		t.Errorf("got %s", got)
 	}
 }
@@ -178,17 +178,17 @@ func TestMarkerNeverCompletesASecret(t *testing.T) {
 	}{
 		// The fuzzer's find: the marker written for the secret spells
 		// it again with the text after it.
-		{"marker spells its own secret", "D000", "D000000", "REDACTED"},
-		// base64("DsuI") is "RHN1SQ": its marker ends in "D" and spells
-		// "DsuI" with the text after it, which goes with the marker it
+		{"marker spells its own secret", "]000", "]000000", "[REDACTED]"},
+		// base64url("]suI") is "XXN1SQ": its marker ends in "]" and spells
+		// "]suI" with the text after it, which goes with the marker it
 		// touches. (Replacing each secret in turn, longest first, once
-		// gave "REDACTEREDACTED!": the marker's head was left beside a
-		// second marker. One pass over all secrets leaves one marker.)
-		{"marker then text", "DsuI", "RHN1SQsuI!", "REDACTED!"},
-		{"text then marker", "xyz12345RED", "[xyz12345aaaa]", "[REDACTED]"},
-		{"two markers", "TEDRED", "<aaaabbbb>", "<REDACTED>"},
-		{"chain", "DRED", "bbbbDbbbbDbbbb", "REDACTED"},
-		{"many", "D000", strings.Repeat("D000000", 1000), strings.Repeat("REDACTED", 1000)},
+		// left the marker's head beside a second marker. One pass over
+		// all secrets leaves one marker.)
+		{"marker then text", "]suI", "XXN1SQsuI!", "[REDACTED]!"},
+		{"text then marker", "xyz12345[RED", "<xyz12345aaaa>", "<[REDACTED]>"},
+		{"two markers", "TED][RED", "<aaaabbbb>", "<[REDACTED]>"},
+		{"chain", "]D[R", "bbbbDbbbbDbbbb", "[REDACTED]"},
+		{"many", "]000", strings.Repeat("]000000", 1000), strings.Repeat("[REDACTED]", 1000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewScrubber(tc.secret, "aaaa", "bbbb")
@@ -234,7 +234,7 @@ func TestTransportErrorIsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex := loaded.Manifest.Exchanges[0]
-	if ex.Error == "" || ex.Status != 0 || ex.Body != "" || ex.Query != "token=REDACTED" {
+	if ex.Error == "" || ex.Status != 0 || ex.Body != "" || ex.Query != "token=[REDACTED]" {
 		t.Errorf("exchange = %+v", ex)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, ManifestName))
@@ -279,7 +279,7 @@ func TestReplayMatchesRequests(t *testing.T) {
 		status       int
 		want         string
 	}{
-		{"a redacted key matches any key", "/api/search?key=another&q=one", 200, `"q":"one","you_sent":"","key_echo":"REDACTED"`},
+		{"a redacted key matches any key", "/api/search?key=another&q=one", 200, `"q":"one","you_sent":"","key_echo":"[REDACTED]"`},
 		{"the second request", "/api/search?q=two", 200, `"q":"two"`},
 		{"an unknown query", "/api/search?q=three", 599, "no recorded exchange for GET /api/search?q=three"},
 		{"an unknown path", "/api/other", 599, "no recorded exchange"},
@@ -338,9 +338,9 @@ func TestParseHeaders(t *testing.T) {
 func TestQueryKeepsOrderAndRedactsSecretParams(t *testing.T) {
 	s := NewScrubber()
 	tests := []struct{ in, want string }{
-		{"q=x&key=abc&cx=1", "q=x&key=REDACTED&cx=1"},
-		{"api_key=a&Access-Token=b&client_secret=c&flag", "api_key=REDACTED&Access-Token=REDACTED&client_secret=REDACTED&flag"},
-		{"q=%ZZ&token=x", "q=%ZZ&token=REDACTED"},
+		{"q=x&key=abc&cx=1", "q=x&key=[REDACTED]&cx=1"},
+		{"api_key=a&Access-Token=b&client_secret=c&flag", "api_key=[REDACTED]&Access-Token=[REDACTED]&client_secret=[REDACTED]&flag"},
+		{"q=%ZZ&token=x", "q=%ZZ&token=[REDACTED]"},
 		{"", ""},
 	}
 	for _, tt := range tests {
@@ -354,7 +354,7 @@ func TestScrubberIgnoresShortValuesAndKeepsOrdinaryFields(t *testing.T) {
 	s := NewScrubber("ab")
 	s.LearnJSON([]byte(`{"error":{"code":"RATE_LIMITED","key":"language"},"access_token":"long-enough-token"}`))
 	got := s.String(`{"code":"RATE_LIMITED","key":"language","ab":"long-enough-token"}`)
-	if got != `{"code":"RATE_LIMITED","key":"language","ab":"REDACTED"}` {
+	if got != `{"code":"RATE_LIMITED","key":"language","ab":"[REDACTED]"}` {
 		t.Errorf("got %s", got)
 	}
 }
@@ -397,5 +397,26 @@ func TestStreamsPassThrough(t *testing.T) {
 	}
 	if loaded.Manifest.Exchanges[0].Body != "model/001-get-v1-messages.txt" {
 		t.Errorf("body file %q", loaded.Manifest.Exchanges[0].Body)
+	}
+}
+
+// Recordings committed before the marker took brackets hold "REDACTED": a
+// query value of either marker stands for any value, nothing else does.
+func TestQueryMatchesEitherMarker(t *testing.T) {
+	tests := []struct {
+		recorded, live string
+		want           bool
+	}{
+		{"q=x&key=[REDACTED]", "key=live-key&q=x", true},
+		{"q=x&key=REDACTED", "q=x&key=live-key", true},
+		{"q=x&key=REDACTED", "q=y&key=live-key", false},
+		{"q=x&key=redacted", "q=x&key=live-key", false},
+		{"q=x&key=REDACTED", "q=x", false},
+		{"q=x&key=abc", "q=x&key=abc", true},
+	}
+	for _, tt := range tests {
+		if got := queryMatches(tt.recorded, tt.live); got != tt.want {
+			t.Errorf("queryMatches(%q, %q) = %v, want %v", tt.recorded, tt.live, got, tt.want)
+		}
 	}
 }

@@ -173,7 +173,7 @@ func readWithin(dir, rel string, limit int64) ([]byte, error) {
 
 // Replay returns a handler that answers like the upstream did: each request
 // gets the recorded response of the first unused exchange of upstream with
-// the same method, path and query (a REDACTED query value matches any
+// the same method, path and query (a [REDACTED] query value, or the REDACTED of older recordings, matches any
 // value), the last such exchange once all are used. upstream "" replays
 // every upstream. A request nothing matches gets 599 with a message naming
 // it, so that a test shows where the client's requests drifted from the
@@ -234,7 +234,7 @@ func queryMatches(recorded, live string) bool {
 			return false
 		}
 		for i := range rv {
-			if rv[i] != lv[i] && rv[i] != Redacted {
+			if rv[i] != lv[i] && rv[i] != Redacted && rv[i] != legacyRedacted {
 				return false
 			}
 		}

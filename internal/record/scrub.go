@@ -13,8 +13,14 @@ import (
 	"sync/atomic"
 )
 
-// Redacted replaces every secret in a recording.
-const Redacted = "REDACTED"
+// Redacted replaces every secret in a recording. It is the marker the tool
+// registry and the model client's errors use too, so that one search finds
+// every place a secret was removed.
+const Redacted = "[REDACTED]"
+
+// legacyRedacted is the marker of recordings made before Redacted took
+// brackets; the recordings committed then are data and stay as they are.
+const legacyRedacted = "REDACTED"
 
 // MinSecretLen is the shortest value treated as a secret: shorter ones
 // ("1", "en") would blank ordinary bytes all over a recording, and no real

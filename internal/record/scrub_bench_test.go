@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkScrub scrubs bodies whose every secret leaves a marker that
-// spells the secret again ("D000000" with the secret "D000"), beside bodies
+// spells the secret again ("]000000" with the secret "]000"), beside bodies
 // of the same size with the secret once. MB/s that holds as the body grows
 // is what shows the rewriting linear; an upstream chooses both the body and,
 // through a field named "token", the secret.
@@ -17,11 +17,11 @@ func BenchmarkScrub(b *testing.B) {
 			name string
 			b    []byte
 		}{
-			{"chains", bytes.Repeat([]byte("D000000"), size/7)},
-			{"once", append(bytes.Repeat([]byte("x"), size-4), "D000"...)},
+			{"chains", bytes.Repeat([]byte("]000000"), size/7)},
+			{"once", append(bytes.Repeat([]byte("x"), size-4), "]000"...)},
 		} {
 			b.Run(fmt.Sprintf("%s/%dKiB", body.name, size>>10), func(b *testing.B) {
-				s := NewScrubber("D000")
+				s := NewScrubber("]000")
 				b.SetBytes(int64(len(body.b)))
 				for b.Loop() {
 					s.Bytes(body.b)

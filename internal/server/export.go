@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -85,7 +86,7 @@ func markdownMessage(b *bufio.Writer, n int, m store.Message) {
 			}
 			fmt.Fprintf(b, "\n**%s** for `%s`:\n", label, oneLine(bl.ToolUseID))
 			out := prettyJSON(bl.Content)
-			shown := clipUTF8(out, MaxExportResultBytes)
+			shown := textclip.Prefix(out, MaxExportResultBytes)
 			fence(b, "json", shown)
 			if len(shown) < len(out) {
 				fmt.Fprintf(b, "\n*Clipped: the first %d of %d bytes are shown; the JSON export has the whole result.*\n", len(shown), len(out))
@@ -185,17 +186,6 @@ func prettyJSON(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return out.String()
-}
-
-// clipUTF8 returns at most n bytes of s, cut at a character boundary.
-func clipUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // oneLine keeps a value that goes into a heading or inline code on one line.

@@ -5,7 +5,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // Check is an engine the server depends on, for /healthz and /readyz: the
@@ -55,7 +56,7 @@ func (s *Server) runChecks(ctx context.Context) (results []checkResult, ready, h
 					// The driver's text can name the host and user.
 					res.Error = "the database does not answer"
 				} else {
-					res.Error = clipError(err.Error())
+					res.Error = textclip.Bytes(err.Error(), maxCheckError)
 				}
 				s.logger.WarnContext(ctx, "health check failed", "check", c.Name, "error", err)
 			}
@@ -73,17 +74,6 @@ func (s *Server) runChecks(ctx context.Context) (results []checkResult, ready, h
 		}
 	}
 	return results, ready, healthy
-}
-
-func clipError(s string) string {
-	if len(s) <= maxCheckError {
-		return s
-	}
-	s = s[:maxCheckError]
-	for !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "…"
 }
 
 type healthJSON struct {

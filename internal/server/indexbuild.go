@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolport/toolport/internal/ingest"
 	"github.com/toolport/toolport/internal/isrc"
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // IndexBuilder runs index builds (`toolport index build`) for the
@@ -105,7 +106,7 @@ func (s *Server) startIndexBuild(w http.ResponseWriter, r *http.Request) {
 	for _, raw := range in.ISRCs {
 		n, err := isrc.Normalize(raw)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "BAD_REQUEST", "isrcs: "+clipText(raw, 40)+" is not an ISRC")
+			writeError(w, http.StatusBadRequest, "BAD_REQUEST", "isrcs: "+textclip.Bytes(raw, 40)+" is not an ISRC")
 			return
 		}
 		req.ISRCs = append(req.ISRCs, n)
@@ -246,12 +247,4 @@ func newJobID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return "build_" + hex.EncodeToString(b[:])
-}
-
-// clipText bounds a value echoed in an error.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -46,6 +46,7 @@ import (
 
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/index"
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // Environment variables read by [ConfigFromEnv].
@@ -575,9 +576,7 @@ func (b *Backend) Upsert(ctx context.Context, tracks []Track) error {
 				propTitle: t.Fields.Title, propArtist: t.Fields.Artist}
 			for _, p := range termProps {
 				text := p.field(t.Fields)
-				if len(text) > maxFieldBytes {
-					text = text[:maxFieldBytes]
-				}
+				text = textclip.Prefix(text, maxFieldBytes)
 				props[p.name] = analysed(text)
 			}
 			for _, f := range FeatureNames {
@@ -796,7 +795,7 @@ func gqlError(op string, resp *models.GraphQLResponse) error {
 
 // batchError classifies an error message from Weaviate's answer body.
 func batchError(op, msg string) error {
-	msg = clip(msg, 300)
+	msg = textclip.Bytes(msg, 300)
 	lower := strings.ToLower(msg)
 	// "no graphql provider present" is a node whose schema has not caught up
 	// with the cluster's (just after the collection was made, or while a
@@ -824,7 +823,7 @@ func wrap(op string, err error) error {
 		if ce.DerivedFromError == nil {
 			msg := fmt.Sprintf("HTTP %d: %s", ce.StatusCode, ce.Msg)
 			if ce.StatusCode >= 500 || ce.StatusCode == 429 {
-				return fmt.Errorf("weaviate %s: %s: %w", op, clip(msg, 300), ErrUnavailable)
+				return fmt.Errorf("weaviate %s: %s: %w", op, textclip.Bytes(msg, 300), ErrUnavailable)
 			}
 			return batchError(op, msg)
 		}
@@ -833,19 +832,12 @@ func wrap(op string, err error) error {
 	if st, ok := status.FromError(cause); ok {
 		switch st.Code() {
 		case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
-			return fmt.Errorf("weaviate %s: %s: %w", op, clip(st.Message(), 300), ErrUnavailable)
+			return fmt.Errorf("weaviate %s: %s: %w", op, textclip.Bytes(st.Message(), 300), ErrUnavailable)
 		}
 	}
 	var ne net.Error
 	if errors.As(cause, &ne) || errors.Is(cause, context.DeadlineExceeded) || errors.Is(cause, syscall.ECONNREFUSED) {
-		return fmt.Errorf("weaviate %s: %s: %w", op, clip(cause.Error(), 300), ErrUnavailable)
+		return fmt.Errorf("weaviate %s: %s: %w", op, textclip.Bytes(cause.Error(), 300), ErrUnavailable)
 	}
 	return batchError(op, cause.Error())
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/internal/textenc"
 )
 
@@ -195,7 +196,7 @@ func eachCSVItem(r io.Reader, emit func(int, LibraryItem, error) error) error {
 		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
 		key, ok := csvColumn(h)
 		if !ok {
-			return fmt.Errorf("music: CSV header: unknown column %q (known: tidalId, isrc, title, artist, album, albumId, duration, artworkUrl, type, releaseDate, trackCount)", clip(h, 40))
+			return fmt.Errorf("music: CSV header: unknown column %q (known: tidalId, isrc, title, artist, album, albumId, duration, artworkUrl, type, releaseDate, trackCount)", textclip.Bytes(h, 40))
 		}
 		cols[i] = key
 	}
@@ -354,7 +355,7 @@ func libraryItem(f map[string]string) (LibraryItem, error) {
 		"duration": true, "artworkUrl": true, "type": true, "releaseDate": true, "trackCount": true, "addedAt": true}
 	for k, v := range f {
 		if !known[k] {
-			return LibraryItem{}, fmt.Errorf("unknown field %q", clip(k, 40))
+			return LibraryItem{}, fmt.Errorf("unknown field %q", textclip.Bytes(k, 40))
 		}
 		v = strings.TrimSpace(v)
 		if len(v) > maxURL || !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
@@ -363,7 +364,7 @@ func libraryItem(f map[string]string) (LibraryItem, error) {
 		f[k] = v
 	}
 	if id := f["tidalId"]; id != "" && !validTidalID(id) {
-		return LibraryItem{}, fmt.Errorf("tidalId: %q is not a Tidal id", clip(id, 40))
+		return LibraryItem{}, fmt.Errorf("tidalId: %q is not a Tidal id", textclip.Bytes(id, 40))
 	}
 	typ := strings.ToLower(f["type"])
 	switch typ {
@@ -375,14 +376,14 @@ func libraryItem(f map[string]string) (LibraryItem, error) {
 		if s := f["trackCount"]; s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 0 || n > 10000 {
-				return LibraryItem{}, fmt.Errorf("trackCount: %q is not a track count", clip(s, 20))
+				return LibraryItem{}, fmt.Errorf("trackCount: %q is not a track count", textclip.Bytes(s, 20))
 			}
 			a.TrackCount = n
 		}
 		return LibraryItem{Type: "album", Album: a}, nil
 	case "", "track":
 	default:
-		return LibraryItem{}, fmt.Errorf("type: %q is not track or album", clip(typ, 20))
+		return LibraryItem{}, fmt.Errorf("type: %q is not track or album", textclip.Bytes(typ, 20))
 	}
 	t := store.Track{TidalID: f["tidalId"], Title: f["title"], Artist: f["artist"], Album: f["album"],
 		AlbumID: f["albumId"], ArtworkURL: f["artworkUrl"]}
@@ -399,7 +400,7 @@ func libraryItem(f map[string]string) (LibraryItem, error) {
 	if s := f["duration"]; s != "" {
 		d, err := strconv.ParseFloat(s, 64)
 		if err != nil || d < 0 || d > maxDuration {
-			return LibraryItem{}, fmt.Errorf("duration: %q is not a number of seconds", clip(s, 20))
+			return LibraryItem{}, fmt.Errorf("duration: %q is not a number of seconds", textclip.Bytes(s, 20))
 		}
 		t.Duration = d
 	}

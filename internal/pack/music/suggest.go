@@ -15,6 +15,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/tidal"
 	"github.com/toolport/toolport/tool"
 )
@@ -173,7 +174,7 @@ func (s *Service) suggestPlaylist(ctx context.Context, in SuggestPlaylistInput) 
 			if hit == nil {
 				isrc := w.isrc
 				if isrc == "" {
-					isrc = clip(w.in.ISRC, 20)
+					isrc = textclip.Bytes(w.in.ISRC, 20)
 				}
 				unresolved = append(unresolved, unresolvedTrack(w.in, isrc, why+", and "+reason))
 				continue
@@ -253,7 +254,7 @@ func searchTrack(ctx context.Context, tc *tidal.Client, title, artist string) (*
 			return &res.Tracks[i], "", nil
 		}
 	}
-	reason := fmt.Sprintf("a TIDAL search for %s found no track with that title and artist", quote(clip(query, 120)))
+	reason := fmt.Sprintf("a TIDAL search for %s found no track with that title and artist", quote(textclip.Bytes(query, 120)))
 	return nil, reason, nil
 }
 
@@ -266,7 +267,7 @@ func searchFailure(err error) string {
 	}
 	var te *tidal.Error
 	if errors.As(err, &te) {
-		return "the TIDAL search by title and artist failed: " + clip(te.Message, 200)
+		return "the TIDAL search by title and artist failed: " + textclip.Bytes(te.Message, 200)
 	}
 	return "the TIDAL search by title and artist failed"
 }
@@ -303,7 +304,7 @@ var (
 )
 
 func unresolvedTrack(t SuggestedTrack, isrc, reason string) UnresolvedTrack {
-	return UnresolvedTrack{ISRC: isrc, Title: clip(t.Title, 200), Artist: clip(t.Artist, 200), Reasoning: t.Reasoning, Reason: reason}
+	return UnresolvedTrack{ISRC: isrc, Title: textclip.Bytes(t.Title, 200), Artist: textclip.Bytes(t.Artist, 200), Reasoning: t.Reasoning, Reason: reason}
 }
 
 // pickRelease chooses among the releases of one ISRC: the first whose artist

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolport/toolport/internal/index"
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/tidal"
 	"github.com/toolport/toolport/tool"
 )
@@ -633,7 +634,7 @@ func (s *Service) batchMetadata(ctx context.Context, in BatchMetadataInput) (Bat
 	for _, raw := range in.ISRCs {
 		n, err := NormalizeISRC(raw)
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("%q", clip(raw, 20)))
+			bad = append(bad, fmt.Sprintf("%q", textclip.Bytes(raw, 20)))
 			continue
 		}
 		if !slices.Contains(isrcs, n) {
@@ -676,14 +677,4 @@ func (s *Service) batchMetadata(ctx context.Context, in BatchMetadataInput) (Bat
 		}
 	}
 	return out, nil
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -24,7 +24,7 @@ const (
 )
 
 // clipMark ends a cell or a name that was cut.
-const clipMark = "…"
+const clipMark = textclip.Ellipsis
 
 // clipCell cuts s to at most n bytes (at least len(clipMark)), on a rune
 // boundary, marked with clipMark; cut reports whether it did.
@@ -32,11 +32,7 @@ func clipCell(s string, n int) (_ string, cut bool) {
 	if len(s) <= n {
 		return s, false
 	}
-	end := max(n-len(clipMark), 0)
-	for end > 0 && !utf8.RuneStart(s[end]) {
-		end--
-	}
-	return s[:end] + clipMark, true
+	return textclip.Prefix(s, n-len(clipMark)) + clipMark, true
 }
 
 // textBudget charges a preview's rows against maxPreviewTextBytes.

@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // This file is a lexer for PostgreSQL's SQL, written from the documented
@@ -724,14 +726,7 @@ func asciiLower(s string) string {
 
 // truncateIdent keeps at most namedatalen-1 bytes, not splitting a character.
 func truncateIdent(s string) string {
-	if len(s) < namedatalen {
-		return s
-	}
-	n := namedatalen - 1
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return textclip.Prefix(s, namedatalen-1)
 }
 
 // quoteSQLString writes a string constant that reads the same whatever

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/brave"
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -240,7 +241,7 @@ func (o *BraveOutput) addBlocks(resp *brave.SearchResponse, want []string, filte
 	if resp.FAQ != nil {
 		for _, q := range resp.FAQ.Results {
 			if ok("faq", q.URL) && len(o.FAQ) < maxBlockItems {
-				o.FAQ = append(o.FAQ, FAQItem{Question: brave.PlainText(q.Question), Answer: clip(brave.PlainText(q.Answer), maxBlockText), URL: q.URL})
+				o.FAQ = append(o.FAQ, FAQItem{Question: brave.PlainText(q.Question), Answer: textclip.Runes(brave.PlainText(q.Answer), maxBlockText), URL: q.URL})
 			}
 		}
 	}
@@ -252,11 +253,11 @@ func (o *BraveOutput) addBlocks(resp *brave.SearchResponse, want []string, filte
 			item := Discussion{Title: brave.PlainText(d.Title), URL: d.URL, Age: d.Age}
 			if f := d.Data; f != nil {
 				item.Forum, item.Answers = f.ForumName, max(f.NumAnswers, 0)
-				item.Question = clip(brave.PlainText(f.Question), maxBlockText)
-				item.TopComment = clip(brave.PlainText(f.TopComment), maxBlockText)
+				item.Question = textclip.Runes(brave.PlainText(f.Question), maxBlockText)
+				item.TopComment = textclip.Runes(brave.PlainText(f.TopComment), maxBlockText)
 			}
 			if item.Question == "" {
-				item.Question = clip(brave.PlainText(d.Description), maxBlockText)
+				item.Question = textclip.Runes(brave.PlainText(d.Description), maxBlockText)
 			}
 			o.Discussions = append(o.Discussions, item)
 		}
@@ -272,13 +273,13 @@ func (o *BraveOutput) addBlocks(resp *brave.SearchResponse, want []string, filte
 			if desc == "" {
 				desc = ib.Description
 			}
-			item := InfoboxItem{Title: brave.PlainText(ib.Title), URL: ib.URL, Description: clip(brave.PlainText(desc), maxBlockText)}
+			item := InfoboxItem{Title: brave.PlainText(ib.Title), URL: ib.URL, Description: textclip.Runes(brave.PlainText(desc), maxBlockText)}
 			for _, a := range ib.Attributes {
 				if len(a) < 2 || len(item.Attributes) == maxAttributes {
 					continue
 				}
 				if label, value := brave.PlainText(string(a[0])), brave.PlainText(string(a[1])); label != "" && value != "" {
-					item.Attributes = append(item.Attributes, clip(label+": "+value, maxExtraSnippet))
+					item.Attributes = append(item.Attributes, textclip.Runes(label+": "+value, maxExtraSnippet))
 				}
 			}
 			o.Infobox = append(o.Infobox, item)
@@ -288,7 +289,7 @@ func (o *BraveOutput) addBlocks(resp *brave.SearchResponse, want []string, filte
 		for _, n := range resp.News.Results {
 			if ok("news", n.URL) && len(o.News) < maxBlockItems {
 				o.News = append(o.News, NewsResult{Title: brave.PlainText(n.Title), URL: n.URL,
-					Description: clip(brave.PlainText(n.Description), maxExtraSnippet), Source: metaHost(n.MetaURL), Age: n.Age})
+					Description: textclip.Runes(brave.PlainText(n.Description), maxExtraSnippet), Source: metaHost(n.MetaURL), Age: n.Age})
 			}
 		}
 	}
@@ -315,7 +316,7 @@ func clipAll(ss []string, n, runes int) []string {
 	var out []string
 	for _, s := range ss {
 		if t := brave.PlainText(s); t != "" && len(out) < n {
-			out = append(out, clip(t, runes))
+			out = append(out, textclip.Runes(t, runes))
 		}
 	}
 	return out

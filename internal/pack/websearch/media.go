@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolport/toolport/brave"
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -62,7 +63,7 @@ func ParseBraveTools(s string) ([]string, error) {
 		case "videos", "video", "video_search_brave":
 			chosen[BraveVideos] = true
 		default:
-			return nil, fmt.Errorf("unknown Brave search %q: use web, news, images, videos, all or none", clip(f, 40))
+			return nil, fmt.Errorf("unknown Brave search %q: use web, news, images, videos, all or none", textclip.Runes(f, 40))
 		}
 	}
 	var out []string
@@ -74,19 +75,12 @@ func ParseBraveTools(s string) ([]string, error) {
 	return out, nil
 }
 
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}
-
 // checkBraveTools reports names Tools cannot declare, for a Config built in
 // code rather than by ConfigFromEnv.
 func checkBraveTools(names []string) error {
 	for _, n := range names {
 		if braveDeclarations[n] == nil {
-			return fmt.Errorf("unknown Brave search %q: use web, news, images or videos", clip(n, 40))
+			return fmt.Errorf("unknown Brave search %q: use web, news, images or videos", textclip.Runes(n, 40))
 		}
 	}
 	return nil

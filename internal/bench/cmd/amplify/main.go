@@ -4,25 +4,25 @@
 // response size, the logs written and the server's peak RSS (VmHWM).
 //
 //	go build -o /tmp/toolport ./cmd/toolport
-//	go run ./internal/server/internal/amplify /tmp/toolport
+//	go run ./internal/bench/cmd/amplify /tmp/toolport
 //
 // It needs Linux (/proc) and talks to the server on loopback only.
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolport/toolport/internal/bench/proc"
 )
 
 func main() {
@@ -44,33 +44,13 @@ func main() {
 }
 
 func run(bin string, parallel, keys int) error {
-	dir, err := os.MkdirTemp("", "amplify")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TOOLPORT_DATABASE_URL=" + filepath.Join(dir, "chat.db")}
 	logs := &lineCounter{}
-	cmd.Stderr = logs
-	out, err := cmd.StdoutPipe()
+	srv, err := proc.StartServe(context.Background(), bin, logs)
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("reading the server's address: %w", err)
-	}
-	_, base, ok := strings.Cut(strings.TrimSpace(line), "serving on ")
-	if !ok {
-		return fmt.Errorf("unexpected first line %q", line)
-	}
-	base = strings.TrimSuffix(base, "/")
-	go func() { _, _ = io.Copy(io.Discard, out) }()
+	defer srv.Close()
+	base := srv.URL
 
 	var args bytes.Buffer
 	args.WriteString(`{"query":"trains"`)
@@ -79,8 +59,8 @@ func run(bin string, parallel, keys int) error {
 	}
 	args.WriteByte('}')
 	body := args.Bytes()
-	pid := cmd.Process.Pid
-	fmt.Printf("%s: request %d bytes; idle VmHWM %s\n", filepath.Base(bin), len(body), procStatus(pid, "VmHWM"))
+	pid := srv.Pid
+	fmt.Printf("%s: request %d bytes; idle VmHWM %s\n", filepath.Base(bin), len(body), proc.Status(pid, "VmHWM"))
 
 	start := time.Now()
 	var (
@@ -112,7 +92,7 @@ func run(bin string, parallel, keys int) error {
 	}
 	longest, total := logs.stats()
 	fmt.Printf("%d parallel calls in %v; largest response %d bytes; longest log line %d bytes, %d bytes of logs; peak RSS (VmHWM) %s\n",
-		parallel, time.Since(start).Round(time.Millisecond), maxOf(sizes), longest, total, procStatus(pid, "VmHWM"))
+		parallel, time.Since(start).Round(time.Millisecond), maxOf(sizes), longest, total, proc.Status(pid, "VmHWM"))
 	return nil
 }
 
@@ -122,20 +102,6 @@ func maxOf(v []int64) int64 {
 		m = max(m, x)
 	}
 	return m
-}
-
-// procStatus reads one field of /proc/PID/status, such as VmHWM.
-func procStatus(pid int, key string) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "?"
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, key+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "?"
 }
 
 // lineCounter counts what the server logs: the longest line and the total.

@@ -124,7 +124,7 @@ func benchTurns(b *testing.B, store string) {
 	}
 	bin := os.Getenv(envBin)
 	if bin == "" {
-		bin = build.Build(b, "../../cmd/toolport")
+		bin = build.Build(b, "../../../cmd/toolport")
 	}
 
 	sc := script

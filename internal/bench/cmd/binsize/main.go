@@ -2,7 +2,7 @@
 // the sizes of its symbols (go tool nm -size) added up by package and by
 // module, so that a dependency's cost can be read in megabytes.
 //
-//	go run ./scripts/binsize [-n 20] [BINARY]
+//	go run ./internal/bench/cmd/binsize [-n 20] [BINARY]
 //
 // Without BINARY it builds ./cmd/toolport (plain `go build`) into a temporary
 // directory first. Symbols that belong to no package (the runtime's function
@@ -32,7 +32,7 @@ import (
 func main() {
 	n := flag.Int("n", 20, "how many packages and modules to show")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/binsize [-n 20] [BINARY]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./internal/bench/cmd/binsize [-n 20] [BINARY]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

@@ -8,8 +8,8 @@
 // of two builds, interleaved by the caller, land in rows side by side. Lines
 // that are neither results nor configuration are ignored.
 //
-//	go test -bench . -count 5 ./pkg | go run ./scripts/benchtab
-//	go run ./scripts/benchtab -title "Chat turns" run1.txt run2.txt
+//	go test -bench . -count 5 ./pkg | go run ./internal/bench/cmd/benchtab
+//	go run ./internal/bench/cmd/benchtab -title "Chat turns" run1.txt run2.txt
 package main
 
 import (

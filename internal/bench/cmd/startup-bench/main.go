@@ -1,7 +1,7 @@
 // Command startup-bench measures how long every executable takes to start,
 // side by side with a hello-world Go binary built in the same run.
 //
-//	go run ./scripts/startup-bench [-rounds 21] [-base REV] [-callgrind=true] [-keep DIR]
+//	go run ./internal/bench/cmd/startup-bench [-rounds 21] [-base REV] [-callgrind=true] [-keep DIR]
 //
 // It builds a hello world (fmt.Println) and ./cmd/... with the same
 // toolchain, then runs each command below (the ikigai executables with
@@ -59,7 +59,7 @@ func main() {
 	callgrind := flag.Bool("callgrind", true, "count instructions with valgrind's callgrind")
 	keep := flag.String("keep", "", "keep the binaries and callgrind files in this directory")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/startup-bench [-rounds 21] [-base REV] [-callgrind=true] [-keep DIR]")
+		fmt.Fprintln(os.Stderr, "usage: go run ./internal/bench/cmd/startup-bench [-rounds 21] [-base REV] [-callgrind=true] [-keep DIR]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

@@ -5,7 +5,7 @@
 // may be fetched), and prints the outcome of the calls and the process's
 // peak resident set size (VmHWM).
 //
-//	TOOLPORT_FETCH_ALLOW_PRIVATE=1 go run ./internal/pack/webfetch/internal/fetchload -n 100 -size 9
+//	TOOLPORT_FETCH_ALLOW_PRIVATE=1 go run ./internal/bench/cmd/fetchload -n 100 -size 9
 package main
 
 import (
@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolport/toolport/internal/bench/proc"
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/pack/webfetch"
 	"github.com/toolport/toolport/tool"
@@ -61,7 +62,7 @@ func run(n, sizeMiB int) error {
 	if err := reg.Register(webfetch.Tool(cfg)); err != nil {
 		return err
 	}
-	base := hwm()
+	base := proc.StatusBytes(os.Getpid(), "VmHWM")
 	args, _ := json.Marshal(map[string]any{"url": "http://" + l.Addr().String() + "/article", "limit": 5})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
@@ -97,7 +98,7 @@ func run(n, sizeMiB int) error {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, outcomes[k]))
 	}
 	fmt.Printf("calls=%d page=%dMiB elapsed=%s outcomes: %s\n", n, sizeMiB, elapsed.Round(time.Millisecond), strings.Join(parts, " "))
-	fmt.Printf("peak RSS (VmHWM): %d MiB (%d MiB before the burst, page held by the server included)\n", hwm()>>20, base>>20)
+	fmt.Printf("peak RSS (VmHWM): %d MiB (%d MiB before the burst, page held by the server included)\n", proc.StatusBytes(os.Getpid(), "VmHWM")>>20, base>>20)
 	return nil
 }
 
@@ -127,20 +128,4 @@ func bigPage(size int) []byte {
 	}
 	b.WriteString("{}]</script></body></html>")
 	return []byte(b.String())
-}
-
-// hwm is the process's peak resident set size in bytes, from /proc.
-func hwm() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
-			return kb << 10
-		}
-	}
-	return 0
 }

@@ -6,26 +6,27 @@
 // server's peak RSS (VmHWM).
 //
 //	go build -o /tmp/toolport ./cmd/toolport
-//	go run ./internal/mcpserver/internal/mcpload /tmp/toolport
+//	go run ./internal/bench/cmd/mcpload /tmp/toolport
 //
 // It needs Linux (/proc) and talks to the server on loopback only.
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolport/toolport/internal/bench/proc"
 )
 
 // revision is the last MCP revision with JSON-RPC batches.
@@ -57,34 +58,14 @@ func main() {
 }
 
 func run(bin string, c config) error {
-	dir, err := os.MkdirTemp("", "mcpload")
+	srv, err := proc.StartServe(context.Background(), bin, io.Discard)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TOOLPORT_DATABASE_URL=" + filepath.Join(dir, "chat.db")}
-	cmd.Stderr = io.Discard
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("reading the server's address: %w", err)
-	}
-	_, base, ok := strings.Cut(strings.TrimSpace(line), "serving on ")
-	if !ok {
-		return fmt.Errorf("unexpected first line %q", line)
-	}
-	endpoint := strings.TrimSuffix(base, "/") + "/mcp"
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	pid := cmd.Process.Pid
-	fmt.Printf("%s: idle VmHWM %s\n", filepath.Base(bin), procStatus(pid, "VmHWM"))
+	defer srv.Close()
+	endpoint := srv.URL + "/mcp"
+	pid := srv.Pid
+	fmt.Printf("%s: idle VmHWM %s\n", filepath.Base(bin), proc.Status(pid, "VmHWM"))
 
 	// Sessions, 8 initializes at a time.
 	start := time.Now()
@@ -125,7 +106,7 @@ func run(bin string, c config) error {
 	}
 	fmt.Printf("%d sessions opened in %v (%d refused); %d still answer; VmHWM %s, VmRSS %s\n",
 		c.sessions, time.Since(start).Round(time.Millisecond), refused.Load(), live,
-		procStatus(pid, "VmHWM"), procStatus(pid, "VmRSS"))
+		proc.Status(pid, "VmHWM"), proc.Status(pid, "VmRSS"))
 
 	// Batches of tools/list from the last sessions opened, c.parallel at once.
 	var batch bytes.Buffer
@@ -177,7 +158,7 @@ func run(bin string, c config) error {
 	})
 	fmt.Printf("%d batches of %d tools/list (%d bytes each) in %v, statuses %s; largest answer %d bytes, %d in all; peak RSS (VmHWM) %s\n",
 		c.batches, c.members, batch.Len(), time.Since(start).Round(time.Millisecond), strings.Join(codes, " "),
-		largest.Load(), answered.Load(), procStatus(pid, "VmHWM"))
+		largest.Load(), answered.Load(), proc.Status(pid, "VmHWM"))
 	return nil
 }
 
@@ -230,18 +211,4 @@ type countWriter struct{ n int64 }
 func (c *countWriter) Write(p []byte) (int, error) {
 	c.n += int64(len(p))
 	return len(p), nil
-}
-
-// procStatus reads one field of /proc/PID/status, such as VmHWM.
-func procStatus(pid int, key string) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "?"
-	}
-	for l := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, key+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "?"
 }
