@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/store"
+	"github.com/toolport/toolport/internal/textclip"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -163,7 +164,7 @@ func (a *Agent) approvalEvent(id, name string, args json.RawMessage) ApprovalReq
 	if d := firstSentence(spec.Description); d != "" {
 		what.WriteString(" What it does: " + d)
 	}
-	ev.What = clip(what.String(), 1<<10)
+	ev.What = textclip.Mark(what.String(), 1<<10, truncatedMark)
 	return ev
 }
 
@@ -173,7 +174,7 @@ func firstSentence(s string) string {
 	if i := strings.Index(s, ". "); i >= 0 {
 		s = s[:i+1]
 	}
-	return clip(s, 300)
+	return textclip.Mark(s, 300, truncatedMark)
 }
 
 // Pending lists the calls of the conversation's last message that wait for
@@ -276,10 +277,10 @@ func (a *Agent) Approve(ctx context.Context, f store.Fence, convID string, decis
 	decided := map[string]Decision{}
 	for _, d := range decisions {
 		if !slices.Contains([]Decision{AllowOnce, AllowAlways, Deny}, d.Decision) {
-			return fmt.Errorf("%w: unknown decision %q (want allow_once, allow_always or deny)", ErrBadDecision, clip(string(d.Decision), 40))
+			return fmt.Errorf("%w: unknown decision %q (want allow_once, allow_always or deny)", ErrBadDecision, textclip.Mark(string(d.Decision), 40, truncatedMark))
 		}
 		if _, dup := decided[d.ToolUseID]; dup {
-			return fmt.Errorf("%w: two decisions for %q", ErrBadDecision, clip(d.ToolUseID, 80))
+			return fmt.Errorf("%w: two decisions for %q", ErrBadDecision, textclip.Mark(d.ToolUseID, 80, truncatedMark))
 		}
 		decided[d.ToolUseID] = d.Decision
 	}
@@ -287,7 +288,7 @@ func (a *Agent) Approve(ctx context.Context, f store.Fence, convID string, decis
 	for _, i := range waiting {
 		b := blocks[i]
 		if _, ok := decided[b.ID]; !ok {
-			return fmt.Errorf("%w: no decision for %q", ErrBadDecision, clip(b.ID, 80))
+			return fmt.Errorf("%w: no decision for %q", ErrBadDecision, textclip.Mark(b.ID, 80, truncatedMark))
 		}
 		calls = append(calls, llm.ToolCall{ID: b.ID, Name: b.Name, Input: b.Input})
 	}
