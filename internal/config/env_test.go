@@ -90,7 +90,8 @@ func envReaders(t *testing.T, root string) map[string][]string {
 // module's root) may read the process environment: the command layer
 // (internal/cli, the mains under cmd/ and every other package main: a
 // program's main is its command layer) and test support (…test packages and
-// internal/testexec, which read the TOOLPORT_TEST_* variables).
+// internal/testexec, which read the TOOLPORT_TEST_* variables), and the
+// measurement programs under internal/bench.
 func mayReadEnvironment(rel string, names []string) bool {
 	dir := path.Dir(rel)
 	switch {
@@ -100,9 +101,9 @@ func mayReadEnvironment(rel string, names []string) bool {
 		return true
 	case strings.HasSuffix(path.Base(dir), "test") || dir == "internal/testexec":
 		return true
-	// TODO(clients): lrclib and reccobeats are being moved off BaseURLEnv
-	// by the client-core work; remove them from this list when it lands.
-	case dir == "lrclib" || dir == "reccobeats":
+	case strings.HasPrefix(dir, "internal/bench/"):
+		// The measurement programs' shared code starts the processes it
+		// measures, as their mains do.
 		return true
 	}
 	return false
