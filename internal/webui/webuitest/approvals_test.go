@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -187,9 +188,9 @@ func TestApprovalCard(t *testing.T) {
 				WaitFor(approvalCard+`?.dataset.status === 'awaiting'`))
 			card := Eval[struct {
 				Head, What, Args, Badge string
-				Buttons             []string
-				Labelled, Focused   bool
-				Answers             int
+				Buttons                 []string
+				Labelled, Focused       bool
+				Answers                 int
 			}](t, b, to, `(() => { const c = `+approvalCard+`; const g = c.querySelector('.approval');
 				return {Head: g.querySelector('.approval-head').textContent, What: g.querySelector('.approval-what').textContent,
 					Args: g.querySelector('.approval-args').textContent, Badge: c.querySelector('.badge.status').textContent,
@@ -286,5 +287,41 @@ func TestGenericCard(t *testing.T) {
 	want := [][]string{{"notes.txt", "120", "file"}, {"שירים.csv", "2048", "file"}, {"archive", "", "directory"}}
 	if fmt.Sprint(got.Rows) != fmt.Sprint(want) {
 		t.Errorf("table rows = %q, want %q", got.Rows, want)
+	}
+}
+
+// TestApprovalAccessibility runs axe-core (the WCAG 2.1 A and AA rules of
+// TestAccessibility) on an answer with a card waiting for approval and an
+// expanded generic card, in light and dark and in the Hebrew, right-to-left
+// page, whose card shows the Hebrew labels.
+func TestApprovalAccessibility(t *testing.T) {
+	axe := axeSource(t)
+	srv := newFakeAPI("", true, "").server(t)
+	b := NewBrowser(t, Options{})
+	defer b.CheckNoProblems(t)
+	to := 60 * time.Second
+	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(srv.URL+"/"), waitReady(),
+		send(genericPrompt), waitIdle(), chromedp.Evaluate[chromedp.Void](`document.querySelector('.tool-card .tool-head').click()`),
+		send(approvalPrompt), waitIdle(), WaitFor(approvalCard+`?.dataset.status === 'awaiting'`),
+		chromedp.Evaluate[chromedp.Void](axe))
+	check := func(name string) {
+		for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
+			t.Errorf("%s: axe %s (%s): %s: %v", name, v.ID, v.Impact, v.Help, v.Targets)
+		}
+	}
+	check("approval, light")
+	b.Do(t, to, SetView(desktop(), "dark"))
+	check("approval, dark")
+	b.Do(t, to, SetView(phone(), "dark"))
+	check("approval, phone dark")
+
+	ua := Eval[string](t, b, to, `navigator.userAgent`)
+	b.Do(t, to, SetView(desktop(), "light"),
+		cdpCall(emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}),
+		chromedp.Reload(), waitReady(), WaitFor(`document.documentElement.dir === 'rtl'`),
+		WaitFor(approvalCard+`?.dataset.status === 'awaiting'`), chromedp.Evaluate[chromedp.Void](axe))
+	check("approval, Hebrew")
+	if got := Eval[[]string](t, b, to, `[...document.querySelectorAll('.approval button')].map(b => b.textContent)`); !slices.Equal(got, []string{"אישור חד־פעמי", "תמיד בשיחה הזו", "דחייה"}) {
+		t.Errorf("Hebrew decisions = %q", got)
 	}
 }
