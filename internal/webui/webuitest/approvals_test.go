@@ -24,6 +24,8 @@ import (
 const (
 	// approvalPrompt's turn stops for approval of savePlaylistToTidal.
 	approvalPrompt = "Save the playlist to TIDAL"
+	// twoApprovalsPrompt's turn stops for approval of two calls.
+	twoApprovalsPrompt = "Save both playlists to TIDAL"
 	// genericPrompt's turn calls an attached MCP server's tool.
 	genericPrompt = "List the files in /data"
 )
@@ -323,5 +325,87 @@ func TestApprovalAccessibility(t *testing.T) {
 	check("approval, Hebrew")
 	if got := Eval[[]string](t, b, to, `[...document.querySelectorAll('.approval button')].map(b => b.textContent)`); !slices.Equal(got, []string{"אישור חד־פעמי", "תמיד בשיחה הזו", "דחייה"}) {
 		t.Errorf("Hebrew decisions = %q", got)
+	}
+}
+
+// TestApprovalOfTwoCalls checks that with two calls waiting, the first
+// decision is only recorded (its card says so, its buttons are off) and
+// both are posted together, in order, once the second is taken.
+func TestApprovalOfTwoCalls(t *testing.T) {
+	api := newFakeAPI("", true, "")
+	srv := api.server(t)
+	b := NewBrowser(t, Options{})
+	defer b.CheckNoProblems(t)
+	to := 30 * time.Second
+	first := `document.querySelector('.tool-card[data-tool-call-id="toolu_ap1"]')`
+	second := `document.querySelector('.tool-card[data-tool-call-id="toolu_ap2"]')`
+	b.Do(t, to, chromedp.Navigate(srv.URL+"/"), waitReady(), send(twoApprovalsPrompt), waitIdle(),
+		WaitFor(first+`?.dataset.status === 'awaiting' && `+second+`?.dataset.status === 'awaiting'`),
+		chromedp.Evaluate[chromedp.Void](first+`.querySelector('[data-decision="allow_once"]').click()`),
+		WaitFor(first+`.querySelector('.approval-note') != null`))
+	state := Eval[struct {
+		Note          string
+		FirstEnabled  int
+		SecondEnabled int
+	}](t, b, to, `({Note: `+first+`.querySelector('.approval-note').textContent,
+		FirstEnabled: `+first+`.querySelectorAll('.approval button:not([disabled])').length,
+		SecondEnabled: `+second+`.querySelectorAll('.approval button:not([disabled])').length})`)
+	api.mu.Lock()
+	posted := len(api.decisions)
+	api.mu.Unlock()
+	if state.Note != "Your decision: Allow once." || state.FirstEnabled != 0 || state.SecondEnabled != 3 || posted != 0 {
+		t.Errorf("after the first decision: %+v and %d posts, want it noted, its buttons off, the other's on, nothing posted", state, posted)
+	}
+	b.Do(t, to, chromedp.Evaluate[chromedp.Void](second+`.querySelector('[data-decision="deny"]').click()`), waitIdle(),
+		WaitFor(first+`?.dataset.status === 'completed' && `+second+`?.dataset.status === 'failed'`))
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if want := [][]decision{{{"toolu_ap1", "allow_once"}, {"toolu_ap2", "deny"}}}; fmt.Sprint(api.decisions) != fmt.Sprint(want) {
+		t.Errorf("posted decisions = %v, want %v", api.decisions, want)
+	}
+}
+
+// TestApprovalRefused checks a decision the server refuses (409: another
+// tab decided first): the error shows in the answer, which is not marked
+// cut short, and the card can be decided again.
+func TestApprovalRefused(t *testing.T) {
+	api := newFakeAPI("", true, "")
+	srv := api.server(t)
+	b := NewBrowser(t, Options{})
+	defer b.CheckNoProblems(t)
+	to := 30 * time.Second
+	b.Do(t, to, chromedp.Navigate(srv.URL+"/"), waitReady(), send(approvalPrompt), waitIdle(),
+		WaitFor(approvalCard+`?.dataset.status === 'awaiting'`))
+	// Another tab's decision takes the waiting call.
+	api.mu.Lock()
+	var pending []map[string]any
+	for _, c := range api.convs {
+		pending, c.pending = c.pending, nil
+	}
+	api.mu.Unlock()
+	b.Do(t, to, chromedp.Click(css(`.approval-btn[data-decision="allow_once"]`)), waitIdle(),
+		WaitFor(lastAssistant(`?.querySelector('.inline-error') != null`)))
+	got := Eval[struct {
+		Code             string
+		Incomplete       bool
+		Status           string
+		Enabled, Answers int
+	}](t, b, to, `({Code: `+lastAssistant(`.querySelector('.inline-error code')?.textContent || ''`)+`,
+		Incomplete: !!`+lastAssistant(`.querySelector('.incomplete-note')`)+`, Status: `+approvalCard+`.dataset.status,
+		Enabled: document.querySelectorAll('.approval button:not([disabled])').length,
+		Answers: document.querySelectorAll('#messages > li.msg-assistant').length})`)
+	if got.Code != "CONFLICT" || got.Incomplete || got.Status != "awaiting" || got.Enabled != 3 || got.Answers != 1 {
+		t.Errorf("after a refused decision: %+v, want the CONFLICT error, not cut short, the card waiting with its 3 decisions on", got)
+	}
+	// The call waits again (the other tab's turn was undone): deciding works.
+	api.mu.Lock()
+	for _, c := range api.convs {
+		c.pending = pending
+	}
+	api.mu.Unlock()
+	b.Do(t, to, chromedp.Click(css(`.approval-btn[data-decision="deny"]`)), waitIdle(),
+		WaitFor(approvalCard+`?.dataset.status === 'failed'`))
+	if n := Eval[int](t, b, to, `document.querySelectorAll('.inline-error').length`); n != 0 {
+		t.Errorf("the refused decision's error is still shown (%d) after the turn went on", n)
 	}
 }

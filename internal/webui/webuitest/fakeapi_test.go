@@ -282,6 +282,12 @@ func (f *fakeAPI) script(prompt string) []step {
 		s = append(s, words("I'll save it to your TIDAL account.", 20*time.Millisecond)...)
 		s = append(s, approvalEvent())
 		return append(s, ev("type", "message_end", "usage", map[string]int{"inputTokens": 300, "outputTokens": 40}, "stopReason", "approval_required"))
+	case twoApprovalsPrompt:
+		second := approvalEvent()
+		second.ev["toolUseId"] = "toolu_ap2"
+		second.ev["arguments"] = map[string]any{"playlistId": "pl-sunny-days"}
+		s = append(s, approvalEvent(), second)
+		return append(s, ev("type", "message_end", "stopReason", "approval_required"))
 	case genericPrompt:
 		s = append(s, words("Let me list the files.", 20*time.Millisecond)...)
 		s = append(s, ev("type", "tool_call_start", "toolCallId", "toolu_mcp1", "toolName", "files__list_directory",

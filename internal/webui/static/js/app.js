@@ -783,6 +783,9 @@ class App {
     const msg = view.msg;
     msg.streaming = true;
     msg.incomplete = false;
+    // A message waiting for decisions has no error of its own, only one of
+    // a decision refused before: the new attempt replaces it.
+    if (resumed) msg.errors = [];
     this.stream = { controller, msg, view };
     view.sync();
     this.updateComposer();
