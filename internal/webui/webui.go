@@ -9,6 +9,16 @@
 // build DOM nodes with textContent and never assign HTML strings, and the
 // Content-Security-Policy forbids inline scripts, inline styles and eval, so a
 // mistake in the scripts still cannot run injected code.
+//
+// A tool call that waits for the person's approval (the stream's
+// approval_required event, or GET /api/conversations/{id}/approvals when a
+// conversation is opened) is shown in its tool card with what it will do,
+// its arguments and three decisions; once every waiting call of the answer
+// has one, they are posted together and the resumed turn streams into the
+// same answer through the same reader as a message's. A tool the page has no
+// renderer for (an attached MCP server's, named "<server>__<tool>") gets the
+// generic card: its text blocks and, where its structured content holds a
+// list of flat objects, a bounded table.
 package webui
 
 import (

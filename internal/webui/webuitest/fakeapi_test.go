@@ -30,6 +30,8 @@ type fakeAPI struct {
 	toolCalls []toolCall
 	// doctorRuns are the quota flags of the /api/doctor runs answered.
 	doctorRuns []bool
+	// decisions are the bodies' decisions of the approvals answered, in order.
+	decisions [][]decision
 	// notOffered, when set, maps more tools to why the model is not offered
 	// them, as on a first run with no keys.
 	notOffered map[string]string
@@ -42,6 +44,8 @@ type fakeConv struct {
 	UpdatedAt string         `json:"updatedAt"`
 	Messages  []*fakeMessage `json:"messages"`
 	updated   int
+	// pending are the approval_required events of the calls that wait.
+	pending []map[string]any
 }
 
 type fakeMessage struct {
@@ -73,6 +77,8 @@ func (f *fakeAPI) server(t *testing.T) *httptest.Server {
 	mux.HandleFunc("GET /api/conversations/{id}", f.get)
 	mux.HandleFunc("DELETE /api/conversations/{id}", f.delete)
 	mux.HandleFunc("POST /api/conversations/{id}/messages", f.messages)
+	mux.HandleFunc("GET /api/conversations/{id}/approvals", f.pendingApprovals)
+	mux.HandleFunc("POST /api/conversations/{id}/approvals", f.approve)
 	mux.HandleFunc("GET /api/tools", f.listTools)
 	mux.HandleFunc("POST /api/tools/{name}", f.callTool)
 	mux.HandleFunc("GET /api/doctor", f.doctor)
@@ -272,6 +278,22 @@ func (f *fakeAPI) script(prompt string) []step {
 		s = append(s, words("The web search failed twice (rate limited), so I can't answer from the web right now.", 30*time.Millisecond)...)
 	case DefaultPrompts().Slow:
 		s = append(s, words(strings.Repeat("Once upon a time there was a very long story that went on and on. ", 40), 150*time.Millisecond)...)
+	case approvalPrompt:
+		s = append(s, words("I'll save it to your TIDAL account.", 20*time.Millisecond)...)
+		s = append(s, approvalEvent())
+		return append(s, ev("type", "message_end", "usage", map[string]int{"inputTokens": 300, "outputTokens": 40}, "stopReason", "approval_required"))
+	case twoApprovalsPrompt:
+		second := approvalEvent()
+		second.ev["toolUseId"] = "toolu_ap2"
+		second.ev["arguments"] = map[string]any{"playlistId": "pl-sunny-days"}
+		s = append(s, approvalEvent(), second)
+		return append(s, ev("type", "message_end", "stopReason", "approval_required"))
+	case genericPrompt:
+		s = append(s, words("Let me list the files.", 20*time.Millisecond)...)
+		s = append(s, ev("type", "tool_call_start", "toolCallId", "toolu_mcp1", "toolName", "files__list_directory",
+			"input", map[string]any{"path": "/data"}), pause(100*time.Millisecond))
+		s = append(s, ev("type", "tool_call_end", "toolCallId", "toolu_mcp1", "summary", genericResult()["summary"], "durationMs", 12, "result", genericResult()))
+		s = append(s, words("There are three files.", 20*time.Millisecond)...)
 	case failBeforeOutput:
 		s = append(s, ev("type", "error", "code", "MODEL_ERROR", "message", "the model server failed (HTTP 500)", "retryable", true))
 		s = append(s, ev("type", "message_end", "stopReason", "error"))
@@ -347,6 +369,11 @@ func (f *fakeAPI) messages(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		f.store(msg, st.ev)
+		if st.ev["type"] == "approval_required" {
+			f.mu.Lock()
+			c.pending = append(c.pending, st.ev)
+			f.mu.Unlock()
+		}
 		send(st.ev)
 	}
 }
@@ -362,7 +389,15 @@ func (f *fakeAPI) store(msg *fakeMessage, e map[string]any) {
 		} else {
 			msg.Content = append(msg.Content, map[string]any{"type": "text", "text": e["content"]})
 		}
+	case "approval_required":
+		// The real server stores the waiting call's tool_use block.
+		msg.Content = append(msg.Content, map[string]any{"type": "tool_use", "id": e["toolUseId"], "name": e["tool"], "input": e["arguments"]})
 	case "tool_call_start":
+		for _, b := range msg.Content {
+			if b["type"] == "tool_use" && b["id"] == e["toolCallId"] {
+				return // a resumed call's block is stored already
+			}
+		}
 		msg.Content = append(msg.Content, map[string]any{"type": "tool_use", "id": e["toolCallId"], "name": e["toolName"], "input": e["input"]})
 	case "tool_call_end":
 		msg.Content = append(msg.Content, map[string]any{"type": "tool_result", "tool_use_id": e["toolCallId"], "content": e["result"]})

@@ -155,6 +155,24 @@ export class Client {
     return res.text();
   }
 
+  /** approvals lists the tool calls of a conversation waiting for the person's decision. */
+  approvals(id) {
+    return this.json('/api/conversations/' + encodeURIComponent(id) + '/approvals');
+  }
+
+  /**
+   * approve sends the decisions on the waiting calls ([{toolUseId,
+   * decision}]) and returns the event-stream response of the resumed turn.
+   */
+  approve(id, decisions, signal) {
+    return this.fetch('/api/conversations/' + encodeURIComponent(id) + '/approvals', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify({ decisions }),
+      signal,
+    });
+  }
+
   /** sendMessage posts a message and returns the event-stream response. */
   sendMessage(id, content, signal) {
     return this.fetch('/api/conversations/' + encodeURIComponent(id) + '/messages', {

@@ -3,12 +3,12 @@
 
 import { Client, APIError, takeTokenFromFragment } from './api.js';
 import { followTurn } from './sse.js';
-import { newMessage, applyEvent, finish, fromStored } from './model.js';
+import { newMessage, applyEvent, finish, fromStored, awaitingParts } from './model.js';
 import { renderMarkdown, setDirections } from './markdown.js';
 import { ToolCard, toolLabel } from './cards.js';
 import { Bench } from './bench.js';
 import { Settings } from './settings.js';
-import { h, clear, icon, str, num } from './dom.js';
+import { h, clear, icon, str, num, arr, obj } from './dom.js';
 import { t, localize, formatNumber } from './i18n.js';
 
 const $ = (id) => document.getElementById(id);
@@ -45,7 +45,7 @@ class MessageView {
         if (part.kind === 'text') {
           v = { el: h('div', { class: 'md', dir: 'auto' }), rendered: -1 };
         } else {
-          const card = new ToolCard(part, `${this.uid}-${this.views.size}`);
+          const card = new ToolCard(part, `${this.uid}-${this.views.size}`, (p, decision) => this.app.decide(this, p, decision));
           v = { el: card.el, card };
         }
         this.views.set(part, v);
@@ -584,8 +584,11 @@ class App {
     this.stop();
     this.showLoadError(null);
     let conv;
+    let pending = [];
     try {
-      conv = await this.api.getConversation(id);
+      // The calls waiting for a decision come back as cards: the stored
+      // message has their tool_use blocks, the server knows which still wait.
+      [conv, pending] = await Promise.all([this.api.getConversation(id), this.pendingApprovals(id)]);
     } catch (err) {
       if (err instanceof APIError && err.status === 404) {
         this.showLoadError(new Error(t('gone')));
@@ -600,12 +603,59 @@ class App {
     this.model = str(conv && conv.model);
     this.renderModelPicker();
     this.messages = fromStored(conv && conv.messages);
+    this.applyPending(pending);
     this.renderThread();
     this.setTitle(str(conv && conv.title));
     if (push) history.pushState(null, '', '?c=' + encodeURIComponent(id));
     this.renderSidebar();
     this.scrollToEnd();
     this.announce(t('opened', { title: str(conv && conv.title) || t('conversation') }));
+  }
+
+  /** pendingApprovals resolves to the waiting calls' events; none if the server cannot say. */
+  async pendingApprovals(id) {
+    try {
+      const r = await this.api.approvals(id);
+      return arr(obj(r) && r.approvals).map(obj).filter(Boolean).slice(0, 64);
+    } catch (err) {
+      // A conversation that is gone fails getConversation, which says so;
+      // a server without approvals has none waiting.
+      if (err instanceof APIError) return [];
+      throw err;
+    }
+  }
+
+  /** applyPending shows each waiting call in the assistant message that made it. */
+  applyPending(pending) {
+    for (const ev of pending) {
+      const id = str(ev.toolUseId);
+      let msg = this.messages.findLast((m) => m.role === 'assistant' && m.parts.some((p) => p.kind === 'tool' && p.id === id));
+      if (!msg) msg = this.messages.findLast((m) => m.role === 'assistant');
+      if (msg) applyEvent(msg, { ...ev, type: 'approval_required' });
+    }
+  }
+
+  /**
+   * decide records the person's decision on a waiting call; once every
+   * waiting call of the message has one, they are sent together and the
+   * resumed turn streams into the same message.
+   */
+  async decide(view, part, decision) {
+    if (this.stream || !this.currentId || !part.approval || part.approval.decision) return;
+    part.approval.decision = decision;
+    view.sync(part);
+    const waiting = awaitingParts(view.msg);
+    if (waiting.some((p) => !p.approval.decision)) {
+      this.announce(t('approvalMore'));
+      return;
+    }
+    const decisions = waiting.map((p) => ({ toolUseId: p.id, decision: p.approval.decision }));
+    const i = this.views.indexOf(view);
+    let u = i - 1;
+    while (u >= 0 && this.messages[u].role !== 'user') u -= 1;
+    const user = u >= 0 ? this.messages[u] : newMessage('user');
+    const conv = this.currentId;
+    await this.streamTurn(user, view, (signal) => this.api.approve(conv, decisions, signal), true);
   }
 
   renderThread() {
@@ -718,13 +768,26 @@ class App {
    * start(signal) resolves to: a new message, a regenerate or an edit.
    */
   async runTurn(user, start) {
-    const controller = new AbortController();
     const msg = newMessage('assistant');
-    msg.streaming = true;
     msg.model = this.model || (this.models()[0] ? this.models()[0].name : '');
-    this.stream = { controller, msg, view: null };
-    const view = this.addMessage(msg);
-    this.stream.view = view;
+    await this.streamTurn(user, this.addMessage(msg), start, false);
+  }
+
+  /**
+   * streamTurn streams the events of start(signal)'s response into view's
+   * assistant message: a new turn's, or (resumed) the message whose calls
+   * waited for approval, which the resumed turn goes on writing.
+   */
+  async streamTurn(user, view, start, resumed) {
+    const controller = new AbortController();
+    const msg = view.msg;
+    msg.streaming = true;
+    msg.incomplete = false;
+    // A message waiting for decisions has no error of its own, only one of
+    // a decision refused before: the new attempt replaces it.
+    if (resumed) msg.errors = [];
+    this.stream = { controller, msg, view };
+    view.sync();
     this.updateComposer();
     this.refreshFoots();
     this.scrollToEnd();
@@ -743,6 +806,7 @@ class App {
         if (ev.type === 'tool_call_start' && changed) this.announce(t('running', { tool: toolLabel(changed.name) }));
         if (ev.type === 'tool_call_end' && changed) this.announce(t('finished', { tool: toolLabel(changed.name) }));
         if (ev.type === 'tool_call_error' && changed) this.announce(t('failed', { tool: toolLabel(changed.name) }));
+        if (ev.type === 'approval_required' && changed) this.announce(t('approvalNeeded', { tool: changed.approval.title }));
         if (ev.type === 'message_end' || ev.type === 'error') view.sync();
         else view.schedule(changed);
         if (follow) this.scrollToEnd();
@@ -758,19 +822,29 @@ class App {
         incomplete = true;
       } else {
         msg.errors.push({ code: err instanceof APIError ? err.code : '', message: err && err.message ? err.message : String(err) });
-        incomplete = msg.parts.length > 0;
+        // A resumption refused before it began (409, 400) left the message
+        // as it was: its calls still wait, and may be decided again.
+        incomplete = msg.parts.length > 0 && !resumed;
       }
     } finally {
+      for (const p of awaitingParts(msg)) p.approval.decision = '';
       if (msg.streaming || incomplete) finish(msg, incomplete || msg.incomplete);
       this.stream = null;
       view.sync();
       this.refreshFoots();
       this.renderUsage();
       this.updateComposer();
-      this.announce(msg.incomplete ? t('stopped') : msg.errors.length ? t('answerFailed') : t('answerComplete'));
+      const waiting = awaitingParts(msg);
+      this.announce(msg.incomplete ? t('stopped') : msg.errors.length ? t('answerFailed') : waiting.length ? t('approvalWaiting') : t('answerComplete'));
       this.loadConversations(false);
       const input = $('composer-input');
-      if (document.activeElement === document.body || document.activeElement === $('stop-btn') || !document.activeElement) input.focus();
+      const idle = document.activeElement === document.body || document.activeElement === $('stop-btn') || !document.activeElement;
+      // The answer cannot go on without the person's decision: the keyboard
+      // goes to the first one to take (from the message box too).
+      const first = waiting.length ? view.views.get(waiting[0]) : null;
+      const btn = first && first.card.approvalEl ? first.card.approvalEl.querySelector('.approval-btn:not([disabled])') : null;
+      if (btn && (idle || document.activeElement === input)) btn.focus();
+      else if (idle) input.focus();
     }
   }
 

@@ -37,7 +37,11 @@ Object.assign(TOOLS, PLAYLIST_TOOLS);
 
 /** toolLabel returns the friendly name of a tool. */
 export function toolLabel(name) {
-  return (TOOLS[name] && TOOLS[name].label) || name || 'Tool';
+  if (TOOLS[name]) return TOOLS[name].label;
+  // An attached MCP server's tool is "<server>__<tool>".
+  const i = typeof name === 'string' ? name.indexOf('__') : -1;
+  if (i > 0 && i < name.length - 2) return `${name.slice(i + 2)} (${name.slice(0, i)})`;
+  return name || 'Tool';
 }
 
 const STATUS_KEY = {
@@ -46,7 +50,15 @@ const STATUS_KEY = {
   completed: 'statusCompleted',
   failed: 'statusFailed',
   canceled: 'statusCanceled',
+  awaiting: 'statusAwaiting',
 };
+
+/** The decisions an approval card offers, in order, with their labels. */
+const DECISIONS = [
+  { value: 'allow_once', label: 'allowOnce', cls: 'btn-primary' },
+  { value: 'allow_always', label: 'allowAlways', cls: 'btn-ghost' },
+  { value: 'deny', label: 'deny', cls: 'approval-deny' },
+];
 
 // Lists longer than this are cut, with a note, to keep the page responsive.
 const MAX_ITEMS = 100;
@@ -56,7 +68,14 @@ const MAX_ITEMS = 100;
  * keeping the expanded state and focus.
  */
 export class ToolCard {
-  constructor(part, uid) {
+  /**
+   * onDecide(part, decision), when given, is called with the person's
+   * decision on a call waiting for approval.
+   */
+  constructor(part, uid, onDecide) {
+    this.uid = uid;
+    this.onDecide = onDecide;
+    this.approvalEl = null; // the approval panel while the call waits
     const meta = TOOLS[part.name] || { icon: 'wrench' };
     this.bodyId = `tool-body-${uid}`;
     this.rawId = `tool-raw-${uid}`;
@@ -75,7 +94,8 @@ export class ToolCard {
     this.raw = h('pre', { class: 'raw-json', id: this.rawId, dir: 'ltr', hidden: true });
     this.body = h('div', { class: 'tool-body', id: this.bodyId, role: 'region', 'aria-label': t('details', { tool: toolLabel(part.name) }), hidden: true },
       this.content, h('div', { class: 'tool-actions' }, this.rawBtn), this.raw);
-    this.el = h('div', { class: 'tool-card', 'data-tool': part.name }, this.head, this.body);
+    this.approvalSlot = h('div', { class: 'approval-slot' });
+    this.el = h('div', { class: 'tool-card', 'data-tool': part.name }, this.head, this.approvalSlot, this.body);
     this.head.addEventListener('click', () => this.toggle());
     this.rawBtn.addEventListener('click', () => {
       const open = this.rawBtn.getAttribute('aria-expanded') !== 'true';
@@ -119,7 +139,60 @@ export class ToolCard {
     else this.content.appendChild(h('p', { class: 'muted' }, t('waiting')));
     const rawValue = { input: part.input, result: part.result };
     this.raw.textContent = jsonText(rawValue);
+    this.renderApproval(part);
   }
+
+  /**
+   * renderApproval shows, while the call waits for the person, what it will
+   * do with its arguments and the three decisions; it is removed once the
+   * resumed turn runs (or denies) the call.
+   */
+  renderApproval(part) {
+    const a = part.status === 'awaiting' ? part.approval : null;
+    if (!a) {
+      clear(this.approvalSlot);
+      this.approvalEl = null;
+      return;
+    }
+    const headId = `approval-head-${this.uid}`;
+    const title = clip(a.title || toolLabel(part.name), 120);
+    const decided = DECISIONS.find((d) => d.value === a.decision);
+    const buttons = DECISIONS.map((d) => {
+      const b = h('button', {
+        type: 'button', class: `btn btn-small ${d.cls} approval-btn`, 'data-decision': d.value,
+        'aria-pressed': String(a.decision === d.value),
+      }, t(d.label));
+      b.disabled = a.decision !== '' || !this.onDecide;
+      b.addEventListener('click', () => {
+        if (this.onDecide && !part.approval.decision) this.onDecide(part, d.value);
+      });
+      return b;
+    });
+    this.approvalEl = h('div', { class: 'approval', role: 'group', 'aria-labelledby': headId },
+      h('p', { class: 'approval-head', id: headId }, icon('alert'), h('span', { dir: 'auto' }, t('approvalWants', { tool: title }))),
+      a.what ? h('p', { class: 'approval-what', dir: 'auto' }, clip(a.what, 1024)) : null,
+      h('div', { class: 'approval-args', role: 'region', 'aria-label': t('approvalArgs') }, renderArgs(part.input)),
+      h('div', { class: 'approval-actions' }, buttons),
+      decided ? h('p', { class: 'approval-note muted', role: 'status' }, t('approvalChosen', { decision: t(decided.label) })) : null);
+    clear(this.approvalSlot).appendChild(this.approvalEl);
+  }
+}
+
+// The arguments an approval card shows: every field (at most 24), each
+// value as text or indented JSON, bounded so that a huge argument cannot
+// swamp the page (Raw JSON has the call as the server sent it).
+function renderArgs(input) {
+  const o = obj(input);
+  if (!o || Object.keys(o).length === 0) return h('p', { class: 'muted' }, t('noArguments'));
+  const entries = Object.entries(o);
+  const dl = h('dl', { class: 'tool-input approval-input' });
+  for (const [k, v] of entries.slice(0, 24)) {
+    const text = typeof v === 'string' ? v : jsonText(v);
+    dl.append(h('dt', { dir: 'auto' }, clip(k, 80)),
+      h('dd', { dir: 'auto' }, typeof v === 'object' && v !== null ? h('pre', { class: 'json', dir: 'ltr' }, clip(text, 2000)) : clip(text, 2000)));
+  }
+  if (entries.length > 24) dl.append(h('dt', null, '…'), h('dd', { class: 'muted' }, t('moreFields', { count: formatNumber(entries.length - 24) })));
+  return dl;
 }
 
 function jsonText(v) {
@@ -182,7 +255,67 @@ export function renderResult(name, result) {
   if (!r) return h('pre', { class: 'json', dir: 'ltr' }, jsonText(result));
   const fn = renderers.get(name);
   if (fn) return fn(r);
-  return h('pre', { class: 'json', dir: 'ltr' }, jsonText(stripEnvelope(r)));
+  return genericResult(r);
+}
+
+// Bounds of the generic card: what an unknown tool (an attached MCP
+// server's) may return is not known, so the page shows only so much.
+const GENERIC = { texts: 8, textChars: 4000, rows: 200, cols: 12, cellChars: 200 };
+
+/**
+ * genericResult renders the result of a tool the page has no renderer for,
+ * as an attached MCP server's tools return it ({content: [blocks],
+ * structuredContent}): its text blocks, and structured content that holds
+ * an array of flat objects as a table. Anything else shows as JSON.
+ */
+function genericResult(r) {
+  const out = [];
+  const blocks = arr(r.content).map(obj).filter(Boolean);
+  for (const b of blocks.filter((c) => typeof c.text === 'string' && c.text.trim()).slice(0, GENERIC.texts)) {
+    out.push(h('pre', { class: 'generic-text', dir: 'auto' }, clip(b.text, GENERIC.textChars)));
+  }
+  const flat = flatRows(r.structuredContent);
+  if (flat) out.push(flatTable(flat.key, flat.rows));
+  if (out.length === 0) return h('pre', { class: 'json', dir: 'ltr' }, jsonText(stripEnvelope(r)));
+  return section(...out);
+}
+
+function isFlat(o) {
+  return o !== null && Object.values(o).every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v));
+}
+
+/**
+ * flatRows finds, in structured content, an array of flat objects (values
+ * only strings, numbers, booleans or null): the content itself, its
+ * "value" (a non-object the host wrapped) or its first such field.
+ */
+function flatRows(sc) {
+  const candidates = [];
+  if (Array.isArray(sc)) candidates.push(['', sc]);
+  const o = obj(sc);
+  if (o) for (const [k, v] of Object.entries(o)) if (Array.isArray(v)) candidates.push([k === 'value' ? '' : k, v]);
+  for (const [key, list] of candidates) {
+    const rows = list.map(obj);
+    if (rows.length > 0 && rows.every((x) => x && isFlat(x))) return { key, rows };
+  }
+  return null;
+}
+
+function flatTable(key, rows) {
+  const cols = [];
+  for (const r of rows.slice(0, GENERIC.rows)) {
+    for (const k of Object.keys(r)) if (!cols.includes(k) && cols.length < GENERIC.cols) cols.push(k);
+  }
+  const shown = rows.slice(0, GENERIC.rows);
+  const tbody = h('tbody');
+  const table = h('div', { class: 'md-table generic-table' }, h('table', null,
+    key ? h('caption', { dir: 'auto' }, key) : null,
+    h('thead', null, h('tr', null, cols.map((c) => h('th', { scope: 'col', dir: 'auto' }, clip(c, 60))))),
+    tbody));
+  return [
+    h('p', { class: 'muted' }, t('rowsOf', { shown: formatNumber(shown.length), total: formatNumber(rows.length) })),
+    paged(shown, PAGE.rows, table, tbody, (rec) => h('tr', null, cols.map((c) => h('td', { dir: 'auto' }, clip(cellText(rec[c]), GENERIC.cellChars))))),
+  ];
 }
 
 function stripEnvelope(r) {

@@ -6,7 +6,9 @@
 // {kind:'text', text} or a tool call:
 // {kind:'tool', id, name, input, status, summary, durationMs, result, error,
 //  errorCode, retryable, wasRetried}, status one of pending, executing,
-// completed, failed, canceled.
+// completed, failed, canceled, or awaiting: the call waits for the person's
+// decision (approval_required), and the part carries
+// approval {title, what, decision} until the resumed turn runs or denies it.
 
 export function newMessage(role, id) {
   return { id: id || '', role, parts: [], incomplete: false, streaming: false, errors: [], usage: null, model: '' };
@@ -142,6 +144,19 @@ export function applyEvent(msg, ev) {
       setStatus(p, 'failed');
       return p;
     }
+    case 'approval_required': {
+      const id = s(ev.toolUseId);
+      if (!id) return null;
+      let p = findTool(msg, id);
+      if (!p) {
+        p = newTool(id, s(ev.tool), ev.arguments);
+        msg.parts.push(p);
+      }
+      if (p.input === null && isObj(ev.arguments)) p.input = ev.arguments;
+      p.approval = { title: s(ev.title) || p.name, what: s(ev.what), decision: '' };
+      setStatus(p, 'awaiting');
+      return p;
+    }
     case 'message_end': {
       msg.usage = usageOf(ev.usage) || msg.usage;
       const reason = s(ev.stopReason);
@@ -155,6 +170,11 @@ export function applyEvent(msg, ev) {
     default:
       return null;
   }
+}
+
+/** awaitingParts lists the tool parts of msg waiting for the person's decision. */
+export function awaitingParts(msg) {
+  return msg.parts.filter((p) => p.kind === 'tool' && p.status === 'awaiting');
 }
 
 /**
