@@ -25,7 +25,7 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintf(env.Stderr, "Usage: %s\n\n"+
 			"Builds and inspects the semantic track index that semanticSearch and batchMetadata read.\n\n"+
-			"  toolport index add [--batch N] [--quiet] FILE.jsonl   ingest tracks (IndexedTrackResult per line)\n"+
+			"  toolport index add [--batch N] [--quiet] [--snapshot] FILE.jsonl   ingest tracks (IndexedTrackResult per line)\n"+
 			"  toolport index add --demo                             load the 5,521 built-in MusicCaps demo tracks\n"+
 			"  toolport index build [--dry-run] [--library FILE] [ISRC...]  fetch lyrics, features, interpretations; embed\n"+
 			"  toolport index status [--json]                        counts, embedder and dimensions\n\n"+
@@ -52,7 +52,7 @@ func runIndex(ctx context.Context, env *Env, args []string) error {
 const maxReportedLines = 50
 
 func runIndexAdd(ctx context.Context, env *Env, args []string) error {
-	fs := newFlags(env, "index add", "toolport index add [--batch N] [--quiet] FILE.jsonl | --demo",
+	fs := newFlags(env, "index add", "toolport index add [--batch N] [--quiet] [--snapshot] FILE.jsonl | --demo",
 		"Ingests tracks into the semantic index: one JSON object per line in the IndexedTrackResult shape\n"+
 			"(isrc, title, artist required; album, artworkUrl, duration, lyrics, interpretation, audioFeatures\n"+
 			"optional). FILE may be - for stdin.\n\n"+
@@ -61,11 +61,16 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) error {
 			"run keeps every finished batch, and running it again completes it. Unchanged records are not\n"+
 			"embedded again. Exit status: 0 when the file was read to the end (skipped lines are reported),\n"+
 			"1 when the run stopped early or no line of the file was a valid track, 2 on a usage error.\n\n"+
+			"Its memory is bounded by a batch, not by the index: the search engine is not built, and the\n"+
+			"snapshot that lets a new process search at once is left stale until the first search (or\n"+
+			"toolport serve) builds and saves it. --snapshot builds it here instead.\n\n"+
 			"--demo loads the 5,521 MusicCaps tracks built into the binary (no download), so that\n"+
 			"semanticSearch works out of the box. Data: "+musiccaps.Credit+".")
 	demo := fs.Bool("demo", false, "load the built-in MusicCaps demo tracks instead of a file")
 	batch := fs.Int("batch", music.DefaultIngestBatch, "records per embedding call and per transaction")
 	quiet := fs.Bool("quiet", false, "no progress bar (it is off anyway when stderr is not a terminal)")
+	snapshot := fs.Bool("snapshot", false, "then build the search engine from the whole index and save its snapshot\n"+
+		"(else the first search does; its memory grows with the index)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -166,15 +171,39 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("no line of %s is a valid track (IndexedTrackResult: isrc, title and artist required)", label)
 	}
 	// Records stored with another embedder's vectors (the embedder was
-	// changed) are embedded again here, not in the middle of a search, and
-	// the loaded index is saved for the next process (a snapshot).
-	ls, err := svc.Load(ctx)
-	if n := ls.Reembedded; n > 0 {
-		fmt.Fprintf(env.Stdout, "%d older records embedded again with the current embedder\n", n)
+	// changed) are embedded again here, not in the middle of a search. The
+	// engine is not built: its memory grows with the index, and the snapshot
+	// this write left stale is rebuilt by whoever next needs the engine (the
+	// first search, serve at start), or here with --snapshot.
+	if n, err := m.svc.AfterWrite(ctx); n > 0 || err != nil {
+		if n > 0 {
+			fmt.Fprintf(env.Stdout, "%d older records embedded again with the current embedder\n", n)
+		}
+		if err != nil {
+			return fmt.Errorf("embedding older records again: %w", err)
+		}
 	}
+	if *snapshot {
+		return buildSnapshot(ctx, env, m)
+	}
+	return nil
+}
+
+// buildSnapshot loads the engine from the whole store and saves its
+// snapshot now, so that the first search need not; it holds the whole
+// engine, so its memory grows with the index (SECURITY.md).
+func buildSnapshot(ctx context.Context, env *Env, m *musicCommand) error {
+	start := time.Now()
+	fmt.Fprintf(env.Stderr, "building the search engine and its snapshot from the whole index…\n")
+	ls, err := m.svc.Load(ctx)
 	if err != nil {
-		return fmt.Errorf("embedding older records again: %w", err)
+		return fmt.Errorf("building the snapshot: %w", err)
 	}
+	how := "built from the records and saved"
+	if ls.Snapshot {
+		how = "already up to date"
+	}
+	fmt.Fprintf(env.Stdout, "snapshot: %d tracks, %s in %s\n", ls.Records, how, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

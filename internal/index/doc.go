@@ -53,8 +53,10 @@
 // documents' text, so the index never holds the text itself; a load that knows its size reserves
 // the flat arrays once ([Engine.Reserve]). A snapshot is written through a 64 KiB buffer
 // ([Engine.WriteSnapshot]) or into one allocation of exactly its size ([Engine.SnapshotSize]):
-// `toolport index add` holds the engine and one snapshot's bytes, not copies of either (SECURITY.md,
-// BENCHMARKS.md "index add: peak memory"). The offline embedder
+// a process that builds the engine from the records (the first search after a write, `serve`,
+// `toolport index add --snapshot`) holds it and one snapshot's bytes, not copies of either;
+// `toolport index add` itself builds no engine (SECURITY.md, BENCHMARKS.md "index add: peak
+// memory"). The offline embedder
 // reads its word vectors where the binary holds them (an uncompressed asset with its own hash table
 // of the words), so making it costs nothing.
 package index

@@ -22,4 +22,11 @@
 // only the records written since into the engine; when records were
 // deleted, it rebuilds the engine from the store instead. Searches keep
 // running on the current engine while that happens.
+//
+// A writer does not build the engine: after `toolport index add`,
+// [Service.AfterWrite] only embeds again records another embedder made, so
+// the command's memory is bounded by a batch. The saved snapshot of the
+// engine (snapshot.go) is then stale, and whichever process next builds the
+// engine from the records (the first search, `serve` at start) saves a new
+// one for the processes after it.
 package music

@@ -272,7 +272,8 @@ func (s *Service) embedderLocked(ctx context.Context) (embedding.Embedder, error
 }
 
 // Engine returns the search engine, loading it from the store on first use
-// without writing to the store (see [Service.Load] for the load that does).
+// without writing records to the store (see [Service.Load] for the load that
+// does); a load from the records saves the snapshot for the next process.
 // It does not check the store for changes: see [Service.Refresh].
 func (s *Service) Engine(ctx context.Context) (*index.Engine, error) {
 	if eng := s.loadedEngine(); eng != nil {
@@ -345,10 +346,13 @@ func (s *Service) reloadLocked(ctx context.Context, persist bool) (LoadStats, er
 		if err != nil {
 			return st, err
 		}
-		// Only a Load writes the snapshot (searches write nothing), and only
-		// when it wrote no embeddings: those moved the version past v, and
-		// what else moved it meanwhile cannot be told apart.
-		if persist && st.Reembedded == 0 {
+		// Whoever builds the engine from the records saves it for the next
+		// process: `index add` leaves the snapshot stale rather than build an
+		// engine it does not search, so the first search after it (or serve's
+		// Load) pays for the build once. Only when no embedding was made:
+		// a Load's write-back moved the version past v (what else moved it
+		// cannot be told apart), and a search's vectors are not in the store.
+		if st.Reembedded == 0 {
 			// A snapshot is a cache: failing to save one costs later
 			// processes time, not correctness, so it does not fail the load.
 			_ = saveSnapshot(ctx, db, emb, v, eng, feats)
@@ -622,6 +626,43 @@ func loadInto(ctx context.Context, persist store.Index, emb embedding.Embedder, 
 
 func fields(r store.IndexRecord) index.Fields {
 	return index.Fields{Title: r.Title, Artist: r.Artist, Album: r.Album, Interpretation: r.Interpretation, Lyrics: r.Lyrics}
+}
+
+// AfterWrite is what a command that wrote records (`toolport index add`)
+// runs instead of a [Service.Load]: with Weaviate, the Load (it brings
+// Weaviate up to date and holds nothing in memory); with the embedded
+// engine, only the write-back of [Service.Reembed], skipped when the store's
+// counts show every record embedded by the current embedder, so that its
+// memory is bounded by a batch and not by the index. The engine is not built:
+// the snapshot the write left stale is rebuilt by whoever next needs the
+// engine. It reports how many records it embedded.
+func (s *Service) AfterWrite(ctx context.Context) (int, error) {
+	if s.usesWeaviate() {
+		st, err := s.Load(ctx)
+		return st.Reembedded, err
+	}
+	db, err := s.Store(ctx)
+	if err != nil {
+		return 0, err
+	}
+	emb, err := s.Embedder(ctx)
+	if err != nil {
+		return 0, err
+	}
+	st, err := db.IndexStatus(ctx)
+	if err != nil {
+		return 0, storeError("reading the index status", err)
+	}
+	current := 0
+	for _, e := range st.Embedders {
+		if e.Name == emb.Name() && e.Dims == emb.Dimensions() {
+			current += e.Count
+		}
+	}
+	if current == st.Total {
+		return 0, nil
+	}
+	return s.Reembed(ctx)
 }
 
 // Reembed embeds the records whose stored embedding is missing or another

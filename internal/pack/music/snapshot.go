@@ -16,13 +16,16 @@ import (
 )
 
 // The loaded index (the engine and the audio features search filters use) is
-// saved in the store as a snapshot after a [Service.Load], so that a process
-// that searches once, such as `toolport call semanticSearch`, loads it in a
-// few milliseconds instead of analysing and coding every record. A snapshot
+// saved in the store as a snapshot by whichever process builds it from the
+// records (serve's [Service.Load], or the first search after a write), so
+// that a process that searches once, such as `toolport call semanticSearch`,
+// loads it in a few milliseconds instead of analysing and coding every
+// record. Writers (`toolport index add`) leave it stale instead of building
+// an engine they do not search: their memory stays bounded by a batch. A snapshot
 // is keyed by the store's index version and the engine's snapshot tag (its
 // format, analyser and embedder): any write to the index, or a change to
 // how the engine is built, makes the key differ and the snapshot unused
-// (and replaced by the next Load). A snapshot that does not decode is
+// (and replaced by the next load from the records). A snapshot that does not decode is
 // ignored the same way: the records are the truth, the snapshot a cache.
 
 const (

@@ -310,3 +310,85 @@ func TestEncodeMusicSnapshotCostsItsSize(t *testing.T) {
 		t.Fatalf("decoded %d tracks and %d features, want %d and %d", got.Len(), len(gotFeats), n, len(feats))
 	}
 }
+
+// TestColdSearchSavesTheSnapshot: after a write nobody loaded (what
+// `index add` leaves), the first process that builds the engine from the
+// records saves the snapshot, and the next one reads it; a build that had to
+// embed records (their vectors are not stored) saves nothing.
+func TestColdSearchSavesTheSnapshot(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		emb := testEmbedder(t)
+		if _, err := New(db, emb, nil).Ingest(ctx, strings.NewReader(seedJSONL), IngestOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		first := New(db, emb, nil)
+		if st := coldLoad(t, first); st.Snapshot || st.Records == 0 {
+			t.Fatalf("first cold load: %+v, want a load from the records", st)
+		}
+		second := New(db, emb, nil)
+		if st := coldLoad(t, second); !st.Snapshot {
+			t.Fatalf("second cold load: %+v, want the snapshot the first saved", st)
+		}
+		sameSearches(t, first, second)
+
+		// Records with another embedder's vectors: a search embeds them in
+		// memory only, so its engine is no snapshot of the store.
+		other := renamedEmbedder{emb}
+		if st := coldLoad(t, New(db, other, nil)); st.Reembedded == 0 || st.Snapshot {
+			t.Fatalf("load with another embedder: %+v, want every record embedded", st)
+		}
+		if st := coldLoad(t, New(db, other, nil)); st.Snapshot {
+			t.Fatalf("a snapshot was saved from vectors the store does not hold: %+v", st)
+		}
+	})
+}
+
+// renamedEmbedder is emb under another name: records embedded by emb are
+// another embedder's to it.
+type renamedEmbedder struct{ embedding.Embedder }
+
+func (renamedEmbedder) Name() string { return "renamed-for-test" }
+
+// scanCounter counts full scans of the index: what loading an engine (or
+// re-embedding) costs, in memory and time proportional to the index.
+type scanCounter struct {
+	Store
+	scans int
+}
+
+func (c *scanCounter) EachIndexRecord(ctx context.Context, fn func(store.IndexRecord) error) error {
+	c.scans++
+	return c.Store.EachIndexRecord(ctx, fn)
+}
+
+// TestAfterWriteDoesNotLoadTheIndex: after a write, AfterWrite does not read
+// the whole index when every record is embedded by the current embedder
+// (what `index add` leaves), and embeds again those that are not.
+func TestAfterWriteDoesNotLoadTheIndex(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *sqlstore.DB) {
+		ctx := context.Background()
+		emb := testEmbedder(t)
+		counted := &scanCounter{Store: db}
+		svc := New(counted, emb, nil)
+		if _, err := svc.Ingest(ctx, strings.NewReader(seedJSONL), IngestOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		n, err := svc.AfterWrite(ctx)
+		if err != nil || n != 0 || counted.scans != 0 {
+			t.Fatalf("AfterWrite on a current index: %d embedded, %d scans, %v; want 0, 0", n, counted.scans, err)
+		}
+		if svc.loadedEngine() != nil {
+			t.Fatal("AfterWrite built the engine")
+		}
+		// The embedder changed: every record is embedded again and written back.
+		other := New(counted, renamedEmbedder{emb}, nil)
+		v, _ := db.IndexVersion(ctx)
+		if n, err := other.AfterWrite(ctx); err != nil || n != v.Count {
+			t.Fatalf("AfterWrite after the embedder changed: %d embedded, %v; want %d", n, err, v.Count)
+		}
+		if n, err := other.AfterWrite(ctx); err != nil || n != 0 {
+			t.Fatalf("AfterWrite again: %d embedded, %v; want 0", n, err)
+		}
+	})
+}
