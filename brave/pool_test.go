@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/toolport/toolport/internal/httpclient/httpclienttest"
 )
@@ -12,11 +11,10 @@ import (
 // With no client of its own, a Client keeps its connections across a burst
 // of concurrent searches.
 func TestDefaultClientReusesConnections(t *testing.T) {
-	srv := httpclienttest.NewServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(2 * time.Millisecond)
+	srv := httpclienttest.NewServer(t, httpclienttest.Overlap(16, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"type":"search","web":{"results":[]}}`)
-	}))
+	})))
 	c, err := NewClient(nil, testKey, WithBaseURL(srv.URL))
 	if err != nil {
 		t.Fatal(err)

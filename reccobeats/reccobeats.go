@@ -39,6 +39,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/httpclient"
+
+	"github.com/toolport/toolport/internal/isrc"
 )
 
 // Defaults and limits.
@@ -192,7 +194,6 @@ var (
 	uuidRe      = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 	})
-	isrcRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z]{2}[A-Z0-9]{3}[0-9]{7}$`) })
 )
 
 // IsSpotifyID reports whether s looks like a Spotify id (22 base-62
@@ -217,13 +218,14 @@ func SpotifyIDFromURL(u string) string {
 }
 
 // NormalizeISRC returns s upper-cased without hyphens or spaces, or ""
-// when that is not an ISRC (CC XXX YY NNNNN).
+// when that is not an ISRC (CC XXX YY NNNNN): Toolport's one ISRC rule,
+// package internal/isrc.
 func NormalizeISRC(s string) string {
-	s = strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(strings.TrimSpace(s)))
-	if !isrcRe().MatchString(s) {
+	n, err := isrc.Normalize(s)
+	if err != nil {
 		return ""
 	}
-	return s
+	return n
 }
 
 // ErrInvalidInput is wrapped by the error of a call whose arguments cannot

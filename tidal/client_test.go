@@ -338,7 +338,7 @@ func TestTracksByISRC(t *testing.T) {
 	for n := 11; n <= 56; n += 2 { // 23 known ISRCs
 		isrcs = append(isrcs, "AUNMG24000"+strconv.Itoa(n))
 	}
-	isrcs = append(isrcs, "USXXX9999999", "aunmg24-000-11", "GBAYE0000000", "") // misses, a duplicate in another form, an empty one
+	isrcs = append(isrcs, "USXXX9999999", "aunmg24-000-11", " AU NMG 24 000 13 ", "GBAYE0000000", "") // misses, duplicates in other forms (hyphens, spaces), an empty one
 	tracks, err := c.TracksByISRC(context.Background(), isrcs)
 	must(t, err)
 	var got []string

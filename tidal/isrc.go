@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/toolport/toolport/internal/isrc"
 )
 
 // lookupChunk is how many ISRCs or ids go in one /tracks request. The API
@@ -13,13 +15,18 @@ import (
 const lookupChunk = 20
 
 // TracksByISRC looks tracks up by ISRC, in batches of lookupChunk. ISRCs are
-// trimmed, upper-cased, stripped of hyphens and de-duplicated; empty ones are
-// ignored. An ISRC TIDAL does not know is simply absent from the result, and
+// brought to their canonical form (trimmed, upper-cased, hyphens and spaces
+// removed: Toolport's one ISRC rule, package internal/isrc) and
+// de-duplicated; empty ones are ignored, and one that is not an ISRC is sent
+// as written, upper-cased (TIDAL then finds nothing for it). An ISRC TIDAL does not know is simply absent from the result, and
 // tracks for ISRCs that were not asked for are dropped. A single ISRC may
 // yield several tracks (the same recording on several releases).
 func (c *Client) TracksByISRC(ctx context.Context, isrcs []string) ([]Track, error) {
 	want, wanted := dedupe(isrcs, func(s string) string {
-		return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", ""))
+		if n, err := isrc.Normalize(s); err == nil {
+			return n
+		}
+		return strings.ToUpper(strings.TrimSpace(s))
 	})
 	out := []Track{}
 	err := c.eachTracksChunk(ctx, "filter[isrc]", "ISRCs", want, func(t Track) {

@@ -10,9 +10,9 @@ import (
 	"github.com/toolport/toolport/internal/httpclient/httpclienttest"
 )
 
-// slowOK answers after a short pause, so that a burst's calls overlap.
-var slowOK = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	time.Sleep(2 * time.Millisecond)
+// ok answers at once; httpclienttest.Overlap holds each burst's calls until
+// all are in, so that they overlap.
+var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, `{"ok":true}`)
 })
 
@@ -37,7 +37,7 @@ func TestClientsKeepConnectionsForConcurrentCalls(t *testing.T) {
 		"NewTransport":     {Transport: httpclient.NewTransport()},
 	} {
 		t.Run(name, func(t *testing.T) {
-			srv := httpclienttest.NewServer(t, slowOK)
+			srv := httpclienttest.NewServer(t, httpclienttest.Overlap(16, ok))
 			httpclienttest.CheckReuse(t, srv, 16, 10, 4, get(hc, srv.URL))
 			httpclienttest.CheckReuse(t, srv, 16, 5, 0, get(hc, srv.URL)) // the second burst opens none
 		})

@@ -1,8 +1,7 @@
 // Package isrc is the one rule for International Standard Recording Codes
 // (ISO 3901) in Toolport: what an ISRC looks like and its canonical form.
-// The music pack, the chat server and the index build use it; the TIDAL and
-// ReccoBeats clients should too (tidal.TracksByISRC strips hyphens but not
-// spaces, reccobeats.NormalizeISRC repeats this rule with a regexp).
+// The music pack, the chat server, the index build and the TIDAL and
+// ReccoBeats clients use it.
 package isrc
 
 import (
