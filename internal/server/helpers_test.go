@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/agent"
-	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/internal/store/sqlstore"
