@@ -66,7 +66,7 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 		return usageError(err)
 	}
 	if len(servers) > 0 {
-		host, err := mcphost.Attach(ctx, sel, servers, mcphost.Options{Logger: logger, Version: version.Get().Short(),
+		host, err := mcphost.Attach(ctx, sel, servers, mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env,
 			OnChange: func(string) { opts.ToolChanges.Changed() }})
 		if err != nil {
 			return err

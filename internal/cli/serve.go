@@ -320,7 +320,7 @@ func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelCh
 			Approval: st.approval,
 		},
 		MCPServers: st.mcpServers,
-		MCPHost:    mcphost.Options{Logger: logger, Version: version.Get().Short()},
+		MCPHost:    mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env},
 	})
 	if err != nil {
 		return nil, err

@@ -100,10 +100,6 @@ func mayReadEnvironment(rel string, names []string) bool {
 		return true
 	case strings.HasSuffix(path.Base(dir), "test") || dir == "internal/testexec":
 		return true
-	// TODO(clients): lrclib and reccobeats are being moved off BaseURLEnv
-	// by the client-core work; remove them from this list when it lands.
-	case dir == "lrclib" || dir == "reccobeats":
-		return true
 	}
 	return false
 }

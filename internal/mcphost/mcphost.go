@@ -45,7 +45,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -156,6 +155,10 @@ type Options struct {
 	// the server's name: offers of tools built from the registry (a
 	// model's tool list) are then out of date.
 	OnChange func(server string)
+	// Getenv reads Toolport's environment, from which stdio servers get
+	// PATH, HOME, USER, LANG and TMPDIR (internal/cli hands it over: no
+	// other package reads the environment); nil passes none of them.
+	Getenv func(string) string
 }
 
 // Host holds the connections to the attached servers.
@@ -410,16 +413,19 @@ func (c *conn) transport() mcp.Transport {
 		return &mcp.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &hc, MaxRetries: -1}
 	}
 	cmd := exec.Command(c.cfg.Command, c.cfg.Args...)
-	cmd.Env = serverEnv(c.cfg.Env)
+	cmd.Env = serverEnv(c.h.opts.Getenv, c.cfg.Env)
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 }
 
 // serverEnv is the environment of a stdio server: enough to run a program,
 // none of Toolport's keys.
-func serverEnv(extra map[string]string) []string {
+func serverEnv(getenv func(string) string, extra map[string]string) []string {
 	var env []string
 	for _, k := range []string{"PATH", "HOME", "USER", "LANG", "TMPDIR"} {
-		if v, ok := os.LookupEnv(k); ok {
+		if getenv == nil {
+			break
+		}
+		if v := getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
 	}

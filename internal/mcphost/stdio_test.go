@@ -32,7 +32,7 @@ func TestEverythingServerOverStdio(t *testing.T) {
 		Command: "/bin/sh",
 		Args:    []string{"-c", `echo $$ > "$0"; exec "$1" "$2" stdio`, pidFile, n.Node, script},
 		Env:     map[string]string{"HOME": t.TempDir()},
-	}}, mcphost.Options{OnChange: func(s string) { changed <- s }})
+	}}, mcphost.Options{Getenv: os.Getenv, OnChange: func(s string) { changed <- s }})
 	if st := h.Status()[0]; !st.Connected {
 		t.Fatalf("not connected: %+v", st)
 	}
@@ -107,7 +107,7 @@ func TestFilesystemServerOverStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := tool.NewRegistry()
-	attach(t, reg, []mcphost.Server{{Name: "fs", Command: n.Node, Args: []string{script, dir}}}, mcphost.Options{})
+	attach(t, reg, []mcphost.Server{{Name: "fs", Command: n.Node, Args: []string{script, dir}}}, mcphost.Options{Getenv: os.Getenv})
 
 	read, ok := reg.Lookup("fs__read_text_file")
 	if !ok {
