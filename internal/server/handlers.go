@@ -45,6 +45,11 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 		OfferedTools: []string{}, Models: s.modelsJSON(), MCPServers: []mcphost.Status{}}
 	if s.host != nil {
 		v.MCPServers = s.host.Status()
+		for i := range v.MCPServers {
+			if v.MCPServers[i].Tools == nil { // a server never reached: [] rather than null
+				v.MCPServers[i].Tools = []string{}
+			}
+		}
 	}
 	for _, t := range s.offered.Tools() {
 		v.OfferedTools = append(v.OfferedTools, t.Name())
