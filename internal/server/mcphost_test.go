@@ -25,6 +25,8 @@ import (
 type notesServer struct {
 	ts        *httptest.Server
 	published atomic.Int32
+	reg       *tool.Registry     // its tools; register more, then tell changes
+	changes   *mcpserver.Changes // makes it send tools/list_changed
 }
 
 type noteIn struct {
@@ -52,7 +54,8 @@ func newNotesServer(t *testing.T) *notesServer {
 	); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcpserver.New(reg, mcpserver.Options{})
+	n.reg, n.changes = reg, &mcpserver.Changes{}
+	srv, err := mcpserver.New(reg, mcpserver.Options{ToolChanges: n.changes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +168,52 @@ func TestAttachedMCPServerInAChat(t *testing.T) {
 	}
 	if d := apiTools(t, e)["notes__find"]; d == nil || !strings.Contains(asString(d["unavailable"]), `MCP server "notes"`) {
 		t.Errorf("/api/tools notes__find after the server died = %v", d)
+	}
+}
+
+// A tool an attached server adds later (tools/list_changed) reaches the
+// model's next call, the bench, and /mcp's sessions as tools/list_changed.
+func TestAttachedServerListChangedReachesModelAndMCPSessions(t *testing.T) {
+	notes := newNotesServer(t)
+	e := newEnv(t, envOptions{mcpServers: []mcphost.Server{{Name: "notes", URL: notes.ts.URL}}})
+
+	listChanged := make(chan struct{}, 8)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged <- struct{}{} }})
+	session, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: e.url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+
+	if err := notes.reg.Register(tool.Must(tool.New(tool.Spec{Name: "archive", Description: "Archives a note.", Pack: "notes",
+		Annotations: tool.Annotations{ReadOnly: true}},
+		func(_ context.Context, in noteIn) (noteOut, error) { return noteOut{Note: "archived " + in.Text}, nil }))); err != nil {
+		t.Fatal(err)
+	}
+	notes.changes.Changed()
+
+	select {
+	case <-listChanged:
+	case <-t.Context().Done():
+		t.Fatal("no tools/list_changed on /mcp")
+	}
+	waitFor(t, "notes__archive offered to the model", func() bool {
+		code, body := e.do(t, "GET", "/api/info", "")
+		var info struct {
+			OfferedTools []string `json:"offeredTools"`
+		}
+		return code == http.StatusOK && json.Unmarshal(body, &info) == nil && slices.Contains(info.OfferedTools, "notes__archive")
+	})
+	res, err := session.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "notes__archive" }) {
+		t.Errorf("/mcp tools/list after list_changed lacks notes__archive")
+	}
+	if d := apiTools(t, e)["notes__archive"]; d == nil || d["server"] != "notes" {
+		t.Errorf("/api/tools notes__archive = %v", d)
 	}
 }
 
