@@ -71,3 +71,44 @@ func TestDoctorChecksAttachedMCPServers(t *testing.T) {
 		t.Errorf("mcp:down = %+v", r)
 	}
 }
+
+// `toolport serve` attaches the MCP servers of the credentials file beside
+// the tools --packs selects: the bench lists them with their server.
+func TestServeAttachesCredentialsFileMCPServers(t *testing.T) {
+	reg := tool.NewRegistry()
+	ping := func(_ context.Context, in pingIn) (pingOut, error) { return pingOut(in), nil }
+	if err := reg.Register(tool.Must(tool.New(tool.Spec{Name: "ping", Description: "Answers.",
+		Annotations: tool.Annotations{ReadOnly: true}}, ping))); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.New(reg, mcpserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{}))
+	t.Cleanup(up.Close) // after serve stops (cleanups run last first): its session holds a connection
+	home := t.TempDir()
+	creds := filepath.Join(home, "credentials.json")
+	body, _ := json.Marshal(map[string]any{"mcp": map[string]any{"servers": map[string]any{"up": map[string]any{"url": up.URL}}}})
+	if err := os.WriteFile(creds, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	base, _, _ := startServe(t, map[string]string{"HOME": home, "TOOLPORT_CREDENTIALS": creds}, "--packs", "web")
+	var tools struct {
+		Tools []struct {
+			Name, Pack, Server string
+			Offered            bool
+		}
+	}
+	getJSON(t, base+"/api/tools", &tools)
+	var found bool
+	for _, tl := range tools.Tools {
+		if tl.Name == "up__ping" {
+			found = tl.Server == "up" && tl.Offered
+		}
+	}
+	if !found {
+		t.Errorf("/api/tools lacks an offered up__ping: %+v", tools.Tools)
+	}
+}
