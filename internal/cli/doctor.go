@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/toolport/toolport/internal/doctor"
+	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/pack/opendata"
 	"github.com/toolport/toolport/internal/pack/websearch"
@@ -23,6 +26,7 @@ import (
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/version"
+	"github.com/toolport/toolport/tool"
 )
 
 // RecordDirEnv names the directory that records every upstream exchange of
@@ -63,6 +67,42 @@ func doctorChecks(env *Env) []doctor.Check {
 	return doctor.FromConfig(env.Config, doctor.Sources{DatabaseURL: databaseURL(env.Config), ScratchLibrary: scratchLibrary})
 }
 
+// mcpServerChecks are a check per MCP server the credentials file
+// attaches: connected with how many tools, or why not. Each connects on
+// its own (an MCP session is several requests, which the doctor's one
+// request per host would refuse), bounded by the check's deadline.
+func mcpServerChecks(env *Env) ([]doctor.Check, error) {
+	servers, _, err := loadMCPHostSettings(env)
+	if err != nil {
+		return nil, err
+	}
+	checks := make([]doctor.Check, 0, len(servers))
+	for _, s := range servers {
+		endpoint := "stdio: " + s.Command
+		if s.URL != "" {
+			endpoint = s.URL
+			if u, err := url.Parse(s.URL); err == nil { // never the userinfo or query, which may hold credentials
+				endpoint = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+			}
+		}
+		checks = append(checks, doctor.Check{Name: "mcp:" + s.Name, Title: "MCP server " + s.Name, Endpoint: endpoint, Configured: true,
+			Run: func(ctx context.Context, _ *http.Client) (string, error) {
+				h, err := mcphost.Attach(ctx, tool.NewRegistry(), []mcphost.Server{s},
+					mcphost.Options{Version: version.Get().Short(), Getenv: env.Config.Env})
+				if err != nil {
+					return "", err
+				}
+				defer h.Close()
+				st := h.Status()[0]
+				if !st.Connected {
+					return "", errors.New(st.Error)
+				}
+				return fmt.Sprintf("connected, %d tools", len(st.Tools)), nil
+			}})
+	}
+	return checks, nil
+}
+
 // scratchLibrary is the doctor's stand-in for the user's library: a private
 // in-memory store, gone when closed.
 func scratchLibrary(ctx context.Context) (music.Store, func() error, error) {
@@ -101,6 +141,11 @@ func runDoctor(ctx context.Context, env *Env, args []string) error {
 		return usageExit(fs)
 	}
 	checks := doctorChecks(env)
+	attached, err := mcpServerChecks(env)
+	if err != nil {
+		return err
+	}
+	checks = append(checks, attached...)
 	if msg, err := startRecording(env, *recordDir); err != nil {
 		return err
 	} else if msg != "" {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/mcpserver"
 	"github.com/toolport/toolport/internal/version"
 	"github.com/toolport/toolport/tool"
@@ -28,6 +29,11 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	// Nothing but the protocol may reach stdout: whatever the packs log goes to stderr.
 	stdout := env.Stdout
 	env.Stdout = env.Stderr
+	// Read before the registry is built: the servers' tokens are secrets it scrubs.
+	servers, approval, err := loadMCPHostSettings(env)
+	if err != nil {
+		return err
+	}
 	reg, closeFn, err := openRegistry(ctx, env)
 	if err != nil {
 		return err
@@ -48,9 +54,24 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	}
 	opts := mcpBackends(ps.opendata, sel, db)
 	opts.Packs, opts.Tools, opts.Version, opts.Logger = selection.packs(), selection.names(), version.Get().Short(), logger
-	server, err := mcpserver.New(reg, opts)
+	opts.Approval = approval
+	served := reg
+	if len(servers) > 0 {
+		// The attached servers' tools join the selected ones (a proxy):
+		// the selection is made, so the server serves sel as it changes.
+		served, opts.Packs, opts.Tools, opts.ToolChanges = sel, nil, nil, &mcpserver.Changes{}
+	}
+	server, err := mcpserver.New(served, opts)
 	if err != nil {
 		return usageError(err)
+	}
+	if len(servers) > 0 {
+		host, err := mcphost.Attach(ctx, sel, servers, mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env,
+			OnChange: func(string) { opts.ToolChanges.Changed() }})
+		if err != nil {
+			return err
+		}
+		defer host.Close()
 	}
 	t := &mcpserver.StdioTransport{Reader: env.Stdin, Writer: stdout, DrainTimeout: *drain}
 	return mcpserver.ServeStdio(ctx, server, t)

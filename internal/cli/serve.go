@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/store/sqlstore"
@@ -120,6 +121,8 @@ type serveSettings struct {
 	token                      string
 	gogc                       string // GOGC as the process started, for /metrics
 	packs                      packSettings
+	mcpServers                 []mcphost.Server // other MCP servers whose tools join the registry
+	approval                   map[string]bool  // per tool: ask before a call (true) or never (false)
 }
 
 // loadServeSettings parses serve's flags over the configuration; every
@@ -178,11 +181,34 @@ func loadServeSettings(env *Env, args []string) (serveSettings, error) {
 	if st.packs, err = loadPackSettings(env); err != nil {
 		return st, err // a failure, not a usage error, as it always was
 	}
+	// Read before the registry is built: their tokens and env values are
+	// secrets it must scrub.
+	if st.mcpServers, st.approval, err = loadMCPHostSettings(env); err != nil {
+		return st, err
+	}
 	if h, _, _ := net.SplitHostPort(st.addr); *allowedHosts == "" && (h == "" || net.ParseIP(h).IsUnspecified()) {
 		fmt.Fprintln(env.Stderr, "toolport serve: warning: listening on every interface, but only loopback Host names are answered; "+
 			"list the names clients use in --allowed-hosts")
 	}
 	return st, nil
+}
+
+// loadMCPHostSettings reads the MCP servers to attach and the approval
+// policy from the credentials file.
+func loadMCPHostSettings(env *Env) ([]mcphost.Server, map[string]bool, error) {
+	declared, err := env.Config.MCPServers()
+	if err != nil {
+		return nil, nil, err
+	}
+	servers := make([]mcphost.Server, len(declared))
+	for i, d := range declared {
+		servers[i] = mcphost.Server{Name: d.Name, Command: d.Command, Args: d.Args, Env: d.Env, URL: d.URL, Token: d.Token, Timeout: d.Timeout}
+	}
+	approval, err := env.Config.ApprovalPolicy()
+	if err != nil {
+		return nil, nil, err
+	}
+	return servers, approval, nil
 }
 
 // serveModelChoice is the chat model `toolport serve` starts with, or why
@@ -283,13 +309,18 @@ func serveTools(ctx context.Context, env *Env, st serveSettings, db *sqlstore.DB
 
 // newServer wires the agent and the MCP server and hands them to the server.
 func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelChoice, traced trace.TracerProvider, logger *slog.Logger) (*server.Server, error) {
+	mcp := mcpBackends(st.packs.opendata, cfg.Registry, nil) // Wire adds the playlists (cfg.Playlists) and conversations
+	mcp.Approval = st.approval
 	parts, err := server.Wire(cfg, server.Wiring{
 		OfferUnconfigured: st.offerAll,
-		MCP:               mcpBackends(st.packs.opendata, cfg.Registry, nil), // Wire adds the playlists (cfg.Playlists) and conversations
+		MCP:               mcp,
 		Agent: agent.Config{
 			Provider: model.provider, NoModel: model.noModel, ModelName: model.name, ContextWindow: model.contextWindow,
 			Models: model.models, MaxSteps: st.maxSteps, TurnTimeout: st.turnTimeout, TracerProvider: traced, Logger: logger,
+			Approval: st.approval,
 		},
+		MCPServers: st.mcpServers,
+		MCPHost:    mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env},
 	})
 	if err != nil {
 		return nil, err

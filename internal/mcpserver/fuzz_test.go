@@ -32,7 +32,8 @@ func FuzzCallArguments(f *testing.F) {
 		func(ctx context.Context, in fuzzIn) (fuzzOut, error) {
 			return fuzzOut{Query: in.Query, Count: in.Count}, nil
 		})))
-	h := &handler{reg: reg, maxText: 256, svc: &service{}}
+	h := &handler{all: reg, maxText: 256, svc: &service{}}
+	h.reg.Store(reg)
 	for _, seed := range []string{
 		`{"query":"go"}`, `{"query":"go","count":50}`, `{"query":"g","sort":"up","tags":["a","b","c","d"]}`,
 		``, `null`, `[]`, `"x"`, `{"query":"go","bogus":true}`, `{"query":"\u00e9\u00e9"}`, `{"count":1e400}`, `{`,

@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolport/toolport/tool"
@@ -101,6 +102,11 @@ type Options struct {
 	// Changes, when set, tells the server that the stores behind its
 	// resources changed outside its own tool calls (a chat turn).
 	Changes *Changes
+	// ToolChanges, when set, says the registry's tools may change after
+	// New (attached MCP servers come, go and list_changed): on each
+	// Changed the server selects its tools again and adds or removes
+	// them, which the SDK tells sessions with tools/list_changed.
+	ToolChanges *Changes
 
 	// Approval overrides, per tool name, whether a call is confirmed with
 	// the person first (through elicitation, when the client offers it):
@@ -162,12 +168,17 @@ func New(reg *tool.Registry, opts Options) (*mcp.Server, error) {
 		CompletionHandler: complete,
 	})
 	s.srv = srv
-	h := &handler{reg: sub, maxText: maxText, svc: s}
+	h := &handler{all: reg, maxText: maxText, svc: s, served: map[string]*tool.Tool{}}
+	h.reg.Store(sub)
 	for _, t := range sub.Tools() {
 		if err := checkToolName(t.Name()); err != nil {
 			return nil, fmt.Errorf("mcpserver: tool %q: %w", t.Name(), err)
 		}
 		srv.AddTool(mcpTool(t), h.call)
+		h.served[t.Name()] = t
+	}
+	if opts.ToolChanges != nil {
+		opts.ToolChanges.subscribe(h.syncTools)
 	}
 	s.addPrompts(srv, sub)
 	s.addResources(srv)
@@ -215,9 +226,47 @@ func checkToolName(name string) error {
 
 // handler runs tools/call requests through the registry.
 type handler struct {
-	reg     *tool.Registry
+	all     *tool.Registry                // the registry New was given
+	reg     atomic.Pointer[tool.Registry] // the selected tools, as of the last sync
 	maxText int
 	svc     *service
+
+	toolsMu sync.Mutex
+	served  map[string]*tool.Tool // the tools added to the SDK server, guarded by toolsMu
+}
+
+// syncTools selects the tools again and adds to, or removes from, the SDK
+// server those that changed since the last sync.
+func (h *handler) syncTools() {
+	sub, err := h.all.Select(h.svc.opts.Packs, h.svc.opts.Tools)
+	if err != nil {
+		h.svc.logger.Warn("mcpserver: tools not selected again", "error", err)
+		return
+	}
+	h.toolsMu.Lock()
+	defer h.toolsMu.Unlock()
+	now := make(map[string]*tool.Tool, len(h.served))
+	for _, t := range sub.Tools() {
+		if err := checkToolName(t.Name()); err != nil {
+			h.svc.logger.Warn("mcpserver: tool not served", "tool", t.Name(), "error", err)
+			continue
+		}
+		now[t.Name()] = t
+		if h.served[t.Name()] != t { // new, or declared again (list_changed)
+			h.svc.srv.AddTool(mcpTool(t), h.call)
+		}
+	}
+	var gone []string
+	for name := range h.served {
+		if now[name] == nil {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		h.svc.srv.RemoveTools(gone...)
+	}
+	h.served = now
+	h.reg.Store(sub)
 }
 
 // call is the raw SDK tool handler. It never returns a protocol error: every
@@ -232,13 +281,14 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		defer p.stop()
 		ctx = tool.WithProgress(ctx, p.report)
 	}
-	t, ok := h.reg.Lookup(req.Params.Name)
+	reg := h.reg.Load()
+	t, ok := reg.Lookup(req.Params.Name)
 	if ok && needsConfirmation(t.Spec(), h.svc.opts.Approval) {
 		if res := h.confirm(req, t.Spec()); res != nil {
 			return res, nil
 		}
 	}
-	res := h.render(h.reg.Call(ctx, req.Params.Name, req.Params.Arguments))
+	res := h.render(reg.Call(ctx, req.Params.Name, req.Params.Arguments))
 	if ok && !t.Spec().Annotations.ReadOnly && h.svc.storeBacked {
 		// A tool that writes may have stored a playlist: list the stores
 		// again, which notifies the clients of what changed.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/tool"
 )
@@ -36,8 +38,19 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 		OfferedTools []string `json:"offeredTools"`
 		// Models are those a conversation can choose, the default first.
 		Models []modelJSON `json:"models"`
+		// MCPServers are the attached MCP servers: connected or why not,
+		// and their tools' names.
+		MCPServers []mcphost.Status `json:"mcpServers"`
 	}{Version: s.cfg.Version, Model: model, ModelConfigured: s.agent.ModelConfigured(), Tools: len(s.cfg.Registry.Tools()),
-		OfferedTools: []string{}, Models: s.modelsJSON()}
+		OfferedTools: []string{}, Models: s.modelsJSON(), MCPServers: []mcphost.Status{}}
+	if s.host != nil {
+		v.MCPServers = s.host.Status()
+		for i := range v.MCPServers {
+			if v.MCPServers[i].Tools == nil { // a server never reached: [] rather than null
+				v.MCPServers[i].Tools = []string{}
+			}
+		}
+	}
 	for _, t := range s.offered.Tools() {
 		v.OfferedTools = append(v.OfferedTools, t.Name())
 	}
@@ -310,6 +323,7 @@ func (s *Server) exportConversation(w http.ResponseWriter, r *http.Request) {
 // belongs to, so that a client can group them (the page's tool bench does).
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	tools := s.cfg.Registry.Tools()
+	servers := s.attachedTools()
 	defs := make([]map[string]json.RawMessage, 0, len(tools))
 	for _, t := range tools {
 		d, err := toolDefinition(t)
@@ -317,7 +331,14 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 			_, offered := s.offered.Lookup(t.Name())
 			err = addField(d, "offered", offered)
 		}
-		if why := t.Unavailable(); why != "" && err == nil {
+		why := t.Unavailable()
+		if st, ok := servers[t.Name()]; ok && err == nil {
+			err = addField(d, "server", st.Name)
+			if why == "" && !st.Connected && st.Error != "" {
+				why = fmt.Sprintf("MCP server %q is not connected: %s", st.Name, st.Error)
+			}
+		}
+		if why != "" && err == nil {
 			err = addField(d, "unavailable", why)
 		}
 		if err != nil {
@@ -328,6 +349,20 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		defs = append(defs, d)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": defs})
+}
+
+// attachedTools maps each attached MCP server's tool to its server's status.
+func (s *Server) attachedTools() map[string]mcphost.Status {
+	out := map[string]mcphost.Status{}
+	if s.host == nil {
+		return out
+	}
+	for _, st := range s.host.Status() {
+		for _, name := range st.Tools {
+			out[name] = st
+		}
+	}
+	return out
 }
 
 // addField sets d[key] to v as JSON.

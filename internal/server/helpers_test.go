@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/llm"
+	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/internal/store/sqlstore"
@@ -85,6 +86,8 @@ type envOptions struct {
 	config func(*server.Config)
 	// offerAll is server.Wiring.OfferUnconfigured.
 	offerAll bool
+	// mcpServers are server.Wiring.MCPServers.
+	mcpServers []mcphost.Server
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -122,7 +125,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.config != nil {
 		o.config(&cfg)
 	}
-	parts, err := server.Wire(cfg, server.Wiring{Agent: acfg, OfferUnconfigured: o.offerAll})
+	parts, err := server.Wire(cfg, server.Wiring{Agent: acfg, OfferUnconfigured: o.offerAll, MCPServers: o.mcpServers})
 	if err != nil {
 		t.Fatal(err)
 	}

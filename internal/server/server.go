@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/agent"
+	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/mcpserver"
 	"github.com/toolport/toolport/internal/metric"
 	"github.com/toolport/toolport/internal/store"
@@ -185,6 +186,9 @@ type Server struct {
 	streams sync.WaitGroup
 
 	builds *indexBuilds // the /api/index/build job
+
+	host      *mcphost.Host // the attached MCP servers; nil without any
+	closeHost sync.Once
 }
 
 // New returns a server for cfg over parts, the agent and the MCP server
@@ -205,7 +209,8 @@ func New(cfg Config, parts Parts) (*Server, error) {
 	if parts.Metrics != nil {
 		cfg.Metrics = parts.Metrics
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger, agent: parts.Agent, offered: parts.Offered, changes: parts.Changes, metrics: parts.metrics}
+	s := &Server{cfg: cfg, logger: cfg.Logger, agent: parts.Agent, offered: parts.Offered, changes: parts.Changes, metrics: parts.metrics,
+		host: parts.Host}
 	if s.offered == nil {
 		s.offered = cfg.Registry
 	}
@@ -317,6 +322,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if s.host != nil {
+		refreshed := make(chan struct{})
+		go func() { defer close(refreshed); refreshHost(base, s.host, hostRefreshInterval) }()
+		defer func() { cancelBase(); <-refreshed }()
+	}
 	if s.metricsHandler != nil {
 		ms := &http.Server{
 			Handler:           s.metricsHandler,
@@ -360,7 +370,36 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // (each saves what it has, marked incomplete), waiting for them up to the
 // agent's save timeout. [Server.Serve] calls it; a server used only through
 // [Server.Handler] should be closed by its owner.
-func (s *Server) Close() { s.turns.Close() }
+func (s *Server) Close() {
+	s.turns.Close()
+	if s.host != nil {
+		s.closeHost.Do(func() {
+			if err := s.host.Close(); err != nil {
+				s.logger.Warn("closing the attached MCP servers", "error", err)
+			}
+		})
+	}
+}
+
+// hostRefreshInterval is how often attached MCP servers that are down are
+// tried again; each server's own backoff (mcphost) spaces the attempts.
+const hostRefreshInterval = 5 * time.Second
+
+// refreshHost connects, every interval until ctx ends, the attached
+// servers that are down, so that a server that was down at start-up (whose
+// tools are not known) joins once it answers.
+func refreshHost(ctx context.Context, h *mcphost.Host, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			h.Refresh(ctx)
+		}
+	}
+}
 
 // waitUntil waits for wg or until stop fires; it reports whether wg finished.
 func waitUntil(wg *sync.WaitGroup, stop <-chan time.Time) bool {

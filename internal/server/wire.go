@@ -1,13 +1,16 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolport/toolport/internal/agent"
+	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/mcpserver"
 	"github.com/toolport/toolport/internal/metric"
 	"github.com/toolport/toolport/tool"
@@ -31,6 +34,11 @@ type Parts struct {
 	// serves it at /metrics.
 	Metrics *metric.Registry
 
+	// Host holds the attached MCP servers (Wiring.MCPServers), whose tools
+	// are in Config.Registry; nil without any. The server refreshes the
+	// servers that are down and closes the host when it closes.
+	Host *mcphost.Host
+
 	metrics *metrics // the collectors in Metrics, shared by the agent's hook and New
 }
 
@@ -50,6 +58,11 @@ type Wiring struct {
 	// and Moods (completions, dataset resources) are used; Wire sets the
 	// rest (the conversations and Config.Playlists become resources).
 	MCP mcpserver.Options
+	// MCPServers are other MCP servers whose tools join Config.Registry
+	// (see internal/mcphost), attached by Wire with MCPHost's options (its
+	// OnChange is Wire's: the model's offer and /mcp's tools follow).
+	MCPServers []mcphost.Server
+	MCPHost    mcphost.Options
 }
 
 // Wire builds the agent and the MCP server a server for cfg serves.
@@ -73,6 +86,10 @@ func Wire(cfg Config, w Wiring) (Parts, error) {
 			logger.Info("tools not offered to the model, being unavailable", "tools", left)
 		}
 	}
+	toolChanges := &mcpserver.Changes{}
+	if len(w.MCPServers) > 0 {
+		w.MCP.ToolChanges = toolChanges
+	}
 	acfg := w.Agent
 	acfg.Store, acfg.Registry = cfg.Store, p.Offered
 	hook, changes := acfg.OnToolCall, p.Changes
@@ -91,7 +108,58 @@ func Wire(cfg Config, w Wiring) (Parts, error) {
 	if p.MCP, err = mcpserver.New(cfg.Registry, mcpOptions(cfg, w.MCP, changes)); err != nil {
 		return Parts{}, fmt.Errorf("server: %w", err)
 	}
+	if len(w.MCPServers) > 0 {
+		offer := offerFollower(cfg.Registry, p.Offered, !w.OfferUnconfigured)
+		hopts := w.MCPHost
+		hopts.OnChange = func(server string) {
+			offer()               // the agent reads its registry at each model call
+			toolChanges.Changed() // /mcp adds and removes them: tools/list_changed
+			if w.MCPHost.OnChange != nil {
+				w.MCPHost.OnChange(server)
+			}
+		}
+		if hopts.Logger == nil {
+			hopts.Logger = logger
+		}
+		// Attach only connects, each server bounded by ConnectTimeout; a
+		// server it cannot reach is not an error (Refresh tries again).
+		if p.Host, err = mcphost.Attach(context.Background(), cfg.Registry, w.MCPServers, hopts); err != nil {
+			return Parts{}, fmt.Errorf("server: %w", err)
+		}
+	}
 	return p, nil
+}
+
+// offerFollower returns what keeps offered, the agent's registry, in step
+// with all when attached servers add or remove tools: offered is all
+// itself, or a subset (the available tools) that must follow it.
+func offerFollower(all, offered *tool.Registry, onlyAvailable bool) func() {
+	if offered == all {
+		return func() {}
+	}
+	var mu sync.Mutex
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		want := map[string]*tool.Tool{}
+		for _, t := range all.Tools() {
+			if !onlyAvailable || t.Unavailable() == "" {
+				want[t.Name()] = t
+			}
+		}
+		var stale []string
+		for _, t := range offered.Tools() {
+			if want[t.Name()] != t {
+				stale = append(stale, t.Name())
+			}
+		}
+		offered.Unregister(stale...)
+		for _, t := range all.Tools() { // in the registry's order
+			if _, ok := offered.Lookup(t.Name()); !ok && want[t.Name()] == t {
+				_ = offered.Register(t) // not there: cannot be a duplicate
+			}
+		}
+	}
 }
 
 // withDefaults fills cfg's zero fields with the defaults.
