@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -88,9 +89,9 @@ func TestServeBoundsAValidationErrorOfAMegabyte(t *testing.T) {
 	// The warning about the call is logged, bounded. The process's stderr
 	// reaches the buffer through a pipe copied by os/exec, so the line may
 	// arrive just after the answer.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "tool call failed") && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a hang guard
+	defer cancel()
+	_, _ = logs.Await(wait, func(s string) bool { return strings.Contains(s, "tool call failed") })
 	longest := 0
 	for l := range strings.SplitSeq(logs.String(), "\n") {
 		longest = max(longest, len(l))
