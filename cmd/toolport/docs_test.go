@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/testexec"
 )
 
@@ -56,6 +58,10 @@ func TestMCPClientDocs(t *testing.T) {
 	placeholders := strings.NewReplacer("http://127.0.0.1:8080", base, "your-token", token, "${input:toolport-token}", token)
 	for i, b := range blocks {
 		t.Run(fmt.Sprintf("snippet%d", i+1), func(t *testing.T) {
+			if strings.HasPrefix(strings.TrimSpace(b[1]), `{"mcp"`) {
+				checkCredentialsSnippet(t, b[1])
+				return
+			}
 			var cfg struct {
 				MCPServers map[string]docServer `json:"mcpServers"`
 				Servers    map[string]docServer `json:"servers"`
@@ -208,5 +214,32 @@ func TestMCPClientDocsVersions(t *testing.T) {
 		if m[2] != pin(m[1]) {
 			t.Errorf("docs/mcp-clients.md runs %s@%s; testdata/npm pins %s", m[1], m[2], pin(m[1]))
 		}
+	}
+}
+
+// checkCredentialsSnippet holds a credentials-file snippet (servers to
+// attach, the approval policy) to what Toolport reads: config accepts it
+// and finds every server it names.
+func checkCredentialsSnippet(t *testing.T, snippet string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "credentials.json")
+	if err := os.WriteFile(path, []byte(snippet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.New(func(k string) string {
+		if k == "TOOLPORT_CREDENTIALS" {
+			return path
+		}
+		return ""
+	}, t.TempDir())
+	if err != nil {
+		t.Fatalf("credentials snippet: %v\n%s", err, snippet)
+	}
+	servers, err := cfg.MCPServers()
+	if err != nil || len(servers) == 0 {
+		t.Fatalf("credentials snippet: %d servers, %v\n%s", len(servers), err, snippet)
+	}
+	if _, err := cfg.ApprovalPolicy(); err != nil {
+		t.Fatalf("credentials snippet: approval: %v\n%s", err, snippet)
 	}
 }
