@@ -195,16 +195,26 @@ func TestClusterSurvivesAReplicaAndAWeaviateNodeDying(t *testing.T) {
 			t.Errorf("web_fetch on %s after the run: want a cached success, got %v %v", r.name, res, err)
 		}
 	}
-	if h := d.hits.Load(); h != 1 {
-		t.Errorf("the page was fetched %d times for %d turns on 3 replicas, want once", h, n)
+	// A call the killed replica had under way when it died is not an
+	// answer: its claim lapses and one survivor calls again (seen in CI on a
+	// loaded machine, where the first fill ran into the kill).
+	cut := d.cut.Load()
+	if h := d.hits.Load() - cut; h != 1 {
+		t.Errorf("the page was fetched %d times for %d turns on 3 replicas (%d more cut off by the kill), want once", h, n, cut)
 	}
 	// Every survivor served the page from the shared cache within turns. The
 	// killed replica is not held to it: on a loaded machine it can die
-	// before any of its turns reaches the tool (seen in CI).
+	// before any of its turns reaches the tool (seen in CI). When the kill
+	// cut the first fill short, the survivor that filled again may have had
+	// every one of its calls join that fill: then only the others are held.
+	fromCache := 0
 	for _, r := range survivors {
-		if cachedOn[r.name] == 0 {
-			t.Errorf("no turn on %s got the cached page (cached results by replica: %v)", r.name, cachedOn)
+		if cachedOn[r.name] > 0 {
+			fromCache++
 		}
+	}
+	if want := len(survivors) - int(min(cut, 1)); fromCache < want {
+		t.Errorf("%d replicas' turns got the cached page, want %d (cached results by replica: %v; fills cut off by the kill: %d)", fromCache, want, cachedOn, cut)
 	}
 
 	close(stopSearch)

@@ -89,6 +89,7 @@ type deployment struct {
 	model    *servertest.ModelServer
 	pageURL  string
 	hits     atomic.Int64 // requests for the page: upstream calls
+	cut      atomic.Int64 // of those, calls whose caller went away before the answer (a killed replica's)
 	replicas []*replica
 }
 
@@ -162,6 +163,12 @@ func deploy(tb testing.TB, n int) *deployment {
 			// An upstream that takes a while: concurrent identical calls
 			// overlap, so only the shared lock keeps them to one.
 			time.Sleep(300 * time.Millisecond)
+			if r.Context().Err() != nil {
+				// The replica calling died mid-call: its claim to fill the
+				// cache lapses, and another replica calls again.
+				d.cut.Add(1)
+				return
+			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			fmt.Fprint(w, `<!doctype html><html><head><title>Calm piano</title></head><body><article><h1>Calm piano</h1>`+
 				`<p>BLADE WALKER by Air Max '97 is a calm ambient piano piece, melancholic and slow.</p></article></body></html>`)
