@@ -30,6 +30,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // ErrBaseURL is wrapped by every error of [ParseBaseURL]. Test with errors.Is.
@@ -166,9 +168,6 @@ func NoRedirects(hc *http.Client) *http.Client {
 	return c
 }
 
-// ellipsis marks where Clip and ClipRunes cut.
-const ellipsis = "…"
-
 // OneLine is upstream text made fit for an error message: its runs of white
 // space (newlines included) folded to single spaces, then clipped as [Clip]
 // does.
@@ -181,42 +180,20 @@ func OneLine(s string, n int) string {
 // U+FFFD, so the result is always valid UTF-8 (upstream text goes into
 // JSON and logs). It bounds the size of upstream text in error messages.
 func Clip(s string, n int) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	if n < 0 {
-		n = 0
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + ellipsis
+	return textclip.Bytes(validUTF8(s), n)
 }
 
 // ClipRunes is [Clip] counting characters instead of bytes, for text shown
 // to people and agents (a 300-character description is 300 characters in
 // Hebrew as in English).
 func ClipRunes(s string, n int) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	if n < 0 {
-		n = 0
-	}
-	if len(s) <= n { // bytes >= runes
+	return textclip.Runes(validUTF8(s), n)
+}
+
+// validUTF8 is s with invalid UTF-8 replaced by U+FFFD.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
 		return s
 	}
-	i, count := 0, 0
-	for i < len(s) && count < n {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		count++
-	}
-	if i == len(s) {
-		return s
-	}
-	return s[:i] + ellipsis
+	return strings.ToValidUTF8(s, "\uFFFD")
 }

@@ -10,6 +10,8 @@ import (
 	"testing/iotest"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 func TestParseBaseURL(t *testing.T) {
@@ -259,7 +261,7 @@ func FuzzClip(f *testing.F) {
 			if !utf8.ValidString(got) {
 				t.Fatalf("clip(%q, %d) = %q is not valid UTF-8", s, n, got)
 			}
-			body, cut := strings.CutSuffix(got, ellipsis)
+			body, cut := strings.CutSuffix(got, textclip.Ellipsis)
 			if utf8.ValidString(s) && !strings.HasPrefix(s, body) {
 				t.Fatalf("clip(%q, %d) = %q is not a prefix", s, n, got)
 			}
@@ -267,7 +269,7 @@ func FuzzClip(f *testing.F) {
 				t.Fatalf("clip(%q, %d) = %q changed text it did not cut", s, n, got)
 			}
 		}
-		if got := Clip(s, n); len(got) > max(n, 0)+len(ellipsis) {
+		if got := Clip(s, n); len(got) > max(n, 0)+len(textclip.Ellipsis) {
 			t.Fatalf("Clip(%q, %d) = %d bytes", s, n, len(got))
 		}
 		if got := ClipRunes(s, n); utf8.RuneCountInString(got) > max(n, 0)+1 {
