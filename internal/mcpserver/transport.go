@@ -17,14 +17,15 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // RunStdio serves one client on stdin and stdout (newline-delimited JSON-RPC)
-// until the client closes stdin or ctx is canceled; both end it cleanly with a
-// nil error. stdout carries nothing but protocol messages: the server's
+// until the client closes stdin (or its end of stdout) or ctx is canceled;
+// each ends it cleanly with a nil error. stdout carries nothing but protocol messages: the server's
 // diagnostics go to [Options.Logger], which must write elsewhere (stderr). A
 // malformed line is answered with a JSON-RPC error and the session goes on
 // (see [StdioTransport]). The calls read before stdin closed are answered
@@ -65,10 +66,18 @@ func ServeStdio(ctx context.Context, server *mcp.Server, t *StdioTransport) erro
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil
 	}
-	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || clientGone(err) {
 		return nil
 	}
 	return err
+}
+
+// clientGone reports whether err says the client closed its end of stdout:
+// it went away, as when it closes stdin, and nothing is left to tell it
+// (seen when a client closed the pipe while a canceled call's answer was
+// being written).
+func clientGone(err error) bool {
+	return errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE)
 }
 
 // HTTPOptions configures [NewHTTPHandler].
