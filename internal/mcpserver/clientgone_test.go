@@ -18,7 +18,7 @@ func TestRunStdioEndsCleanlyWhenTheClientClosesStdout(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "v"}, nil)
 	stdin, in := io.Pipe()
 	out, stdout := io.Pipe()
-	out.Close() // the client stopped reading
+	out.Close()                                                     // the client stopped reading
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang guard
 	defer cancel()
 	done := make(chan error, 1)
