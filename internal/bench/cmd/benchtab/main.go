@@ -6,10 +6,18 @@
 // The variant is the value of the last "variant: NAME" configuration line
 // before a result (the Go benchmark format's key: value lines), so that runs
 // of two builds, interleaved by the caller, land in rows side by side. Lines
-// that are neither results nor configuration are ignored.
+// that are neither results nor configuration are ignored. A benchmark whose
+// name ends in /VARIANT (peers run as sub-benchmarks, one per variant) is
+// shown without that suffix, so that the peers' rows line up.
+//
+// -ratio NUM:DEN (repeatable; either side may be *, every other variant)
+// adds, below a benchmark's rows, a row "NUM / DEN" of each metric's ratio:
+// paired round by round when both have as many runs (the caller interleaved
+// them, so run i of each comes from round i), median (min–max) of those
+// ratios; otherwise the ratio of the medians alone.
 //
 //	go test -bench . -count 5 ./pkg | go run ./internal/bench/cmd/benchtab
-//	go run ./internal/bench/cmd/benchtab -title "Chat turns" run1.txt run2.txt
+//	go run ./internal/bench/cmd/benchtab -title "Chat turns" -ratio head:baseline run1.txt run2.txt
 package main
 
 import (
@@ -27,12 +35,15 @@ import (
 
 func main() {
 	title := flag.String("title", "", "a heading printed above the table")
+	var ratios ratioFlags
+	flag.Var(&ratios, "ratio", "NUM:DEN, variants (or *): add a row of their ratio under each benchmark (repeatable)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: benchtab [-title T] [FILE...]   (stdin when no file)")
+		fmt.Fprintln(os.Stderr, "usage: benchtab [-title T] [-ratio NUM:DEN]... [FILE...]   (stdin when no file)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	t := newTable()
+	t.ratios = ratios
 	if flag.NArg() == 0 {
 		if err := t.read(os.Stdin); err != nil {
 			fail(err)
@@ -79,6 +90,24 @@ type table struct {
 	vals  map[key]map[string][]float64 // row → unit → values
 	seen  map[string]bool              // units seen
 	has   map[key]bool                 // rows seen
+
+	ratios []ratio // rows of ratios to add under each benchmark
+}
+
+// ratio is a -ratio flag: variant names, or "*" for every other variant.
+type ratio struct{ num, den string }
+
+type ratioFlags []ratio
+
+func (r *ratioFlags) String() string { return fmt.Sprint(*r) }
+
+func (r *ratioFlags) Set(s string) error {
+	num, den, ok := strings.Cut(s, ":")
+	if !ok || num == "" || den == "" || (num == "*" && den == "*") {
+		return fmt.Errorf("%q: want NUM:DEN, variant names, one of them may be *", s)
+	}
+	*r = append(*r, ratio{num, den})
+	return nil
 }
 
 func newTable() *table {
@@ -107,6 +136,9 @@ func (t *table) read(r io.Reader) error {
 			continue // not a result line after all
 		}
 		k := key{m[1], variant}
+		if variant != "" {
+			k.bench = strings.TrimSuffix(k.bench, "/"+variant)
+		}
 		for i := 0; i < len(fields); i += 2 {
 			v, err := strconv.ParseFloat(fields[i], 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -145,7 +177,11 @@ func (t *table) write(w io.Writer) error {
 		b.WriteString("---|")
 	}
 	b.WriteString("\n")
-	for _, k := range t.rows {
+	last := map[string]int{} // benchmark → index of its last row
+	for i, k := range t.rows {
+		last[k.bench] = i
+	}
+	for i, k := range t.rows {
 		runs := 0
 		for _, vs := range t.vals[k] {
 			runs = max(runs, len(vs))
@@ -154,18 +190,107 @@ func (t *table) write(w io.Writer) error {
 		if v == "" {
 			v = "—"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d |", strings.TrimPrefix(k.bench, "Benchmark"), v, runs)
-		for _, u := range t.units {
-			fmt.Fprintf(&b, " %s |", summary(t.vals[k][u]))
+		cells := make([]string, len(t.units))
+		for i, u := range t.units {
+			cells[i] = summary(t.vals[k][u])
 		}
-		b.WriteString("\n")
+		t.writeRow(&b, k.bench, v, runs, cells)
+		if last[k.bench] == i {
+			t.writeRatios(&b, k.bench)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+func (t *table) writeRow(b *strings.Builder, bench, variant string, runs int, cells []string) {
+	fmt.Fprintf(b, "| %s | %s | %d |", strings.TrimPrefix(bench, "Benchmark"), variant, runs)
+	for _, c := range cells {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	b.WriteString("\n")
+}
+
+// writeRatios adds bench's ratio rows, one per pair of its variants that a
+// -ratio flag names.
+func (t *table) writeRatios(b *strings.Builder, bench string) {
+	var variants []string
+	for _, k := range t.rows {
+		if k.bench == bench {
+			variants = append(variants, k.variant)
+		}
+	}
+	for _, r := range t.ratios {
+		for _, num := range variants {
+			for _, den := range variants {
+				if num == den || (r.num != "*" && r.num != num) || (r.den != "*" && r.den != den) {
+					continue
+				}
+				nv, dv := t.vals[key{bench, num}], t.vals[key{bench, den}]
+				runs, cells := 0, make([]string, len(t.units))
+				for i, u := range t.units {
+					var n int
+					cells[i], n = ratioSummary(nv[u], dv[u])
+					runs = max(runs, n)
+				}
+				t.writeRow(b, bench, num+" / "+den, runs, cells)
+			}
+		}
+	}
+}
+
+// ratioSummary is num/den: "median (min–max)" of the ratios of paired runs
+// when both have as many runs, else the ratio of the medians; and the
+// number of ratios it summarises. Empty when either side has no run or a
+// denominator is zero.
+func ratioSummary(nums, dens []float64) (string, int) {
+	if len(nums) == 0 || len(dens) == 0 {
+		return "", 0
+	}
+	if len(nums) != len(dens) {
+		d := median(dens)
+		if d == 0 {
+			return "", 0
+		}
+		return ratioNum(median(nums)/d) + " (of medians)", 1
+	}
+	rs := make([]float64, len(nums))
+	for i := range nums {
+		if dens[i] == 0 {
+			return "", 0
+		}
+		rs[i] = nums[i] / dens[i]
+	}
+	return summarise(rs, ratioNum), len(rs)
+}
+
+// ratioNum prints a ratio with two decimals (0.42, 1.05), small ones with
+// two significant digits.
+func ratioNum(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 10:
+		return num(v)
+	case a >= 0.1 || a == 0:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
+}
+
+func median(vs []float64) float64 {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
 // summary is "median (min–max)", or the value alone for one run.
-func summary(vs []float64) string {
+func summary(vs []float64) string { return summarise(vs, num) }
+
+// summarise is summary with the numbers printed by f.
+func summarise(vs []float64, f func(float64) string) string {
 	if len(vs) == 0 {
 		return ""
 	}
@@ -176,9 +301,9 @@ func summary(vs []float64) string {
 		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
 	if len(s) == 1 {
-		return num(med)
+		return f(med)
 	}
-	return fmt.Sprintf("%s (%s–%s)", num(med), num(s[0]), num(s[len(s)-1]))
+	return fmt.Sprintf("%s (%s–%s)", f(med), f(s[0]), f(s[len(s)-1]))
 }
 
 // num prints v with three significant digits, thousands separated.

@@ -52,3 +52,62 @@ func TestSummaryAndNumbers(t *testing.T) {
 		}
 	}
 }
+
+func TestRatioRows(t *testing.T) {
+	// Three interleaved rounds of a baseline and a head, then peers run as
+	// sub-benchmarks named for their variant; a fourth head run without its
+	// baseline pair makes that benchmark's ratio one of medians.
+	in := `variant: baseline
+BenchmarkTurns-2   1   100 ns/op   4.0 ms-cpu
+variant: head
+BenchmarkTurns-2   1   50 ns/op   2.0 ms-cpu
+variant: baseline
+BenchmarkTurns-2   1   200 ns/op   4.0 ms-cpu
+variant: head
+BenchmarkTurns-2   1   50 ns/op   1.0 ms-cpu
+variant: baseline
+BenchmarkTurns-2   1   100 ns/op   4.0 ms-cpu
+variant: head
+BenchmarkTurns-2   1   100 ns/op   4.0 ms-cpu
+variant: own
+BenchmarkPages/own   1   10 ns/op
+variant: peer
+BenchmarkPages/peer   1   40 ns/op
+variant: own
+BenchmarkPages/own   1   30 ns/op
+`
+	tab := newTable()
+	for _, f := range []string{"head:baseline", "own:*"} {
+		if err := (*ratioFlags)(&tab.ratios).Set(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tab.read(strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := tab.write(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := `| benchmark | variant | runs | ns/op | ms-cpu |
+|---|---|---|---|---|
+| Turns | baseline | 3 | 100 (100–200) | 4.00 (4.00–4.00) |
+| Turns | head | 3 | 50.0 (50.0–100) | 2.00 (1.00–4.00) |
+| Turns | head / baseline | 3 | 0.50 (0.25–1.00) | 0.50 (0.25–1.00) |
+| Pages | own | 2 | 20.0 (10.0–30.0) |  |
+| Pages | peer | 1 | 40.0 |  |
+| Pages | own / peer | 1 | 0.50 (of medians) |  |
+`
+	if out.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+func TestRatioFlagRefusesWhatItCannotPair(t *testing.T) {
+	for _, s := range []string{"head", ":baseline", "head:", "*:*"} {
+		var r ratioFlags
+		if err := r.Set(s); err == nil {
+			t.Errorf("Set(%q) accepted", s)
+		}
+	}
+}
