@@ -2,7 +2,8 @@
 // place; BENCHMARKS.md gives each figure with the command that reproduces it,
 // and scripts/bench runs those commands to regenerate the page.
 //
-//	cmd/benchtab        go test -bench output → a Markdown table (median, min–max)
+//	cmd/benchtab        go test -bench output → a Markdown table (median, min–max,
+//	                    ratios to a baseline or peer from the same run)
 //	cmd/binsize         what the toolport binary is made of, by package
 //	cmd/startup-bench   start-up of every executable against a base revision
 //	cmd/amplify         one oversized tool call: response, logs, server peak RSS
