@@ -668,7 +668,6 @@ func (w *snapWriter) str(s string) {
 
 func (w *snapWriter) byte(c byte)      { w.b = append(w.b, c); w.room() }
 func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v); w.room() }
-func (w *snapWriter) u64(v uint64)     { w.b = binary.LittleEndian.AppendUint64(w.b, v); w.room() }
 func (w *snapWriter) f32(f float32) {
 	w.b = binary.LittleEndian.AppendUint32(w.b, math.Float32bits(f))
 	w.room()
