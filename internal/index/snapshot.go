@@ -28,8 +28,10 @@ import (
 //	        terms (uvarint); per term the term, its posting count (uvarint)
 //	        and per posting the slot (uvarint) and weighted tf (f32)
 //	vector: dims, n (uvarint); n ids; n×dims f32 (unit vectors); coded (byte);
-//	        when coded: codedAt (uvarint), dims f32 centre, n×words u64 codes,
-//	        2n f32 factors
+//	        when coded: codedAt (uvarint), dims f32 centre, the codes and
+//	        factors of ⌈n/32⌉ blocks of 32 vectors, the last one padded
+//	        (vector_fastscan.go's layout): every block's 32×⌈dims/8⌉
+//	        code bytes, then every block's 64 f32 factors
 //	expansion: minDocs, count (uvarint); count words (uvarint length +
 //	        bytes), in the embedder's vocabulary order: every word whose
 //	        stem is a term of minDocs documents or more, that is every word
@@ -48,7 +50,7 @@ import (
 
 // snapshotFormat is the layout version; bump it when the layout or the
 // meaning of a stored field changes.
-const snapshotFormat = 2
+const snapshotFormat = 3
 
 const snapshotMagic = "TPIXSNAP"
 
@@ -478,9 +480,7 @@ func (x *VectorIndex) appendSnapshot(w *snapWriter) {
 	w.byte(1)
 	w.uvarint(uint64(x.codedAt))
 	w.f32s(x.center)
-	for _, c := range x.codes {
-		w.u64(c)
-	}
+	w.bytes(x.codes)
 	w.f32s(x.factors)
 }
 
@@ -493,7 +493,7 @@ func (x *VectorIndex) snapshotSize() int {
 		n += strLen(id)
 	}
 	if x.coded {
-		n += uvarintLen(uint64(x.codedAt)) + 4*len(x.center) + 8*len(x.codes) + 4*len(x.factors)
+		n += uvarintLen(uint64(x.codedAt)) + 4*len(x.center) + len(x.codes) + 4*len(x.factors)
 	}
 	return n
 }
@@ -529,23 +529,24 @@ func decodeVectorIndex(r *snapReader, dims int) (*VectorIndex, error) {
 	case coded[0] == 1:
 		x.codedAt = int(min(r.uvarint(), math.MaxInt32))
 		x.center = r.f32s(dims)
-		if raw := r.take(8 * n * x.words); r.err == nil {
-			x.codes = make([]uint64, n*x.words)
-			for i := range x.codes {
-				x.codes[i] = binary.LittleEndian.Uint64(raw[8*i:])
-			}
+		blocks := (n + blockVecs - 1) / blockVecs
+		if raw := r.take(blocks * blockVecs * x.pairs); r.err == nil {
+			x.codes = slices.Clone(raw)
 		}
-		x.factors = r.f32s(2 * n)
+		x.factors = r.f32s(blocks * 2 * blockVecs)
 		if r.err != nil {
 			return nil, r.err
 		}
 		if !allFinite(x.center) || !allFinite(x.factors) {
 			return nil, fmt.Errorf("%w: codes are not finite", ErrSnapshot)
 		}
-		if extra := dims % 64; extra != 0 { // bits past dims are always clear
-			for i := x.words - 1; i < len(x.codes); i += x.words {
-				if x.codes[i]>>uint(extra) != 0 {
-					return nil, fmt.Errorf("%w: code bits past the dimensions", ErrSnapshot)
+		if extra := dims % 8; extra != 0 { // bits past dims are always clear
+			for b := range blocks {
+				last := (b*x.pairs + x.pairs - 1) * blockVecs
+				for _, c := range x.codes[last : last+blockVecs] {
+					if c>>extra != 0 {
+						return nil, fmt.Errorf("%w: code bits past the dimensions", ErrSnapshot)
+					}
 				}
 			}
 		}
@@ -667,7 +668,6 @@ func (w *snapWriter) str(s string) {
 
 func (w *snapWriter) byte(c byte)      { w.b = append(w.b, c); w.room() }
 func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v); w.room() }
-func (w *snapWriter) u64(v uint64)     { w.b = binary.LittleEndian.AppendUint64(w.b, v); w.room() }
 func (w *snapWriter) f32(f float32) {
 	w.b = binary.LittleEndian.AppendUint32(w.b, math.Float32bits(f))
 	w.room()

@@ -37,10 +37,13 @@ const DefaultExactBelow = 20000
 // components after a fixed random rotation and the subtraction of the
 // indexed vectors' mean, with two factors (the RaBitQ scheme of Gao and
 // Long, SIGMOD 2024). From the code, a search estimates each vector's cosine
-// with the query (one 8-bit table lookup per 8 dimensions) together with a
-// bound on the estimate's error that depends on the vector, not on the data
-// set; only vectors whose bound reaches the k best exact cosines found so far
-// are rescored exactly in float32. The number of vectors rescored therefore
+// with the query together with a bound on the estimate's error that depends
+// on the vector, not on the data set; only vectors whose bound reaches the k
+// best exact cosines found so far are rescored exactly in float32. The
+// estimates are computed 32 vectors at a time from 8-bit tables of the
+// query's partial sums over 4 dimensions, by byte shuffles in AVX2 where the
+// CPU has it (vector_fastscan.go); the tables' rounding is added to the
+// bound, so it costs rescoring, never recall. The number of vectors rescored therefore
 // grows with what the data needs: few when the neighbours stand out, more
 // when they barely do (uniformly random vectors), and recall does not decay
 // with the index size. The scores returned are exact cosines. Indexes small
@@ -60,12 +63,13 @@ type VectorIndex struct {
 	slot map[string]int32 // id → slot
 	vecs []float32        // slot × dims, unit length
 
-	words   int       // uint64 words per code
-	codes   []uint64  // slot × words, valid when coded
-	factors []float32 // slot × 2: scale and error of the estimate, valid when coded
+	pairs   int       // code bytes per vector (8 dimensions each)
+	codes   []byte    // blocks of 32 vectors × pairs bytes (vector_fastscan.go), valid when coded
+	factors []float32 // blocks of 32 scales and 32 error bounds of the estimate, valid when coded
 	center  []float32 // rotated mean the codes are relative to
 	coded   bool
 	codedAt int // Len when center was computed
+	scanner fastScanner
 
 	scratch sync.Pool // *scanScratch, the exact scan's scores
 	fuse    sync.Pool // *fuseScratch, the hybrid's fused scores (rank_fuse.go)
@@ -79,7 +83,8 @@ func NewVectorIndex(dims int) *VectorIndex {
 		epsilon:    DefaultErrorBound,
 		rot:        newRotation(dims),
 		slot:       map[string]int32{},
-		words:      (dims + 63) / 64,
+		pairs:      (dims + 7) / 8,
+		scanner:    newFastScanner(),
 	}
 }
 
@@ -166,39 +171,52 @@ func (x *VectorIndex) AddBatch(ids []string, vecs [][]float32) error {
 	if len(ids) != len(vecs) {
 		return fmt.Errorf("index: %d ids for %d vectors", len(ids), len(vecs))
 	}
-	prepared := make([][]float32, len(vecs))
 	for i, v := range vecs {
-		p, err := x.prepare(v)
-		if err != nil {
+		if err := x.check(v); err != nil {
 			return fmt.Errorf("index: vector %d (%q): %w", i, ids[i], err)
 		}
-		prepared[i] = p
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.coded && len(ids) > 2*x.codedAt+64 {
 		x.coded = false // the batch would be coded twice: once now, once re-centred
 	}
+	// No normalised copy of the batch: at a million 384-d vectors it
+	// would add 1.5 GB to the build's peak. Each vector is normalised in
+	// the scratch v, then copied in.
+	x.ids = slices.Grow(x.ids, len(ids))
+	x.vecs = slices.Grow(x.vecs, len(ids)*x.dims)
+	v := make([]float32, x.dims)
 	for i, id := range ids {
-		x.put(id, prepared[i])
+		copy(v, vecs[i])
+		normalize(v)
+		x.put(id, v)
 	}
 	x.maybeRecode()
 	return nil
 }
 
 func (x *VectorIndex) prepare(vec []float32) ([]float32, error) {
-	if len(vec) != x.dims {
-		return nil, fmt.Errorf("%w: got %d, want %d", ErrDimensions, len(vec), x.dims)
+	if err := x.check(vec); err != nil {
+		return nil, err
 	}
 	v := make([]float32, len(vec))
 	copy(v, vec)
-	for _, f := range v {
-		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-			return nil, errNotFinite
-		}
-	}
 	normalize(v)
 	return v, nil
+}
+
+// check reports whether vec can be indexed: the right length, all finite.
+func (x *VectorIndex) check(vec []float32) error {
+	if len(vec) != x.dims {
+		return fmt.Errorf("%w: got %d, want %d", ErrDimensions, len(vec), x.dims)
+	}
+	for _, f := range vec {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return errNotFinite
+		}
+	}
+	return nil
 }
 
 // put stores v under id; the caller holds the write lock.
@@ -209,9 +227,9 @@ func (x *VectorIndex) put(id string, v []float32) {
 		x.slot[id] = s
 		x.ids = append(x.ids, id)
 		x.vecs = append(x.vecs, v...)
-		if x.coded {
-			x.codes = append(x.codes, make([]uint64, x.words)...)
-			x.factors = append(x.factors, 0, 0)
+		if x.coded && int(s)%blockVecs == 0 { // a new block
+			x.codes = append(x.codes, make([]byte, blockVecs*x.pairs)...)
+			x.factors = append(x.factors, make([]float32, 2*blockVecs)...)
 		}
 	} else {
 		copy(x.vecs[int(s)*x.dims:], v)
@@ -236,16 +254,19 @@ func (x *VectorIndex) Remove(id string) bool {
 		x.slot[moved] = s
 		copy(x.vecs[int(s)*x.dims:int(s+1)*x.dims], x.vecs[int(last)*x.dims:])
 		if x.coded {
-			copy(x.codes[int(s)*x.words:int(s+1)*x.words], x.codes[int(last)*x.words:])
-			copy(x.factors[2*s:2*s+2], x.factors[2*last:])
+			x.moveCode(int(s), int(last))
 		}
 	}
 	delete(x.slot, id)
 	x.ids = x.ids[:last]
 	x.vecs = x.vecs[:int(last)*x.dims]
 	if x.coded {
-		x.codes = x.codes[:int(last)*x.words]
-		x.factors = x.factors[:2*last]
+		if int(last)%blockVecs == 0 { // the last block is empty
+			x.codes = x.codes[:int(last)/blockVecs*blockVecs*x.pairs]
+			x.factors = x.factors[:int(last)/blockVecs*2*blockVecs]
+		} else {
+			x.clearCode(int(last))
+		}
 	}
 	x.maybeRecode()
 	return true
@@ -275,8 +296,9 @@ func (x *VectorIndex) maybeRecode() {
 	// The rotation is linear: the rotated mean is the mean of the rotated.
 	x.center = make([]float32, x.dims)
 	x.rot.apply(x.center, mean)
-	x.codes = make([]uint64, n*x.words)
-	x.factors = make([]float32, 2*n)
+	blocks := (n + blockVecs - 1) / blockVecs
+	x.codes = make([]byte, blocks*blockVecs*x.pairs)
+	x.factors = make([]float32, blocks*2*blockVecs)
 	buf := make([]float32, x.dims)
 	for i := range n {
 		x.encode(i, buf)
@@ -292,28 +314,74 @@ func (x *VectorIndex) maybeRecode() {
 // with ε (Gao and Long, Theorem 3.2). The factors fold ‖o‖ and the √D in:
 // ⟨q,v⟩ ≈ ⟨q,centre⟩ + scale·Σ±q_j, error ≤ ε·bound.
 func (x *VectorIndex) encode(s int, buf []float32) {
-	code := x.codes[s*x.words : (s+1)*x.words]
 	x.rot.apply(buf, x.vecs[s*x.dims:(s+1)*x.dims])
-	clear(code)
+	code, stride := x.codeBytes(s)
 	var norm2, abs float64
+	var c byte
 	for j, f := range buf {
 		o := f - x.center[j]
 		if o > 0 {
-			code[j>>6] |= 1 << (uint(j) & 63)
+			c |= 1 << (j & 7)
+		}
+		if j&7 == 7 || j == len(buf)-1 {
+			code[(j>>3)*stride] = c
+			c = 0
 		}
 		norm2 += float64(o) * float64(o)
 		abs += math.Abs(float64(o))
 	}
-	f := x.factors[2*s : 2*s+2]
+	scale, bound := x.factorsOf(s)
 	if abs == 0 { // the vector is the centre: the estimate is exact
-		f[0], f[1] = 0, 0
+		*scale, *bound = 0, 0
 		return
 	}
 	norm := math.Sqrt(norm2)
 	ip := abs / (norm * math.Sqrt(float64(x.dims))) // ⟨ō,o⟩ for unit o
-	f[0] = float32(norm2 / abs)
-	f[1] = float32(norm * math.Sqrt(max(0, 1-ip*ip)) / ip / math.Sqrt(float64(max(x.dims-1, 1))))
+	*scale = float32(norm2 / abs)
+	*bound = float32(norm * math.Sqrt(max(0, 1-ip*ip)) / ip / math.Sqrt(float64(max(x.dims-1, 1))))
 }
+
+// codeBytes returns slot s's first code byte onwards and the distance
+// between its successive bytes (the block layout of vector_fastscan.go).
+func (x *VectorIndex) codeBytes(s int) ([]byte, int) {
+	return x.codes[(s/blockVecs)*blockVecs*x.pairs+s%blockVecs:], blockVecs
+}
+
+// factorsOf points at slot s's scale and error bound.
+func (x *VectorIndex) factorsOf(s int) (scale, bound *float32) {
+	i := (s/blockVecs)*2*blockVecs + blockPos(s%blockVecs)
+	return &x.factors[i], &x.factors[i+blockVecs]
+}
+
+// moveCode copies slot from's code and factors to slot to and clears
+// from's.
+func (x *VectorIndex) moveCode(to, from int) {
+	dst, stride := x.codeBytes(to)
+	src, _ := x.codeBytes(from)
+	for p := range x.pairs {
+		dst[p*stride] = src[p*stride]
+	}
+	ts, tb := x.factorsOf(to)
+	fs, fb := x.factorsOf(from)
+	*ts, *tb = *fs, *fb
+	x.clearCode(from)
+}
+
+// clearCode zeroes slot s's code and factors, for a slot past the last:
+// searches ignore such slots.
+func (x *VectorIndex) clearCode(s int) {
+	code, stride := x.codeBytes(s)
+	for p := range x.pairs {
+		code[p*stride] = 0
+	}
+	scale, bound := x.factorsOf(s)
+	*scale, *bound = 0, 0
+}
+
+// scanChunk is how many blocks the search scans between updates of its
+// threshold: large enough that the kernel's call costs nothing, small enough
+// that a threshold that has risen meanwhile lets few vectors through.
+const scanChunk = 16
 
 // Search returns up to k ids most similar to query by cosine, best first.
 // filter, when not nil, keeps only the ids it returns true for; it is called
@@ -365,65 +433,46 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	n := len(x.ids)
-	if n < x.exactBelow || n <= k || !x.coded {
+	if n < x.exactBelow || n <= k || !x.coded || x.pairs > maxScanPairs {
 		return x.exact(q, k, filter), n
 	}
 	qr := make([]float32, x.dims)
 	x.rot.apply(qr, q)
+	// A vector's cosine is at most base + scale·Σ±qr_j + eps·bound, and
+	// Σ±qr_j ≤ S·delta + offset for its table sum S (quantizeTable).
 	base := dot(qr, x.center) + boundSlack
-	table := x.byteTable(qr)
-	eps := x.epsilon
+	lut := make([]byte, 32*x.pairs)
+	delta, offset := quantizeTable(qr, x.pairs, lut)
+	c := scanConsts{delta: float32(delta), offset: float32(offset), eps: x.epsilon}
 	top := newTopK(k)
-	w, d := x.words, x.dims
+	d := x.dims
 	rescored := 0
-	for i := range n {
-		f := x.factors[2*i : 2*i+2]
-		ub := base + f[0]*asymScore(table, x.codes[i*w:i*w+w]) + eps*f[1]
-		if !top.wants(ub) {
-			continue
+	var masks [scanChunk]uint32
+	var score [1]float32
+	blocks := (n + blockVecs - 1) / blockVecs
+	for b0 := 0; b0 < blocks; {
+		// Until k vectors are in, every vector is a candidate: one block
+		// at a time, so that a threshold exists soon.
+		step, thr := 1, float32(math.Inf(-1))
+		if len(top.slots) == top.k {
+			step, thr = min(scanChunk, blocks-b0), top.score[0]
 		}
-		if filter != nil && !filter(x.ids[i]) {
-			continue
-		}
-		rescored++
-		top.push(int32(i), dot(q, x.vecs[i*d:i*d+d]))
-	}
-	return top.hits(x.ids), rescored
-}
-
-// byteTable returns, for each byte of a code, the 256 partial sums
-// Σ ±q_j over its 8 dimensions (+ where the bit is set).
-func (x *VectorIndex) byteTable(q []float32) [][256]float32 {
-	table := make([][256]float32, x.words*8)
-	for p := range table {
-		t := &table[p]
-		var base float32
-		var qs [8]float32
-		for b := range 8 {
-			if j := p*8 + b; j < x.dims {
-				qs[b] = q[j]
-				base -= qs[b]
+		c.threshold = thr - base
+		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, lut, &c, masks[:step])
+		for j, m := range masks[:step] {
+			for ; m != 0; m &= m - 1 {
+				i := (b0+j)*blockVecs + int(blockVec[bits.TrailingZeros32(m)])
+				if i >= n || (filter != nil && !filter(x.ids[i])) {
+					continue
+				}
+				rescored++
+				dots(q, x.vecs[i*d:i*d+d], score[:])
+				top.push(int32(i), score[0])
 			}
 		}
-		t[0] = base
-		for v := 1; v < 256; v++ {
-			low := bits.TrailingZeros8(uint8(v))
-			t[v] = t[v&(v-1)] + 2*qs[low]
-		}
+		b0 += step
 	}
-	return table
-}
-
-// asymScore is the inner product of the query with a code's ±1 vector, read
-// from a byteTable.
-func asymScore(table [][256]float32, code []uint64) float32 {
-	var s float32
-	for i, c := range code {
-		t := table[i*8 : i*8+8]
-		s += t[0][uint8(c)] + t[1][uint8(c>>8)] + t[2][uint8(c>>16)] + t[3][uint8(c>>24)] +
-			t[4][uint8(c>>32)] + t[5][uint8(c>>40)] + t[6][uint8(c>>48)] + t[7][uint8(c>>56)]
-	}
-	return s
+	return top.hits(x.ids), rescored
 }
 
 // SearchExact is [VectorIndex.Search] by an exact float32 scan of every

@@ -16,7 +16,7 @@ type hammingBaseline struct {
 
 func newHammingBaseline(x *VectorIndex, candidatesMin, perK int) *hammingBaseline {
 	b := &hammingBaseline{x: x, candidatesMin: candidatesMin, perK: perK}
-	n, d, w := len(x.ids), x.dims, x.words
+	n, d, w := len(x.ids), x.dims, (x.dims+63)/64
 	sum := make([]float64, d)
 	for i := range n {
 		for j, f := range x.vecs[i*d : (i+1)*d] {
@@ -49,7 +49,7 @@ func (b *hammingBaseline) search(query []float32, k int) []Hit {
 	if !normalize(q) {
 		return nil
 	}
-	n, w, d := len(x.ids), x.words, x.dims
+	n, w, d := len(x.ids), (x.dims+63)/64, x.dims
 	want := max(b.candidatesMin, b.perK*k)
 	qc := make([]uint64, w)
 	b.encode(qc, q)
@@ -84,7 +84,7 @@ func (b *hammingBaseline) search(query []float32, k int) []Hit {
 	for j := range q {
 		centred[j] = q[j] - b.center[j]
 	}
-	table := x.byteTable(centred)
+	table := byteTable(centred)
 	mid := newTopK(max(k, b.perK*k/4, b.candidatesMin/8))
 	for taken, s := range order {
 		if taken >= want {
@@ -97,4 +97,95 @@ func (b *hammingBaseline) search(query []float32, k int) []Hit {
 		top.push(s, dot(q, x.vecs[int(s)*d:int(s+1)*d]))
 	}
 	return top.hits(x.ids)
+}
+
+// byteTable returns, for each byte of a code, the 256 partial sums
+// Σ ±q_j over its 8 dimensions (+ where the bit is set).
+func byteTable(q []float32) [][256]float32 {
+	table := make([][256]float32, (len(q)+63)/64*8)
+	for p := range table {
+		t := &table[p]
+		var base float32
+		var qs [8]float32
+		for b := range 8 {
+			if j := p*8 + b; j < len(q) {
+				qs[b] = q[j]
+				base -= qs[b]
+			}
+		}
+		t[0] = base
+		for v := 1; v < 256; v++ {
+			low := bits.TrailingZeros8(uint8(v))
+			t[v] = t[v&(v-1)] + 2*qs[low]
+		}
+	}
+	return table
+}
+
+// asymScore is the inner product of the query with a code's ±1 vector, read
+// from a byteTable.
+func asymScore(table [][256]float32, code []uint64) float32 {
+	var s float32
+	for i, c := range code {
+		t := table[i*8 : i*8+8]
+		s += t[0][uint8(c)] + t[1][uint8(c>>8)] + t[2][uint8(c>>16)] + t[3][uint8(c>>24)] +
+			t[4][uint8(c>>32)] + t[5][uint8(c>>40)] + t[6][uint8(c>>48)] + t[7][uint8(c>>56)]
+	}
+	return s
+}
+
+// bitScan is the search VectorIndex had before its codes were scanned 32 at
+// a time: the same codes and factors, read one vector at a time, the
+// estimate from 8-bit tables of float32 partial sums (no quantization). It
+// reads x's vectors and copies its codes into one uint64 word per 64
+// dimensions, as they were kept; x must not change meanwhile.
+type bitScan struct {
+	x       *VectorIndex
+	words   int
+	codes   []uint64  // slot × words
+	factors []float32 // slot × 2
+}
+
+func newBitScan(x *VectorIndex) *bitScan {
+	n := len(x.ids)
+	b := &bitScan{x: x, words: (x.dims + 63) / 64}
+	b.codes = make([]uint64, n*b.words)
+	b.factors = make([]float32, 2*n)
+	for s := range n {
+		code, stride := x.codeBytes(s)
+		for p := range x.pairs {
+			b.codes[s*b.words+p/8] |= uint64(code[p*stride]) << (8 * (p % 8))
+		}
+		scale, bound := x.factorsOf(s)
+		b.factors[2*s], b.factors[2*s+1] = *scale, *bound
+	}
+	return b
+}
+
+// search is VectorIndex.search as it was, loop for loop.
+func (b *bitScan) search(query []float32, k int) ([]Hit, int) {
+	x := b.x
+	q := append([]float32(nil), query...)
+	if !normalize(q) {
+		return nil, 0
+	}
+	n := len(x.ids)
+	qr := make([]float32, x.dims)
+	x.rot.apply(qr, q)
+	base := dot(qr, x.center) + boundSlack
+	table := byteTable(qr)
+	eps := x.epsilon
+	top := newTopK(k)
+	w, d := b.words, x.dims
+	rescored := 0
+	for i := range n {
+		f := b.factors[2*i : 2*i+2]
+		ub := base + f[0]*asymScore(table, b.codes[i*w:i*w+w]) + eps*f[1]
+		if !top.wants(ub) {
+			continue
+		}
+		rescored++
+		top.push(int32(i), dot(q, x.vecs[i*d:i*d+d]))
+	}
+	return top.hits(x.ids), rescored
 }
