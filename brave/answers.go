@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/httpclient"
 )
@@ -323,6 +325,9 @@ func ParseAnswerText(raw string) (text string, citations []Citation, usage map[s
 				continue
 			}
 			fmt.Fprintf(&b, " [%d]", c.Number)
+			if r, _ := utf8.DecodeRuneInString(raw); unicode.IsLetter(r) || unicode.IsDigit(r) {
+				b.WriteByte(' ') // the text goes on right after the tag
+			}
 			if !seen[c.Number] {
 				seen[c.Number] = true
 				citations = append(citations, c)
