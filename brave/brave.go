@@ -177,13 +177,8 @@ func (p *SearchParams) Validate() error {
 	default:
 		return fmt.Errorf("safesearch must be off, moderate or strict, got %q", p.SafeSearch)
 	}
-	if len(p.Goggles) > MaxGoggles {
-		return fmt.Errorf("goggles: at most %d, got %d", MaxGoggles, len(p.Goggles))
-	}
-	for i, g := range p.Goggles {
-		if strings.TrimSpace(g) == "" || len(g) > MaxGoggleBytes {
-			return fmt.Errorf("goggles[%d] must be a Goggle URL or definition of 1 to %d bytes", i, MaxGoggleBytes)
-		}
+	if err := validateGoggles(p.Goggles); err != nil {
+		return err
 	}
 	for _, f := range p.ResultFilter {
 		if !slices.Contains(ResultFilters, f) {
@@ -191,6 +186,19 @@ func (p *SearchParams) Validate() error {
 		}
 	}
 	return ValidateFreshness(p.Freshness)
+}
+
+// validateGoggles checks goggles against [MaxGoggles] and [MaxGoggleBytes].
+func validateGoggles(goggles []string) error {
+	if len(goggles) > MaxGoggles {
+		return fmt.Errorf("goggles: at most %d, got %d", MaxGoggles, len(goggles))
+	}
+	for i, g := range goggles {
+		if strings.TrimSpace(g) == "" || len(g) > MaxGoggleBytes {
+			return fmt.Errorf("goggles[%d] must be a Goggle URL or definition of 1 to %d bytes", i, MaxGoggleBytes)
+		}
+	}
+	return nil
 }
 
 // ValidateFreshness checks a freshness filter: "" (none), pd, pw, pm, py, or a

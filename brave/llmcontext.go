@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 )
 
 // Brave's LLM Context API (GET /res/v1/llm/context, part of the Search plan):
@@ -70,13 +69,8 @@ func (p *LLMContextParams) Validate() error {
 	default:
 		return fmt.Errorf("context_threshold_mode must be strict, balanced or lenient, got %q", p.ThresholdMode)
 	}
-	if len(p.Goggles) > MaxGoggles {
-		return fmt.Errorf("goggles: at most %d, got %d", MaxGoggles, len(p.Goggles))
-	}
-	for i, g := range p.Goggles {
-		if strings.TrimSpace(g) == "" || len(g) > MaxGoggleBytes {
-			return fmt.Errorf("goggles[%d] must be a Goggle URL or definition of 1 to %d bytes", i, MaxGoggleBytes)
-		}
+	if err := validateGoggles(p.Goggles); err != nil {
+		return err
 	}
 	return ValidateFreshness(p.Freshness)
 }

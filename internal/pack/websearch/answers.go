@@ -59,6 +59,9 @@ const (
 // [tool.ReportProgress] carries its latest text (MCP progress
 // notifications, the CLI's progress line).
 func Answers(cfg Config) *tool.Tool {
+	if cfg.BraveAnswersAPIKey != "" {
+		cfg.BraveAPIKey = cfg.BraveAnswersAPIKey
+	}
 	client, clientErr := cfg.braveClient()
 	s := &braveMedia{cfg: cfg, client: client, clientErr: clientErr}
 	return tool.Must(tool.New(tool.Spec{

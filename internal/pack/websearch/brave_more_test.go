@@ -290,3 +290,18 @@ func TestNewBraveToolsAreChosenByName(t *testing.T) {
 		}
 	}
 }
+
+func TestAnswerSendsTheAnswersKeyWhenThereIsOne(t *testing.T) {
+	u := newUpstream(t, tooltest.Reply{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: answerStream("Yes.")})
+	cfg := allBrave(u)
+	cfg.BraveAnswersAPIKey = "answers-plan-key"
+	if res := call(t, cfg, "answer_brave", `{"question":"is it?"}`); res.Err != nil || strings.Contains(string(res.JSON), "answers-plan-key") {
+		t.Fatalf("%s", res.JSON)
+	}
+	if got := u.Last(t).Header.Get("X-Subscription-Token"); got != "answers-plan-key" {
+		t.Errorf("token = %q", got)
+	}
+	if res := call(t, allBrave(u), "answer_brave", `{"question":"is it?"}`); res.Err != nil || u.Last(t).Header.Get("X-Subscription-Token") != braveKey {
+		t.Errorf("without one: %s, token %q", res.JSON, u.Last(t).Header.Get("X-Subscription-Token"))
+	}
+}
