@@ -177,13 +177,8 @@ func (p *SearchParams) Validate() error {
 	default:
 		return fmt.Errorf("safesearch must be off, moderate or strict, got %q", p.SafeSearch)
 	}
-	if len(p.Goggles) > MaxGoggles {
-		return fmt.Errorf("goggles: at most %d, got %d", MaxGoggles, len(p.Goggles))
-	}
-	for i, g := range p.Goggles {
-		if strings.TrimSpace(g) == "" || len(g) > MaxGoggleBytes {
-			return fmt.Errorf("goggles[%d] must be a Goggle URL or definition of 1 to %d bytes", i, MaxGoggleBytes)
-		}
+	if err := validateGoggles(p.Goggles); err != nil {
+		return err
 	}
 	for _, f := range p.ResultFilter {
 		if !slices.Contains(ResultFilters, f) {
@@ -191,6 +186,19 @@ func (p *SearchParams) Validate() error {
 		}
 	}
 	return ValidateFreshness(p.Freshness)
+}
+
+// validateGoggles checks goggles against [MaxGoggles] and [MaxGoggleBytes].
+func validateGoggles(goggles []string) error {
+	if len(goggles) > MaxGoggles {
+		return fmt.Errorf("goggles: at most %d, got %d", MaxGoggles, len(goggles))
+	}
+	for i, g := range goggles {
+		if strings.TrimSpace(g) == "" || len(g) > MaxGoggleBytes {
+			return fmt.Errorf("goggles[%d] must be a Goggle URL or definition of 1 to %d bytes", i, MaxGoggleBytes)
+		}
+	}
+	return nil
 }
 
 // ValidateFreshness checks a freshness filter: "" (none), pd, pw, pm, py, or a
@@ -265,6 +273,7 @@ type SearchResponse struct {
 	Infobox     *Infobox     `json:"infobox,omitempty"`
 	News        *NewsBlock   `json:"news,omitempty"`
 	Videos      *VideoBlock  `json:"videos,omitempty"`
+	Locations   *Locations   `json:"locations,omitempty"` // places, for [Client.LocalPOIs]
 
 	// RateLimit is read from the X-RateLimit-* headers.
 	RateLimit RateLimit `json:"-"`
@@ -353,18 +362,26 @@ func (c *Client) get(ctx context.Context, path string, query url.Values) ([]byte
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.limiter != nil {
-		if err := c.limiter.Wait(ctx); err != nil {
-			var ra interface{ RetryAfter() time.Duration }
-			if errors.As(err, &ra) {
-				return nil, nil, &Error{StatusCode: http.StatusTooManyRequests, Code: CodeRateLimited, RetryAfter: ra.RetryAfter(),
-					Detail: "client-side limit: the next request is allowed in " + ra.RetryAfter().Round(time.Millisecond).String()}
-			}
-			return nil, nil, err
-		}
+	if err := c.wait(ctx); err != nil {
+		return nil, nil, err
 	}
 	resp, body, err := c.core.Do(req, c.check)
 	return body, resp, err
+}
+
+// wait waits for the limiter, if any; a wait that would be too long is a
+// RATE_LIMITED [*Error] with RetryAfter set.
+func (c *Client) wait(ctx context.Context) error {
+	if c.limiter == nil {
+		return nil
+	}
+	err := c.limiter.Wait(ctx)
+	var ra interface{ RetryAfter() time.Duration }
+	if err != nil && errors.As(err, &ra) {
+		return &Error{StatusCode: http.StatusTooManyRequests, Code: CodeRateLimited, RetryAfter: ra.RetryAfter(),
+			Detail: "client-side limit: the next request is allowed in " + ra.RetryAfter().Round(time.Millisecond).String()}
+	}
+	return err
 }
 
 // check is [CheckResponse] with the key scrubbed from the upstream's text
@@ -400,6 +417,7 @@ func DecodeSearchResponse(body []byte, contentType string) (*SearchResponse, err
 		Infobox     json.RawMessage `json:"infobox"`
 		News        json.RawMessage `json:"news"`
 		Videos      json.RawMessage `json:"videos"`
+		Locations   json.RawMessage `json:"locations"`
 	}
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, &ParseError{ContentType: contentType, Err: err}
@@ -410,6 +428,7 @@ func DecodeSearchResponse(body []byte, contentType string) (*SearchResponse, err
 	sr.Infobox = decodeBlock[Infobox](w.Infobox)
 	sr.News = decodeBlock[NewsBlock](w.News)
 	sr.Videos = decodeBlock[VideoBlock](w.Videos)
+	sr.Locations = decodeBlock[Locations](w.Locations)
 	if sr.Type == "ErrorResponse" {
 		e := &Error{StatusCode: http.StatusOK}
 		e.fill(body)

@@ -25,7 +25,7 @@ func TestMCPInspectorStrict(t *testing.T) {
 	npm := testexec.NPMTools(t) // skips naming what is missing, or fails where required
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := npm.Inspector(ctx, t, "--cli", "--strict", "--method", "tools/list", "--", toolport(t), "mcp", "--packs", "web,ckan,music")
+	cmd := npm.Inspector(ctx, t, "--cli", "--strict", "--method", "tools/list", "-e", "TOOLPORT_BRAVE_TOOLS=all", "--", toolport(t), "mcp", "--packs", "web,ckan,music")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

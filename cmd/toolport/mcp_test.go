@@ -54,6 +54,8 @@ func upstreams(t *testing.T) map[string]string {
 	return map[string]string{
 		"CKAN_BASE_URL": srv.URL, "BRAVE_API_KEY": "test-key", "BRAVE_API_BASE_URL": srv.URL,
 		"TOOLPORT_FETCH_ALLOW_PRIVATE": "1", "ARTICLE_URL": srv.URL + "/article",
+		// Every Brave tool, so that the MCP clients list them all (issue 19).
+		"TOOLPORT_BRAVE_TOOLS": "all",
 	}
 }
 
@@ -106,7 +108,8 @@ func checkTools(ctx context.Context, t *testing.T, cs *mcp.ClientSession, env ma
 			t.Errorf("%s: readOnlyHint %v, want %v", tl.Name, tl.Annotations != nil && tl.Annotations.ReadOnlyHint, !writes)
 		}
 	}
-	for _, want := range []string{"web_fetch", "web_search_brave", "web_search_google", "searchDatasets", "listTags"} {
+	for _, want := range []string{"web_fetch", "web_search_brave", "web_search_google", "searchDatasets", "listTags",
+		"local_search_brave", "llm_context_brave", "answer_brave"} {
 		if !names[want] {
 			t.Errorf("tools/list lacks %s", want)
 		}
@@ -184,7 +187,8 @@ func TestMCPInspectorCLI(t *testing.T) {
 
 	listed, raw := run("--method", "tools/list")
 	tools, _ := listed["tools"].([]any)
-	if len(tools) < 9 || !strings.Contains(raw, `"name": "web_fetch"`) {
+	if len(tools) < 9 || !strings.Contains(raw, `"name": "web_fetch"`) || !strings.Contains(raw, `"name": "answer_brave"`) ||
+		!strings.Contains(raw, `"name": "local_search_brave"`) || !strings.Contains(raw, `"name": "llm_context_brave"`) {
 		t.Errorf("tools/list via the Inspector: %d tools\n%.500s", len(tools), raw)
 	}
 

@@ -43,6 +43,12 @@ var cachePolicies = map[string]tool.CachePolicy{
 	"news_search_brave":  {TTL: 5 * time.Minute},
 	"image_search_brave": {TTL: time.Hour},
 	"video_search_brave": {TTL: time.Hour},
+	// Places change hours and ratings slowly (Brave's ids last about 8 h);
+	// grounding content and written answers follow the web results they
+	// come from.
+	"local_search_brave": {TTL: 30 * time.Minute},
+	"llm_context_brave":  {TTL: 30 * time.Minute},
+	"answer_brave":       {TTL: 30 * time.Minute},
 	// web_fetch: pages change, but an agent often reads the same page
 	// several times in one conversation; ten minutes covers that without
 	// serving a stale page for long.

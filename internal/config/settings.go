@@ -45,8 +45,10 @@ func Settings() []SettingGroup {
 			Title: "Web search and fetch",
 			Settings: []Setting{
 				{Env: "BRAVE_API_KEY", Credentials: "web_search.brave.api_key", Secret: true, Doc: "Brave Search API key"},
+				{Env: "BRAVE_ANSWERS_API_KEY", Credentials: "web_search.brave.answers_api_key", Secret: true,
+					Doc: "the key `answer_brave` sends, when Brave's Answers plan has its own (default: `BRAVE_API_KEY`)"},
 				{Env: "TOOLPORT_BRAVE_TOOLS", Credentials: "web_search.brave.tools", Default: "`web`",
-					Doc: "the Brave searches offered: `web,news`, `all` or `none`; news, image and video search need Brave's Search plan"},
+					Doc: "the Brave tools offered: `web,news`, `all` or `none`, from `web`, `news`, `images`, `videos`, `local`, `llm_context`, `answers`; all but web need Brave's Search plan, `answers` its Answers plan"},
 				{Env: "BRAVE_API_BASE_URL", Default: "`https://api.search.brave.com`", Doc: "Brave's scheme and host (tests point it at a local server)"},
 				{Env: "TOOLPORT_BRAVE_RATE_LIMIT", Default: "`1:1`",
 					Doc: "requests per second and burst kept to Brave, `rate[:burst]` (the free plan's; e.g. `20:20` on a paid one); shared by replicas through Redis"},

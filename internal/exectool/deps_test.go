@@ -56,6 +56,10 @@ func TestExecutablesLinkOnlyWhatTheirToolNeeds(t *testing.T) {
 		{"news-search-brave-tool", mod + "internal/pack/websearch", search},
 		{"image-search-brave-tool", mod + "internal/pack/websearch", search},
 		{"video-search-brave-tool", mod + "internal/pack/websearch", search},
+		{"local-search-brave-tool", mod + "internal/pack/websearch", search},
+		{"llm-context-brave-tool", mod + "internal/pack/websearch", search},
+		{"answer-brave-tool", mod + "internal/pack/websearch", search},
+		{"web-search-searxng-tool", mod + "internal/pack/websearch", search},
 		{"web-fetch-tool", mod + "internal/pack/webfetch", everywhere},
 		// /metrics is served by internal/metric: the Prometheus client's
 		// init (and that of runtime/metrics, which it links) would run at

@@ -41,6 +41,8 @@ func TestExecutablesPrintAValidSchema(t *testing.T) {
 	for name, toolName := range map[string]string{
 		"web-fetch-tool": "web_fetch", "web-search-brave-tool": "web_search_brave", "web-search-google-tool": "web_search_google",
 		"news-search-brave-tool": "news_search_brave", "image-search-brave-tool": "image_search_brave", "video-search-brave-tool": "video_search_brave",
+		"local-search-brave-tool": "local_search_brave", "llm-context-brave-tool": "llm_context_brave", "answer-brave-tool": "answer_brave",
+		"web-search-searxng-tool": "web_search_searxng",
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := runTool(t, name, nil, "", "--schema")

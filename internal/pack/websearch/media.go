@@ -18,6 +18,9 @@ const (
 	BraveNews   = "news"
 	BraveImages = "images"
 	BraveVideos = "videos"
+	BraveLocal  = "local"
+	BraveLLM    = "llm_context"
+	BraveAnswer = "answers"
 )
 
 // DefaultBraveTools is what is declared when TOOLPORT_BRAVE_TOOLS is unset:
@@ -31,9 +34,10 @@ var DefaultBraveTools = []string{BraveWeb}
 // braveDeclarations declares each Brave search, in the order Tools lists them.
 var braveDeclarations = map[string]func(Config) *tool.Tool{
 	BraveWeb: Brave, BraveNews: News, BraveImages: Images, BraveVideos: Videos,
+	BraveLocal: Local, BraveLLM: LLMContext, BraveAnswer: Answers,
 }
 
-var braveOrder = []string{BraveWeb, BraveNews, BraveImages, BraveVideos}
+var braveOrder = []string{BraveWeb, BraveNews, BraveImages, BraveVideos, BraveLocal, BraveLLM, BraveAnswer}
 
 // ParseBraveTools reads a TOOLPORT_BRAVE_TOOLS value: names separated by
 // commas or spaces, from web, news, images and videos (singular forms and the
@@ -42,7 +46,7 @@ var braveOrder = []string{BraveWeb, BraveNews, BraveImages, BraveVideos}
 func ParseBraveTools(s string) ([]string, error) {
 	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
 	if len(fields) == 0 {
-		return nil, errors.New("empty list: name the Brave searches to offer (web, news, images, videos), all, or none")
+		return nil, errors.New("empty list: name the Brave searches to offer (" + strings.Join(braveOrder, ", ") + "), all, or none")
 	}
 	chosen := map[string]bool{}
 	for _, f := range fields {
@@ -62,8 +66,14 @@ func ParseBraveTools(s string) ([]string, error) {
 			chosen[BraveImages] = true
 		case "videos", "video", "video_search_brave":
 			chosen[BraveVideos] = true
+		case "local", "places", "local_search_brave":
+			chosen[BraveLocal] = true
+		case "llm_context", "context", "llm_context_brave":
+			chosen[BraveLLM] = true
+		case "answers", "answer", "answer_brave":
+			chosen[BraveAnswer] = true
 		default:
-			return nil, fmt.Errorf("unknown Brave search %q: use web, news, images, videos, all or none", textclip.Runes(f, 40))
+			return nil, fmt.Errorf("unknown Brave search %q: use %s, all or none", textclip.Runes(f, 40), strings.Join(braveOrder, ", "))
 		}
 	}
 	var out []string
@@ -80,7 +90,7 @@ func ParseBraveTools(s string) ([]string, error) {
 func checkBraveTools(names []string) error {
 	for _, n := range names {
 		if braveDeclarations[n] == nil {
-			return fmt.Errorf("unknown Brave search %q: use web, news, images or videos", textclip.Runes(n, 40))
+			return fmt.Errorf("unknown Brave search %q: use one of %s", textclip.Runes(n, 40), strings.Join(braveOrder, ", "))
 		}
 	}
 	return nil

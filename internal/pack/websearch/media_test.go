@@ -333,7 +333,7 @@ func TestParseBraveTools(t *testing.T) {
 		{"web", []string{"web"}, ""},
 		{"news, web", []string{"web", "news"}, ""},
 		{"WEB,News,image video", []string{"web", "news", "images", "videos"}, ""},
-		{"all", []string{"web", "news", "images", "videos"}, ""},
+		{"all", []string{"web", "news", "images", "videos", "local", "llm_context", "answers"}, ""},
 		{"videos,videos", []string{"videos"}, ""},
 		{"news_search_brave", []string{"news"}, ""},
 		{"none", []string{}, ""},
@@ -381,7 +381,8 @@ func TestBraveToolSelection(t *testing.T) {
 	}{
 		{"default: web search only, which every plan includes", nil, []string{"web_search_brave", "web_search_google"}},
 		{"web and news", map[string]string{"TOOLPORT_BRAVE_TOOLS": "web,news"}, []string{"web_search_brave", "news_search_brave", "web_search_google"}},
-		{"all", map[string]string{"TOOLPORT_BRAVE_TOOLS": "all"}, []string{"web_search_brave", "news_search_brave", "image_search_brave", "video_search_brave", "web_search_google"}},
+		{"all", map[string]string{"TOOLPORT_BRAVE_TOOLS": "all"}, []string{"web_search_brave", "news_search_brave", "image_search_brave", "video_search_brave",
+			"local_search_brave", "llm_context_brave", "answer_brave", "web_search_google"}},
 		{"images without web", map[string]string{"TOOLPORT_BRAVE_TOOLS": "images"}, []string{"image_search_brave", "web_search_google"}},
 		{"none", map[string]string{"TOOLPORT_BRAVE_TOOLS": "none"}, []string{"web_search_google"}},
 	}

@@ -39,9 +39,13 @@ const (
 // Config holds what the search tools need. The zero value declares both tools;
 // calls then fail with AUTH_MISSING until keys are set.
 type Config struct {
-	BraveAPIKey    string // BRAVE_API_KEY or web_search.brave.api_key
-	GoogleAPIKey   string // GOOGLE_SEARCH_API_KEY or web_search.google.api_key
-	GoogleEngineID string // GOOGLE_SEARCH_ENGINE_ID or web_search.google.engine_id
+	BraveAPIKey string // BRAVE_API_KEY or web_search.brave.api_key
+	// BraveAnswersAPIKey is the key answer_brave sends when set: Brave's
+	// Answers plan may have a key of its own (BRAVE_ANSWERS_API_KEY or
+	// web_search.brave.answers_api_key). "" means BraveAPIKey.
+	BraveAnswersAPIKey string
+	GoogleAPIKey       string // GOOGLE_SEARCH_API_KEY or web_search.google.api_key
+	GoogleEngineID     string // GOOGLE_SEARCH_ENGINE_ID or web_search.google.engine_id
 
 	// BraveTools lists the Brave searches to declare: "web", "news",
 	// "images", "videos" (TOOLPORT_BRAVE_TOOLS or web_search.brave.tools,
@@ -96,12 +100,13 @@ type Config struct {
 // are listed by c.Secrets() for redaction.
 func ConfigFromEnv(c *config.Config) Config {
 	cfg := Config{
-		BraveAPIKey:    c.Secret("BRAVE_API_KEY", "web_search.brave.api_key"),
-		GoogleAPIKey:   c.Secret("GOOGLE_SEARCH_API_KEY", "web_search.google.api_key"),
-		GoogleEngineID: c.Lookup("GOOGLE_SEARCH_ENGINE_ID", "web_search.google.engine_id"),
-		BraveBaseURL:   c.Default("BRAVE_API_BASE_URL", brave.DefaultBaseURL),
-		GoogleBaseURL:  c.Default("GOOGLE_SEARCH_BASE_URL", google.DefaultBaseURL),
-		SearxngURL:     strings.TrimSpace(c.Lookup("TOOLPORT_SEARXNG_URL", "web_search.searxng.url")),
+		BraveAPIKey:        c.Secret("BRAVE_API_KEY", "web_search.brave.api_key"),
+		BraveAnswersAPIKey: c.Secret("BRAVE_ANSWERS_API_KEY", "web_search.brave.answers_api_key"),
+		GoogleAPIKey:       c.Secret("GOOGLE_SEARCH_API_KEY", "web_search.google.api_key"),
+		GoogleEngineID:     c.Lookup("GOOGLE_SEARCH_ENGINE_ID", "web_search.google.engine_id"),
+		BraveBaseURL:       c.Default("BRAVE_API_BASE_URL", brave.DefaultBaseURL),
+		GoogleBaseURL:      c.Default("GOOGLE_SEARCH_BASE_URL", google.DefaultBaseURL),
+		SearxngURL:         strings.TrimSpace(c.Lookup("TOOLPORT_SEARXNG_URL", "web_search.searxng.url")),
 	}
 	if v := c.Lookup("TOOLPORT_BRAVE_TOOLS", "web_search.brave.tools"); v != "" {
 		cfg.BraveTools, cfg.braveToolsErr = ParseBraveTools(v)

@@ -192,6 +192,9 @@ func cardTools(t *testing.T) *tool.Registry {
 				}}, nil
 			})),
 	)
+	if err == nil {
+		err = reg.Register(braveCardTools()...)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +212,10 @@ func cardTurns() []servertest.Turn {
 			servertest.Call("c3", "queryDatastore", `{"query":"haifa"}`),
 			servertest.Call("c4", "semanticSearch", `{"query":"bittersweet"}`),
 			servertest.Call("c5", "searchResources", `{"query":"air"}`),
-			servertest.Call("c6", "previewResource", `{"query":"r1"}`)}, InputTokens: 900, OutputTokens: 40},
+			servertest.Call("c6", "previewResource", `{"query":"r1"}`),
+			servertest.Call("c7", "local_search_brave", `{"query":"monitoring station haifa"}`),
+			servertest.Call("c8", "llm_context_brave", `{"query":"pm2.5"}`),
+			servertest.Call("c9", "answer_brave", `{"query":"is haifa's air good?"}`)}, InputTokens: 900, OutputTokens: 40},
 		{Match: "cards", Step: 1, Events: []servertest.Event{servertest.Text("Here is what I found.")}, InputTokens: 4000, OutputTokens: 60},
 		{Match: "מאגרים", Events: []servertest.Event{servertest.Text("אחפש מאגרים."),
 			servertest.Call("h1", "searchDatasets", `{"query":"איכות אוויר"}`)}, InputTokens: 700, OutputTokens: 20},
@@ -452,7 +458,7 @@ func TestEveryCardType(t *testing.T) {
 	defer b.CheckNoProblems(t)
 	to := 60 * time.Second
 	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady(), send("show me cards"), waitIdle(),
-		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 6`),
+		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 9`),
 		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.tool-card .tool-head').forEach(h => h.click())`))
 
 	type card struct {
@@ -499,6 +505,21 @@ func TestEveryCardType(t *testing.T) {
 	tracks := got["semanticSearch"]
 	if len(tracks.Captions) != 2 || !strings.Contains(tracks.Captions[0], "bittersweet piano ballad") {
 		t.Errorf("tracks card = %+v, want each track's caption", tracks)
+	}
+	if p := got["local_search_brave"]; p.Rows != 2 || len(p.Links) != 1 || p.Links[0] != "https://www.example.org/station" ||
+		len(p.Sites) != 2 || p.Sites[0] != "1 HaNassi Ave, Haifa" {
+		t.Errorf("places card = %+v, want 2 places, the first linked, with addresses", p)
+	}
+	if c := got["llm_context_brave"]; c.Rows != 1 || len(c.Sites) != 1 || c.Sites[0] != "example.org" {
+		t.Errorf("context card = %+v, want its one source and host", c)
+	}
+	if a := got["answer_brave"]; a.Rows != 1 || len(a.Links) != 1 || a.Links[0] != "https://www.example.org/air/1" {
+		t.Errorf("answer card = %+v, want its one citation linked", a)
+	}
+	placeText := Eval[string](t, b, to, `document.querySelector('.tool-card[data-tool="local_search_brave"] .web-result').textContent`)
+	answerText := Eval[string](t, b, to, `document.querySelector('.tool-card[data-tool="answer_brave"] .answer-text').textContent`)
+	if !strings.Contains(placeText, "★ 4.5/5 (12)") || !strings.Contains(placeText, "Monday 08:00-16:00") || answerText != "Haifa's air is mostly good [1]." {
+		t.Errorf("place %q, answer %q", placeText, answerText)
 	}
 	b.Do(t, to, Screenshot(t, dir, "desktop-light-cards"))
 
@@ -640,7 +661,7 @@ func TestAccessibility(t *testing.T) {
 	defer b.CheckNoProblems(t)
 	to := 90 * time.Second
 	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady(), send("cards for axe"), waitIdle(),
-		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 6`),
+		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 9`),
 		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.tool-card .tool-head').forEach(h => h.click())`),
 		chromedp.Evaluate[chromedp.Void](axe))
 	check := func(name string) {

@@ -30,6 +30,9 @@ export const TOOLS = {
   web_search_brave: { label: 'Brave search', icon: 'search' },
   web_search_google: { label: 'Google search', icon: 'globe' },
   web_search_searxng: { label: 'SearXNG search', icon: 'search' },
+  local_search_brave: { label: 'Places', icon: 'search' },
+  llm_context_brave: { label: 'Web context', icon: 'page' },
+  answer_brave: { label: 'Brave answer', icon: 'sparkle' },
   web_fetch: { label: 'Fetch page', icon: 'page' },
 };
 
@@ -562,6 +565,38 @@ function webResults(results) {
   });
 }
 
+/** places is local_search_brave: each place's name, address, rating, hours and a map link. */
+function places(list) {
+  const items = arr(list).map(obj).filter(Boolean);
+  if (items.length === 0) return empty();
+  const ol = h('ol', { class: 'web-results' });
+  return paged(items, PAGE.web, ol, ol, (p) => {
+    const lat = num(p.latitude);
+    const lon = num(p.longitude);
+    const rating = num(p.rating);
+    const facts = [
+      rating !== null ? `★ ${rating}${num(p.rating_max) ? '/' + num(p.rating_max) : ''}${num(p.reviews) ? ` (${formatNumber(p.reviews)})` : ''}` : '',
+      str(p.price_range), str(p.hours_today), str(p.phone), str(p.distance),
+    ].filter(Boolean);
+    return h('li', { class: 'web-result place' },
+      h('div', { class: 'web-title', dir: 'auto' }, str(p.url) ? link(p.url, str(p.name) || str(p.url)) : str(p.name)),
+      h('div', { class: 'web-where' },
+        str(p.address) ? h('span', { class: 'web-site', dir: 'auto' }, str(p.address)) : null,
+        lat !== null && lon !== null ? link(`https://www.openstreetmap.org/?mlat=${lat}&mlon=${lon}#map=17/${lat}/${lon}`, t('map'), 'place-map') : null),
+      facts.length ? h('p', { class: 'muted', dir: 'auto' }, facts.join(' · ')) : null,
+      str(p.description) ? h('p', { class: 'web-snippet', dir: 'auto' }, clip(str(p.description), 300)) : null);
+  });
+}
+
+/** answer is answer_brave: the answer's text, then its numbered sources. */
+function answer(r) {
+  const cites = arr(r.citations).map(obj).filter(Boolean);
+  return [
+    h('p', { class: 'answer-text', dir: 'auto' }, clip(str(r.answer), 4000)),
+    cites.length ? webResults(cites.map((c) => ({ title: `[${num(c.number) ?? ''}] ${str(c.url)}`, url: c.url, snippet: c.snippet }))) : null,
+  ];
+}
+
 function fetchedPage(r) {
   const content = str(r.content);
   const lines = content.split('\n');
@@ -654,4 +689,8 @@ registerRenderer('video_search_brave', (r) => section(webResults(r.results)));
 registerRenderer('web_search_brave', (r) => section(webResults(r.results)));
 registerRenderer('web_search_google', (r) => section(webResults(r.results)));
 registerRenderer('web_search_searxng', (r) => section(webResults(r.results)));
+registerRenderer('local_search_brave', (r) => section(places(r.places)));
+registerRenderer('llm_context_brave', (r) => section(webResults(arr(r.sources).map(obj).filter(Boolean).map((x) => (
+  { title: x.title, url: x.url, source: x.host, age: x.date, snippet: arr(x.snippets).map(str).join(' … ') })))));
+registerRenderer('answer_brave', (r) => section(answer(r)));
 registerRenderer('web_fetch', (r) => section(fetchedPage(r)));
