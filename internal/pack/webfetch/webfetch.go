@@ -213,18 +213,15 @@ func (o Output) Summary() string {
 	return fmt.Sprintf("Fetched %q (%d lines)", title, o.TotalLines)
 }
 
+// description is what a model reads on every call: the spec's sentences,
+// the default bound, and what the schema cannot say.
 const description = "Fetches content from a specified URL and returns it as markdown: the page's main content " +
-	"(navigation, ads, footers and cookie banners dropped; headings, links, lists, tables and code kept). " +
-	"Supports pagination via offset and limit parameters similar to file_read: totalLines says how many lines there are, " +
-	"nextOffset what to pass next (e.g. offset 1, limit 100, then offset 101). " +
-	"Or page by characters with start_index and max_length (default 5000), not combined with offset/limit: " +
-	"pass the returned nextStartIndex as start_index (with max_length 5000: 0, then 5000). " +
-	"Without offset and limit at most max_length characters are returned, ending at a line or word break when max_length is not given; " +
-	"hasMore and nextStartIndex say where to go on. " +
-	"raw: true returns the decoded document (e.g. HTML source) instead of extracted markdown. " +
-	"Plain text and JSON are returned as they are. PDFs are returned as their text, each page after a line <!-- page N -->; " +
-	"encrypted PDFs fail with PDF_ENCRYPTED and scans without a text layer with PDF_NO_TEXT. Images are not supported. " +
-	"Private and local network addresses are refused, and so are pages the site's robots.txt disallows."
+	"(navigation, ads and footers dropped). " +
+	"Supports pagination via offset and limit parameters similar to file_read, or by characters with start_index and max_length. " +
+	"A call with neither returns at most 5000 characters, ending at a line or word break; " +
+	"the result says what to pass to go on (offset or start_index). " +
+	"PDFs come as text, a line <!-- page N --> before each page. " +
+	"Private network addresses and pages robots.txt disallows are refused."
 
 // Tool declares web_fetch.
 func Tool(cfg Config) *tool.Tool {
