@@ -6,21 +6,22 @@ import (
 )
 
 // Text is what a model reads of a fetched page (after the summary line,
-// which names the title and the part returned): the URL, where to go on
-// when there is more, the notice, then the content itself, unescaped. The
+// which names the title and the part returned): the URL when a redirect
+// changed it, where to go on when there is more, the notice, then the
+// content itself, unescaped. The
 // JSON's other fields (totalLines, contentType, lang…) stay in the
 // structured result.
 func (o Output) Text() string {
 	var b strings.Builder
 	b.Grow(len(o.URL) + len(o.Notice) + len(o.Content) + 64)
-	b.WriteString("URL: ")
-	b.WriteString(o.URL)
-	b.WriteByte('\n')
+	if o.URL != o.requested {
+		b.WriteString("URL: " + o.URL + "\n")
+	}
 	switch {
 	case o.NextStartIndex != nil:
-		b.WriteString("More: pass start_index " + strconv.Itoa(*o.NextStartIndex) + "\n")
+		b.WriteString("More: start_index " + strconv.Itoa(*o.NextStartIndex) + "\n")
 	case o.HasMore && o.NextOffset > 0:
-		b.WriteString("More: pass offset " + strconv.Itoa(o.NextOffset) + "\n")
+		b.WriteString("More: offset " + strconv.Itoa(o.NextOffset) + "\n")
 	}
 	if o.Notice != "" {
 		b.WriteString("Notice: " + o.Notice + "\n")

@@ -196,6 +196,11 @@ type Output struct {
 	// much less of the page's visible text than is usual for an article
 	// page, and says how to get all of it.
 	Notice string `json:"notice,omitempty" jsonschema:"A warning that the content may be incomplete, and how to get the whole page"`
+
+	// requested is the URL the call asked for: the text form names the
+	// fetched URL only when it differs (a redirect). A cached value does
+	// not keep it, and names the URL always.
+	requested string
 }
 
 // Summary says what was fetched.
@@ -326,7 +331,7 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 		// most, ending at a break, and nextStartIndex to go on from.
 		out = pageCharsAtBreak(markdown, deref(in.StartIndex), DefaultMaxLength)
 	}
-	out.URL, out.Title, out.ContentType, out.Raw = resp.URL.String(), title, mediaType, in.Raw
+	out.URL, out.Title, out.ContentType, out.Raw, out.requested = resp.URL.String(), title, mediaType, in.Raw, in.URL
 	out.CanonicalURL, out.Lang, out.SiteName, out.Notice = info.canonical, info.lang, info.siteName, info.notice
 	tool.ReportProgress(ctx, tool.Progress{Done: 2, Total: 2, Message: "done"})
 	return out, nil
