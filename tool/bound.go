@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // Bounds of what a call hands on. A tool's output is only as large as its
@@ -44,6 +46,22 @@ func (r *Result) Bounded(limit int) json.RawMessage {
 		return r.JSON
 	}
 	return BoundJSON(r.JSON, limit)
+}
+
+// BoundedText is [Result.ModelText] cut to at most limit bytes (at least
+// MinResultBytes): an output's own text form is cut on a character boundary
+// and ends with a note saying so; without one, it is the envelope bounded as
+// JSON ([Result.Bounded]).
+func (r *Result) BoundedText(limit int) string {
+	if r.Err != nil || r.text == "" {
+		return string(r.Bounded(limit))
+	}
+	limit = max(limit, MinResultBytes)
+	if len(r.text) <= limit {
+		return r.text
+	}
+	note := fmt.Sprintf("\n…(cut: the text was %d bytes, over the limit of %d)", len(r.text), limit)
+	return textclip.Prefix(r.text, limit-len(note)) + note
 }
 
 // boundSteps are the cuts BoundJSON tries in turn: the longest string kept

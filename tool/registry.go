@@ -230,6 +230,22 @@ type Result struct {
 	// JSON is the envelope an agent sees: the output fields plus success,
 	// summary and durationMs, or the failure object.
 	JSON json.RawMessage
+	// text is the output's own text form ([Texter]), scrubbed; "" when it
+	// has none.
+	text string
+}
+
+// HasText reports whether the call succeeded with an output that has its own
+// text form ([Texter]).
+func (r *Result) HasText() bool { return r.Err == nil && r.text != "" }
+
+// ModelText is the result as a model should read it: the output's own text
+// form when it has one ([Texter]), else the envelope JSON.
+func (r *Result) ModelText() string {
+	if r.Err == nil && r.text != "" {
+		return r.text
+	}
+	return string(r.JSON)
 }
 
 // OK reports whether the call succeeded.
@@ -441,6 +457,14 @@ func (r *Registry) envelope(res *Result, value any, body []byte) {
 		summary = value.(Summarizer).Summary()
 	}
 	res.Summary = r.clipScrub(summary, MaxSummaryBytes)
+	if t, ok := res.Value.(Texter); ok {
+		// The summary heads the text: it is kept for cached results, whose
+		// value lost what the JSON does not carry (a search's query).
+		res.text = res.Summary
+		if body := r.scrub(t.Text()); body != "" {
+			res.text += "\n" + body
+		}
+	}
 	var age *int64
 	if res.Cached {
 		age = ptr(int64(res.CachedAge / time.Second))

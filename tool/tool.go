@@ -20,6 +20,19 @@ type Summarizer interface {
 	Summary() string
 }
 
+// Texter is implemented by a tool output that has a better text form for a
+// model than its JSON (a page's Markdown under a short header, a compact
+// list of search results): every character of a result is paid for on
+// every later model call of a turn. Surfaces that hand a model text (MCP's
+// text content, the chat's tool_result) send [Result.ModelText]; the JSON
+// stays the structured result (MCP structuredContent, the page's cards,
+// `toolport call`). The model reads the output's summary line, then Text:
+// it must carry what a model needs to go on (the next page's offset, ids for
+// other tools), since it may see nothing else.
+type Texter interface {
+	Text() string
+}
+
 // Func is a tool's implementation. It receives validated input with defaults
 // applied and returns the output, or an error; return an *Error (see [Errorf]) to
 // choose the failure code agents see.

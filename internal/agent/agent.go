@@ -1010,11 +1010,18 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall, limit int) []
 				})
 			}
 			results[i] = llm.ToolResult(c.ID, result, res.Err != nil)
+			if res.HasText() {
+				results[i].Text = res.BoundedText(limit)
+			}
 		})
 	}
 	wg.Wait()
 	for _, r := range results {
-		t.spend(len(r.Content))
+		n := len(r.Content)
+		if r.Text != "" { // what the model reads: the text form
+			n = len(r.Text)
+		}
+		t.spend(n)
 	}
 	return results
 }

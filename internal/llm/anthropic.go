@@ -105,7 +105,7 @@ func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, []json.RawM
 				}
 			case BlockToolResult:
 				if calls[b.ToolUseID] {
-					blocks = append(blocks, anthropic.NewToolResultBlock(b.ToolUseID, resultText(b.Content), b.IsError))
+					blocks = append(blocks, anthropic.NewToolResultBlock(b.ToolUseID, resultText(b), b.IsError))
 				}
 			}
 		}
@@ -138,9 +138,13 @@ func anthropicTools(defs []ToolDef) ([]json.RawMessage, error) {
 	return encodeTools(defs, tools)
 }
 
-// resultText renders a tool result for the model: a JSON string as its text,
-// anything else as its JSON.
-func resultText(content json.RawMessage) string {
+// resultText renders a tool result for the model: its own text form when it
+// has one, else a JSON string as its text and anything else as its JSON.
+func resultText(b Block) string {
+	if b.Text != "" {
+		return b.Text
+	}
+	content := b.Content
 	var s string
 	if json.Unmarshal(content, &s) == nil {
 		return s

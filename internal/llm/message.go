@@ -103,7 +103,10 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 type Block struct {
 	Type BlockType
 
-	// Text is the text of a text block.
+	// Text is the text of a text block. In a tool_result block it is, when
+	// set, what the model reads instead of Content: the tool's own text
+	// form of its result (tool.Texter), Content staying the JSON that
+	// other readers (the page's cards) use.
 	Text string
 
 	// ID and Name identify a tool_use block's call; Input is the call's
@@ -183,6 +186,14 @@ func (b Block) MarshalJSON() ([]byte, error) {
 		}
 		if b.IsError {
 			out.WriteString(`,"is_error":true`)
+		}
+		if b.Text != "" {
+			text, err := json.Marshal(b.Text)
+			if err != nil {
+				return nil, err
+			}
+			out.WriteString(`,"text":`)
+			out.Write(text)
 		}
 		out.WriteByte('}')
 		return out.Bytes(), nil
@@ -271,6 +282,9 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 			content = nil
 		}
 		*b = ToolResult(raw.ToolUseID, bytes.Clone(content), raw.IsError != nil && *raw.IsError)
+		if raw.Text != nil {
+			b.Text = *raw.Text
+		}
 	default:
 		return fmt.Errorf("llm: unsupported content block type %q (want text, tool_use or tool_result)", *raw.Type)
 	}

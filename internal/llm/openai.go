@@ -197,7 +197,7 @@ func OpenAIMessages(msgs []Message) []openai.ChatCompletionMessageParamUnion {
 			for _, b := range m.Content {
 				switch {
 				case b.Type == BlockToolResult && calls[b.ToolUseID]:
-					out = append(out, openai.ToolMessage(resultText(b.Content), b.ToolUseID))
+					out = append(out, openai.ToolMessage(resultText(b), b.ToolUseID))
 				case b.Type == BlockText && b.Text != "":
 					text = append(text, b.Text)
 				}

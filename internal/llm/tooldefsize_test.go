@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -147,5 +148,40 @@ func BenchmarkToolDefBytes(b *testing.B) {
 				b.ReportMetric(float64(n)/4, "est-tokens")
 			})
 		}
+	}
+}
+
+// toolDefBudget is the most the 25 tools of serveToolDefs may take in an
+// Anthropic request: 0.7 of the 38.6 KB they took when issue 29 was filed.
+// A definition that grows past it must be paid for by another; tools added
+// since are measured on their own.
+const toolDefBudget = 27_020
+
+// budgetedTools are the 25 tools toolDefBudget holds.
+const budgetedTools = `web_search_brave web_search_google web_fetch
+	searchDatasets getDatasetDetails listGroups listTags listOrganizations queryDatastore
+	getResourceDetails searchResources getOrganizationDetails getDatasetActivity
+	getOrganizationActivity getDatasetSchema listAllDatasets listLicenses getStatus previewResource
+	semanticSearch tidalSearch albumTracks batchMetadata suggestPlaylist savePlaylistToTidal`
+
+// TestToolDefsWithinBudget: every pack's tool definitions, as a model call
+// carries them, stay within toolDefBudget.
+func TestToolDefsWithinBudget(t *testing.T) {
+	budgeted := map[string]bool{}
+	for _, name := range strings.Fields(budgetedTools) {
+		budgeted[name] = true
+	}
+	var defs []llm.ToolDef
+	for _, d := range serveToolDefs(t) {
+		if budgeted[d.Name] {
+			defs = append(defs, d)
+			delete(budgeted, d.Name)
+		}
+	}
+	if len(budgeted) > 0 {
+		t.Fatalf("tools not declared any more: %v", budgeted)
+	}
+	if n := toolDefRequest(t, "anthropic", defs); n > toolDefBudget {
+		t.Errorf("the 25 tool definitions take %d bytes, over the budget of %d", n, toolDefBudget)
 	}
 }

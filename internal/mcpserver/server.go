@@ -308,6 +308,16 @@ func (h *handler) render(res *tool.Result) *mcp.CallToolResult {
 			},
 		}
 	}
+	// MCP says a tool returning structured content SHOULD return it as
+	// text too; a rendering for a model (the output's own text form) is
+	// that text when the output has one, so that a client forwarding both
+	// does not pay for the JSON twice.
+	if res.HasText() {
+		return &mcp.CallToolResult{
+			StructuredContent: res.JSON,
+			Content:           []mcp.Content{&mcp.TextContent{Text: res.BoundedText(h.maxText)}},
+		}
+	}
 	content := make([]mcp.Content, 0, 2)
 	if res.Summary != "" {
 		content = append(content, &mcp.TextContent{Text: res.Summary})

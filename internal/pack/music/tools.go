@@ -151,18 +151,18 @@ type SemanticSearchInput struct {
 	// InLibraryOnly keeps only tracks in the user's library.
 	InLibraryOnly bool `json:"inLibraryOnly,omitempty" jsonschema:"Only return tracks that are in the user's library"`
 
-	MinEnergy           *float64 `json:"minEnergy,omitempty" jsonschema:"Minimum energy (0-1)" schema:"minimum=0,maximum=1"`
+	MinEnergy           *float64 `json:"minEnergy,omitempty" schema:"minimum=0,maximum=1"`
 	MaxEnergy           *float64 `json:"maxEnergy,omitempty" jsonschema:"Maximum energy (0-1), e.g. 0.3 for calm tracks" schema:"minimum=0,maximum=1"`
 	MinValence          *float64 `json:"minValence,omitempty" jsonschema:"Minimum valence (0-1, musical positiveness)" schema:"minimum=0,maximum=1"`
 	MaxValence          *float64 `json:"maxValence,omitempty" jsonschema:"Maximum valence (0-1), e.g. 0.3 for sad tracks" schema:"minimum=0,maximum=1"`
-	MinDanceability     *float64 `json:"minDanceability,omitempty" jsonschema:"Minimum danceability (0-1)" schema:"minimum=0,maximum=1"`
-	MaxDanceability     *float64 `json:"maxDanceability,omitempty" jsonschema:"Maximum danceability (0-1)" schema:"minimum=0,maximum=1"`
-	MinAcousticness     *float64 `json:"minAcousticness,omitempty" jsonschema:"Minimum acousticness (0-1)" schema:"minimum=0,maximum=1"`
-	MaxAcousticness     *float64 `json:"maxAcousticness,omitempty" jsonschema:"Maximum acousticness (0-1)" schema:"minimum=0,maximum=1"`
+	MinDanceability     *float64 `json:"minDanceability,omitempty" schema:"minimum=0,maximum=1"`
+	MaxDanceability     *float64 `json:"maxDanceability,omitempty" schema:"minimum=0,maximum=1"`
+	MinAcousticness     *float64 `json:"minAcousticness,omitempty" schema:"minimum=0,maximum=1"`
+	MaxAcousticness     *float64 `json:"maxAcousticness,omitempty" schema:"minimum=0,maximum=1"`
 	MinInstrumentalness *float64 `json:"minInstrumentalness,omitempty" jsonschema:"Minimum instrumentalness (0-1); 0.5 and above is mostly instrumental" schema:"minimum=0,maximum=1"`
-	MaxInstrumentalness *float64 `json:"maxInstrumentalness,omitempty" jsonschema:"Maximum instrumentalness (0-1)" schema:"minimum=0,maximum=1"`
-	MinTempo            *float64 `json:"minTempo,omitempty" jsonschema:"Minimum tempo in BPM" schema:"minimum=0,maximum=400"`
-	MaxTempo            *float64 `json:"maxTempo,omitempty" jsonschema:"Maximum tempo in BPM" schema:"minimum=0,maximum=400"`
+	MaxInstrumentalness *float64 `json:"maxInstrumentalness,omitempty" schema:"minimum=0,maximum=1"`
+	MinTempo            *float64 `json:"minTempo,omitempty" schema:"minimum=0,maximum=400"`
+	MaxTempo            *float64 `json:"maxTempo,omitempty" schema:"minimum=0,maximum=400"`
 }
 
 // SemanticSearchOutput is the output of semanticSearch.

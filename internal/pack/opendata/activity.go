@@ -17,7 +17,7 @@ type ActivityInput struct {
 	ID     string `json:"id" jsonschema:"The dataset's or organization's name or UUID" schema:"minLength=1,maxLength=200"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"How many activities to return, newest first (1-100; portals may cap lower, 31 by default)" schema:"minimum=1,maximum=100,default=20"`
 	Offset int    `json:"offset,omitempty" jsonschema:"How many activities to skip, for paging" schema:"minimum=0,maximum=100000,default=0"`
-	Portal string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // ActivityInfo is one change to a dataset or organization.
@@ -63,7 +63,7 @@ func getDatasetActivityTool(p *pack) *tool.Tool {
 	return tool.Must(tool.New(tool.Spec{
 		Name:  "getDatasetActivity",
 		Title: "Dataset change history (CKAN)",
-		Description: "List the recent changes to one dataset (created, updated, deleted), newest first, with limit/offset paging. " +
+		Description: "List the recent changes to one dataset (created, updated, deleted), newest first. " +
 			"Portals on CKAN 2.10 or later serve this only with the activity plugin; others answer UNSUPPORTED.",
 		Pack:        Pack,
 		Annotations: annotations(),
@@ -74,7 +74,7 @@ func getOrganizationActivityTool(p *pack) *tool.Tool {
 	return tool.Must(tool.New(tool.Spec{
 		Name:  "getOrganizationActivity",
 		Title: "Publisher change history (CKAN)",
-		Description: "List the recent changes to one organization and its datasets, newest first, with limit/offset paging. " +
+		Description: "List the recent changes to one organization and its datasets, newest first. " +
 			"Portals on CKAN 2.10 or later serve this only with the activity plugin; others answer UNSUPPORTED.",
 		Pack:        Pack,
 		Annotations: annotations(),

@@ -19,7 +19,7 @@ type GetDatasetDetailsInput struct {
 	ResourcesLimit  int    `json:"resourcesLimit,omitempty" jsonschema:"How many of its resources to list (1-500); a dataset with more says so in resourceCount and note" schema:"minimum=1,maximum=500,default=50"`
 	ResourcesOffset int    `json:"resourcesOffset,omitempty" jsonschema:"How many resources to skip, to page through a dataset with many" schema:"minimum=0,maximum=100000,default=0"`
 	FullNotes       bool   `json:"fullNotes,omitempty" jsonschema:"Return the whole description; by default a long one is cut after 3000 characters and notesTruncated says so"`
-	Portal          string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal          string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // GetDatasetDetailsOutput is a dataset's full metadata.

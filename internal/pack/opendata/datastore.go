@@ -21,15 +21,15 @@ const maxFilters = 20
 type QueryDatastoreInput struct {
 	ResourceID   string         `json:"resourceId,omitempty" jsonschema:"The resource's id, from getDatasetDetails (only resources with datastore_active true can be queried); required unless sql is given" schema:"maxLength=200"`
 	Q            string         `json:"q,omitempty" jsonschema:"Full-text search across all columns, any language" schema:"maxLength=1000"`
-	PartialMatch bool           `json:"partialMatch,omitempty" jsonschema:"Match each word of q as the start of a word (\"חינ\" finds \"חינוך\"); every word must match. A Hebrew word of three letters or more also matches with and without the prefixes ו ה ב ל מ ש (\"תחבורה\" finds \"ותחבורה\"). Punctuation and niqqud in q are ignored."`
+	PartialMatch bool           `json:"partialMatch,omitempty" jsonschema:"Match each word of q as a word's start (\"חינ\" finds \"חינוך\"); all must match. Hebrew words of 3+ letters also match with or without the prefixes ו ה ב ל מ ש. Punctuation and niqqud are ignored."`
 	Filters      map[string]any `json:"filters,omitempty" jsonschema:"Exact-match filters: column name → value, or → list of values (any of). E.g. {\"city\": \"חיפה\", \"year\": [2022, 2023]}"`
 	Fields       []string       `json:"fields,omitempty" jsonschema:"Only return these columns" schema:"maxItems=100"`
 	Distinct     bool           `json:"distinct,omitempty" jsonschema:"Return only distinct rows (of the chosen fields), e.g. the distinct values of one column"`
 	Sort         string         `json:"sort,omitempty" jsonschema:"Sort order, \"column asc|desc\" comma-separated; column names may contain spaces" schema:"maxLength=500"`
-	Limit        int            `json:"limit,omitempty" jsonschema:"How many rows to return (0-1000); 0 returns only the columns with their types and the total. With sql: at most this many of the query's rows are returned (put a LIMIT in the query)" schema:"minimum=0,maximum=1000,default=100"`
+	Limit        int            `json:"limit,omitempty" jsonschema:"How many rows to return; 0 returns only the columns and the total. With sql, caps the query's rows (put a LIMIT in it)" schema:"minimum=0,maximum=1000,default=100"`
 	Offset       int            `json:"offset,omitempty" jsonschema:"How many rows to skip, for paging (not with sql: use OFFSET in the query)" schema:"minimum=0,maximum=100000000,default=0"`
 	SQL          string         `json:"sql,omitempty" jsonschema:"Instead of the above: one read-only PostgreSQL SELECT over datastore tables, each named by its resource id in double quotes, e.g. SELECT \"city\", count(*) FROM \"5c78e9fa-…\" GROUP BY 1 LIMIT 50. Only where the portal enables datastore_search_sql; otherwise the error is UNSUPPORTED." schema:"maxLength=8000"`
-	Portal       string         `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal       string         `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // QueryDatastoreOutput is the output of queryDatastore.
@@ -69,7 +69,6 @@ func queryDatastoreTool(p *pack) *tool.Tool {
 		Name:  "queryDatastore",
 		Title: "Query dataset rows (CKAN datastore)",
 		Description: "Read the rows of a tabular resource (CSV/XLSX loaded into the portal's datastore; datastore_active true in getDatasetDetails). " +
-			"Full-text search with q, exact-match filters per column, choose columns, sort, page with limit/offset. " +
 			"Returns the columns with their types, the rows, and the total row count.",
 		Pack:        Pack,
 		Annotations: annotations(),

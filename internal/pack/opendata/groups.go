@@ -12,11 +12,11 @@ import (
 // ListGroupsInput is the input of listGroups.
 type ListGroupsInput struct {
 	AllFields bool   `json:"allFields,omitempty" jsonschema:"Return each group's display_name, description and package_count, not just its name"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"How many groups to return (1-1000)" schema:"minimum=1,maximum=1000,default=100"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"How many groups to return" schema:"minimum=1,maximum=1000,default=100"`
 	Offset    int    `json:"offset,omitempty" jsonschema:"How many groups to skip, for paging" schema:"minimum=0,maximum=100000,default=0"`
 	Query     string `json:"query,omitempty" jsonschema:"Only groups whose name or title contains this" schema:"maxLength=200"`
 	Sort      string `json:"sort,omitempty" jsonschema:"Sort order (the portal's default is title asc)" schema:"enum=name asc|name desc|title asc|title desc|package_count asc|package_count desc"`
-	Portal    string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal    string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // GroupInfo is a group or organization with its details.
@@ -48,11 +48,9 @@ func (o ListGroupsOutput) Summary() string {
 
 func listGroupsTool(p *pack) *tool.Tool {
 	return tool.Must(tool.New(tool.Spec{
-		Name:  "listGroups",
-		Title: "List dataset groups (CKAN)",
-		Description: "List the groups (themes, categories) of an open-data portal (default: data.gov.il). " +
-			"With allFields, each group has display_name, description and package_count (its number of datasets). " +
-			"Page with limit/offset.",
+		Name:        "listGroups",
+		Title:       "List dataset groups (CKAN)",
+		Description: "List the groups (themes, categories) of an open-data portal (default: data.gov.il).",
 		Pack:        Pack,
 		Annotations: annotations(),
 	}, p.listGroups))

@@ -13,7 +13,7 @@ type GetOrganizationDetailsInput struct {
 	ID              string `json:"id" jsonschema:"The organization's name (as listOrganizations returns it) or its UUID" schema:"minLength=1,maxLength=200"`
 	IncludeDatasets bool   `json:"includeDatasets,omitempty" jsonschema:"Also list the organization's datasets (at most datasetsLimit of them)"`
 	DatasetsLimit   int    `json:"datasetsLimit,omitempty" jsonschema:"How many of its datasets to return with includeDatasets (1-100); use searchDatasets with organization to page through all" schema:"minimum=1,maximum=100,default=20"`
-	Portal          string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal          string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // GetOrganizationDetailsOutput is an organization with its dataset count.

@@ -10,11 +10,11 @@ import (
 // ListOrganizationsInput is the input of listOrganizations.
 type ListOrganizationsInput struct {
 	AllFields bool   `json:"allFields,omitempty" jsonschema:"Return each publisher's display_name, description and package_count (default true); false returns names only" schema:"default=true"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"How many organizations to return (1-1000)" schema:"minimum=1,maximum=1000,default=100"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"How many organizations to return" schema:"minimum=1,maximum=1000,default=100"`
 	Offset    int    `json:"offset,omitempty" jsonschema:"How many organizations to skip, for paging" schema:"minimum=0,maximum=100000,default=0"`
 	Query     string `json:"query,omitempty" jsonschema:"Only organizations whose name or title contains this" schema:"maxLength=200"`
 	Sort      string `json:"sort,omitempty" jsonschema:"Sort order, e.g. package_count desc for the biggest publishers first (the portal's default is title asc)" schema:"enum=name asc|name desc|title asc|title desc|package_count asc|package_count desc"`
-	Portal    string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal    string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // ListOrganizationsOutput is the output of listOrganizations.
@@ -38,7 +38,7 @@ func listOrganizationsTool(p *pack) *tool.Tool {
 		Name:  "listOrganizations",
 		Title: "List publishers (CKAN)",
 		Description: "List the organizations (ministries, agencies, municipalities) that publish datasets on an open-data portal " +
-			"(default: data.gov.il), with their number of datasets. Page with limit/offset.",
+			"(default: data.gov.il), with their number of datasets.",
 		Pack:        Pack,
 		Annotations: annotations(),
 	}, p.listOrganizations))

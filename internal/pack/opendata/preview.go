@@ -32,9 +32,9 @@ const DefaultPreviewBytes = 2 << 20
 type PreviewResourceInput struct {
 	ResourceID string `json:"resourceId,omitempty" jsonschema:"The resource's id, from getDatasetDetails or searchResources; its download URL and format are looked up. Give this or url." schema:"maxLength=200"`
 	URL        string `json:"url,omitempty" jsonschema:"A file's http(s) URL to preview directly. Give this or resourceId." schema:"maxLength=2000"`
-	Rows       int    `json:"rows,omitempty" jsonschema:"How many rows to return (1-100)" schema:"minimum=1,maximum=100,default=20"`
+	Rows       int    `json:"rows,omitempty" jsonschema:"How many rows to return" schema:"minimum=1,maximum=100,default=20"`
 	Sheet      string `json:"sheet,omitempty" jsonschema:"For an XLSX workbook: the sheet to preview, by name (default: the sheet the workbook opens on)" schema:"maxLength=200"`
-	Portal     string `json:"portal,omitempty" jsonschema:"Another CKAN portal to look resourceId up on instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal     string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL to look resourceId up on, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // PreviewColumn is a column of a previewed file.

@@ -17,7 +17,7 @@ import (
 // GetResourceDetailsInput is the input of getResourceDetails.
 type GetResourceDetailsInput struct {
 	ID     string `json:"id" jsonschema:"The resource's id (UUID), as getDatasetDetails returns it" schema:"minLength=1,maxLength=200"`
-	Portal string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // DatastoreTable describes the table of a resource loaded into the datastore.
@@ -117,9 +117,9 @@ type SearchResourcesInput struct {
 	Query      string `json:"query,omitempty" jsonschema:"Text to find in resource names, or one field:term pair (fields: name, description, format, url, mimetype, id, package_id), e.g. \"תקציב\" or \"description:budget\". Terms match as case-insensitive substrings." schema:"maxLength=200"`
 	DatasetID  string `json:"datasetId,omitempty" jsonschema:"Only resources of this dataset (its UUID id, as searchDatasets returns it)" schema:"maxLength=200"`
 	Format     string `json:"format,omitempty" jsonschema:"Only resources of this format, e.g. CSV, JSON, XLSX" schema:"maxLength=50"`
-	Limit      int    `json:"limit,omitempty" jsonschema:"How many resources to return (1-100)" schema:"minimum=1,maximum=100,default=20"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"How many resources to return" schema:"minimum=1,maximum=100,default=20"`
 	Offset     int    `json:"offset,omitempty" jsonschema:"How many resources to skip, for paging" schema:"minimum=0,maximum=10000,default=0"`
-	Portal     string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal     string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 	ExactQuery bool   `json:"exactQuery,omitempty" jsonschema:"Match only the term as written. By default a Hebrew word without niqqud is also matched without its prefixes and plural ending when it finds fewer than limit resources."`
 }
 

@@ -20,7 +20,7 @@ const (
 // GetDatasetSchemaInput is the input of getDatasetSchema.
 type GetDatasetSchemaInput struct {
 	Type   string `json:"type,omitempty" jsonschema:"The dataset type whose schema to get" schema:"minLength=1,maxLength=100,default=dataset"`
-	Portal string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // SchemaFieldInfo is one metadata field of a dataset or resource.

@@ -28,7 +28,7 @@ func isFacetField(f string) bool {
 // SearchDatasetsInput is the input of searchDatasets.
 type SearchDatasetsInput struct {
 	Query        string   `json:"query,omitempty" jsonschema:"Free-text search in any language (Hebrew works as is), e.g. \"תחבורה\" or \"transportation\"; Solr syntax such as title:bus is allowed. Empty matches every dataset." schema:"maxLength=1000"`
-	Rows         int      `json:"rows,omitempty" jsonschema:"How many datasets to return (1-1000)" schema:"minimum=1,maximum=1000,default=10"`
+	Rows         int      `json:"rows,omitempty" jsonschema:"How many datasets to return" schema:"minimum=1,maximum=1000,default=10"`
 	Start        int      `json:"start,omitempty" jsonschema:"Offset of the first dataset, for paging: 0, then rows, then 2*rows..." schema:"minimum=0,maximum=1000000,default=0"`
 	Sort         string   `json:"sort,omitempty" jsonschema:"Sort order, \"field asc|desc\" comma-separated, e.g. \"metadata_modified desc\", \"name asc\", \"score desc, metadata_modified desc\"" schema:"maxLength=200"`
 	Organization string   `json:"organization,omitempty" jsonschema:"Only datasets of this organization (its name, as listOrganizations returns it)" schema:"maxLength=200"`
@@ -36,9 +36,9 @@ type SearchDatasetsInput struct {
 	Formats      []string `json:"formats,omitempty" jsonschema:"Only datasets with a resource in any of these formats, e.g. CSV, JSON, XLSX" schema:"maxItems=20"`
 	Groups       []string `json:"groups,omitempty" jsonschema:"Only datasets in all of these groups (names, as listGroups returns them)" schema:"maxItems=20"`
 	Facets       []string `json:"facets,omitempty" jsonschema:"Also count the matching datasets by these fields: organization, groups, tags, res_format, license_id" schema:"maxItems=5"`
-	FacetLimit   int      `json:"facetLimit,omitempty" jsonschema:"How many values to count per facet (1-1000)" schema:"minimum=1,maximum=1000,default=20"`
-	Portal       string   `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL, e.g. https://demo.ckan.org" schema:"maxLength=500"`
-	ExactQuery   bool     `json:"exactQuery,omitempty" jsonschema:"Send the query exactly as written. By default a free-text query with Hebrew words also matches their other forms: with and without the prefixes ו ה ב ל מ ש כ, without niqqud, with final letters fixed, singular and plural."`
+	FacetLimit   int      `json:"facetLimit,omitempty" jsonschema:"How many values to count per facet" schema:"minimum=1,maximum=1000,default=20"`
+	Portal       string   `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il (e.g. https://demo.ckan.org)" schema:"maxLength=500"`
+	ExactQuery   bool     `json:"exactQuery,omitempty" jsonschema:"Send the query as written. By default Hebrew words also match their other forms (prefixes ו ה ב ל מ ש כ, niqqud, final letters, singular and plural)."`
 }
 
 // SearchDatasetsOutput is the output of searchDatasets.
@@ -104,7 +104,6 @@ func searchDatasetsTool(p *pack) *tool.Tool {
 		Name:  "searchDatasets",
 		Title: "Search open datasets (CKAN)",
 		Description: "Search the datasets of an open-data portal (default: data.gov.il, Israel's national portal; any CKAN portal via portal). " +
-			"Filter by organization, tags, resource formats and groups; sort; page with rows/start; optionally count datasets per facet. " +
 			"Returns each dataset's id, name, title, organization, tags and resource formats, the total match count, and the API URL called.",
 		Pack:        Pack,
 		Annotations: annotations(),

@@ -12,7 +12,7 @@ import (
 
 // PortalInput is the input of tools that take nothing but the portal.
 type PortalInput struct {
-	Portal string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // unsupported is the error for an action the portal does not offer: the
@@ -130,9 +130,9 @@ func (p *pack) listLicenses(ctx context.Context, in PortalInput) (ListLicensesOu
 
 // ListAllDatasetsInput is the input of listAllDatasets.
 type ListAllDatasetsInput struct {
-	Limit  int    `json:"limit,omitempty" jsonschema:"How many dataset names to return (1-1000)" schema:"minimum=1,maximum=1000,default=100"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"How many dataset names to return" schema:"minimum=1,maximum=1000,default=100"`
 	Offset int    `json:"offset,omitempty" jsonschema:"How many names to skip, for paging" schema:"minimum=0,maximum=1000000,default=0"`
-	Portal string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // ListAllDatasetsOutput is the output of listAllDatasets.

@@ -16,9 +16,9 @@ const tagCountChunk = 40
 type ListTagsInput struct {
 	Query     string `json:"query,omitempty" jsonschema:"Only tags containing this text, e.g. \"health\" or \"בריאות\"" schema:"maxLength=100"`
 	AllFields bool   `json:"allFields,omitempty" jsonschema:"Return each tag with its usage count (the number of public datasets that have it). Without query, the most used tags come first."`
-	Limit     int    `json:"limit,omitempty" jsonschema:"How many tags to return (1-1000)" schema:"minimum=1,maximum=1000,default=100"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"How many tags to return" schema:"minimum=1,maximum=1000,default=100"`
 	Offset    int    `json:"offset,omitempty" jsonschema:"How many tags to skip, for paging" schema:"minimum=0,maximum=100000,default=0"`
-	Portal    string `json:"portal,omitempty" jsonschema:"Another CKAN portal to query instead of the default (data.gov.il), as its root or API URL" schema:"maxLength=500"`
+	Portal    string `json:"portal,omitempty" jsonschema:"A CKAN portal's root or API URL, instead of data.gov.il" schema:"maxLength=500"`
 }
 
 // TagCount is a tag and the number of datasets that use it.
@@ -61,10 +61,9 @@ func (o ListTagsOutput) Summary() string {
 
 func listTagsTool(p *pack) *tool.Tool {
 	return tool.Must(tool.New(tool.Spec{
-		Name:  "listTags",
-		Title: "List dataset tags (CKAN)",
-		Description: "List the tags (keywords) of an open-data portal (default: data.gov.il), optionally only those containing query. " +
-			"With allFields each tag has its usage count; without a query that lists the most used tags first.",
+		Name:        "listTags",
+		Title:       "List dataset tags (CKAN)",
+		Description: "List the tags (keywords) of an open-data portal (default: data.gov.il).",
 		Pack:        Pack,
 		Annotations: annotations(),
 	}, p.listTags))

@@ -196,6 +196,11 @@ type Output struct {
 	// much less of the page's visible text than is usual for an article
 	// page, and says how to get all of it.
 	Notice string `json:"notice,omitempty" jsonschema:"A warning that the content may be incomplete, and how to get the whole page"`
+
+	// requested is the URL the call asked for: the text form names the
+	// fetched URL only when it differs (a redirect). A cached value does
+	// not keep it, and names the URL always.
+	requested string
 }
 
 // Summary says what was fetched.
@@ -213,18 +218,15 @@ func (o Output) Summary() string {
 	return fmt.Sprintf("Fetched %q (%d lines)", title, o.TotalLines)
 }
 
+// description is what a model reads on every call: the spec's sentences,
+// the default bound, and what the schema cannot say.
 const description = "Fetches content from a specified URL and returns it as markdown: the page's main content " +
-	"(navigation, ads, footers and cookie banners dropped; headings, links, lists, tables and code kept). " +
-	"Supports pagination via offset and limit parameters similar to file_read: totalLines says how many lines there are, " +
-	"nextOffset what to pass next (e.g. offset 1, limit 100, then offset 101). " +
-	"Or page by characters with start_index and max_length (default 5000), not combined with offset/limit: " +
-	"pass the returned nextStartIndex as start_index (with max_length 5000: 0, then 5000). " +
-	"Without offset and limit at most max_length characters are returned, ending at a line or word break when max_length is not given; " +
-	"hasMore and nextStartIndex say where to go on. " +
-	"raw: true returns the decoded document (e.g. HTML source) instead of extracted markdown. " +
-	"Plain text and JSON are returned as they are. PDFs are returned as their text, each page after a line <!-- page N -->; " +
-	"encrypted PDFs fail with PDF_ENCRYPTED and scans without a text layer with PDF_NO_TEXT. Images are not supported. " +
-	"Private and local network addresses are refused, and so are pages the site's robots.txt disallows."
+	"(navigation, ads and footers dropped). " +
+	"Supports pagination via offset and limit parameters similar to file_read, or by characters with start_index and max_length. " +
+	"A call with neither returns at most 5000 characters, ending at a line or word break; " +
+	"the result says what to pass to go on (offset or start_index). " +
+	"PDFs come as text, a line <!-- page N --> before each page. " +
+	"Private network addresses and pages robots.txt disallows are refused."
 
 // Tool declares web_fetch.
 func Tool(cfg Config) *tool.Tool {
@@ -329,7 +331,7 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 		// most, ending at a break, and nextStartIndex to go on from.
 		out = pageCharsAtBreak(markdown, deref(in.StartIndex), DefaultMaxLength)
 	}
-	out.URL, out.Title, out.ContentType, out.Raw = resp.URL.String(), title, mediaType, in.Raw
+	out.URL, out.Title, out.ContentType, out.Raw, out.requested = resp.URL.String(), title, mediaType, in.Raw, in.URL
 	out.CanonicalURL, out.Lang, out.SiteName, out.Notice = info.canonical, info.lang, info.siteName, info.notice
 	tool.ReportProgress(ctx, tool.Progress{Done: 2, Total: 2, Message: "done"})
 	return out, nil

@@ -19,19 +19,19 @@ const braveDescription = "Search the web using Brave Search API and use the resu
 type BraveInput struct {
 	Query  string `json:"query" jsonschema:"The search query to use" schema:"minLength=2"`
 	Count  int    `json:"count,omitempty" jsonschema:"Number of results to return (1-20)" schema:"minimum=1,maximum=20,default=10"`
-	Offset int    `json:"offset,omitempty" jsonschema:"Result offset for pagination: how many results to skip. Brave serves results in pages of count (at most 10 pages), so offset must be below 10 × count; a multiple of count (0, 10, 20 … for count 10) costs one request, any other offset may cost two." schema:"minimum=0,default=0"`
+	Offset int    `json:"offset,omitempty" jsonschema:"Result offset for pagination: results to skip, below 10 × count; a multiple of count costs one request, others may cost two" schema:"minimum=0,default=0"`
 
 	AllowedDomains []string `json:"allowed_domains,omitempty" jsonschema:"Only include search results from these domains"`
 	BlockedDomains []string `json:"blocked_domains,omitempty" jsonschema:"Never include search results from these domains"`
 
-	Freshness  string `json:"freshness,omitempty" jsonschema:"Only results Brave found in this period: pd (past day), pw (past week), pm (past month), py (past year), or a date range YYYY-MM-DDtoYYYY-MM-DD" schema:"pattern=^(pd|pw|pm|py|[0-9]{4}-[0-9]{2}-[0-9]{2}to[0-9]{4}-[0-9]{2}-[0-9]{2})$"`
-	Country    string `json:"country,omitempty" jsonschema:"Two-letter country code the results should come from (e.g. US, DE), or ALL" schema:"pattern=^([A-Za-z]{2}|ALL|all)$"`
+	Freshness  string `json:"freshness,omitempty" jsonschema:"Only results from the past day (pd), week (pw), month (pm), year (py), or a range YYYY-MM-DDtoYYYY-MM-DD" schema:"pattern=^(pd|pw|pm|py|[0-9]{4}-[0-9]{2}-[0-9]{2}to[0-9]{4}-[0-9]{2}-[0-9]{2})$"`
+	Country    string `json:"country,omitempty" jsonschema:"Country of the results (e.g. US, DE, or ALL)" schema:"pattern=^([A-Za-z]{2}|ALL|all)$"`
 	SearchLang string `json:"search_lang,omitempty" jsonschema:"Language code of the results (e.g. en, de, pt-br)" schema:"pattern=^[A-Za-z]{2}(-[A-Za-z]+)?$,maxLength=10"`
 	SafeSearch string `json:"safesearch,omitempty" jsonschema:"Adult content filter: off, moderate (Brave's default) or strict" schema:"enum=off|moderate|strict"`
 
-	ExtraSnippets bool     `json:"extra_snippets,omitempty" jsonschema:"Also return up to 5 further excerpts from each result's page (extra_snippets on each result)"`
-	Goggles       []string `json:"goggles,omitempty" jsonschema:"Goggles that re-rank the results: each the URL of a Goggle or an inline Goggle definition (at most 5)" schema:"maxItems=5,items.minLength=1,items.maxLength=2048"`
-	ResultFilter  []string `json:"result_filter,omitempty" jsonschema:"Blocks to return: web (the results) and any of faq, discussions, infobox, news, videos, each returned as its own field when Brave has one for the query. Omitted means web only; a list without web returns no web results." schema:"maxItems=6,items.enum=web|faq|discussions|infobox|news|videos"`
+	ExtraSnippets bool     `json:"extra_snippets,omitempty" jsonschema:"Also return up to 5 more excerpts of each result's page"`
+	Goggles       []string `json:"goggles,omitempty" jsonschema:"Goggles that re-rank the results: URLs or inline definitions" schema:"maxItems=5,items.minLength=1,items.maxLength=2048"`
+	ResultFilter  []string `json:"result_filter,omitempty" jsonschema:"Blocks to return (default web only): web results, and faq, discussions, infobox, news, videos as fields of their own when Brave has them" schema:"maxItems=6,items.enum=web|faq|discussions|infobox|news|videos"`
 }
 
 // Bounds that keep the extra blocks compact for a model: Brave's own

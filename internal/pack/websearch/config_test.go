@@ -88,7 +88,7 @@ func TestSchemasFollowTheSpec(t *testing.T) {
 		extended    map[string]string
 		extra       []string
 	}{
-		{specBraveSchema, Brave(Config{}), "", map[string]string{"offset": "Result offset for pagination: how many results to skip."},
+		{specBraveSchema, Brave(Config{}), "", map[string]string{"offset": "Result offset for pagination: results to skip"},
 			[]string{"freshness", "country", "search_lang", "safesearch", "extra_snippets", "goggles", "result_filter"}},
 		{specGoogleSchema, Google(Config{}), " Note: Google has closed the Custom Search JSON API to new customers and shuts it down on 2027-01-01.",
 			map[string]string{"start": "Result index offset for pagination (1-based, max 91"}, nil},
@@ -135,7 +135,7 @@ func TestSchemasFollowTheSpec(t *testing.T) {
 	}
 	t.Run("Brave says its offset is a page index", func(t *testing.T) {
 		d, _ := definition(t, Brave(Config{})).Parameters.Properties["offset"]["description"].(string)
-		if !strings.Contains(d, "pages of count") || !strings.Contains(d, "10 × count") {
+		if !strings.Contains(d, "multiple of count") || !strings.Contains(d, "10 × count") {
 			t.Errorf("offset description = %q", d)
 		}
 	})
