@@ -147,12 +147,3 @@ func count(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun
 }
 
-func joinNonEmpty(sep string, parts ...string) string {
-	kept := parts[:0:0]
-	for _, p := range parts {
-		if p != "" {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, sep)
-}
