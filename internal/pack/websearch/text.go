@@ -146,4 +146,3 @@ func count(n int, noun string) string {
 	}
 	return strconv.Itoa(n) + " " + noun
 }
-
