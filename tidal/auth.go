@@ -36,6 +36,9 @@ type tokenSource struct {
 	token    string
 	expiry   time.Time // when to stop using token (already moved early)
 	inflight *tokenCall
+	// joined, when set (by tests), is called each time a caller waits for
+	// a refresh another caller started.
+	joined func()
 }
 
 type tokenCall struct {
@@ -53,6 +56,9 @@ func (ts *tokenSource) get(ctx context.Context) (string, error) {
 		return tok, nil
 	}
 	call := ts.inflight
+	if call != nil && ts.joined != nil {
+		ts.joined()
+	}
 	if call == nil {
 		call = &tokenCall{done: make(chan struct{})}
 		ts.inflight = call

@@ -455,24 +455,26 @@ func TestConcurrentCallersShareOneRefresh(t *testing.T) {
 	f.tokenGate = gate
 	c := f.client()
 	const callers = 50
-	var started, done sync.WaitGroup
+	joined := make(chan struct{}, callers)
+	c.tokens.(*tokenSource).joined = func() {
+		select {
+		case joined <- struct{}{}:
+		default: // a second refresh: the count below fails the test
+		}
+	}
+	var done sync.WaitGroup
 	errs := make(chan error, callers)
 	for range callers {
-		started.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			started.Done()
+		done.Go(func() {
 			_, err := c.Album(context.Background(), "396698918")
 			errs <- err
-		}()
+		})
 	}
-	started.Wait()
 	<-f.tokenSeen // the one token request is held open
-	// Give the other callers a moment to queue behind it. This only widens
-	// the window: the count below is what the test checks, and a caller
-	// arriving after the gate finds the token and makes no request either.
-	time.Sleep(20 * time.Millisecond)
+	// Every other caller queues behind it before it is let go.
+	for range callers - 1 {
+		<-joined
+	}
 	close(gate)
 	done.Wait()
 	close(errs)

@@ -170,7 +170,7 @@ func (c *client) runTurn(ctx context.Context, i int, text string) *turn {
 		}
 		resp, r, err = c.do(ctx, i+1+attempt, http.MethodGet, "/api/conversations/"+conv.ID+"/turns/"+t.turnID+"/events", nil, h)
 		if err != nil {
-			time.Sleep(200 * time.Millisecond)
+			pace(200 * time.Millisecond)
 			continue
 		}
 		if resp.StatusCode != http.StatusOK {
@@ -313,7 +313,7 @@ func (s *searcher) run(ctx context.Context, c *client, replicas []*replica, stop
 			s.latencies = append(s.latencies, took)
 		}
 		s.mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
+		pace(20 * time.Millisecond)
 	}
 }
 

@@ -88,7 +88,7 @@ func TestClusterSurvivesAReplicaAndAWeaviateNodeDying(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			time.Sleep(time.Duration(i) * spread / time.Duration(n))
+			pace(time.Duration(i) * spread / time.Duration(n))
 			turns[i] = c.runTurn(ctx, i, fmt.Sprintf("cluster turn #%04d", i))
 		})
 	}
@@ -379,6 +379,6 @@ func health(t *testing.T, c *client, r *replica, path string, want int) map[stri
 			}
 			return out
 		}
-		time.Sleep(200 * time.Millisecond)
+		pollAgain(200 * time.Millisecond)
 	}
 }

@@ -162,7 +162,7 @@ func deploy(tb testing.TB, n int) *deployment {
 			d.hits.Add(1)
 			// An upstream that takes a while: concurrent identical calls
 			// overlap, so only the shared lock keeps them to one.
-			time.Sleep(300 * time.Millisecond)
+			pace(300 * time.Millisecond)
 			if r.Context().Err() != nil {
 				// The replica calling died mid-call: its claim to fill the
 				// cache lapses, and another replica calls again.
@@ -281,7 +281,7 @@ func (d *deployment) startReplica(tb testing.TB, name string) *replica {
 			tb.Errorf("%s not ready in 60s (%v):\n%s", name, err, r.log.String())
 			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		pollAgain(100 * time.Millisecond)
 	}
 }
 

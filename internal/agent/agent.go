@@ -390,6 +390,31 @@ func (a *Agent) Edit(ctx context.Context, f store.Fence, convID, messageID, text
 	return a.begin(ctx, f, convID, turnStart{text: text, edit: messageID}, emit)
 }
 
+// loadTurn bounds ctx by the turn timeout and loads conversation convID:
+// the preamble of every turn, new or resumed. cancel releases the bound.
+func (a *Agent) loadTurn(ctx context.Context, convID string) (_ context.Context, cancel context.CancelFunc, _ store.Conversation, _ error) {
+	cancel = func() {}
+	if d := a.cfg.TurnTimeout; d > 0 {
+		ctx, cancel = context.WithTimeoutCause(ctx, d, &turnTimeout{d})
+	}
+	conv, err := a.cfg.Store.GetConversation(ctx, convID)
+	if err != nil {
+		cancel()
+		return ctx, nil, store.Conversation{}, fmt.Errorf("agent: %w", err)
+	}
+	return ctx, cancel, conv, nil
+}
+
+// turnSpan starts the span of a turn in conversation convID, with attrs
+// beyond those every turn has.
+func (a *Agent) turnSpan(ctx context.Context, convID string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	ctx = WithSession(ctx, convID)
+	return a.tracer.Start(ctx, "chat-message", trace.WithAttributes(append([]attribute.KeyValue{
+		attribute.String(attrTraceName, "chat-message"),
+		attribute.String("conversation.id", convID),
+	}, attrs...)...))
+}
+
 // turnStart is how a turn begins: a new message, an edit of an earlier one,
 // or the last one answered again.
 type turnStart struct {
@@ -403,15 +428,11 @@ func (a *Agent) begin(ctx context.Context, f store.Fence, convID string, st turn
 	if !st.regenerate && strings.TrimSpace(st.text) == "" {
 		return ErrEmptyMessage
 	}
-	if d := a.cfg.TurnTimeout; d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, d, &turnTimeout{d})
-		defer cancel()
-	}
-	conv, err := a.cfg.Store.GetConversation(ctx, convID)
+	ctx, cancel, conv, err := a.loadTurn(ctx, convID)
 	if err != nil {
-		return fmt.Errorf("agent: %w", err)
+		return err
 	}
+	defer cancel()
 	// base is the history the turn builds on; cut, the first message the
 	// turn replaces.
 	base, cut, userID := conv.Messages, "", ""
@@ -439,14 +460,10 @@ func (a *Agent) begin(ctx context.Context, f store.Fence, convID string, st turn
 		base, cut = conv.Messages[:i], st.edit
 	}
 	model := a.modelFor(conv)
-	ctx = WithSession(ctx, convID)
-	ctx, span := a.tracer.Start(ctx, "chat-message", trace.WithAttributes(
-		attribute.String(attrTraceName, "chat-message"),
-		attribute.String("conversation.id", convID),
+	ctx, span := a.turnSpan(ctx, convID,
 		attribute.String(attrInput, textclip.Mark(st.text, maxSpanText, truncatedMark)),
 		attribute.Bool("chat.regenerate", st.regenerate),
-		attribute.Bool("chat.edit", st.edit != ""),
-	))
+		attribute.Bool("chat.edit", st.edit != ""))
 	defer span.End()
 
 	if cut != "" {

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/store"
@@ -261,15 +260,11 @@ func allowedAlways(msgs []store.Message) map[string]bool {
 // resumptions of one conversation must not overlap. Its writes are made
 // under fence f, as [Agent.Turn]'s are.
 func (a *Agent) Approve(ctx context.Context, f store.Fence, convID string, decisions []ToolDecision, emit func(Event)) error {
-	if d := a.cfg.TurnTimeout; d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, d, &turnTimeout{d})
-		defer cancel()
-	}
-	conv, err := a.cfg.Store.GetConversation(ctx, convID)
+	ctx, cancel, conv, err := a.loadTurn(ctx, convID)
 	if err != nil {
-		return fmt.Errorf("agent: %w", err)
+		return err
 	}
+	defer cancel()
 	last, blocks, waiting := pendingCalls(conv.Messages)
 	if len(waiting) == 0 {
 		return ErrNoPendingApproval
@@ -297,13 +292,9 @@ func (a *Agent) Approve(ctx context.Context, f store.Fence, convID string, decis
 	}
 
 	model := a.modelFor(conv)
-	ctx = WithSession(ctx, convID)
-	ctx, span := a.tracer.Start(ctx, "chat-message", trace.WithAttributes(
-		attribute.String(attrTraceName, "chat-message"),
-		attribute.String("conversation.id", convID),
+	ctx, span := a.turnSpan(ctx, convID,
 		attribute.String("message.id", last.ID),
-		attribute.Bool("chat.approval", true),
-	))
+		attribute.Bool("chat.approval", true))
 	defer span.End()
 	t := &turn{a: a, w: a.writes(f), convID: convID, msgID: last.ID, model: model, emitFn: emit, span: span,
 		toolBytes: a.cfg.MaxTurnToolBytes, allowed: allowedAlways(conv.Messages), blocks: blocks, saved: true}

@@ -129,21 +129,10 @@ func TestIndexBuildSurvivesSIGKILL(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	awaitProcess(t, cmd, "the build to index 5 tracks", 30*time.Second, func() (bool, error) {
 		st, err := db.IndexStatus(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Total >= 5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the build indexed nothing in 30 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return st.Total >= 5, err
+	})
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

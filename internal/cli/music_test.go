@@ -242,15 +242,10 @@ func TestIndexAddSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st store.IndexStatus
-	for {
-		if st, err = db.IndexStatus(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if st.Total > 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitProcess(t, cmd, "the first batch to be committed", time.Minute, func() (bool, error) {
+		st, err = db.IndexStatus(ctx)
+		return st.Total > 0, err
+	})
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

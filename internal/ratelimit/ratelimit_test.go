@@ -96,6 +96,10 @@ func countGrants(t *testing.T, window time.Duration, workers int, limiters ...Li
 				if err != nil {
 					var we *WaitError
 					if errors.As(err, &we) && ctx.Err() == nil {
+						// The load's pacing: no slot before the window
+						// ends yet; ask again shortly rather than spin.
+						// Grants are counted over a real-time window,
+						// as the Redis limiter keeps time on its server.
 						time.Sleep(5 * time.Millisecond)
 						continue
 					}

@@ -150,10 +150,7 @@ func TestServeProcessBoundsSlowBodies(t *testing.T) {
 		}
 		return n
 	}
-	deadline := time.Now().Add(slack)
-	for sockets() > 10 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll(slack, func() bool { return sockets() <= 10 })
 	if n := sockets(); n > 10 {
 		t.Errorf("the server still holds %d sockets after %d slow connections ended", n, unauth+authed)
 	}

@@ -295,13 +295,25 @@ func readStream(t testing.TB, res *http.Response, onEvent func(map[string]any) b
 // (this is a deadlock guard, not a timing assertion).
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	if !poll(20*time.Second, cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// poll asks cond every few milliseconds until it holds or bound has passed,
+// and reports whether it held. It is the one place these tests poll: for
+// state of another process (a replica, the server's sockets in /proc), seen
+// only by asking, and for background work of a server in this process that
+// has no event to wait on (a lease lapsing, the sweeper's next pass).
+func poll(bound time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(bound)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return true
 }
 
 var _ sync.Locker

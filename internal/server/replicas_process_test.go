@@ -80,9 +80,6 @@ func TestServeReplicasProcesses(t *testing.T) {
 		if s.status != http.StatusOK && s.status != http.StatusConflict {
 			t.Fatalf("turn on the surviving process = %d %s", s.status, s.raw)
 		}
-		if s.status == http.StatusConflict {
-			time.Sleep(100 * time.Millisecond)
-		}
 		return s.status == http.StatusOK
 	})
 	if end := s.first("message_end"); end == nil || end["stopReason"] != "end_turn" {

@@ -356,9 +356,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// streams), let their streams deliver that, then cut the streams
 		// that follow other replicas' turns (their clients resume elsewhere).
 		s.turns.Cancel(turn.ErrShuttingDown)
-		waitUntil(&s.streams, time.After(time.Second))
+		turn.WaitUntil(&s.streams, time.After(time.Second))
 		cancelBase()
-		waitUntil(&s.streams, time.After(time.Second))
+		turn.WaitUntil(&s.streams, time.After(time.Second))
 		hs.Close()
 	}
 	<-errc
@@ -398,18 +398,6 @@ func refreshHost(ctx context.Context, h *mcphost.Host, interval time.Duration) {
 		case <-tick.C:
 			h.Refresh(ctx)
 		}
-	}
-}
-
-// waitUntil waits for wg or until stop fires; it reports whether wg finished.
-func waitUntil(wg *sync.WaitGroup, stop <-chan time.Time) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-stop:
-		return false
 	}
 }
 

@@ -125,9 +125,15 @@ func TestListConversationsPagesNewestFirst(t *testing.T) {
 	var made []string
 	for range 5 {
 		made = append(made, e.newConversation(t))
-		time.Sleep(2 * time.Millisecond) // distinct timestamps; ordering, not timing, is checked
 	}
-	var got []string
+	// Conversations made within one clock tick share a timestamp: the order
+	// wanted is the store's own (newest first, then by id), from the
+	// timestamps the listing reports.
+	type listed struct {
+		ID        string
+		UpdatedAt time.Time
+	}
+	var got []listed
 	cursor := ""
 	for pages := 0; ; pages++ {
 		if pages > 5 {
@@ -142,21 +148,31 @@ func TestListConversationsPagesNewestFirst(t *testing.T) {
 			t.Fatalf("%s: %d %s", path, status, body)
 		}
 		var page struct {
-			Conversations []struct{ ID, Title string }
+			Conversations []listed
 			NextCursor    *string
 		}
 		json.Unmarshal(body, &page)
-		for _, c := range page.Conversations {
-			got = append(got, c.ID)
-		}
+		got = append(got, page.Conversations...)
 		if page.NextCursor == nil {
 			break
 		}
 		cursor = *page.NextCursor
 	}
-	slices.Reverse(made)
-	if !slices.Equal(got, made) {
-		t.Errorf("listed %v\nwant newest first %v", got, made)
+	want := slices.Clone(got)
+	slices.SortStableFunc(want, func(a, b listed) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	ids := make([]string, len(got))
+	for i, c := range got {
+		ids[i] = c.ID
+	}
+	slices.Sort(ids)
+	slices.Sort(made)
+	if !slices.Equal(ids, made) || !slices.Equal(got, want) {
+		t.Errorf("listed %v\nwant each of %v once, newest first: %v", got, made, want)
 	}
 	for _, bad := range []string{"?limit=0", "?limit=x", "?limit=101", "?cursor=garbage!"} {
 		if status, _ := e.do(t, "GET", "/api/conversations"+bad, ""); status != 400 {

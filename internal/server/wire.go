@@ -162,7 +162,8 @@ func offerFollower(all, offered *tool.Registry, onlyAvailable bool) func() {
 	}
 }
 
-// withDefaults fills cfg's zero fields with the defaults.
+// withDefaults fills cfg's zero fields with the defaults (the turn settings
+// are left to turn.New, which owns their defaults).
 func withDefaults(cfg Config) Config {
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = DefaultHeartbeatInterval
@@ -181,15 +182,6 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
-	}
-	if cfg.StartPrecedence == 0 {
-		cfg.StartPrecedence = DefaultStartPrecedence
-	}
-	if cfg.TurnLease <= 0 {
-		cfg.TurnLease = DefaultTurnLease
-	}
-	if cfg.TurnEventsRetention <= 0 {
-		cfg.TurnEventsRetention = DefaultTurnEventsRetention
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"

@@ -163,7 +163,7 @@ func (m *Manager) Close() {
 // at most the agent's save timeout, for them to end.
 func (m *Manager) Cancel(cause error) {
 	m.cancelBase(cause)
-	waitUntil(&m.wg, time.After(agent.DefaultSaveTimeout))
+	WaitUntil(&m.wg, time.After(agent.DefaultSaveTimeout))
 }
 
 // Wait waits until no turn runs on this replica, or ctx ends; it reports
@@ -195,8 +195,9 @@ func (m *Manager) Kill() {
 // start gate).
 func (m *Manager) HoldStart() (release func()) { return m.gate.enter() }
 
-// waitUntil waits for wg or until stop fires; it reports whether wg finished.
-func waitUntil(wg *sync.WaitGroup, stop <-chan time.Time) bool {
+// WaitUntil waits for wg or until stop fires; it reports whether wg finished.
+// The server drains its streams with it as the manager drains its turns.
+func WaitUntil(wg *sync.WaitGroup, stop <-chan time.Time) bool {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {

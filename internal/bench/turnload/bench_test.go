@@ -307,7 +307,9 @@ func (s *server) perf(tb testing.TB, name string) (stop func()) {
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("perf record: %v", err)
 	}
-	time.Sleep(200 * time.Millisecond) // perf attaches
+	// A readiness wait for an external program: perf record says nothing
+	// once its counters are attached, so the profile starts after a pause.
+	time.Sleep(200 * time.Millisecond)
 	return func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		if err := cmd.Wait(); err != nil {

@@ -2,7 +2,6 @@ package websearch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -192,11 +191,7 @@ func (b *braveSearch) search(ctx context.Context, in BraveInput) (BraveOutput, e
 			if request > 0 {
 				break // a further page failed: the results so far still stand
 			}
-			var be *brave.Error
-			if errors.As(err, &be) {
-				return BraveOutput{}, braveAPIError(be)
-			}
-			return BraveOutput{}, upstreamFailure("Brave Search", err, parent, b.cfg.timeout())
+			return BraveOutput{}, braveFailure("web_search_brave", err, parent, b.cfg.timeout())
 		}
 		items := resp.Results()
 		if request == 0 {

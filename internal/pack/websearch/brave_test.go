@@ -263,6 +263,11 @@ func TestBraveUpstreamErrors(t *testing.T) {
 			code: tool.CodeAuthInvalid, contains: "SUBSCRIPTION_TOKEN_INVALID", status: 422},
 		{name: "422 validation", replies: []tooltest.Reply{{Status: 422, Body: fixture(t, "brave", "error_422_validation.json")}},
 			code: tool.CodeAPI, contains: "Unable to validate request parameter(s)", status: 422},
+		// CONSTRUCTED: the documented OPTION_NOT_IN_PLAN answer (an option
+		// such as extra_snippets the key's plan lacks); mapped as the media
+		// tools map it.
+		{name: "400 not in plan", replies: []tooltest.Reply{{Status: 400, Body: []byte(`{"type":"ErrorResponse","error":{"id":"5d832250-9396-4f6e-b84a-2a1fe524cd7d","status":400,"code":"OPTION_NOT_IN_PLAN","detail":"The option is not subscribed in the plan.","meta":{"component":"authentication"}},"time":1663072993}`)}},
+			code: tool.CodeAuthInvalid, contains: "does not include web_search_brave", status: 400},
 		{name: "404 no subscription", replies: []tooltest.Reply{{Status: 404, Body: fixture(t, "brave", "docs_example_404_subscription_not_found.json")}},
 			code: tool.CodeAuthInvalid, contains: "SUBSCRIPTION_NOT_FOUND", status: 404},
 		{name: "401 plain", replies: []tooltest.Reply{{Status: 401, Body: []byte("Unauthorized"), Header: http.Header{"Content-Type": {"text/plain"}}}},

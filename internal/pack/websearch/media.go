@@ -319,17 +319,7 @@ func pageOf(offset, count int) (int, *tool.Error) {
 
 // fail maps a failed Brave call of toolName.
 func (s *braveMedia) fail(toolName string, err error, parent context.Context) *tool.Error {
-	var be *brave.Error
-	if errors.As(err, &be) {
-		if be.Code == brave.CodeOptionNotInPlan {
-			return &tool.Error{Code: tool.CodeAuthInvalid, Status: be.StatusCode, Err: be, Message: fmt.Sprintf(
-				"Your Brave Search plan does not include %s (%s). Brave's Search plan includes news, image and video search; "+
-					"or set TOOLPORT_BRAVE_TOOLS (or 'web_search.brave.tools' in the credentials file) to the searches your plan has, e.g. web.",
-				toolName, describe(be.Code, be.Detail))}
-		}
-		return braveAPIError(be)
-	}
-	return upstreamFailure("Brave Search", err, parent, s.cfg.timeout())
+	return braveFailure(toolName, err, parent, s.cfg.timeout())
 }
 
 func (s *braveMedia) news(ctx context.Context, in NewsInput) (NewsOutput, error) {

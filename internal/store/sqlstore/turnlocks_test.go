@@ -130,7 +130,7 @@ func TestTurnLocksNeverDeadlock(t *testing.T) {
 					failed("take over", err)
 					return
 				}
-				time.Sleep(5 * time.Millisecond)
+				pace(5 * time.Millisecond)
 			}
 		})
 	}
@@ -243,7 +243,7 @@ func TestDeletesNeverDeadlockWithFencedWrites(t *testing.T) {
 			}
 			wg.Go(func() {
 				defer close(gone)
-				time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
+				pace(time.Duration(rand.IntN(3)) * time.Millisecond)
 				var err error
 				if i%2 == 0 {
 					err = db.DeleteIdleConversation(ctx, c.ID, time.Now())
@@ -290,3 +290,10 @@ func (l *failureLog) report(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// pace is a stress test's pacing: take-overs spaced so that writes land
+// between them, a delete let go at a random moment among the writes. The
+// races these tests look for are between real concurrent statements on the
+// database; which interleaving comes is what varies, and no order is
+// imposed on the goroutines.
+func pace(d time.Duration) { time.Sleep(d) }

@@ -382,20 +382,13 @@ func TestConversationFeatures(t *testing.T) {
 		chromedp.Click(css(`.conv[data-id="`+id+`"] .conv-open`)), WaitFor(`document.getElementById('conv-title').textContent === 'Renamed chat'`),
 		chromedp.Click(css("#export-md")))
 	var md []byte
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	waitUntil(t, "the Markdown export to be downloaded", func() bool {
 		files, _ := filepath.Glob(filepath.Join(downloads, "*.md"))
 		if len(files) == 1 {
 			md, _ = os.ReadFile(files[0])
-			if len(md) > 0 {
-				break
-			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no Markdown export was downloaded (files: %v)", files)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(md) > 0
+	})
 	if !strings.Contains(string(md), "hello again") || !strings.Contains(string(md), "Answer to the edited question.") || !strings.Contains(string(md), "Renamed chat") {
 		t.Errorf("the export lacks the conversation:\n%s", md)
 	}
@@ -437,6 +430,10 @@ func cdpCall[P, R any](cmd cdp.Command[P, R], params P) chromedp.Action[chromedp
 	})
 }
 
+// waitUntil polls cond until it holds, failing the test after a generous
+// bound. It is for what Chromium does on its own, outside the page: writing a
+// download, reporting problems on the DevTools connection. State in the page
+// is waited for inside it (WaitFor), not polled.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)

@@ -53,23 +53,15 @@ func TestBrowserDetectsPageProblems(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.body.appendChild(Object.assign(document.createElement('script'), {textContent: 'window.inlineRan = true'}))`),
 		chromedp.Evaluate[chromedp.Void](`document.body.appendChild(Object.assign(document.createElement('img'), {src: 'http://127.0.0.1:9/x.png'}))`))
 	want := []string{"dialog opened", "kaput", "CSP violation"}
-	deadline := time.Now().Add(to)
-	for {
+	waitUntil(t, fmt.Sprintf("the problems %q to be recorded", want), func() bool {
 		all := strings.Join(b.Problems(), "\n")
-		missing := ""
 		for _, w := range want {
 			if !strings.Contains(all, w) {
-				missing = w
+				return false
 			}
 		}
-		if missing == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q among the recorded problems:\n%s", missing, all)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return true
+	})
 	if Eval[bool](t, b, to, `window.inlineRan === true`) {
 		t.Error("an inline script ran despite the CSP")
 	}
