@@ -24,6 +24,7 @@ var dailyAnswer = "Here is Go:\n\n```go\nfunc main() {\n\tfmt.Println(\"hi\") //
 // the title and the tracks' links out.
 func TestDailyFeatures(t *testing.T) {
 	e := newFeatureEnvTitled(t, true)
+	axe := axeSource(t)
 	dir := artifacts(t, "daily")
 	b := NewBrowser(t, Options{})
 	defer b.CheckNoProblems(t)
@@ -49,12 +50,18 @@ func TestDailyFeatures(t *testing.T) {
 	if code["lang"] != "Go" || !strings.Contains(strings.Join(toStrings(code["keywords"]), ","), "func") || code["comments"] != 1.0 || code["focusable"] != true {
 		t.Errorf("code block = %v, want Go labelled, func a keyword, the comment marked, focusable", code)
 	}
-	b.Do(t, to, Screenshot(t, dir, "desktop-light-code"))
+	b.Do(t, to, Screenshot(t, dir, "desktop-light-code"), chromedp.Evaluate[chromedp.Void](axe))
+	check := func(name string) {
+		for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
+			t.Errorf("%s: axe %s (%s): %s: %v", name, v.ID, v.Impact, v.Help, v.Targets)
+		}
+	}
+	check("code and copy buttons")
 
 	// Copy: the code as written, the table as TSV, the answer's Markdown.
 	b.Do(t, to, chromedp.Click(css(".copy-code")), chromedp.Click(css(".copy-table")), chromedp.Click(css(".msg-copy")),
 		WaitFor(`window.__copied.length === 3`),
-		WaitFor(`document.querySelector('.msg-copy').textContent === 'Copied'`))
+		WaitFor(`document.querySelector('.msg-copy').dataset.copied === 'true' && document.getElementById('live-status').textContent === 'Copied'`))
 	copied := Eval[[]string](t, b, to, `window.__copied`)
 	if copied[0] != "func main() {\n    fmt.Println(\"hi\") // greet\n}" {
 		t.Errorf("copied code = %q", copied[0])
@@ -80,6 +87,7 @@ func TestDailyFeatures(t *testing.T) {
 	b.Do(t, to, chromedp.SendKeys(css("#conv-search"), "greet"),
 		WaitFor(`document.querySelector('.conv-snippet mark')?.textContent.toLowerCase() === 'greet'`),
 		Screenshot(t, dir, "desktop-light-snippet"))
+	check("groups and snippet")
 	if s := Eval[map[string]any](t, b, to, `(s => ({text: s.textContent, marks: s.querySelectorAll('mark').length, elements: s.querySelectorAll('*').length}))(document.querySelector('.conv-snippet'))`); !strings.Contains(s["text"].(string), "// greet") || s["marks"] != 1.0 || s["elements"] != 1.0 {
 		t.Errorf("snippet = %v, want the text around greet with one mark and no other element", s)
 	}
@@ -111,7 +119,8 @@ func TestDailyFeatures(t *testing.T) {
 	if strings.Join(links, "|") != want {
 		t.Errorf("track links = %q, want %q", links, want)
 	}
-	b.Do(t, to, Screenshot(t, dir, "desktop-light-track-links"))
+	b.Do(t, to, Screenshot(t, dir, "desktop-light-track-links"), chromedp.Evaluate[chromedp.Void](axe))
+	check("track links")
 }
 
 func toStrings(v any) []string {

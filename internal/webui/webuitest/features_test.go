@@ -684,7 +684,7 @@ func TestAccessibility(t *testing.T) {
 			break
 		}
 	}
-	want := []string{"skip-link", "new-chat", "conv-search", "conv-open", "conv-delete", "model-picker", "rename-btn", "export-md", "export-json", "bench-btn", "settings-btn", "msg-edit", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "msg-regenerate", "composer-input"}
+	want := []string{"skip-link", "new-chat", "conv-search", "conv-open", "conv-delete", "model-picker", "rename-btn", "export-md", "export-json", "bench-btn", "settings-btn", "msg-edit", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "copy-btn.msg-copy", "msg-regenerate", "composer-input"}
 	var got []string
 	for _, o := range order {
 		if len(got) == 0 || got[len(got)-1] != o || o == "tool-head" {

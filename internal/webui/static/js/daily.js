@@ -30,20 +30,17 @@ export async function copyText(text) {
 }
 
 /**
- * copyButton is a button that copies what() and says so (announce, and its
- * own label for a moment).
+ * copyButton is a button that copies what() and says so (announce).
  */
 export function copyButton(cls, label, what, announce) {
   const b = h('button', { type: 'button', class: 'btn btn-ghost btn-small copy-btn ' + cls, 'aria-label': label, title: label }, icon('copy', 'icon icon-small'), h('span', { class: 'copy-text' }, t('copy')));
   b.addEventListener('click', async () => {
     const ok = await copyText(what());
+    // Said through the live region; the button keeps its words (its name
+    // holds them) and shows the outcome by its colour for a moment.
     announce(ok ? t('copied') : t('copyFailed'));
-    b.querySelector('.copy-text').textContent = ok ? t('copied') : t('copyFailed');
     b.dataset.copied = String(ok);
-    setTimeout(() => {
-      b.querySelector('.copy-text').textContent = t('copy');
-      delete b.dataset.copied;
-    }, 1500);
+    setTimeout(() => delete b.dataset.copied, 1500);
   });
   return b;
 }
