@@ -132,6 +132,7 @@ type messageWrites interface {
 	AppendMessage(ctx context.Context, m store.Message) (store.Message, error)
 	UpdateMessage(ctx context.Context, m store.Message) error
 	UpdateTitle(ctx context.Context, id, title string) error
+	ReplaceTitle(ctx context.Context, id, from, to string) (bool, error)
 	TruncateConversation(ctx context.Context, convID, fromID string) (int, error)
 }
 
@@ -224,6 +225,15 @@ type Config struct {
 	// OnToolCall, if set, is called after each tool call of a turn (for
 	// metrics). It may be called concurrently.
 	OnToolCall func(name string, res *tool.Result)
+
+	// Titles asks the model, after a conversation's first answer, for a
+	// short title (one call of at most TitleMaxTokens tokens, bounded by
+	// TitleTimeout, before the answer's MessageEnd) in place of the first
+	// message's words; a title a person set meanwhile is kept. Without a
+	// model nothing is asked.
+	Titles bool
+	// TitleTimeout bounds the titling call; 0 means DefaultTitleTimeout.
+	TitleTimeout time.Duration
 
 	// Approval overrides, per tool name, whether a call must be approved
 	// by the person before it runs: true always asks, false never does.
@@ -489,9 +499,14 @@ func (a *Agent) begin(ctx context.Context, f store.Fence, convID string, st turn
 	t.emit(MessageStart{MessageID: t.msgID, ConversationID: convID, UserMessageID: userID, Model: model.Name})
 	defer t.recoverPanic(ctx)
 	// The title is not needed for the first event, so its write comes after.
+	// The first message's words title the conversation until the model's
+	// title (Config.Titles) replaces them after the answer.
 	if conv.Title == "" && len(conv.Messages) == 0 {
-		if err := w.UpdateTitle(ctx, convID, Title(st.text)); err != nil {
+		provisional := Title(st.text)
+		if err := w.UpdateTitle(ctx, convID, provisional); err != nil {
 			a.logger.WarnContext(ctx, "setting the conversation title failed", "conversation", convID, "error", err)
+		} else if a.cfg.Titles && provisional != "" {
+			t.titleFrom, t.question = provisional, st.text
 		}
 	}
 
@@ -563,6 +578,11 @@ func Title(text string) string {
 
 // turn is the state of one running turn.
 type turn struct {
+	// titleFrom is the provisional title the model's replaces after this
+	// answer (Config.Titles), question the message it answers; "" for a
+	// turn that names nothing.
+	titleFrom, question string
+
 	a      *Agent
 	w      messageWrites // under the turn's fence
 	convID string
@@ -649,6 +669,9 @@ func (t *turn) run(ctx context.Context, msgs []llm.Message, first int) {
 		t.end(StopError)
 		return
 	}
+	// Before MessageEnd, so that a client that lists the conversations when
+	// the answer ends sees the title.
+	t.nameConversation(ctx, assistantText(t.blocks))
 	t.end(stop)
 }
 

@@ -317,7 +317,7 @@ func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelCh
 		Agent: agent.Config{
 			Provider: model.provider, NoModel: model.noModel, ModelName: model.name, ContextWindow: model.contextWindow,
 			Models: model.models, MaxSteps: st.maxSteps, TurnTimeout: st.turnTimeout, TracerProvider: traced, Logger: logger,
-			Approval: st.approval,
+			Approval: st.approval, Titles: true,
 		},
 		MCPServers: st.mcpServers,
 		MCPHost:    mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env},

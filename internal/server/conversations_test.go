@@ -204,7 +204,7 @@ func TestExportMarkdown(t *testing.T) {
 		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/markdown; charset=utf-8" {
 			t.Fatalf("%q: %d %s %s", q, res.StatusCode, res.Header.Get("Content-Type"), got)
 		}
-		if cd := res.Header.Get("Content-Disposition"); cd != `attachment; filename="sad-songs-best-of-2024-0c7e1a2b.md"` {
+		if cd := res.Header.Get("Content-Disposition"); cd != `attachment; filename="sad-songs-best-of-2024-0c7e1a2b.md"; filename*=UTF-8''sad-songs-%D7%A9%D7%99%D7%A8%D7%99%D7%9D-best-of-2024-0c7e1a2b.md` {
 			t.Errorf("Content-Disposition = %q", cd)
 		}
 		clipped := strings.Repeat("é", (server.MaxExportResultBytes-len("{\n  \"ok\": true,\n  \"text\": \""))/2)
@@ -237,7 +237,7 @@ func TestExportJSON(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(readAll(t, res))
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") ||
-		res.Header.Get("Content-Disposition") != `attachment; filename="sad-songs-best-of-2024-0c7e1a2b.json"` {
+		res.Header.Get("Content-Disposition") != `attachment; filename="sad-songs-best-of-2024-0c7e1a2b.json"; filename*=UTF-8''sad-songs-%D7%A9%D7%99%D7%A8%D7%99%D7%9D-best-of-2024-0c7e1a2b.json` {
 		t.Fatalf("%d %v", res.StatusCode, res.Header)
 	}
 	// The export is the stored conversation, as GET /api/conversations/{id} has it.
@@ -280,7 +280,7 @@ func TestExportRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	if cd := res.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, `attachment; filename="conversation-`) || !strings.HasSuffix(cd, `.md"`) {
+	if cd := res.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, `attachment; filename="conversation-`) || !strings.Contains(cd, `.md"; filename*=UTF-8''conversation-`) {
 		t.Errorf("Content-Disposition = %q", cd)
 	}
 }

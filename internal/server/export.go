@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/store"
@@ -193,19 +195,32 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "`", "'")), " ")
 }
 
-// exportFilename is a file name safe on every system and in a
-// Content-Disposition header: the title's ASCII letters and digits (or
-// "conversation") and the start of the id, so that exports of two
-// conversations of the same title differ.
-func exportFilename(c store.Conversation, ext string) string {
+// exportDisposition is the Content-Disposition of an export: a file named
+// after the conversation's title. filename is the ASCII form every client
+// reads (the title's ASCII letters and digits, or "conversation");
+// filename* (RFC 6266, RFC 8187) the title's letters and digits in any
+// script, which browsers prefer, so that a Hebrew title names its file too.
+// Both end with the start of the id, so that exports of two conversations
+// of the same title differ; neither can hold a path separator, a quote or a
+// control character.
+func exportDisposition(c store.Conversation, ext string) string {
+	ascii := exportFilename(c, ext, func(r rune) bool { return r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9') })
+	intl := exportFilename(c, ext, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) })
+	return `attachment; filename="` + ascii + `"; filename*=UTF-8''` + url.PathEscape(intl)
+}
+
+// exportFilename is the title's characters that keep allows (lower case,
+// runs of others one dash, at most 48 bytes), or "conversation", then the
+// id's start and ext.
+func exportFilename(c store.Conversation, ext string, keep func(rune) bool) string {
 	slug := func(s string, n int) string {
 		var b strings.Builder
 		dash := false
-		for _, r := range strings.ToLower(s) {
-			if b.Len() >= n {
+		for _, r := range strings.ToLower(strings.ToValidUTF8(s, "")) {
+			if b.Len()+utf8.RuneLen(r) > n {
 				break
 			}
-			if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			if keep(r) {
 				if dash && b.Len() > 0 {
 					b.WriteByte('-')
 				}

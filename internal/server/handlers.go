@@ -150,12 +150,17 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 		s.storeError(w, r, err)
 		return
 	}
+	// A search's results carry a snippet of the message that matched.
+	type listed struct {
+		conversationJSON
+		Snippet string `json:"snippet,omitempty"`
+	}
 	out := struct {
-		Conversations []conversationJSON `json:"conversations"`
-		NextCursor    *string            `json:"nextCursor"`
-	}{Conversations: make([]conversationJSON, 0, len(page.Conversations))}
+		Conversations []listed `json:"conversations"`
+		NextCursor    *string  `json:"nextCursor"`
+	}{Conversations: make([]listed, 0, len(page.Conversations))}
 	for _, c := range page.Conversations {
-		out.Conversations = append(out.Conversations, conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt, c.Model})
+		out.Conversations = append(out.Conversations, listed{conversationJSON{c.ID, c.Title, c.CreatedAt, c.UpdatedAt, c.Model}, c.Snippet})
 	}
 	if next := offset + len(page.Conversations); len(page.Conversations) > 0 && next < page.Total {
 		cur := encodeCursor(next)
@@ -281,7 +286,7 @@ func (s *Server) exportConversation(w http.ResponseWriter, r *http.Request) {
 		}
 		h := w.Header()
 		h.Set("Content-Type", ctype)
-		h.Set("Content-Disposition", `attachment; filename="`+exportFilename(c, ext)+`"`)
+		h.Set("Content-Disposition", exportDisposition(c, ext))
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusOK)

@@ -45,6 +45,10 @@ type Conversation struct {
 	// is filled only by [Conversations.GetConversation].
 	Model    string    `json:"model,omitempty"`
 	Messages []Message `json:"messages,omitempty"`
+	// Snippet is filled only by [Conversations.SearchConversations]: a
+	// piece of the first message whose text matched, on one line, around
+	// the first word that matched ("" when only the title matched).
+	Snippet string `json:"snippet,omitempty"`
 }
 
 // Message is one message of a conversation.

@@ -80,6 +80,7 @@ type TurnWrites interface {
 	AppendMessage(ctx context.Context, m Message) (Message, error)
 	UpdateMessage(ctx context.Context, m Message) error
 	UpdateTitle(ctx context.Context, id, title string) error
+	ReplaceTitle(ctx context.Context, id, from, to string) (bool, error)
 	TruncateConversation(ctx context.Context, convID, fromID string) (int, error)
 	AppendTurnEvents(ctx context.Context, turnID string, events []TurnEvent) error
 	EndTurn(ctx context.Context, id, owner string, state TurnState) (bool, error)

@@ -475,41 +475,97 @@ func (db *DB) updateInTx(ctx context.Context, tx *sql.Tx, m store.Message) error
 // move the conversation up the list. Under a fence (see [DB.Fenced]) it
 // renames only while the fence holds, or returns a [store.FencedError].
 func (db *DB) UpdateTitle(ctx context.Context, id, title string) error {
-	return db.updateTitle(ctx, nil, id, title)
+	_, err := db.setTitle(ctx, nil, id, nil, title)
+	return err
 }
 
 // updateTitle is UpdateTitle under fence, when not nil.
 func (db *DB) updateTitle(ctx context.Context, fence *store.Fence, id, title string) error {
+	_, err := db.setTitle(ctx, fence, id, nil, title)
+	return err
+}
+
+// ReplaceTitle sets a conversation's title to to only if it is still from,
+// and reports whether it did: the title a model writes for a conversation
+// replaces the one its first message gave it, never one a person chose in
+// the meantime. An unknown conversation is [store.ErrNotFound].
+func (db *DB) ReplaceTitle(ctx context.Context, id, from, to string) (bool, error) {
+	return db.setTitle(ctx, nil, id, &from, to)
+}
+
+// replaceTitle is ReplaceTitle under fence, when not nil.
+func (db *DB) replaceTitle(ctx context.Context, fence *store.Fence, id, from, to string) (bool, error) {
+	return db.setTitle(ctx, fence, id, &from, to)
+}
+
+// setTitle writes title, under fence when not nil, and when from is not nil
+// only over the title *from. It reports whether the title was written.
+func (db *DB) setTitle(ctx context.Context, fence *store.Fence, id string, from *string, title string) (bool, error) {
 	if len(title) > store.MaxTitleBytes {
-		return fmt.Errorf("%w: title longer than %d bytes", store.ErrInvalid, store.MaxTitleBytes)
+		return false, fmt.Errorf("%w: title longer than %d bytes", store.ErrInvalid, store.MaxTitleBytes)
 	}
 	if err := validText("title", title); err != nil {
-		return err
+		return false, err
 	}
-	const q = `UPDATE conversations SET title = $2 WHERE id = $1`
+	q, args := `UPDATE conversations SET title = $2 WHERE id = $1`, []any{id, title}
+	if from != nil {
+		q, args = q+` AND title = $3`, append(args, *from)
+	}
 	f, ok := fenceOf(fence, "")
 	if !ok {
-		res, err := db.w.ExecContext(ctx, q, id, title)
-		return affectedOne(res, err, "update title", id)
+		return db.titleWritten(ctx, db.w, q, args, id)
 	}
 	// A turn names its conversation: not once a replica that stalled past
 	// its lease has lost the turn.
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: update title: %w", err)
+		return false, fmt.Errorf("store: update title: %w", err)
 	}
 	defer rollback(tx)
 	if err := db.checkFence(ctx, tx, f); err != nil {
-		return err
+		return false, err
 	}
-	res, err := tx.ExecContext(ctx, q, id, title)
-	if err := affectedOne(res, err, "update title", id); err != nil {
-		return err
+	done, err := db.titleWritten(ctx, tx, q, args, id)
+	if err != nil || !done {
+		return false, err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: update title: %w", err)
+		return false, fmt.Errorf("store: update title: %w", err)
 	}
-	return nil
+	return true, nil
+}
+
+// titleExecer is what a title is written through: the writer pool or a
+// transaction.
+type titleExecer interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// titleWritten runs the title update q and reports whether it changed a
+// row; when it did not, it tells a conversation that is gone
+// ([store.ErrNotFound]) from one whose title was no longer the one to
+// replace (false, nil).
+func (db *DB) titleWritten(ctx context.Context, x titleExecer, q string, args []any, id string) (bool, error) {
+	res, err := x.ExecContext(ctx, q, args...)
+	if err != nil {
+		return false, fmt.Errorf("store: update title: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: update title: %w", err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	var one int
+	switch err := x.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE id = $1`, id).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, fmt.Errorf("store: conversation %q: %w", id, store.ErrNotFound)
+	case err != nil:
+		return false, fmt.Errorf("store: update title: %w", err)
+	}
+	return false, nil
 }
 
 // RenameConversation renames a conversation and returns it without its

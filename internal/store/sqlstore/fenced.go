@@ -32,6 +32,10 @@ func (w fenced) UpdateTitle(ctx context.Context, id, title string) error {
 	return w.db.updateTitle(ctx, &w.f, id, title)
 }
 
+func (w fenced) ReplaceTitle(ctx context.Context, id, from, to string) (bool, error) {
+	return w.db.replaceTitle(ctx, &w.f, id, from, to)
+}
+
 func (w fenced) TruncateConversation(ctx context.Context, convID, fromID string) (int, error) {
 	return w.db.truncateConversation(ctx, &w.f, convID, fromID)
 }

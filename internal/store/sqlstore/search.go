@@ -100,6 +100,9 @@ func (db *DB) searchLimit() time.Duration {
 // Matching folds case. Message text is the content's "text" blocks, cut at
 // 65536 characters a message; tool calls and tool results are not searched.
 //
+// Each result's Snippet is a piece of its first message that matched,
+// around the first word that did.
+//
 // Results come the most recently updated first, as ListConversations lists
 // them, not by relevance: the engines rank differently (bm25, ts_rank), and a
 // chat list reads by time. Total counts every match, for paging.
@@ -119,13 +122,13 @@ func (db *DB) SearchConversations(ctx context.Context, query string, opt store.L
 	var page store.ConversationPage
 	timedOut := false
 	if db.d.name == store.EnginePostgres {
-		page, err = db.searchPostgres(ctx, match, opt, limit)
+		page, err = db.searchPostgres(ctx, match, terms, opt, limit)
 		var pe *pgconn.PgError
 		timedOut = errors.As(err, &pe) && pe.Code == pgQueryCanceled && ctx.Err() == nil
 	} else {
 		sctx, cancel := context.WithTimeout(ctx, limit)
 		defer cancel()
-		page, err = db.search(sctx, db.r, match, opt)
+		page, err = db.search(sctx, db.r, match, terms, opt)
 		timedOut = err != nil && ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded)
 	}
 	if timedOut {
@@ -143,7 +146,7 @@ const pgQueryCanceled = "57014"
 
 // searchPostgres searches in a read-only transaction whose statements run
 // under statement_timeout limit.
-func (db *DB) searchPostgres(ctx context.Context, match string, opt store.ListOptions, limit time.Duration) (store.ConversationPage, error) {
+func (db *DB) searchPostgres(ctx context.Context, match string, terms []string, opt store.ListOptions, limit time.Duration) (store.ConversationPage, error) {
 	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return store.ConversationPage{}, err
@@ -156,7 +159,7 @@ func (db *DB) searchPostgres(ctx context.Context, match string, opt store.ListOp
 	if _, err := tx.ExecContext(ctx, `SELECT set_config('statement_timeout', $1, true)`, ms); err != nil {
 		return store.ConversationPage{}, err
 	}
-	return db.search(ctx, tx, match, opt)
+	return db.search(ctx, tx, match, terms, opt)
 }
 
 // searchQuerier is what a search runs on: the reader pool or a transaction.
@@ -165,8 +168,9 @@ type searchQuerier interface {
 	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
 }
 
-// search counts the conversations matching match and reads opt's page.
-func (db *DB) search(ctx context.Context, q searchQuerier, match string, opt store.ListOptions) (store.ConversationPage, error) {
+// search counts the conversations matching match and reads opt's page, each
+// with its snippet around the first of terms.
+func (db *DB) search(ctx context.Context, q searchQuerier, match string, terms []string, opt store.ListOptions) (store.ConversationPage, error) {
 	hits := searchHits[db.d.name]
 	limit, offset := opt.Bounds()
 	page := store.ConversationPage{Conversations: []store.Conversation{}}
@@ -190,6 +194,10 @@ func (db *DB) search(ctx context.Context, q searchQuerier, match string, opt sto
 		page.Conversations = append(page.Conversations, c)
 	}
 	if err := rows.Err(); err != nil {
+		return store.ConversationPage{}, err
+	}
+	rows.Close() // the snippets' query may need the same connection (a transaction's)
+	if err := db.snippets(ctx, q, match, terms, page.Conversations); err != nil {
 		return store.ConversationPage{}, err
 	}
 	return page, nil

@@ -119,6 +119,7 @@ type previewOut struct {
 func (o previewOut) Summary() string { return fmt.Sprintf("%d rows", len(o.Rows)) }
 
 type trackHit struct {
+	TidalID        string  `json:"tidalId,omitempty"`
 	ISRC           string  `json:"isrc"`
 	Title          string  `json:"title"`
 	Artist         string  `json:"artist"`
@@ -185,10 +186,12 @@ func cardTools(t *testing.T) *tool.Registry {
 		tool.Must(tool.New(tool.Spec{Name: "semanticSearch", Description: "Finds tracks by meaning.", Pack: "music"},
 			func(ctx context.Context, in cardQuery) (tracksOut, error) {
 				return tracksOut{Tracks: []trackHit{
-					{ISRC: "GBBKS1000351", Title: "Someone Like You", Artist: "Adele", Album: "21", Duration: 285, Score: 0.91, IsIndexed: true,
+					{TidalID: "1781871", ISRC: "GBBKS1000351", Title: "Someone Like You", Artist: "Adele", Album: "21", Duration: 285, Score: 0.91, IsIndexed: true,
 						Interpretation: "A bittersweet piano ballad about meeting a former love again."},
 					{ISRC: "ILA000000001", Title: "שיר לשלום", Artist: "להקת הנח\"ל", Duration: 200, Score: 0.8, IsIndexed: true,
 						Interpretation: "שיר מחאה אופטימי על תקווה לשלום."},
+					{ISRC: "QZMCP2300001", Title: "MusicCaps clip -0Gj8-vB1q4@30", Artist: "MusicCaps", Album: "MusicCaps", Duration: 10, Score: 0.7, IsIndexed: true,
+						Interpretation: "A ballad with sustained strings and a mellow piano."},
 				}}, nil
 			})),
 	)
@@ -206,6 +209,8 @@ func cardTools(t *testing.T) *tool.Registry {
 // the ordered answers (first answer, regenerated, edited).
 func cardTurns() []servertest.Turn {
 	return []servertest.Turn{
+		{Match: "short title for this conversation", Events: []servertest.Event{servertest.Text("\"Go snippets and tables.\"")}},
+		{Match: "code please", Events: []servertest.Event{servertest.Text(dailyAnswer)}, InputTokens: 100, OutputTokens: 50},
 		{Match: "cards", Events: []servertest.Event{servertest.Text("Looking everywhere."),
 			servertest.Call("c1", "web_search_brave", `{"query":"air quality"}`),
 			servertest.Call("c2", "searchDatasets", `{"query":"air quality"}`),
@@ -233,7 +238,11 @@ type featureEnv struct {
 	model *servertest.ModelServer
 }
 
-func newFeatureEnv(t *testing.T) *featureEnv {
+func newFeatureEnv(t *testing.T) *featureEnv { return newFeatureEnvTitled(t, false) }
+
+// newFeatureEnvTitled is newFeatureEnv whose agent asks the model for a
+// title after a conversation's first answer when titles is set.
+func newFeatureEnvTitled(t *testing.T, titles bool) *featureEnv {
 	db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "toolport.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +260,7 @@ func newFeatureEnv(t *testing.T) *featureEnv {
 	cfg := server.Config{Store: db, Registry: cardTools(t), Version: "test", Web: webui.Handler()}
 	parts, err := server.Wire(cfg, server.Wiring{
 		Agent: agent.Config{Provider: def, ModelName: "anthropic:" + servertest.ModelName, ContextWindow: 10000,
-			Models: []agent.Model{{Name: "openai:other-model", Provider: other}}, ModelRetryDelay: time.Millisecond}})
+			Models: []agent.Model{{Name: "openai:other-model", Provider: other}}, ModelRetryDelay: time.Millisecond, Titles: titles}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +509,7 @@ func TestEveryCardType(t *testing.T) {
 		t.Errorf("preview card = %+v, want the 3 rows as a table and the portal link", preview)
 	}
 	tracks := got["semanticSearch"]
-	if len(tracks.Captions) != 2 || !strings.Contains(tracks.Captions[0], "bittersweet piano ballad") {
+	if len(tracks.Captions) != 3 || !strings.Contains(tracks.Captions[0], "bittersweet piano ballad") {
 		t.Errorf("tracks card = %+v, want each track's caption", tracks)
 	}
 	if p := got["local_search_brave"]; p.Rows != 2 || len(p.Links) != 1 || p.Links[0] != "https://www.example.org/station" ||
@@ -693,7 +702,7 @@ func TestAccessibility(t *testing.T) {
 			break
 		}
 	}
-	want := []string{"skip-link", "new-chat", "conv-search", "conv-open", "conv-delete", "model-picker", "rename-btn", "export-md", "export-json", "bench-btn", "settings-btn", "msg-edit", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "msg-regenerate", "composer-input"}
+	want := []string{"skip-link", "new-chat", "conv-search", "conv-open", "conv-delete", "model-picker", "rename-btn", "export-md", "export-json", "bench-btn", "settings-btn", "msg-edit", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "copy-btn.msg-copy", "msg-regenerate", "composer-input"}
 	var got []string
 	for _, o := range order {
 		if len(got) == 0 || got[len(got)-1] != o || o == "tool-head" {

@@ -106,8 +106,7 @@ export class Client {
       headers: { Accept: format === 'json' ? 'application/json' : 'text/markdown' },
     });
     const cd = res.headers.get('Content-Disposition') || '';
-    const m = /filename="([^"]{1,200})"/.exec(cd);
-    return { blob: await res.blob(), filename: m ? m[1] : 'conversation.' + (format === 'json' ? 'json' : 'md') };
+    return { blob: await res.blob(), filename: dispositionName(cd) || 'conversation.' + (format === 'json' ? 'json' : 'md') };
   }
 
   /** regenerate answers the last user message again; an event-stream response. */
@@ -182,6 +181,28 @@ export class Client {
       signal,
     });
   }
+}
+
+/**
+ * dispositionName is the file name a Content-Disposition gives: its UTF-8
+ * filename* (the title in any script) when it has one, else its filename;
+ * '' when neither is a plain name (no path, no control character).
+ */
+export function dispositionName(cd) {
+  let name = '';
+  const star = /filename\*=UTF-8''([^;\s]{1,600})/i.exec(cd);
+  if (star) {
+    try {
+      name = decodeURIComponent(star[1]);
+    } catch {
+      name = '';
+    }
+  }
+  if (!name) {
+    const m = /filename="([^"]{1,200})"/.exec(cd);
+    name = m ? m[1] : '';
+  }
+  return /^[^\/\\\p{Cc}]{1,200}$/u.test(name) && !name.startsWith('.') ? name : '';
 }
 
 async function errorFrom(res) {

@@ -10,6 +10,7 @@ import { Bench } from './bench.js';
 import { Settings } from './settings.js';
 import { h, clear, icon, str, num, arr, obj } from './dom.js';
 import { t, localize, formatNumber } from './i18n.js';
+import { copyButton, decorateMarkdown, dayGroup, queryWords, markWords } from './daily.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -57,7 +58,7 @@ class MessageView {
         if (this.msg.role === 'user') {
           clear(v.el).appendChild(h('p', { class: 'plain', dir: 'auto' }, part.text));
         } else {
-          clear(v.el).appendChild(setDirections(renderMarkdown(part.text)));
+          clear(v.el).appendChild(decorateMarkdown(setDirections(renderMarkdown(part.text)), (s) => this.app.announce(s)));
         }
         v.rendered = part.text.length;
       }
@@ -107,6 +108,8 @@ class MessageView {
       const vars = { input: formatNumber(u.inputTokens), output: formatNumber(u.outputTokens) };
       meta.appendChild(h('span', { class: 'msg-usage', title: t('tokensTitle', vars) }, t('tokens', vars)));
     }
+    const answer = this.msg.parts.filter((p) => p.kind === 'text').map((p) => p.text).join('\n\n');
+    if (answer.trim()) meta.appendChild(copyButton('msg-copy', t('copyAnswer'), () => answer, (s) => this.app.announce(s)));
     if (this.app.isLastAnswer(this) && !this.app.modelMissing() && this.app.stream === null) {
       const b = h('button', { type: 'button', class: 'btn btn-ghost btn-small msg-regenerate', title: t('regenerateLabel') }, t('regenerate'));
       b.addEventListener('click', () => this.app.regenerate());
@@ -234,6 +237,12 @@ class App {
     $('open-bench').addEventListener('click', () => this.showBench(true, true));
     $('settings-btn').addEventListener('click', () => (this.settings ||= new Settings(this.api, (t) => this.announce(t))).open());
     $('backdrop').addEventListener('click', () => this.toggleSidebar(false));
+    $('jump-latest').prepend(icon('down', 'icon icon-small'));
+    $('jump-latest').addEventListener('click', () => {
+      this.scrollToEnd();
+      $('composer-input').focus();
+    });
+    $('thread').addEventListener('scroll', () => this.updateJump(), { passive: true });
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape' && document.body.classList.contains('sidebar-open')) {
         this.toggleSidebar(false);
@@ -492,14 +501,25 @@ class App {
   renderSidebar() {
     const ul = clear($('conv-list'));
     const seen = new Set();
+    const words = queryWords(this.query);
+    let group = '';
     for (const c of this.conversations) {
       if (!c || typeof c.id !== 'string' || seen.has(c.id)) continue;
       seen.add(c.id);
+      // The list is newest first: a heading where the day's group changes.
+      const g = dayGroup(c.updatedAt || c.createdAt);
+      if (g !== group) {
+        group = g;
+        ul.appendChild(h('li', { class: 'conv-group', 'data-group': g }, h('h2', { class: 'conv-group-title' }, t({ today: 'groupToday', yesterday: 'groupYesterday' }[g] || 'groupOlder'))));
+      }
       const title = str(c.title) || t('newConversation');
       const current = c.id === this.currentId;
+      if (current && c.title && c.title !== this.title) this.setTitle(c.title); // the model named it
+      const snippet = str(c.snippet);
       const open = h('button', { type: 'button', class: 'conv-open', 'aria-current': current ? 'page' : null },
         h('span', { class: 'conv-name', dir: 'auto' }, title),
-        h('span', { class: 'conv-date' }, formatDate(c.updatedAt || c.createdAt)));
+        h('span', { class: 'conv-date' }, formatDate(c.updatedAt || c.createdAt)),
+        snippet ? markWords('conv-snippet', snippet, words) : null);
       const del = h('button', { type: 'button', class: 'btn btn-icon conv-delete', 'aria-label': t('deleteConv', { title }), title: t('delete') }, icon('trash'));
       open.addEventListener('click', () => {
         this.toggleSidebar(false);
@@ -666,6 +686,7 @@ class App {
     this.refreshFoots();
     $('welcome').hidden = this.messages.length > 0;
     this.renderUsage();
+    this.updateJump();
   }
 
   /** refreshFoots re-renders every message's actions (which depend on the thread). */
@@ -697,6 +718,12 @@ class App {
   scrollToEnd() {
     const t = $('thread');
     t.scrollTop = t.scrollHeight;
+    this.updateJump();
+  }
+
+  /** updateJump shows "Jump to latest" while the thread is scrolled up from its end. */
+  updateJump() {
+    $('jump-latest').hidden = $('thread').hidden || this.messages.length === 0 || this.nearBottom();
   }
 
   updateComposer() {

@@ -12,6 +12,7 @@
 import {
   h, clear, icon, link, artwork, str, num, arr, obj, clip, formatDuration, formatTrackTime, safeURL,
 } from './dom.js';
+import { trackLinks } from './daily.js';
 import { PLAYLIST_TOOLS, renderPlaylistResult } from './playlist.js';
 import { t, formatNumber } from './i18n.js';
 
@@ -397,6 +398,7 @@ export function trackList(tracks) {
   const showIndexed = varies('isIndexed');
   const ol = h('ol', { class: 'tracks' });
   const rows = paged(list, PAGE.tracks, ol, ol, (tr) => {
+    const links = trackLinks(tr);
     const badges = h('span', { class: 'track-badges' },
       showLibrary && tr.inLibrary === true ? h('span', { class: 'badge badge-library' }, t('inLibrary')) : null,
       showIndexed && tr.isIndexed === true ? h('span', { class: 'badge badge-indexed' }, t('indexed')) : null);
@@ -413,7 +415,8 @@ export function trackList(tracks) {
         h('span', { class: 'track-sub', dir: 'auto' }, [str(tr.artist), str(tr.album)].filter(Boolean).join(' · ')),
         caption ? h('span', { class: matched ? 'track-caption track-why' : 'track-caption', dir: 'auto', title: matched ? t('whyMatched') : null }, clip(caption, 220)) : null,
         // The audio features a mood word of the query was weighed against.
-        str(tr.matchedFeatures) ? h('span', { class: 'track-caption track-features', dir: 'ltr', title: t('whyFeatures') }, clip(str(tr.matchedFeatures), 120)) : null),
+        str(tr.matchedFeatures) ? h('span', { class: 'track-caption track-features', dir: 'ltr', title: t('whyFeatures') }, clip(str(tr.matchedFeatures), 120)) : null,
+        links.length ? h('span', { class: 'track-links' }, links) : null),
       badges,
       h('span', { class: 'track-score', title: score !== null ? t('similarity') : null }, score !== null ? score.toFixed(2) : ''),
       h('span', { class: 'track-time' }, formatTrackTime(tr.duration)));

@@ -140,6 +140,8 @@ const ICONS = {
   chevron: 'M9 6l6 6-6 6',
   send: 'M5 12h14 M13 6l6 6-6 6',
   menu: 'M4 6h16 M4 12h16 M4 18h16',
+  copy: 'M9 9h11v11H9z M5 15H4V4h11v1',
+  down: 'M12 5v14 M6 13l6 6l6-6',
   trash: 'M4 7h16 M10 11v6 M14 11v6 M6 7l1 13h10l1-13 M9 7V4h6v3',
   alert: 'M12 3l10 18H2z M12 10v5 M12 18h.01',
   stop: 'M7 7h10v10H7z',
