@@ -95,3 +95,28 @@ func (r *Registry) Unregister(names ...string) {
 		}
 	}
 }
+
+// Replace swaps registered tools for new declarations of the same names
+// (a pack declared again with new keys), in place: a call that looks a
+// tool up sees the old or the new one, never none, and the order is kept.
+// Names not registered are skipped; it returns those it replaced.
+func (r *Registry) Replace(tools ...*Tool) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var done []string
+	for _, t := range tools {
+		if _, ok := r.tools[t.Name()]; !ok {
+			continue
+		}
+		if _, ok := r.policies[t.Name()]; ok && r.cache != nil {
+			ct, err := cacheable(t)
+			if err != nil {
+				return done, err
+			}
+			t = ct
+		}
+		r.tools[t.Name()] = t
+		done = append(done, t.Name())
+	}
+	return done, nil
+}

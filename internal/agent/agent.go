@@ -246,8 +246,12 @@ type Config struct {
 // Agent runs chat turns. It is safe for concurrent use; turns of one
 // conversation must not overlap (the server refuses a second one).
 type Agent struct {
-	cfg    Config
-	models []Model // the default first
+	cfg Config
+	// models are what conversations can choose, the default first;
+	// [Agent.SetModels] replaces them while turns run.
+	modelsMu   sync.RWMutex
+	models     []Model
+	hasDefault bool // models[0] is the default provider (Config.Provider)
 	// defs are the model's tool definitions of the registry's tools
 	// defsFor; a registry whose tools change (an attached MCP server's
 	// list_changed) gets new ones at the next model call.
@@ -302,16 +306,12 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	a := &Agent{cfg: cfg, defs: defs, defsFor: cfg.Registry.Tools(), system: cfg.System, logger: cfg.Logger}
+	var def *Model
 	if cfg.Provider != nil {
-		a.models = append(a.models, Model{Name: cfg.ModelName, Provider: cfg.Provider, ContextWindow: cfg.ContextWindow})
+		def = &Model{Name: cfg.ModelName, Provider: cfg.Provider, ContextWindow: cfg.ContextWindow}
 	}
-	for _, m := range cfg.Models {
-		if m.Provider == nil || m.Name == "" {
-			return nil, fmt.Errorf("agent: Models: %q needs a name and a provider", m.Name)
-		}
-		if !slices.ContainsFunc(a.models, func(x Model) bool { return x.Name == m.Name }) {
-			a.models = append(a.models, m)
-		}
+	if err := a.SetModels(def, cfg.Models); err != nil {
+		return nil, err
 	}
 	if a.system == "" {
 		a.system = SystemPrompt(cfg.Registry)
@@ -327,15 +327,51 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
+// SetModels replaces the models conversations can choose: def is the
+// default (nil: none, Config.Provider's role), more the others
+// (Config.Models' role). Turns already running keep the model they
+// started with; the next ones use these. The page's Settings changes the
+// model through it, without a restart.
+func (a *Agent) SetModels(def *Model, more []Model) error {
+	var models []Model
+	if def != nil {
+		if def.Provider == nil {
+			return errors.New("agent: the default model needs a provider")
+		}
+		if def.Name == "" {
+			def.Name = def.Provider.Model()
+		}
+		models = append(models, *def)
+	}
+	for _, m := range more {
+		if m.Provider == nil || m.Name == "" {
+			return fmt.Errorf("agent: Models: %q needs a name and a provider", m.Name)
+		}
+		if !slices.ContainsFunc(models, func(x Model) bool { return x.Name == m.Name }) {
+			models = append(models, m)
+		}
+	}
+	a.modelsMu.Lock()
+	defer a.modelsMu.Unlock()
+	a.models, a.hasDefault = models, def != nil
+	return nil
+}
+
 // ModelConfigured reports whether the agent has a model.
-func (a *Agent) ModelConfigured() bool { return a.cfg.Provider != nil }
+func (a *Agent) ModelConfigured() bool {
+	a.modelsMu.RLock()
+	defer a.modelsMu.RUnlock()
+	return a.hasDefault
+}
 
 // ModelName names the agent's model, or "" when none is configured.
 func (a *Agent) ModelName() string {
-	if a.cfg.Provider == nil {
+	a.modelsMu.RLock()
+	defer a.modelsMu.RUnlock()
+	if !a.hasDefault {
 		return ""
 	}
-	return a.cfg.ModelName
+	return a.models[0].Name
 }
 
 // ModelHelp says how to configure a model (the NoModel error's message).
@@ -343,10 +379,16 @@ func (a *Agent) ModelHelp() string { return errorMessage(a.cfg.NoModel) }
 
 // Models lists the models a conversation can choose, the default first;
 // none when no model is configured.
-func (a *Agent) Models() []Model { return slices.Clone(a.models) }
+func (a *Agent) Models() []Model {
+	a.modelsMu.RLock()
+	defer a.modelsMu.RUnlock()
+	return slices.Clone(a.models)
+}
 
 // HasModel reports whether name is one of [Agent.Models].
 func (a *Agent) HasModel(name string) bool {
+	a.modelsMu.RLock()
+	defer a.modelsMu.RUnlock()
 	return slices.ContainsFunc(a.models, func(m Model) bool { return m.Name == name })
 }
 
@@ -354,6 +396,8 @@ func (a *Agent) HasModel(name string) bool {
 // or the default when it chose none or one no longer configured. The zero
 // Model means none is configured.
 func (a *Agent) modelFor(c store.Conversation) Model {
+	a.modelsMu.RLock()
+	defer a.modelsMu.RUnlock()
 	for _, m := range a.models {
 		if m.Name == c.Model && c.Model != "" {
 			return m

@@ -246,18 +246,20 @@ func recordPacks(env *Env, search *websearch.Config, od *opendata.Config, m *mus
 	m.Embeddings.HTTPClient = recordingClient(env, "embeddings", &http.Client{Timeout: 60 * time.Second})
 }
 
-// serveDoctor is GET /api/doctor's DoctorFunc. The checks are built once,
-// so that the keys are read (and registered for scrubbing) once, and runs
-// go one at a time: each may spend a request per upstream.
-func serveDoctor(env *Env) server.DoctorFunc {
-	checks := doctorChecks(env)
+// serveDoctor is GET /api/doctor's DoctorFunc over the configuration
+// current returns (the page's Settings change it). Runs go one at a time:
+// each may spend a request per upstream.
+func serveDoctor(current func() *Env) server.DoctorFunc {
 	var mu sync.Mutex
 	return func(ctx context.Context, allowQuota bool) (any, error) {
 		if !mu.TryLock() {
 			return nil, server.ErrDoctorBusy
 		}
 		defer mu.Unlock()
-		return runDoctorChecks(ctx, env, checks, allowQuota, doctor.DefaultTimeout), nil
+		// The checks of the configuration in use now: the page's Settings
+		// may have changed it since the start.
+		env := current()
+		return runDoctorChecks(ctx, env, doctorChecks(env), allowQuota, doctor.DefaultTimeout), nil
 	}
 }
 

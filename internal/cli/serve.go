@@ -94,14 +94,15 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	cfg := server.Config{
 		Store: db, Playlists: db, Registry: b.reg, IndexBuild: b.indexBuild, Token: st.token,
 		Version: version.Get().Short(), Web: webui.Handler(), Logger: logger, GOGC: st.gogc, AllowedHosts: st.hosts, AllowedOrigins: st.origins,
-		MetricsListener: metricsLn, ReadHeaderTimeout: st.headerTimeout, BodyReadTimeout: st.bodyTimeout, Doctor: b.doctor,
+		MetricsListener: metricsLn, ReadHeaderTimeout: st.headerTimeout, BodyReadTimeout: st.bodyTimeout,
 		TurnLease: st.turns.lease, TurnEventsRetention: st.turns.retention, ReplicaID: st.turns.replica,
 		StartPrecedence: st.turns.startPrecedence, Checks: serveChecks(env.Config.Env, engines, b.music),
 	}
-	srv, err := newServer(env, st, cfg, model, traced, logger)
+	srv, settings, err := newServer(env, st, cfg, model, engines, traced, logger)
 	if err != nil {
 		return err
 	}
+	defer settings.Close()
 	reportServing(env, st, b.reg, model, db.Engine(), ln.Addr(), metricsLn)
 	return srv.Serve(ctx, ln)
 }
@@ -268,12 +269,11 @@ type serveBackends struct {
 	reg        *tool.Registry // the selected tools
 	music      *music.Service
 	indexBuild server.IndexBuilder
-	doctor     server.DoctorFunc
 }
 
 // serveTools declares the packs' tools over the shared store and engines,
 // loads the track index, and returns the registry of the selected tools
-// with the index builder and the doctor.
+// with the index builder.
 func serveTools(ctx context.Context, env *Env, st serveSettings, db *sqlstore.DB, shared *sharedStore, engines *sharedEngines,
 	traced trace.TracerProvider, logger *slog.Logger) (serveBackends, error) {
 	var b serveBackends
@@ -294,7 +294,7 @@ func serveTools(ctx context.Context, env *Env, st serveSettings, db *sqlstore.DB
 	// keys of Redis, Weaviate, traces) that the registry must know to
 	// scrub: read them before it is built.
 	b.indexBuild = serveIndexBuilder(ctx, env, musicSvc, db, shared)
-	b.doctor = serveDoctor(env)
+	doctorChecks(env) // the page's doctor builds them again at each run
 	// Traced with the session-aware provider, so that the tool spans of a chat
 	// turn carry its session id and Langfuse's observation type.
 	all, err := newRegistry(env, tools, append(engines.registryOptions(), tool.WithTracerProvider(traced), tool.WithLogger(logger))...)
@@ -307,10 +307,13 @@ func serveTools(ctx context.Context, env *Env, st serveSettings, db *sqlstore.DB
 	return b, nil
 }
 
-// newServer wires the agent and the MCP server and hands them to the server.
-func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelChoice, traced trace.TracerProvider, logger *slog.Logger) (*server.Server, error) {
+// newServer wires the agent and the MCP server and hands them to the
+// server, with the page's Settings over them.
+func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelChoice, engines *sharedEngines,
+	traced trace.TracerProvider, logger *slog.Logger) (*server.Server, *serveSettingsManager, error) {
 	mcp := mcpBackends(st.packs.opendata, cfg.Registry, nil) // Wire adds the playlists (cfg.Playlists) and conversations
 	mcp.Approval = st.approval
+	hopts := mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env}
 	parts, err := server.Wire(cfg, server.Wiring{
 		OfferUnconfigured: st.offerAll,
 		MCP:               mcp,
@@ -320,12 +323,24 @@ func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelCh
 			Approval: st.approval, Titles: true,
 		},
 		MCPServers: st.mcpServers,
-		MCPHost:    mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env},
+		MCPHost:    hopts,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return server.New(cfg, parts)
+	settings, err := newServeSettings(env, model, parts, cfg.Registry, engines, hopts, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Settings = settings
+	// The doctor checks what the page last saved, as `toolport doctor` would.
+	cfg.Doctor = serveDoctor(settings.current)
+	srv, err := server.New(cfg, parts)
+	if err != nil {
+		settings.Close()
+		return nil, nil, err
+	}
+	return srv, settings, nil
 }
 
 // reportServing says what the server runs with, and which tools the model

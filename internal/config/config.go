@@ -36,6 +36,7 @@ const maxCredentialsBytes = 1 << 20
 // The zero value is not usable; build one with [Load] or [New].
 type Config struct {
 	getenv func(string) string
+	home   string
 	creds  map[string]any
 	// CredentialsPath is the credentials file in use, or "" if none was found.
 	CredentialsPath string
@@ -56,7 +57,7 @@ type Config struct {
 // Warnings, and the environment alone applies. The error result is reserved
 // for problems that leave no usable configuration; there are none today.
 func New(getenv func(string) string, home string) (*Config, error) {
-	c := &Config{getenv: getenv, creds: map[string]any{}}
+	c := &Config{getenv: getenv, home: home, creds: map[string]any{}}
 	var candidates []string
 	if p := getenv("TOOLPORT_CREDENTIALS"); p != "" {
 		candidates = append(candidates, p)

@@ -228,3 +228,10 @@ func (c *Config) ApprovalPolicy() (map[string]bool, error) {
 	}
 	return out, nil
 }
+
+// ParseMCPServer checks one server's declaration as mcp.servers holds it
+// (the page's attach form is written there in this form), naming the
+// field at fault, never a value.
+func ParseMCPServer(name string, decl map[string]any) (MCPServer, error) {
+	return parseMCPServer(name, decl)
+}

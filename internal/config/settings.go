@@ -75,7 +75,7 @@ func Settings() []SettingGroup {
 		{
 			Title: "Open data (CKAN)",
 			Settings: []Setting{
-				{Env: "CKAN_BASE_URL", Default: "`https://data.gov.il/api/3`", Doc: "the default portal; its own host is trusted wherever it is, its redirects are checked"},
+				{Env: "CKAN_BASE_URL", Credentials: "ckan.base_url", Default: "`https://data.gov.il/api/3`", Doc: "the default portal; its own host is trusted wherever it is, its redirects are checked"},
 				{Env: "CKAN_ALLOWED_PORTALS", Default: "any public portal", Doc: "hosts the per-call `portal` argument may name, comma-separated (`*`: any public host)"},
 				{Env: "CKAN_USER_AGENT", Default: "Toolport's", Doc: "the `User-Agent` sent to portals"},
 			},

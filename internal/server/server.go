@@ -140,6 +140,9 @@ type Config struct {
 	// Doctor serves /api/doctor (`toolport doctor`'s report: GET the free
 	// checks, POST {"quota":true} all of them); nil answers 404.
 	Doctor DoctorFunc
+	// Settings serves /api/settings (the page's Settings view, which changes
+	// the model, keys and attached MCP servers live); nil answers 404.
+	Settings Settings
 
 	// ReplicaID names this server among the replicas sharing the store (it
 	// owns the turns it runs); "" means a random one.
@@ -269,6 +272,7 @@ func New(cfg Config, parts Parts) (*Server, error) {
 	s.approvalRoutes(api)
 	api("GET /api/doctor", s.doctor)
 	api("POST /api/doctor", s.doctor)
+	s.settingsRoutes(api)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})

@@ -39,6 +39,12 @@ type Parts struct {
 	// servers that are down and closes the host when it closes.
 	Host *mcphost.Host
 
+	// ToolsChanged is called after Config.Registry's tools change outside
+	// the attached servers of Host (the page's Settings: a pack declared
+	// again with new keys, a server attached live): the model's offer and
+	// /mcp's tools follow.
+	ToolsChanged func()
+
 	metrics *metrics // the collectors in Metrics, shared by the agent's hook and New
 }
 
@@ -86,10 +92,10 @@ func Wire(cfg Config, w Wiring) (Parts, error) {
 			logger.Info("tools not offered to the model, being unavailable", "tools", left)
 		}
 	}
+	// Always: the page's Settings may change the tools of a server that
+	// started with no attached MCP server.
 	toolChanges := &mcpserver.Changes{}
-	if len(w.MCPServers) > 0 {
-		w.MCP.ToolChanges = toolChanges
-	}
+	w.MCP.ToolChanges = toolChanges
 	acfg := w.Agent
 	acfg.Store, acfg.Registry = cfg.Store, p.Offered
 	hook, changes := acfg.OnToolCall, p.Changes
@@ -108,8 +114,12 @@ func Wire(cfg Config, w Wiring) (Parts, error) {
 	if p.MCP, err = mcpserver.New(cfg.Registry, mcpOptions(cfg, w.MCP, changes)); err != nil {
 		return Parts{}, fmt.Errorf("server: %w", err)
 	}
+	offer := offerFollower(cfg.Registry, p.Offered, !w.OfferUnconfigured)
+	p.ToolsChanged = func() {
+		offer()
+		toolChanges.Changed()
+	}
 	if len(w.MCPServers) > 0 {
-		offer := offerFollower(cfg.Registry, p.Offered, !w.OfferUnconfigured)
 		hopts := w.MCPHost
 		hopts.OnChange = func(server string) {
 			offer()               // the agent reads its registry at each model call

@@ -7,6 +7,7 @@
 package opendata
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -63,13 +64,14 @@ type Config struct {
 	AllowedHosts []string
 }
 
-// ConfigFromEnv reads the pack's settings: CKAN_BASE_URL (default portal),
+// ConfigFromEnv reads the pack's settings: CKAN_BASE_URL or ckan.base_url
+// in the credentials file (the default portal, which the page's Settings sets),
 // CKAN_USER_AGENT, and CKAN_ALLOWED_PORTALS, a comma-separated list of host
 // names that the portal input may select ("*" for any public host; unset
 // means DefaultAllowPortal).
 func ConfigFromEnv(c *config.Config) Config {
 	cfg := Config{
-		BaseURL:   c.Default("CKAN_BASE_URL", ckan.DefaultBaseURL),
+		BaseURL:   cmp.Or(c.Lookup("CKAN_BASE_URL", "ckan.base_url"), ckan.DefaultBaseURL),
 		UserAgent: c.Default("CKAN_USER_AGENT", ckan.DefaultUserAgent),
 	}
 	// Portals an agent names are untrusted URLs, fetched under the same

@@ -235,7 +235,7 @@ class App {
     $('bench-btn').appendChild(icon('wrench', 'icon icon-small'));
     $('bench-btn').addEventListener('click', () => this.showBench($('bench').hidden, true));
     $('open-bench').addEventListener('click', () => this.showBench(true, true));
-    $('settings-btn').addEventListener('click', () => (this.settings ||= new Settings(this.api, (t) => this.announce(t))).open());
+    $('settings-btn').addEventListener('click', () => (this.settings ||= new Settings(this.api, (t) => this.announce(t), () => this.loadInfo())).open());
     $('backdrop').addEventListener('click', () => this.toggleSidebar(false));
     $('jump-latest').prepend(icon('down', 'icon icon-small'));
     $('jump-latest').addEventListener('click', () => {
@@ -310,6 +310,8 @@ class App {
         $('no-model-banner').hidden = false;
         // The suggestions fill the composer, which is hidden without a model.
         $('suggestions').hidden = true;
+      } else if (info && info.modelConfigured === true) {
+        $('no-model-banner').hidden = true; // a model set from Settings, without a reload
       }
       this.renderModelPicker();
       $('server-info').textContent = [info && str(info.version) ? t('version', { version: info.version }) : '', info && typeof info.tools === 'number' ? toolsText(info) : ''].filter(Boolean).join(' · ');

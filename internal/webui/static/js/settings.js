@@ -1,10 +1,12 @@
-// The settings panel: what `toolport doctor` says about every upstream
+// The settings panel: setting up the model, keys and MCP servers
+// (setup.js), then what `toolport doctor` says about every upstream
 // (GET /api/doctor), one row each, so a person sees at a glance what works.
 // Checks that spend the person's quota (a web search, a model request) run
 // only when they press the second button, as POST {"quota":true}.
 
 import { h, clear, str } from './dom.js';
 import { t } from './i18n.js';
+import { Setup } from './setup.js';
 
 const STATUS_LABEL = {
   ok: 'OK',
@@ -15,22 +17,29 @@ const STATUS_LABEL = {
 
 /** Settings is the panel: a modal dialog built on first use. */
 export class Settings {
-  constructor(api, announce) {
+  constructor(api, announce, changed) {
     this.api = api;
     this.announce = announce || (() => {});
+    // After a change from Setup: the page's model picker, then the checks.
+    this.setup = new Setup(api, this.announce, () => {
+      if (changed) changed();
+      this.check(false);
+    });
     this.dlg = null;
     this.running = false;
   }
 
   build() {
     this.status = h('p', { class: 'dialog-text settings-status', id: 'settings-status', role: 'status', 'aria-live': 'polite' });
-    this.list = h('ul', { class: 'settings-list', id: 'settings-list', 'aria-labelledby': 'settings-title' });
+    this.list = h('ul', { class: 'settings-list', id: 'settings-list', 'aria-labelledby': 'settings-checks-title' });
     this.runFree = h('button', { type: 'button', class: 'btn btn-ghost', id: 'settings-check' }, 'Check again');
     this.runQuota = h('button', { type: 'button', class: 'btn btn-ghost', id: 'settings-check-quota' }, 'Include checks that cost quota');
     const close = h('button', { type: 'button', class: 'btn btn-primary', id: 'settings-close' }, 'Close');
     this.dlg = h('dialog', { class: 'dialog settings-dialog', id: 'settings-dialog', 'aria-labelledby': 'settings-title' },
       h('div', { class: 'dialog-body' },
-        h('h2', { class: 'dialog-title', id: 'settings-title' }, 'Upstreams'),
+        h('h2', { class: 'dialog-title', id: 'settings-title' }, t('setupTitle')),
+        this.setup.element(),
+        h('h3', { class: 'setup-title', id: 'settings-checks-title' }, 'Upstreams'),
         h('p', { class: 'dialog-text' },
           'Each upstream Toolport can use, checked with this server\u2019s keys: one cheap call each. ' +
           'Checks that cost quota on your accounts run only when you include them.'),
@@ -46,7 +55,7 @@ export class Settings {
   async open() {
     if (!this.dlg) this.build();
     if (!this.dlg.open) this.dlg.showModal();
-    await this.check(false);
+    await Promise.all([this.setup.load(), this.check(false)]);
   }
 
   async check(quota) {
