@@ -328,7 +328,7 @@ func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelCh
 	if err != nil {
 		return nil, nil, err
 	}
-	settings, err := newServeSettings(env, model, parts, cfg.Registry, engines, hopts, logger)
+	settings, err := newServeSettings(env, model, parts, cfg.Registry, st.selection, engines, hopts, logger)
 	if err != nil {
 		return nil, nil, err
 	}

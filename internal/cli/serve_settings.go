@@ -55,7 +55,8 @@ type serveSettingsManager struct {
 	start   serveModelChoice // the models of the environment
 	agent   *agent.Agent
 	reg     *tool.Registry
-	changed func() // the offer and /mcp follow the registry
+	sel     toolSelection // serve's --packs and --tools
+	changed func()        // the offer and /mcp follow the registry
 	engines *sharedEngines
 	host    *mcphost.Host // attached at start; nil without any
 	hopts   mcphost.Options
@@ -64,9 +65,9 @@ type serveSettingsManager struct {
 	logger  *slog.Logger
 }
 
-func newServeSettings(env *Env, start serveModelChoice, parts server.Parts, reg *tool.Registry, engines *sharedEngines,
+func newServeSettings(env *Env, start serveModelChoice, parts server.Parts, reg *tool.Registry, sel toolSelection, engines *sharedEngines,
 	hopts mcphost.Options, logger *slog.Logger) (*serveSettingsManager, error) {
-	m := &serveSettingsManager{env: env, start: start, agent: parts.Agent, reg: reg, changed: parts.ToolsChanged,
+	m := &serveSettingsManager{env: env, start: start, agent: parts.Agent, reg: reg, sel: sel, changed: parts.ToolsChanged,
 		engines: engines, host: parts.Host, hopts: hopts, hosts: map[string]*mcphost.Host{},
 		client: &http.Client{Timeout: 15 * time.Second}, logger: logger}
 	if m.changed == nil {
@@ -264,6 +265,7 @@ func (m *serveSettingsManager) SetKeys(_ context.Context, in map[string]string) 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	old := m.cfg.Load()
 	cfg, err := m.change(func(root map[string]any) error {
 		for name, v := range in {
 			i := slices.IndexFunc(settingKeys, func(k settingKey) bool { return k.name == name })
@@ -276,7 +278,7 @@ func (m *serveSettingsManager) SetKeys(_ context.Context, in map[string]string) 
 	if err != nil {
 		return err
 	}
-	return m.applyPacks(cfg)
+	return m.applyPacks(old, cfg)
 }
 
 // checkSettingValue refuses a value that cannot be right, naming the key,
@@ -309,20 +311,54 @@ func clipKey(k string) string {
 
 // applyPacks declares the search and CKAN tools again from cfg and swaps
 // them into the registry: their clients hold the keys they were made with.
-func (m *serveSettingsManager) applyPacks(cfg *config.Config) error {
+// A tool declared only when configured (web_search_searxng needs its URL)
+// joins when it appears, if serve's selection takes it, and leaves when its
+// setting is cleared.
+func (m *serveSettingsManager) applyPacks(old, cfg *config.Config) error {
+	before, err := m.declarePacks(old)
+	if err != nil {
+		return err
+	}
+	tools, err := m.declarePacks(cfg)
+	if err != nil {
+		return err
+	}
+	done, err := m.reg.Replace(tools...)
+	if err != nil {
+		return err
+	}
+	var add []*tool.Tool
+	now := map[string]bool{}
+	for _, t := range tools {
+		now[t.Name()] = true
+		if !slices.Contains(done, t.Name()) && m.sel.takes(t) {
+			add = append(add, t)
+		}
+	}
+	if err := m.reg.Register(add...); err != nil {
+		return err
+	}
+	var gone []string
+	for _, t := range before {
+		if !now[t.Name()] {
+			gone = append(gone, t.Name())
+		}
+	}
+	m.reg.Unregister(gone...)
+	m.changed()
+	return nil
+}
+
+// declarePacks declares the search and CKAN tools as cfg configures them.
+func (m *serveSettingsManager) declarePacks(cfg *config.Config) ([]*tool.Tool, error) {
 	e := *m.env
 	e.Config = cfg
 	ps, err := loadPackSettings(&e)
 	if err != nil {
-		return fmt.Errorf("%w: %w", server.ErrSettingsInvalid, err)
+		return nil, fmt.Errorf("%w: %w", server.ErrSettingsInvalid, err)
 	}
 	ps.search.BraveLimiter = m.engines.limiter("brave", ps.search.BraveAPIKey, m.engines.braveRate)
-	tools := append(websearch.Tools(ps.search), opendata.Tools(ps.opendata)...)
-	if _, err := m.reg.Replace(tools...); err != nil {
-		return err
-	}
-	m.changed()
-	return nil
+	return append(websearch.Tools(ps.search), opendata.Tools(ps.opendata)...), nil
 }
 
 // connModelName is how the picker names a connection's model.

@@ -112,7 +112,8 @@ func TestSettingsSetAKeyLive(t *testing.T) {
 // value sent.
 func TestSettingsRefuseBadInput(t *testing.T) {
 	home := t.TempDir()
-	base, stderr, _ := startServe(t, map[string]string{"HOME": home, "TOOLPORT_CREDENTIALS": filepath.Join(home, "c.json")}, "--packs", "web")
+	// No credentials file yet: the page writes the first one.
+	base, stderr, _ := startServe(t, map[string]string{"HOME": home}, "--packs", "web")
 	for _, c := range []struct {
 		name, method, path, body string
 		status                   int
@@ -176,7 +177,8 @@ func TestSettingsAddAModelAndChat(t *testing.T) {
 	}))
 	t.Cleanup(lister.Close)
 	home := t.TempDir()
-	base, stderr, _ := startServe(t, map[string]string{"HOME": home, "TOOLPORT_CREDENTIALS": filepath.Join(home, "c.json")}, "--packs", "web")
+	// No credentials file yet: the page writes the first one.
+	base, stderr, _ := startServe(t, map[string]string{"HOME": home}, "--packs", "web")
 
 	code, body := send(t, "POST", base+"/api/settings/models/list",
 		`{"name":"local","provider":"openai","baseUrl":"`+lister.URL+`/v1","apiKey":"sk-local-secret-abcdef123456"}`)
@@ -245,6 +247,9 @@ func TestSettingsAttachAnMCPServer(t *testing.T) {
 	t.Cleanup(up.Close)
 	home := t.TempDir()
 	creds := filepath.Join(home, "c.json")
+	if err := os.WriteFile(creds, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	base, _, _ := startServe(t, map[string]string{"HOME": home, "TOOLPORT_CREDENTIALS": creds}, "--packs", "web")
 
 	code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"up","url":"`+up.URL+`","token":"mcp-token-secret-123456"}`)
