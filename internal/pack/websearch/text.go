@@ -42,7 +42,7 @@ func (o BraveOutput) Text() string {
 		b.WriteString("\nDiscussions:\n")
 		for i, d := range o.Discussions {
 			item(&b, i, d.Title, d.URL)
-			line(&b, joinNonEmpty(" · ", d.Forum, count(d.Answers, "answers"), d.Age))
+			line(&b, joinPresent(" · ", d.Forum, count(d.Answers, "answers"), d.Age))
 			line(&b, d.Question)
 			line(&b, d.TopComment)
 		}
@@ -82,7 +82,7 @@ func (o ImageOutput) Text() string {
 		if r.Width > 0 && r.Height > 0 {
 			size = strconv.Itoa(r.Width) + "×" + strconv.Itoa(r.Height)
 		}
-		line(&b, joinNonEmpty(" · ", r.ImageURL, size, r.Source))
+		line(&b, joinPresent(" · ", r.ImageURL, size, r.Source))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
@@ -97,7 +97,7 @@ func (o VideoOutput) Text() string {
 func newsText(b *strings.Builder, news []NewsResult) {
 	for i, r := range news {
 		item(b, i, r.Title, r.URL)
-		line(b, joinNonEmpty(" · ", r.Source, r.Age))
+		line(b, joinPresent(" · ", r.Source, r.Age))
 		line(b, r.Description)
 	}
 }
@@ -109,7 +109,7 @@ func videoText(b *strings.Builder, videos []VideoResult) {
 		if r.Views > 0 {
 			views = strconv.FormatInt(r.Views, 10) + " views"
 		}
-		line(b, joinNonEmpty(" · ", r.Creator, r.Publisher, r.Duration, views, r.Age))
+		line(b, joinPresent(" · ", r.Creator, r.Publisher, r.Duration, views, r.Age))
 		line(b, r.Description)
 	}
 }
@@ -147,7 +147,8 @@ func count(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun
 }
 
-func joinNonEmpty(sep string, parts ...string) string {
+// joinPresent joins the parts that are not empty.
+func joinPresent(sep string, parts ...string) string {
 	kept := parts[:0:0]
 	for _, p := range parts {
 		if p != "" {
