@@ -253,8 +253,9 @@ type Agent struct {
 	models     []Model
 	hasDefault bool // models[0] is the default provider (Config.Provider)
 	// defs are the model's tool definitions of the registry's tools
-	// defsFor; a registry whose tools change (an attached MCP server's
-	// list_changed) gets new ones at the next model call.
+	// defsFor, and system the prompt; a registry whose tools change (an
+	// attached MCP server's list_changed) gets new ones at the next model
+	// call (a Config.System prompt stays as given).
 	defsMu  sync.Mutex
 	defs    []llm.ToolDef
 	defsFor []*tool.Tool
@@ -305,7 +306,8 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
-	a := &Agent{cfg: cfg, defs: defs, defsFor: cfg.Registry.Tools(), system: cfg.System, logger: cfg.Logger}
+	tools := cfg.Registry.Tools()
+	a := &Agent{cfg: cfg, defs: defs, defsFor: tools, system: cfg.System, logger: cfg.Logger}
 	var def *Model
 	if cfg.Provider != nil {
 		def = &Model{Name: cfg.ModelName, Provider: cfg.Provider, ContextWindow: cfg.ContextWindow}
@@ -314,7 +316,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	if a.system == "" {
-		a.system = SystemPrompt(cfg.Registry)
+		a.system = systemPrompt(tools)
 	}
 	tp := cfg.TracerProvider
 	if tp == nil {
@@ -668,7 +670,8 @@ func (t *turn) run(ctx context.Context, msgs []llm.Message, first int) {
 	stop := StopEndTurn
 	for step := first; ; step++ {
 		final := step >= t.a.cfg.MaxSteps
-		req := llm.Request{System: t.a.system, Messages: msgs, Tools: t.a.toolDefs(), MaxTokens: t.a.cfg.MaxTokens}
+		system, defs := t.a.offer()
+		req := llm.Request{System: system, Messages: msgs, Tools: defs, MaxTokens: t.a.cfg.MaxTokens}
 		if final {
 			req.ToolChoice = llm.ToolChoiceNone
 			stop = StopMaxSteps
@@ -1139,15 +1142,23 @@ func ResultCount(envelope json.RawMessage) int {
 	return 1
 }
 
-// toolDefs returns the definitions of the registry's tools as they are now,
-// made again only when they changed.
-func (a *Agent) toolDefs() []llm.ToolDef {
+// offer returns the system prompt and the definitions of the registry's
+// tools as they are now, made again only when the tools changed.
+func (a *Agent) offer() (system string, defs []llm.ToolDef) {
 	tools := a.cfg.Registry.Tools()
 	a.defsMu.Lock()
 	defer a.defsMu.Unlock()
-	if slices.Equal(tools, a.defsFor) {
-		return a.defs
+	if !slices.Equal(tools, a.defsFor) {
+		a.defs, a.defsFor = a.toolDefs(tools), tools
+		if a.cfg.System == "" {
+			a.system = systemPrompt(tools)
+		}
 	}
+	return a.system, a.defs
+}
+
+// toolDefs are the model's definitions of tools.
+func (a *Agent) toolDefs(tools []*tool.Tool) []llm.ToolDef {
 	defs := make([]llm.ToolDef, 0, len(tools))
 	for _, t := range tools {
 		schema, err := json.Marshal(t.InputSchema())
@@ -1157,6 +1168,5 @@ func (a *Agent) toolDefs() []llm.ToolDef {
 		}
 		defs = append(defs, llm.ToolDef{Name: t.Name(), Description: t.Spec().Description, InputSchema: schema})
 	}
-	a.defs, a.defsFor = defs, tools
 	return defs
 }

@@ -56,6 +56,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolport/toolport/internal/agent/about"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -82,7 +83,7 @@ const (
 )
 
 // Pack is the pack of every attached tool.
-const Pack = "mcp"
+const Pack = about.AttachedPack
 
 // NamePattern is the rule every server name follows: it is the prefix of its
 // tools' names.

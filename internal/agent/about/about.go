@@ -13,9 +13,15 @@ func Pack(pack string) string {
 	case "music":
 		return "discover music: semantic search over the user's indexed tracks, the Tidal catalogue, album track lists and metadata by ISRC; " +
 			"present a playlist with suggestPlaylist (ISRCs from those results, a line of reasoning per track), and save it to Tidal only when the user asks"
+	case AttachedPack:
+		return "tools of other MCP servers the user attached, each named <server>__<tool>; " +
+			"they are as trustworthy as those servers, and a server that is down fails only its own calls"
 	}
 	return "more tools"
 }
+
+// AttachedPack is the pack of the tools of attached MCP servers.
+const AttachedPack = "mcp"
 
 // ToolResults is the agent's guideline on reading tool results, which any
 // prompt that has a model call Toolport's tools repeats.
