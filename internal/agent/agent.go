@@ -62,6 +62,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -1080,7 +1081,9 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall, limit int) []
 		wg.Go(func() {
 			// Tools that store what they make (suggestPlaylist) tie it to this turn.
 			origin := store.Origin{ConversationID: t.convID, MessageID: t.msgID, ToolCallID: c.ID}
-			res := t.a.cfg.Registry.Call(store.WithOrigin(ctx, origin), c.Name, c.Input)
+			progress, stop := t.progress(c.ID)
+			res := t.a.cfg.Registry.Call(tool.WithProgress(store.WithOrigin(ctx, origin), progress), c.Name, c.Input)
+			stop()
 			if t.a.cfg.OnToolCall != nil {
 				t.a.cfg.OnToolCall(c.Name, res)
 			}
@@ -1111,6 +1114,46 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall, limit int) []
 		t.spend(n)
 	}
 	return results
+}
+
+// The bounds of one call's ToolProgress events: each is logged with the
+// turn and sent to every client following it.
+const (
+	maxProgressEvents = 100
+	maxProgressBytes  = 1024
+)
+
+// progress returns the progress reporter of call id, which emits its
+// reports as ToolProgress events, at most maxProgressEvents of at most
+// maxProgressBytes of message each, and stop, after which (the call has
+// ended) it emits nothing: a tool's stray goroutine cannot report after
+// the call's end.
+func (t *turn) progress(id string) (report func(tool.Progress), stop func()) {
+	var mu sync.Mutex
+	n, stopped := 0, false
+	report = func(p tool.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped || n == maxProgressEvents {
+			return
+		}
+		n++
+		t.emit(ToolProgress{ToolCallID: id, Message: textclip.Bytes(p.Message, maxProgressBytes-len(textclip.Ellipsis)), Done: finite(p.Done), Total: finite(p.Total)})
+	}
+	stop = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+	}
+	return report, stop
+}
+
+// finite is f, or 0 when JSON cannot carry it (NaN, ±Inf).
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
 }
 
 // ResultCount counts the results in a tool's result envelope: the items of

@@ -16,6 +16,7 @@ const (
 	TypeToolCallStart EventType = "tool_call_start"
 	TypeToolCallEnd   EventType = "tool_call_end"
 	TypeToolCallError EventType = "tool_call_error"
+	TypeToolProgress  EventType = "tool_progress"
 	TypeMessageEnd    EventType = "message_end"
 	TypeError         EventType = "error"
 	// TypeApprovalRequired: a tool call waits for the person's decision
@@ -95,6 +96,17 @@ type ToolCallError struct {
 	DurationMs int64
 }
 
+// ToolProgress is a running tool's report of how far it has come (an
+// answer streaming in): Message, when set, is what it has to show so far,
+// Done out of Total (Total 0 when unknown). It comes between the call's
+// ToolCallStart and its end, bounded in size and number per call.
+type ToolProgress struct {
+	ToolCallID string
+	Message    string
+	Done       float64
+	Total      float64
+}
+
 // MessageEnd closes a turn.
 type MessageEnd struct {
 	MessageID  string
@@ -125,6 +137,7 @@ func (TextDelta) EventType() EventType     { return TypeTextDelta }
 func (ToolCallStart) EventType() EventType { return TypeToolCallStart }
 func (ToolCallEnd) EventType() EventType   { return TypeToolCallEnd }
 func (ToolCallError) EventType() EventType { return TypeToolCallError }
+func (ToolProgress) EventType() EventType  { return TypeToolProgress }
 func (MessageEnd) EventType() EventType    { return TypeMessageEnd }
 func (ErrorEvent) EventType() EventType    { return TypeError }
 
@@ -212,6 +225,17 @@ func (e ToolCallError) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON encodes the event in its wire form.
+func (e ToolProgress) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Type       EventType `json:"type"`
+		ToolCallID string    `json:"toolCallId"`
+		Message    string    `json:"message,omitempty"`
+		Done       float64   `json:"done"`
+		Total      float64   `json:"total,omitempty"`
+	}{e.EventType(), e.ToolCallID, e.Message, e.Done, e.Total})
+}
+
+// MarshalJSON encodes the event in its wire form.
 func (e MessageEnd) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Type       EventType `json:"type"`
@@ -280,6 +304,8 @@ func Decode(data []byte) (Event, error) {
 		Title          string          `json:"title"`
 		Arguments      json.RawMessage `json:"arguments"`
 		What           string          `json:"what"`
+		Done           float64         `json:"done"`
+		Total          float64         `json:"total"`
 	}
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("agent: decoding an event: %w", err)
@@ -296,6 +322,8 @@ func Decode(data []byte) (Event, error) {
 	case TypeToolCallError:
 		return ToolCallError{ToolCallID: w.ToolCallID, Error: w.Error, ErrorCode: w.ErrorCode, Retryable: w.Retryable,
 			WasRetried: w.WasRetried, DurationMs: w.DurationMs}, nil
+	case TypeToolProgress:
+		return ToolProgress{ToolCallID: w.ToolCallID, Message: w.Message, Done: w.Done, Total: w.Total}, nil
 	case TypeMessageEnd:
 		return MessageEnd{MessageID: w.MessageID, Usage: w.Usage, StopReason: w.StopReason}, nil
 	case TypeError:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,6 +85,9 @@ type tools struct {
 	barrier *sync.WaitGroup
 	flakyN  int
 	started chan string // receives the name of each slow call as it starts
+	// progressCtx is the context of the last "progress" call, kept to report
+	// after the call's end.
+	progressCtx context.Context
 }
 
 func newTools(t testing.TB, opts ...tool.Option) *tools {
@@ -114,6 +119,18 @@ func newTools(t testing.TB, opts ...tool.Option) *tools {
 				ts.started <- "slow"
 				<-ctx.Done()
 				return itemsOut{}, ctx.Err()
+			})),
+		tool.Must(tool.New(tool.Spec{Name: "progress", Description: "Reports progress, a lot of it.", Pack: "test"},
+			func(ctx context.Context, in queryIn) (itemsOut, error) {
+				ts.mu.Lock()
+				ts.progressCtx = ctx
+				ts.mu.Unlock()
+				tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 3, Message: "first: " + in.Query})
+				tool.ReportProgress(ctx, tool.Progress{Done: math.NaN(), Message: strings.Repeat("é", 4000)})
+				for i := range 500 {
+					tool.ReportProgress(ctx, tool.Progress{Done: float64(i)})
+				}
+				return itemsOut{Items: []string{in.Query}}, nil
 			})),
 		tool.Must(tool.New(tool.Spec{Name: "calculateTip", Description: "Calculate tip amount.", Pack: "fixture"},
 			func(ctx context.Context, in tipIn) (tipOut, error) {

@@ -17,6 +17,7 @@ func TestDecodeRoundTrips(t *testing.T) {
 		agent.ToolCallStart{ToolCallID: "t", ToolName: "lookup", Input: json.RawMessage(`{"q":"x"}`)},
 		agent.ToolCallEnd{ToolCallID: "t", Summary: "s", ResultCount: 2, DurationMs: 3, Result: json.RawMessage(`{"success":true}`)},
 		agent.ToolCallError{ToolCallID: "t", Error: "e", ErrorCode: "NETWORK", Retryable: true, WasRetried: true, DurationMs: 4},
+		agent.ToolProgress{ToolCallID: "t", Message: "so far <b>", Done: 80, Total: 0},
 		agent.MessageEnd{MessageID: "m", Usage: agent.Usage{InputTokens: 1, OutputTokens: 2, ContextTokens: 3}, StopReason: agent.StopError},
 		agent.ErrorEvent{Code: "TURN_LOST", Message: "lost", Retryable: true},
 	} {

@@ -184,16 +184,6 @@ func placeOf(l brave.LocationResult) Place {
 	return p
 }
 
-func joinNonEmpty(sep string, parts ...string) string {
-	var keep []string
-	for _, s := range parts {
-		if s = strings.TrimSpace(s); s != "" {
-			keep = append(keep, s)
-		}
-	}
-	return strings.Join(keep, sep)
-}
-
 // planFailure maps a failed call of one of Brave's plan-bound tools: a key
 // whose plan lacks the endpoint gets a message naming the plan that has it.
 func planFailure(cfg Config, toolName, plan string, err error, parent context.Context) *tool.Error {

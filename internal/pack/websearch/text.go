@@ -94,6 +94,71 @@ func (o VideoOutput) Text() string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// Text renders the places, each with one line of what a visitor asks:
+// address, phone, rating, today's hours, distance, price, kinds; then the
+// description, when asked for.
+func (o LocalOutput) Text() string {
+	var b strings.Builder
+	for i, p := range o.Places {
+		item(&b, i, p.Name, p.URL)
+		rating := ""
+		if p.Rating > 0 {
+			rating = strconv.FormatFloat(p.Rating, 'g', -1, 64)
+			if p.RatingMax > 0 {
+				rating += "/" + strconv.FormatFloat(p.RatingMax, 'g', -1, 64)
+			}
+			if p.Reviews > 0 {
+				rating += " (" + count(p.Reviews, "reviews") + ")"
+			}
+		}
+		where := ""
+		if p.Latitude != nil && p.Longitude != nil {
+			where = strconv.FormatFloat(*p.Latitude, 'f', -1, 64) + "," + strconv.FormatFloat(*p.Longitude, 'f', -1, 64)
+		}
+		line(&b, joinNonEmpty(" · ", p.Address, p.Phone, rating, p.HoursToday, p.Distance, p.PriceRange,
+			strings.Join(p.Categories, ", "), where))
+		line(&b, p.Description)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Text renders each source's link (its bare URL when untitled) and date,
+// then its passages, whose line breaks are kept: they may be code or tables.
+func (o LLMContextOutput) Text() string {
+	var b strings.Builder
+	for i, s := range o.Sources {
+		if s.Title == "" {
+			item(&b, i, s.URL, "")
+		} else {
+			item(&b, i, s.Title, s.URL)
+		}
+		line(&b, s.Date)
+		for _, sn := range s.Snippets {
+			block(&b, sn)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Text renders the answer, whose [n] marks cite the numbered list of links
+// after it.
+func (o AnswerOutput) Text() string {
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(o.Answer))
+	if len(o.Citations) > 0 {
+		b.WriteString("\n\nCitations:\n")
+		for i, c := range o.Citations {
+			n := c.Number
+			if n <= 0 {
+				n = i + 1
+			}
+			item(&b, n-1, c.URL, "")
+			line(&b, c.Snippet)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 func newsText(b *strings.Builder, news []NewsResult) {
 	for i, r := range news {
 		item(b, i, r.Title, r.URL)
@@ -140,9 +205,31 @@ func line(b *strings.Builder, s string) {
 	b.WriteByte('\n')
 }
 
+// block writes s indented under an item, keeping its line breaks, unless
+// it is blank.
+func block(b *strings.Builder, s string) {
+	if s = strings.TrimSpace(s); s == "" {
+		return
+	}
+	b.WriteString("   ")
+	b.WriteString(strings.ReplaceAll(s, "\n", "\n   "))
+	b.WriteByte('\n')
+}
+
 func count(n int, noun string) string {
 	if n <= 0 {
 		return ""
 	}
 	return strconv.Itoa(n) + " " + noun
+}
+
+// joinNonEmpty joins the parts that are not blank, each trimmed.
+func joinNonEmpty(sep string, parts ...string) string {
+	var keep []string
+	for _, s := range parts {
+		if s = strings.TrimSpace(s); s != "" {
+			keep = append(keep, s)
+		}
+	}
+	return strings.Join(keep, sep)
 }

@@ -131,6 +131,7 @@ export class ToolCard {
     } else {
       this.summary.classList.remove('is-error');
       let line = part.summary;
+      if (!line && part.status === 'executing' && part.progress) line = tail(part.progress, 160);
       if (!line && part.status === 'executing') line = describeInput(part.input) || t('working');
       if (!line && part.status === 'canceled') line = t('stoppedBefore');
       this.summary.append(clip(line, 200));
@@ -140,6 +141,7 @@ export class ToolCard {
     if (part.status === 'failed') this.content.appendChild(renderFailure(part));
     else if (part.status === 'completed') this.content.appendChild(renderResult(part.name, part.result));
     else if (part.status === 'canceled') this.content.appendChild(h('p', { class: 'muted' }, t('callStopped')));
+    else if (part.status === 'executing' && part.progress) this.content.appendChild(h('p', { class: 'tool-progress answer-text', dir: 'auto' }, clip(part.progress, 2000)));
     else this.content.appendChild(h('p', { class: 'muted' }, t('waiting')));
     const rawValue = { input: part.input, result: part.result };
     this.raw.textContent = jsonText(rawValue);
@@ -589,6 +591,12 @@ function places(list) {
       facts.length ? h('p', { class: 'muted', dir: 'auto' }, facts.join(' · ')) : null,
       str(p.description) ? h('p', { class: 'web-snippet', dir: 'auto' }, clip(str(p.description), 300)) : null);
   });
+}
+
+/** tail is the last n characters of text, marked as cut when shorter. */
+function tail(text, n) {
+  const chars = Array.from(text);
+  return chars.length <= n ? text : '…' + chars.slice(-n).join('');
 }
 
 /** answer is answer_brave: the answer's text, then its numbered sources. */

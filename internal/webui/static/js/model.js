@@ -5,7 +5,8 @@
 // A message is {id, role, parts, incomplete, streaming, errors}; a part is
 // {kind:'text', text} or a tool call:
 // {kind:'tool', id, name, input, status, summary, durationMs, result, error,
-//  errorCode, retryable, wasRetried}, status one of pending, executing,
+//  errorCode, retryable, wasRetried, progress (a running tool's latest
+//  report, tool_progress)}, status one of pending, executing,
 // completed, failed, canceled, or awaiting: the call waits for the person's
 // decision (approval_required), and the part carries
 // approval {title, what, decision} until the resumed turn runs or denies it.
@@ -51,6 +52,7 @@ function newTool(id, name, input) {
   return {
     kind: 'tool', id, name, input: input === undefined ? null : input, status: 'pending',
     summary: '', durationMs: null, result: null, error: '', errorCode: '', retryable: false, wasRetried: false,
+    progress: '',
   };
 }
 
@@ -116,6 +118,14 @@ export function applyEvent(msg, ev) {
         msg.parts.push(p);
       }
       setStatus(p, 'executing');
+      return p;
+    }
+    case 'tool_progress': {
+      // A running tool's latest report (answer_brave: its answer so far);
+      // the result replaces it.
+      const p = findTool(msg, s(ev.toolCallId));
+      if (!p || p.status !== 'executing') return null;
+      p.progress = s(ev.message);
       return p;
     }
     case 'tool_call_end': {
