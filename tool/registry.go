@@ -286,6 +286,14 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	span.SetAttributes(attribute.String("tool.input", input), attribute.String("input.value", input))
 
 	res := &Result{Tool: name}
+	// A tool's progress message reaches the caller as its result does, so it
+	// is scrubbed of the registered secrets the same way.
+	if fn, ok := ctx.Value(progressKey{}).(func(Progress)); ok && fn != nil {
+		ctx = WithProgress(ctx, func(p Progress) {
+			p.Message = r.scrub(p.Message)
+			fn(p)
+		})
+	}
 	value, err := r.run(ctx, name, args, res)
 	res.Duration = r.now().Sub(start)
 	switch {

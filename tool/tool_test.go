@@ -441,6 +441,25 @@ func TestProgressReachesListener(t *testing.T) {
 	tool.ReportProgress(context.Background(), tool.Progress{}) // no listener: no-op
 }
 
+// A progress message reaches a person or a model as a result does: it is
+// scrubbed of the registry's secrets the same way.
+func TestProgressIsScrubbed(t *testing.T) {
+	const key = "sk-progress-secret-0123456789"
+	reg := tool.NewRegistry(tool.WithSecrets(key))
+	if err := reg.Register(newSearch(t, func(ctx context.Context, in searchInput) (searchOutput, error) {
+		tool.ReportProgress(ctx, tool.Progress{Done: 1, Message: "asked with " + key})
+		return searchOutput{}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	var got []tool.Progress
+	ctx := tool.WithProgress(context.Background(), func(p tool.Progress) { got = append(got, p) })
+	reg.Call(ctx, "search", json.RawMessage(`{"query":"trains"}`))
+	if len(got) != 1 || strings.Contains(got[0].Message, key) || !strings.Contains(got[0].Message, "[REDACTED]") {
+		t.Errorf("progress = %+v", got)
+	}
+}
+
 func TestParseRetryAfter(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
