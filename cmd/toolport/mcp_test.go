@@ -122,7 +122,7 @@ func checkTools(ctx context.Context, t *testing.T, cs *mcp.ClientSession, env ma
 		want    string // in the text content
 	}{
 		{tool: "searchDatasets", args: map[string]any{"query": "תחבורה", "rows": 3}, want: `"success":true`},
-		{tool: "web_search_brave", args: map[string]any{"query": "semantic kernel", "count": 2}, want: `"count":2`},
+		{tool: "web_search_brave", args: map[string]any{"query": "semantic kernel", "count": 2}, want: `2 results for "semantic kernel"`},
 		{tool: "web_fetch", args: map[string]any{"url": env["ARTICLE_URL"]}, want: "Rivers carry water"},
 		{tool: "searchDatasets", args: map[string]any{"query": "x", "rows": 5000}, isError: true, want: "rows: must be <= 1000, got 5000"},
 		{tool: "getDatasetDetails", args: map[string]any{"id": "some-dataset"}, isError: true, want: `"error_code":"HTTP_ERROR"`},

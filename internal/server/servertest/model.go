@@ -260,12 +260,23 @@ func (m *ModelServer) pick(req Request, text string, step int) (Turn, bool) {
 			return t, true
 		}
 	}
+	// The agent's titling call after a conversation's first answer is
+	// answered like a real model would, without taking a scripted turn, so
+	// that scripts list only the turns a test is about (a test may still
+	// match it with a Turn of its own, above).
+	if strings.HasPrefix(text, titleRequest) {
+		return Turn{Events: []Event{Text("A scripted title")}}, true
+	}
 	if m.next < len(m.ordered) {
 		m.next++
 		return m.ordered[m.next-1], true
 	}
 	return Turn{}, false
 }
+
+// titleRequest begins the user message of the agent's titling call
+// (internal/agent/title.go).
+const titleRequest = "Write a short title for this conversation."
 
 // lastUserText finds the last user message with text in an Anthropic or
 // OpenAI request, and counts the assistant messages after it.
