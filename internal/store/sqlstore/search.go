@@ -198,7 +198,12 @@ func (db *DB) search(ctx context.Context, q searchQuerier, match string, terms [
 	}
 	rows.Close() // the snippets' query may need the same connection (a transaction's)
 	if err := db.snippets(ctx, q, match, terms, page.Conversations); err != nil {
-		return store.ConversationPage{}, err
+		// Snippets are a convenience: when their query fails or the
+		// search's bound runs out on it, the page goes without them
+		// rather than not at all.
+		for i := range page.Conversations {
+			page.Conversations[i].Snippet = ""
+		}
 	}
 	return page, nil
 }

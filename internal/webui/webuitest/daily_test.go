@@ -112,7 +112,7 @@ func TestDailyFeatures(t *testing.T) {
 
 	// Tracks link out: TIDAL by id, a MusicCaps clip to YouTube at its start.
 	b.Do(t, to, chromedp.Click(css("#new-chat")), send("cards for links"), waitIdle(),
-		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 6`),
+		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 9`),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('.tool-card[data-tool="semanticSearch"] .tool-head').click()`))
 	links := Eval[[]string](t, b, to, `[...document.querySelectorAll('.tool-card[data-tool="semanticSearch"] .track-link')].map(a => a.href + ' ' + a.target + ' ' + a.rel)`)
 	want := "https://tidal.com/browse/track/1781871 _blank noopener noreferrer|https://www.youtube.com/watch?v=-0Gj8-vB1q4&t=30s _blank noopener noreferrer"

@@ -702,9 +702,15 @@ func TestAccessibility(t *testing.T) {
 			break
 		}
 	}
-	want := []string{"skip-link", "new-chat", "conv-search", "conv-open", "conv-delete", "model-picker", "rename-btn", "export-md", "export-json", "bench-btn", "settings-btn", "msg-edit", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "copy-btn.msg-copy", "msg-regenerate", "composer-input"}
+	want := []string{"skip-link", "new-chat", "conv-search", "conv-open", "conv-delete", "model-picker", "rename-btn", "export-md", "export-json", "bench-btn", "settings-btn", "msg-edit", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "tool-head", "copy-btn.msg-copy", "msg-regenerate", "composer-input"}
 	var got []string
 	for _, o := range order {
+		// "Jump to latest" is a tab stop only while the view is scrolled
+		// up, which moving the focus through the cards may or may not do
+		// (it depends on the window's height): not part of the fixed order.
+		if o == "jump-latest" {
+			continue
+		}
 		if len(got) == 0 || got[len(got)-1] != o || o == "tool-head" {
 			got = append(got, o)
 		}
