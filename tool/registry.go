@@ -173,10 +173,15 @@ func (r *Registry) Select(packs, names []string) (*Registry, error) {
 			return nil, fmt.Errorf("unknown pack %q", p)
 		}
 	}
-	return r.filter(func(t *Tool) bool {
-		return (len(packs) == 0 || slices.Contains(packs, t.spec.Pack)) &&
-			(len(names) == 0 || slices.Contains(names, t.Name()))
-	}), nil
+	return r.filter(func(t *Tool) bool { return Selected(t, packs, names) }), nil
+}
+
+// Selected reports whether [Registry.Select] with packs and names keeps t:
+// its pack is in packs (when packs is non-empty) and its name in names (when
+// names is non-empty). A tool declared later is judged by the same rule.
+func Selected(t *Tool, packs, names []string) bool {
+	return (len(packs) == 0 || slices.Contains(packs, t.spec.Pack)) &&
+		(len(names) == 0 || slices.Contains(names, t.Name()))
 }
 
 // Available returns a registry with the same options holding only the tools

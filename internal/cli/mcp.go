@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/toolport/toolport/internal/mcphost"
@@ -97,11 +96,7 @@ func (s toolSelection) names() []string { return splitList(*s.toolList) }
 // apply returns the tools of reg the flags select; an unknown pack or tool
 // is an error.
 // takes reports whether the selection holds t.
-func (s toolSelection) takes(t *tool.Tool) bool {
-	packs, names := s.packs(), s.names()
-	return (len(packs) == 0 || slices.Contains(packs, t.Spec().Pack)) &&
-		(len(names) == 0 || slices.Contains(names, t.Name()))
-}
+func (s toolSelection) takes(t *tool.Tool) bool { return tool.Selected(t, s.packs(), s.names()) }
 
 func (s toolSelection) apply(reg *tool.Registry) (*tool.Registry, error) {
 	sel, err := reg.Select(s.packs(), s.names())
