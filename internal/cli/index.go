@@ -86,13 +86,7 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) error {
 	)
 	switch {
 	case *demo:
-		name = "musiccaps-demo"
-		r, err := musiccaps.Open()
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		in, total = r, musiccaps.Tracks
+		name, total = "musiccaps-demo", musiccaps.Tracks
 	case pos[0] != "-":
 		name = pos[0]
 		f, err := os.Open(name)
@@ -135,7 +129,7 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) error {
 	reported := 0
 	label := filepath.Base(name)
 	start := time.Now()
-	st, err := svc.Ingest(ctx, in, music.IngestOptions{
+	opts := music.IngestOptions{
 		BatchSize: *batch,
 		Progress: func(p music.IngestProgress) {
 			if bar != nil {
@@ -152,7 +146,21 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) error {
 			}
 			fmt.Fprintf(env.Stderr, "%s:%d: %v (skipped)\n", label, line, err)
 		},
-	})
+	}
+	// The demo loads through the function the server's POST /api/index/demo
+	// uses; a file is ingested, then older records embedded again, the same
+	// way.
+	var st musiccaps.Stats
+	if *demo {
+		st, err = musiccaps.Load(ctx, svc, musiccaps.LoadOptions{IngestOptions: opts})
+	} else {
+		st.IngestStats, err = svc.Ingest(ctx, in, opts)
+		if err == nil && (st.Lines == 0 || st.Skipped < st.Lines) {
+			if st.Reembedded, err = svc.AfterWrite(ctx); err != nil {
+				err = fmt.Errorf("embedding older records again: %w", err)
+			}
+		}
+	}
 	if bar != nil {
 		_ = bar.Finish()
 	}
@@ -171,17 +179,12 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) error {
 		return fmt.Errorf("no line of %s is a valid track (IndexedTrackResult: isrc, title and artist required)", label)
 	}
 	// Records stored with another embedder's vectors (the embedder was
-	// changed) are embedded again here, not in the middle of a search. The
+	// changed) were embedded again above, not in the middle of a search. The
 	// engine is not built: its memory grows with the index, and the snapshot
 	// this write left stale is rebuilt by whoever next needs the engine (the
 	// first search, serve at start), or here with --snapshot.
-	if n, err := m.svc.AfterWrite(ctx); n > 0 || err != nil {
-		if n > 0 {
-			fmt.Fprintf(env.Stdout, "%d older records embedded again with the current embedder\n", n)
-		}
-		if err != nil {
-			return fmt.Errorf("embedding older records again: %w", err)
-		}
+	if st.Reembedded > 0 {
+		fmt.Fprintf(env.Stdout, "%d older records embedded again with the current embedder\n", st.Reembedded)
 	}
 	if *snapshot {
 		return buildSnapshot(ctx, env, m)

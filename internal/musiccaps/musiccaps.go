@@ -20,6 +20,10 @@ var tracksGz []byte
 // Tracks is the number of tracks in the set.
 const Tracks = 5521
 
+// ISRCPrefix begins every demo track's ISRC (QZ, the registrant MCP, the
+// year 23): how the doctor tells the demo from the user's own tracks.
+const ISRCPrefix = "QZMCP23"
+
 // Credit is the attribution to show wherever the data is shown.
 const Credit = "MusicCaps (Agostinelli et al., 2023) and the AudioSet ontology, CC BY-SA 4.0"
 
