@@ -137,6 +137,9 @@ type Config struct {
 	Logger *slog.Logger
 	// IndexBuild runs the POST /api/index/build job; nil answers 503 there.
 	IndexBuild IndexBuilder
+	// DemoIndex serves /api/index/demo (the index's size, and loading the
+	// built-in demo tracks into it); nil answers 503 there.
+	DemoIndex DemoIndex
 	// Doctor serves /api/doctor (`toolport doctor`'s report: GET the free
 	// checks, POST {"quota":true} all of them); nil answers 404.
 	Doctor DoctorFunc
@@ -189,6 +192,7 @@ type Server struct {
 	streams sync.WaitGroup
 
 	builds *indexBuilds // the /api/index/build job
+	demo   *demoLoads   // the /api/index/demo load
 
 	host      *mcphost.Host // the attached MCP servers; nil without any
 	closeHost sync.Once
@@ -269,6 +273,7 @@ func New(cfg Config, parts Parts) (*Server, error) {
 	api("GET /api/tools", s.listTools)
 	api("POST /api/tools/{name}", s.callTool)
 	s.indexBuildRoutes(api)
+	s.demoRoutes(api)
 	s.approvalRoutes(api)
 	api("GET /api/doctor", s.doctor)
 	api("POST /api/doctor", s.doctor)
