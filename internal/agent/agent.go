@@ -770,7 +770,12 @@ func (t *turn) fail(ctx context.Context, err error) {
 	ev := modelErrorEvent(err)
 	// The operator sees what the person sees (for a server that cannot be
 	// reached, its URL), not the transport's text, which may carry keys.
-	t.a.logger.WarnContext(ctx, "the model call failed", "conversation", t.convID, "message", t.msgID, "code", ev.Code, "error", ev.Message)
+	var le *llm.Error
+	url := ""
+	if errors.As(err, &le) {
+		url = le.URL
+	}
+	t.a.logger.WarnContext(ctx, "the model call failed", "conversation", t.convID, "message", t.msgID, "url", url, "code", ev.Code, "error", ev.Message)
 	t.span.SetStatus(codes.Error, ev.Message)
 	t.failWith(ctx, ev)
 	t.end(StopError)
@@ -822,6 +827,11 @@ func modelErrorEvent(err error) ErrorEvent {
 		return ErrorEvent{Code: CodeModelError, Message: "the model call failed"}
 	}
 	ev := ErrorEvent{Code: CodeModelError, Message: le.Message, Retryable: le.Retryable}
+	if le.URL != "" && !strings.Contains(ev.Message, le.URL) {
+		// Which server refused: a wrong base URL is the commonest first-run
+		// failure, and the status alone does not show it.
+		ev.Message += " (model server " + le.URL + ")"
+	}
 	switch le.Code {
 	case llm.CodeRateLimit:
 		ev.Code = CodeRateLimit

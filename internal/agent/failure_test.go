@@ -267,3 +267,44 @@ func TestUnreachableModelIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusingModelIsNamed: a model server that answers but refuses the
+// request (HTTP 404, what a wrong base URL or model name gets) is named in
+// the error the person sees and in the log's url attribute, with no
+// credentials or query.
+func TestRefusingModelIsNamed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		// CONSTRUCTED in the shape of OpenAI's error body.
+		io.WriteString(w, `{"error":{"message":"The model 'nope' does not exist","type":"invalid_request_error","code":"model_not_found"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	p, err := llm.NewOpenAI("nope", llm.Options{APIKey: "sk-test-refused", BaseURL: "http://user:pa55word@" + host + "/v1?key=q5ecret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openStore(t, backends[0])
+	var logs strings.Builder
+	a := newAgent(t, agent.Config{Store: db, Registry: newTools(t).reg, Provider: p, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	conv := newConversation(t, db)
+	r := &recorder{}
+	if err := a.Turn(context.Background(), store.Fence{}, conv, "hello?", r.emit); err != nil {
+		t.Fatal(err)
+	}
+	e := r.first("error")
+	msg, _ := e["message"].(string)
+	want := "http://" + host + "/v1/chat/completions"
+	if e["code"] != "MODEL_ERROR" || !strings.Contains(msg, "HTTP 404") || !strings.Contains(msg, "(model server "+want+")") {
+		t.Errorf("error %v: want MODEL_ERROR with the status and naming %s", e, want)
+	}
+	if !strings.Contains(logs.String(), "url="+want) {
+		t.Errorf("log %q: want url=%s", logs.String(), want)
+	}
+	for _, secret := range []string{"pa55word", "q5ecret", "sk-test-refused"} {
+		if strings.Contains(msg+logs.String(), secret) {
+			t.Errorf("%q leaked: error %q, log %q", secret, msg, logs.String())
+		}
+	}
+}

@@ -205,7 +205,7 @@ func (p *Anthropic) classify(ctx context.Context, err error) *Error {
 		if apiErr.Response != nil && status != 0 {
 			e.RetryAfter = retryAfter(apiErr.Response.Header)
 		}
-		return e
+		return e.at(apiErr.Request)
 	}
 	return classifyTransport(ctx, "anthropic", err)
 }

@@ -43,7 +43,12 @@ type Error struct {
 	RetryAfter time.Duration // the server's Retry-After, if it sent one
 	Status     int           // HTTP status, 0 when there was no HTTP answer
 	Provider   string        // "anthropic", "openai", "scripted"
-	Err        error         // the underlying error, for errors.Is/As; not shown by Error
+	// URL is the model server's address the call failed on (scheme, host
+	// and path: never user info or query, which may hold keys); "" when
+	// unknown. The message of a server that cannot be reached names it.
+	URL string
+	// Err is the underlying error, for errors.Is/As; not shown by Error.
+	Err error
 }
 
 func (e *Error) Error() string {
@@ -236,6 +241,7 @@ func classifyTransport(ctx context.Context, provider string, err error) *Error {
 		e.Code, e.Retryable = CodeNetwork, true
 		e.Message = "could not reach the model server or the connection dropped"
 		if where := safeURL(err); where != "" {
+			e.URL = where
 			e.Message += " (" + where + ")"
 		}
 	}
@@ -254,4 +260,16 @@ func safeURL(err error) string {
 		return ""
 	}
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
+// at records the model server a refused request went to, so that a person
+// (and the log) can tell a wrong base URL from a failing server. The
+// message leaves it out: the chat agent adds it where a person reads it.
+func (e *Error) at(req *http.Request) *Error {
+	if req == nil || req.URL == nil || req.URL.Host == "" || e.URL != "" {
+		return e
+	}
+	u := req.URL
+	e.URL = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	return e
 }

@@ -61,6 +61,11 @@ func TestHTTPErrorsAreClassified(t *testing.T) {
 				if !strings.Contains(e.Error(), tt.msgHas) {
 					t.Errorf("message %q does not contain %q", e.Error(), tt.msgHas)
 				}
+				// The server refused is known (the agent names it to the
+				// person), without a query.
+				if !strings.HasPrefix(e.URL, srv.URL+"/v1/") || strings.Contains(e.URL, "?") {
+					t.Errorf("URL = %q, want the request's URL on %s", e.URL, srv.URL)
+				}
 				for _, secret := range []string{testKey, openaiKey, "127.0.0.1"} {
 					if strings.Contains(e.Error(), secret) {
 						t.Errorf("message %q leaks %q", e.Error(), secret)

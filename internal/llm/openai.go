@@ -222,7 +222,7 @@ func (p *OpenAI) classify(ctx context.Context, err error) *Error {
 		if apiErr.Response != nil {
 			e.RetryAfter = retryAfter(apiErr.Response.Header)
 		}
-		return e
+		return e.at(apiErr.Request)
 	}
 	var se *ssestream.StreamError
 	if errors.As(err, &se) {
