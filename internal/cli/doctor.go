@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolport/toolport/internal/doctor"
 	"github.com/toolport/toolport/internal/mcphost"
+	"github.com/toolport/toolport/internal/musiccaps"
 	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/pack/opendata"
 	"github.com/toolport/toolport/internal/pack/websearch"
@@ -64,7 +65,37 @@ func recordingClient(env *Env, upstream string, hc *http.Client) *http.Client {
 // doctorChecks are the checks of env's configuration. Building them reads
 // every key, so env.Config.Secrets() lists them afterwards.
 func doctorChecks(env *Env) []doctor.Check {
-	return doctor.FromConfig(env.Config, doctor.Sources{DatabaseURL: databaseURL(env.Config), ScratchLibrary: scratchLibrary})
+	dsn := databaseURL(env.Config)
+	src := doctor.Sources{DatabaseURL: dsn, ScratchLibrary: scratchLibrary, StoreName: describeDSN(dsn)}
+	if dsn != "" {
+		src.Index = func(ctx context.Context) (doctor.IndexFacts, error) { return indexFacts(ctx, dsn) }
+	}
+	return doctor.FromConfig(env.Config, src)
+}
+
+// indexFacts opens the store for the doctor's store and index checks. A
+// SQLite file that does not exist yet is reported, not created.
+func indexFacts(ctx context.Context, dsn string) (doctor.IndexFacts, error) {
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && path != ":memory:" {
+			return doctor.IndexFacts{Engine: "sqlite", NotCreated: true}, nil
+		}
+	}
+	db, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		return doctor.IndexFacts{}, err
+	}
+	defer db.Close()
+	st, err := db.IndexStatus(ctx)
+	if err != nil {
+		return doctor.IndexFacts{}, err
+	}
+	demo, err := db.CountIndexPrefix(ctx, musiccaps.ISRCPrefix)
+	if err != nil {
+		return doctor.IndexFacts{}, err
+	}
+	return doctor.IndexFacts{Engine: db.Engine(), Tracks: st.Total, Demo: demo, Embedder: st.Embedder}, nil
 }
 
 // mcpServerChecks are a check per MCP server the credentials file

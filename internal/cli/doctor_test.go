@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -55,7 +56,7 @@ func TestDoctorLinesAndExitStatus(t *testing.T) {
 		t.Errorf("exit %d, want %d: the keyless defaults fail", code, cli.ExitFailure)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 14 {
+	if len(lines) != 16 {
 		t.Fatalf("want one line per upstream and a summary, got:\n%s", out)
 	}
 	for _, want := range []string{"brave", "not configured", "no API key — fix: set BRAVE_API_KEY"} {
@@ -66,8 +67,8 @@ func TestDoctorLinesAndExitStatus(t *testing.T) {
 	if !strings.Contains(out, "ckan") || !strings.Contains(out, "failing") || !strings.Contains(out, "unreachable: cannot connect") {
 		t.Errorf("output:\n%s", out)
 	}
-	if lines[13] != "3 configured upstreams are failing" {
-		t.Errorf("summary %q", lines[13])
+	if lines[15] != "3 configured upstreams are failing" {
+		t.Errorf("summary %q", lines[15])
 	}
 }
 
@@ -79,7 +80,7 @@ func TestDoctorJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	if code != cli.ExitFailure || rep.OK || len(rep.Results) != 13 {
+	if code != cli.ExitFailure || rep.OK || len(rep.Results) != 15 {
 		t.Fatalf("exit %d, report %+v", code, rep)
 	}
 	for _, r := range rep.Results {
@@ -257,5 +258,53 @@ func TestDoctorOfflineProcess(t *testing.T) {
 	}
 	if !strings.Contains(lines["ckan"], "https://data.gov.il/api/3") || !strings.Contains(lines["lrclib"], "https://lrclib.net") {
 		t.Errorf("the fixes should name the default addresses:\n%s", r.Stdout)
+	}
+}
+
+// TestDoctorReportsStoreAndIndex: the doctor names the store and counts the
+// track index by source, without creating a store that is not there yet.
+func TestDoctorReportsStoreAndIndex(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "toolport.db")
+	vars := keyless(closedURL(t))
+	vars["TOOLPORT_DATABASE_URL"] = dbPath
+	results := func() map[string]doctor.Result {
+		t.Helper()
+		_, out, _ := runEnv(t, vars, "", false, "doctor", "--json", "--timeout", "2s")
+		var rep doctor.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		got := map[string]doctor.Result{}
+		for _, r := range rep.Results {
+			got[r.Name] = r
+		}
+		return got
+	}
+	got := results()
+	if r := got["store"]; r.Status != doctor.OK || !strings.Contains(r.Detail, "not created yet") || r.Endpoint != dbPath {
+		t.Errorf("store before any command: %+v", r)
+	}
+	if r := got["index"]; r.Status != doctor.OK || !strings.HasPrefix(r.Detail, "empty: ") || !strings.Contains(r.Detail, "toolport index add --demo") {
+		t.Errorf("index before any command: %+v", r)
+	}
+	if _, err := os.Stat(dbPath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the doctor created the store (%v)", err)
+	}
+	// One demo track (its ISRC is the demo set's) and one of the user's.
+	tracks := filepath.Join(dir, "tracks.jsonl")
+	if err := os.WriteFile(tracks, []byte(`{"isrc":"QZMCP2300001","title":"MusicCaps clip","artist":"MusicCaps","interpretation":"a sad ballad"}`+"\n"+
+		`{"isrc":"USRC17607839","title":"Own song","artist":"Someone","interpretation":"a happy song"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runEnv(t, vars, "", false, "index", "add", "--quiet", tracks); code != cli.ExitOK {
+		t.Fatalf("index add: %d %s %s", code, out, errOut)
+	}
+	got = results()
+	if r := got["store"]; r.Status != doctor.OK || r.Detail != "sqlite answers" {
+		t.Errorf("store: %+v", r)
+	}
+	if r := got["index"]; r.Status != doctor.OK || !strings.HasPrefix(r.Detail, "2 tracks: 1 MusicCaps demo tracks and 1 of your own; embedded by ") {
+		t.Errorf("index: %+v", r)
 	}
 }

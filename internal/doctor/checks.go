@@ -41,6 +41,23 @@ type Sources struct {
 	// user's must not be read) and returns how to close it. The doctor
 	// opens no store itself; nil fails that check saying so.
 	ScratchLibrary func(ctx context.Context) (music.Store, func() error, error)
+	// StoreName names the store as shown (a path, or a URL without its
+	// password).
+	StoreName string
+	// Index reads the store's track index for the store and index checks;
+	// nil fails them saying so.
+	Index func(ctx context.Context) (IndexFacts, error)
+}
+
+// IndexFacts is what the store and index checks report.
+type IndexFacts struct {
+	Engine   string // "sqlite" or "postgres"
+	Tracks   int    // records in the track index
+	Demo     int    // of which the built-in MusicCaps demo tracks
+	Embedder string // the most common embedding's embedder, "" when none
+	// NotCreated: the SQLite file does not exist yet (every command makes
+	// it on first use); the doctor does not create it.
+	NotCreated bool
 }
 
 // Environment variables of the upstreams whose clients other parts of
@@ -65,8 +82,67 @@ const (
 func FromConfig(c *config.Config, src Sources) []Check {
 	return []Check{
 		braveCheck(c), googleCheck(c, src.Now), searxngCheck(c), ckanCheck(c), tidalCheck(c, src.ScratchLibrary), lrclibCheck(c), reccoCheck(c),
-		modelCheck(c), embeddingsCheck(c), postgresCheck(src.DatabaseURL), weaviateCheck(c), redisCheck(c), tracesCheck(c),
+		modelCheck(c), embeddingsCheck(c), storeCheck(src), indexCheck(src), postgresCheck(src.DatabaseURL), weaviateCheck(c), redisCheck(c), tracesCheck(c),
 	}
+}
+
+// storeCheck reports the store every command uses: which engine, where.
+func storeCheck(src Sources) Check {
+	return Check{Name: "store", Title: "Store (conversations, library, index)", Endpoint: src.StoreName, Configured: src.Index != nil,
+		Missing: "no store location", Fix: "set TOOLPORT_DATABASE_URL (or database.url), or HOME",
+		Run: func(ctx context.Context, _ *http.Client) (string, error) {
+			f, err := readIndex(ctx, src)
+			if err != nil {
+				return "", err
+			}
+			if f.NotCreated {
+				return f.Engine + ": not created yet (the first command that needs it makes it)", nil
+			}
+			return f.Engine + " answers", nil
+		}}
+}
+
+// indexCheck reports the music track index semanticSearch reads: how many
+// tracks, and where they came from. An empty index is no fault, but the
+// detail says how to fill it.
+func indexCheck(src Sources) Check {
+	return Check{Name: "index", Title: "Music track index", Endpoint: src.StoreName, Configured: src.Index != nil,
+		Missing: "no store location", Fix: "set TOOLPORT_DATABASE_URL (or database.url), or HOME",
+		Run: func(ctx context.Context, _ *http.Client) (string, error) {
+			f, err := readIndex(ctx, src)
+			if err != nil {
+				return "", err
+			}
+			return indexDetail(f), nil
+		}}
+}
+
+func indexDetail(f IndexFacts) string {
+	if f.Tracks == 0 {
+		return "empty: semanticSearch finds nothing until tracks are loaded; load the 5,521 demo tracks with " +
+			"`toolport index add --demo` (or from the page), or your own with `toolport index add FILE.jsonl`"
+	}
+	var source string
+	switch {
+	case f.Demo == f.Tracks:
+		source = "the MusicCaps demo tracks"
+	case f.Demo == 0:
+		source = "your own tracks"
+	default:
+		source = fmt.Sprintf("%d MusicCaps demo tracks and %d of your own", f.Demo, f.Tracks-f.Demo)
+	}
+	d := fmt.Sprintf("%d tracks: %s", f.Tracks, source)
+	if f.Embedder != "" {
+		d += "; embedded by " + f.Embedder
+	}
+	return d
+}
+
+func readIndex(ctx context.Context, src Sources) (IndexFacts, error) {
+	if src.Index == nil {
+		return IndexFacts{}, errors.New("no store to read")
+	}
+	return src.Index(ctx)
 }
 
 // callTool runs one tool once through a registry of its own, which

@@ -634,3 +634,51 @@ func TestGoogleEndIsReported(t *testing.T) {
 		t.Errorf("unconfigured after the end: %+v", r)
 	}
 }
+
+// TestStoreAndIndex: the doctor reports the store and the track index (how
+// many tracks, and whether they are the demo set or the user's), an empty
+// index saying how to fill it; a store that cannot be read fails both
+// with a fix.
+func TestStoreAndIndex(t *testing.T) {
+	c := newConfig(t, map[string]string{})
+	for _, tt := range []struct {
+		name        string
+		facts       IndexFacts
+		err         error
+		store, idx  string
+		wantFailing bool
+	}{
+		{"empty", IndexFacts{Engine: "sqlite"}, nil, "sqlite answers", "empty: semanticSearch finds nothing until tracks are loaded; load the 5,521 demo tracks with `toolport index add --demo`", false},
+		{"demo", IndexFacts{Engine: "sqlite", Tracks: 5521, Demo: 5521, Embedder: "hash-v1"}, nil, "sqlite answers", "5521 tracks: the MusicCaps demo tracks; embedded by hash-v1", false},
+		{"own", IndexFacts{Engine: "postgres", Tracks: 12, Embedder: "openai:m"}, nil, "postgres answers", "12 tracks: your own tracks; embedded by openai:m", false},
+		{"mixed", IndexFacts{Engine: "sqlite", Tracks: 5531, Demo: 5521}, nil, "sqlite answers", "5531 tracks: 5521 MusicCaps demo tracks and 10 of your own", false},
+		{"unreadable", IndexFacts{}, errors.New("unable to open database file"), "", "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := Sources{StoreName: "/home/u/.local/share/toolport/toolport.db",
+				Index: func(context.Context) (IndexFacts, error) { return tt.facts, tt.err }}
+			st, idx := only(t, c, src, "store", Options{}), only(t, c, src, "index", Options{})
+			if tt.wantFailing {
+				if st.Status != Failing || st.Fix == "" || idx.Status != Failing {
+					t.Errorf("store %+v, index %+v; want both failing, the store with a fix", st, idx)
+				}
+				return
+			}
+			if st.Status != OK || st.Detail != tt.store || st.Endpoint != src.StoreName || st.Optional {
+				t.Errorf("store = %+v, want ok %q at %s", st, tt.store, src.StoreName)
+			}
+			if idx.Status != OK || !strings.HasPrefix(idx.Detail, tt.idx) {
+				t.Errorf("index = %+v, want ok %q", idx, tt.idx)
+			}
+		})
+	}
+	// Without a store location (no HOME), the checks say so rather than pass.
+	if r := only(t, c, Sources{}, "index", Options{}); r.Status != NotConfigured || r.Detail != "no store location" || r.Fix == "" {
+		t.Errorf("index without a store = %+v", r)
+	}
+	// A store not made yet is no fault: the first command makes it.
+	src := Sources{Index: func(context.Context) (IndexFacts, error) { return IndexFacts{Engine: "sqlite", NotCreated: true}, nil }}
+	if r := only(t, c, src, "store", Options{}); r.Status != OK || !strings.Contains(r.Detail, "not created yet") {
+		t.Errorf("store not created = %+v", r)
+	}
+}

@@ -504,6 +504,17 @@ func (db *DB) IndexStatus(ctx context.Context) (store.IndexStatus, error) {
 	return st, nil
 }
 
+// CountIndexPrefix counts the records whose ISRC starts with prefix (the
+// demo set's registrant code: how much of the index is the demo).
+func (db *DB) CountIndexPrefix(ctx context.Context, prefix string) (int, error) {
+	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM track_index WHERE substr(isrc, 1, $2) = $1`,
+		prefix, len(prefix)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count index: %w", err)
+	}
+	return n, nil
+}
+
 // DeleteIndex removes the records with the given ISRCs and reports how many
 // went.
 func (db *DB) DeleteIndex(ctx context.Context, isrcs []string) (int, error) {

@@ -394,3 +394,23 @@ func TestUpsertIndexSameISRCTwiceInABatch(t *testing.T) {
 		}
 	})
 }
+
+// TestCountIndexPrefix counts the records of one registrant (the demo
+// set's), on both engines; a prefix's LIKE wildcards are plain text.
+func TestCountIndexPrefix(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		var recs []store.IndexRecord
+		for i, isrc := range []string{"QZMCP2300001", "QZMCP2300002", "USRC17607839", "QZMCQ2300001"} {
+			recs = append(recs, store.IndexRecord{ISRC: isrc, Title: "t", Embedding: testVector(i, 8), Embedder: "e"})
+		}
+		if err := db.UpsertIndex(ctx, recs); err != nil {
+			t.Fatal(err)
+		}
+		for prefix, want := range map[string]int{"QZMCP23": 2, "QZMC": 3, "US": 1, "QZMCP2%": 0, "": 4} {
+			if n, err := db.CountIndexPrefix(ctx, prefix); err != nil || n != want {
+				t.Errorf("CountIndexPrefix(%q) = %d, %v; want %d", prefix, n, err, want)
+			}
+		}
+	})
+}
