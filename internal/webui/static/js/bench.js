@@ -10,7 +10,7 @@ import { APIError } from './api.js';
 import { ToolCard, toolLabel } from './cards.js';
 import { partFromResult } from './model.js';
 import { h, clear, icon, str, num, arr, obj, formatDuration } from './dom.js';
-import { t as tr } from './i18n.js';
+import { t as tr, formatNumber } from './i18n.js';
 
 // Bounds on what a schema can make the page build.
 const MAX_TOOLS = 200;
@@ -288,11 +288,85 @@ export class Bench {
     this.list = h('div', { class: 'bench-tools', role: 'navigation', 'aria-label': tr('toolsByPack') });
     this.panel = h('div', { class: 'bench-panel', id: 'bench-panel' });
     this.status = h('p', { class: 'muted bench-status' }, tr('loadingTools'));
+    // What the model can use, and why the rest is withheld (issue 27: a
+    // first run should see which tools work without keys).
+    this.offeredLine = h('div', { class: 'bench-offered', id: 'bench-offered' });
+    // The music index: empty on a first run, with the demo tracks to load.
+    this.indexBox = h('div', { class: 'bench-index', id: 'bench-index', role: 'status', 'aria-live': 'polite' });
+    this.indexBox.hidden = true;
+    this.indexPoll = null;
     clear(root).append(
       h('div', { class: 'bench-head' },
         h('h2', { class: 'bench-title', id: 'bench-title', tabindex: '-1' }, tr('benchTitle')),
-        h('p', { class: 'bench-intro' }, tr('benchIntro'))),
+        h('p', { class: 'bench-intro' }, tr('benchIntro')),
+        this.offeredLine, this.indexBox),
       this.status, this.list, this.panel);
+  }
+
+  /** renderOffered says which tools the model is offered and why others are not. */
+  renderOffered() {
+    const offered = this.tools.filter((t) => t.offered !== false);
+    const withheld = this.tools.filter((t) => t.offered === false);
+    clear(this.offeredLine).append(
+      h('p', { class: 'bench-offered-yes' }, offered.length
+        ? tr('modelToolsLine', { n: formatNumber(offered.length), names: offered.map((t) => t.name).join(', ') })
+        : tr('modelNoTools')),
+      withheld.length ? h('p', { class: 'bench-offered-no muted', dir: 'auto' }, tr('modelToolsWithheld', {
+        n: formatNumber(withheld.length),
+        list: withheld.map((t) => str(t.unavailable) ? `${t.name} (${str(t.unavailable)})` : t.name).join('; '),
+      })) : null);
+  }
+
+  /** loadIndex shows the music index's size, offering the demo tracks when it is empty. */
+  async loadIndex() {
+    if (!this.tools.some((t) => t.name === 'semanticSearch')) return;
+    let st;
+    try {
+      st = await this.api.json('/api/index/demo');
+    } catch {
+      return; // a server without a music index: nothing to offer
+    }
+    this.renderIndex(st);
+  }
+
+  renderIndex(st) {
+    const box = this.indexBox;
+    box.hidden = false;
+    const job = obj(st && st.job);
+    const tracks = num(st && st.tracks) || 0;
+    const demo = num(st && st.demoTracks) || 0;
+    box.dataset.tracks = String(tracks);
+    box.dataset.state = job ? str(job.status) : (tracks ? 'filled' : 'empty');
+    if (job && job.status === 'running') {
+      const read = num(job.read) || 0;
+      const total = num(job.total) || demo;
+      clear(box).append(
+        h('p', { class: 'bench-index-text' }, tr('indexLoading', { read: formatNumber(read), total: formatNumber(total) })),
+        h('progress', { class: 'bench-index-progress', max: String(total), value: String(read), 'aria-label': tr('indexLoadingLabel') }));
+      clearTimeout(this.indexPoll);
+      this.indexPoll = setTimeout(() => this.loadIndex(), 400);
+      return;
+    }
+    if (job && job.status === 'succeeded') {
+      clear(box).append(h('p', { class: 'bench-index-text' }, tr('indexLoaded', { added: formatNumber(num(job.added) || 0), n: formatNumber(tracks) })));
+      return;
+    }
+    const failed = job && job.status === 'failed' ? h('p', { class: 'inline-error', role: 'alert' }, tr('indexLoadFailed') + ' ', h('span', { dir: 'auto' }, str(job.error))) : null;
+    if (tracks > 0) {
+      clear(box).append(...[failed, h('p', { class: 'bench-index-text' }, tr('indexCount', { n: formatNumber(tracks) }))].filter(Boolean));
+      return;
+    }
+    const load = h('button', { type: 'button', class: 'btn btn-primary bench-index-load', id: 'bench-load-demo' }, tr('indexLoadDemo', { n: formatNumber(demo) }));
+    load.addEventListener('click', async () => {
+      load.disabled = true;
+      try {
+        this.renderIndex(await this.api.json('/api/index/demo', { method: 'POST' }));
+      } catch (err) {
+        load.disabled = false;
+        clear(box).append(h('p', { class: 'inline-error', role: 'alert' }, tr('indexLoadFailed') + ' ', h('span', { dir: 'auto' }, err && err.message ? err.message : String(err))), load);
+      }
+    });
+    clear(box).append(...[failed, h('p', { class: 'bench-index-text' }, tr('indexEmpty')), load].filter(Boolean));
   }
 
   /** load fetches the definitions once; later calls reuse them. */
@@ -312,6 +386,8 @@ export class Bench {
   }
 
   renderList() {
+    this.renderOffered();
+    this.loadIndex();
     clear(this.list);
     this.status.hidden = this.tools.length > 0;
     if (this.tools.length === 0) this.status.textContent = tr('noTools');

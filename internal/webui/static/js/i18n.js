@@ -250,6 +250,17 @@ const STRINGS = {
     'setupConnected': 'connected, {n} tools',
     'setupDown': 'not reachable',
     'setupNextStart': 'at the next start',
+    // First run: the tools the model has, and the demo tracks (issue 27).
+    'modelToolsLine': 'The model can use {n} tools: {names}.',
+    'modelNoTools': 'The model can use no tools.',
+    'modelToolsWithheld': 'Not offered to the model ({n}): {list}.',
+    'indexEmpty': 'The music index is empty, so music search finds nothing yet.',
+    'indexLoadDemo': 'Load the {n} demo tracks',
+    'indexLoading': 'Loading the demo tracks: {read} of {total}…',
+    'indexLoadingLabel': 'Demo tracks loaded',
+    'indexCount': 'The music index holds {n} tracks.',
+    'indexLoaded': 'Demo tracks loaded: {added} new. The music index holds {n} tracks.',
+    'indexLoadFailed': 'The demo tracks could not be loaded:',
   },
   he: {
     'skip': 'דילוג לתיבת ההודעה',
@@ -492,6 +503,17 @@ const STRINGS = {
     'setupConnected': 'מחובר, {n} כלים',
     'setupDown': 'לא זמין',
     'setupNextStart': 'בהפעלה הבאה',
+    // First run: the tools the model has, and the demo tracks (issue 27).
+    'modelToolsLine': 'המודל יכול להשתמש ב־{n} כלים: {names}.',
+    'modelNoTools': 'המודל אינו יכול להשתמש בשום כלי.',
+    'modelToolsWithheld': 'לא מוצעים למודל ({n}): {list}.',
+    'indexEmpty': 'אינדקס המוזיקה ריק, ולכן חיפוש המוזיקה עוד לא מוצא דבר.',
+    'indexLoadDemo': 'טעינת {n} רצועות ההדגמה',
+    'indexLoading': 'טוען את רצועות ההדגמה: {read} מתוך {total}…',
+    'indexLoadingLabel': 'רצועות הדגמה שנטענו',
+    'indexCount': 'אינדקס המוזיקה מכיל {n} רצועות.',
+    'indexLoaded': 'רצועות ההדגמה נטענו: {added} חדשות. אינדקס המוזיקה מכיל {n} רצועות.',
+    'indexLoadFailed': 'לא ניתן היה לטעון את רצועות ההדגמה:',
   },
 };
 
