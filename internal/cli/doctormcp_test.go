@@ -23,15 +23,20 @@ type pingOut struct {
 
 func (o pingOut) Summary() string { return o.Text }
 
-// The doctor has a line per MCP server the credentials file attaches:
-// connected with its tool count, or the error.
-func TestDoctorChecksAttachedMCPServers(t *testing.T) {
+// pingServer serves on loopback an MCP server (Toolport's own handler) with
+// the read-only tool "ping" and, withPong, "pong", which is not; both answer
+// with their input. It returns the server's URL and closes at the test's
+// cleanup: after what the test starts later (cleanups run last first), such
+// as a serve whose session holds a connection to it.
+func pingServer(t *testing.T, withPong bool) string {
+	t.Helper()
 	reg := tool.NewRegistry()
 	ping := func(_ context.Context, in pingIn) (pingOut, error) { return pingOut(in), nil }
-	if err := reg.Register(
-		tool.Must(tool.New(tool.Spec{Name: "ping", Description: "Answers.", Annotations: tool.Annotations{ReadOnly: true}}, ping)),
-		tool.Must(tool.New(tool.Spec{Name: "pong", Description: "Answers too."}, ping)),
-	); err != nil {
+	tools := []*tool.Tool{tool.Must(tool.New(tool.Spec{Name: "ping", Description: "Answers.", Annotations: tool.Annotations{ReadOnly: true}}, ping))}
+	if withPong {
+		tools = append(tools, tool.Must(tool.New(tool.Spec{Name: "pong", Description: "Answers too."}, ping)))
+	}
+	if err := reg.Register(tools...); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := mcpserver.New(reg, mcpserver.Options{})
@@ -39,12 +44,18 @@ func TestDoctorChecksAttachedMCPServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := httptest.NewServer(mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{}))
-	defer up.Close()
+	t.Cleanup(up.Close)
+	return up.URL
+}
 
+// The doctor has a line per MCP server the credentials file attaches:
+// connected with its tool count, or the error.
+func TestDoctorChecksAttachedMCPServers(t *testing.T) {
+	up := pingServer(t, true)
 	home := t.TempDir()
 	creds := filepath.Join(home, "credentials.json")
 	body, _ := json.Marshal(map[string]any{"mcp": map[string]any{"servers": map[string]any{
-		"up":   map[string]any{"url": up.URL},
+		"up":   map[string]any{"url": up},
 		"down": map[string]any{"url": closedURL(t)},
 	}}})
 	if err := os.WriteFile(creds, body, 0o600); err != nil {
@@ -75,21 +86,10 @@ func TestDoctorChecksAttachedMCPServers(t *testing.T) {
 // `toolport serve` attaches the MCP servers of the credentials file beside
 // the tools --packs selects: the bench lists them with their server.
 func TestServeAttachesCredentialsFileMCPServers(t *testing.T) {
-	reg := tool.NewRegistry()
-	ping := func(_ context.Context, in pingIn) (pingOut, error) { return pingOut(in), nil }
-	if err := reg.Register(tool.Must(tool.New(tool.Spec{Name: "ping", Description: "Answers.",
-		Annotations: tool.Annotations{ReadOnly: true}}, ping))); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mcpserver.New(reg, mcpserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := httptest.NewServer(mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{}))
-	t.Cleanup(up.Close) // after serve stops (cleanups run last first): its session holds a connection
+	up := pingServer(t, false) // closed after serve stops: its session holds a connection
 	home := t.TempDir()
 	creds := filepath.Join(home, "credentials.json")
-	body, _ := json.Marshal(map[string]any{"mcp": map[string]any{"servers": map[string]any{"up": map[string]any{"url": up.URL}}}})
+	body, _ := json.Marshal(map[string]any{"mcp": map[string]any{"servers": map[string]any{"up": map[string]any{"url": up}}}})
 	if err := os.WriteFile(creds, body, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,9 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolport/toolport/internal/mcpserver"
 	"github.com/toolport/toolport/internal/server/servertest"
-	"github.com/toolport/toolport/tool"
 )
 
 // send sends a JSON request to the settings API and returns the status and
@@ -233,18 +230,7 @@ func TestSettingsAddAModelAndChat(t *testing.T) {
 // An MCP server attached from the page: its tools join /api/tools and the
 // model's offer at once, and leave when it is detached.
 func TestSettingsAttachAnMCPServer(t *testing.T) {
-	reg := tool.NewRegistry()
-	ping := func(_ context.Context, in pingIn) (pingOut, error) { return pingOut(in), nil }
-	if err := reg.Register(tool.Must(tool.New(tool.Spec{Name: "ping", Description: "Answers.",
-		Annotations: tool.Annotations{ReadOnly: true}}, ping))); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mcpserver.New(reg, mcpserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := httptest.NewServer(mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{}))
-	t.Cleanup(up.Close)
+	up := pingServer(t, false)
 	home := t.TempDir()
 	creds := filepath.Join(home, "c.json")
 	if err := os.WriteFile(creds, []byte("{}"), 0o600); err != nil {
@@ -252,7 +238,7 @@ func TestSettingsAttachAnMCPServer(t *testing.T) {
 	}
 	base, _, _ := startServe(t, map[string]string{"HOME": home, "TOOLPORT_CREDENTIALS": creds}, "--packs", "web")
 
-	code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"up","url":"`+up.URL+`","token":"mcp-token-secret-123456"}`)
+	code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"up","url":"`+up+`","token":"mcp-token-secret-123456"}`)
 	if code != 200 || strings.Contains(body, "mcp-token-secret") || !strings.Contains(body, `"tokenSet":true`) {
 		t.Fatalf("attach: %d %s", code, body)
 	}
@@ -283,7 +269,7 @@ func TestSettingsAttachAnMCPServer(t *testing.T) {
 	if !strings.Contains(string(raw), `"up"`) {
 		t.Errorf("the server is not kept in the credentials file: %s", raw)
 	}
-	if code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"up","url":"`+up.URL+`"}`); code != 400 {
+	if code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"up","url":"`+up+`"}`); code != 400 {
 		t.Errorf("attaching a second up: %d %s", code, body)
 	}
 	if code, body := send(t, "DELETE", base+"/api/settings/mcp/up", ""); code != 200 {

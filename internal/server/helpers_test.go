@@ -20,6 +20,7 @@ import (
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/internal/store/sqlstore"
+	"github.com/toolport/toolport/internal/turn"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -88,6 +89,12 @@ type envOptions struct {
 	offerAll bool
 	// mcpServers are server.Wiring.MCPServers.
 	mcpServers []mcphost.Server
+	// toolsChanged is server.Wiring.MCPHost.OnChange: called after an
+	// attached server's tools were put in the registry and the model's
+	// offer follows them.
+	toolsChanged func(server string)
+	// clock is server.Config.TurnClock (nil: the system clock).
+	clock turn.Clock
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -120,12 +127,14 @@ func newEnv(t testing.TB, o envOptions) *env {
 	cfg := server.Config{
 		Store: db, Registry: reg, Token: o.token, Version: "test",
 		HeartbeatInterval: o.heartbeat, MaxBodyBytes: o.maxBody,
-		Web: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") }),
+		Web:       http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the page") }),
+		TurnClock: o.clock,
 	}
 	if o.config != nil {
 		o.config(&cfg)
 	}
-	parts, err := server.Wire(cfg, server.Wiring{Agent: acfg, OfferUnconfigured: o.offerAll, MCPServers: o.mcpServers})
+	parts, err := server.Wire(cfg, server.Wiring{Agent: acfg, OfferUnconfigured: o.offerAll, MCPServers: o.mcpServers,
+		MCPHost: mcphost.Options{OnChange: o.toolsChanged}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,29 +300,43 @@ func readStream(t testing.TB, res *http.Response, onEvent func(map[string]any) b
 	return s
 }
 
-// waitFor polls cond until it holds, failing the test after a generous bound
-// (this is a deadlock guard, not a timing assertion).
-func waitFor(t testing.TB, what string, cond func() bool) {
+// waitForProcess asks cond until it holds, failing the test after a
+// generous bound (a deadlock guard, not a timing assertion). It is for
+// state outside this process, seen only by asking: a replica running as
+// another process, the server's sockets in /proc, the PostgreSQL server
+// taking a LISTEN session. Waits on this process's own work use its events
+// instead (the server's WaitTurns and WaitStreams, a turntest.Clock's
+// Advance, the MCP host's OnChange).
+func waitForProcess(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	if !poll(20*time.Second, cond) {
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
 
-// poll asks cond every few milliseconds until it holds or bound has passed,
-// and reports whether it held. It is the one place these tests poll: for
-// state of another process (a replica, the server's sockets in /proc), seen
-// only by asking, and for background work of a server in this process that
-// has no event to wait on (a lease lapsing, the sweeper's next pass).
+// poll asks cond every few milliseconds until it holds or bound has
+// passed, and reports whether it held; see waitForProcess for what it may
+// wait on.
 func poll(bound time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(bound)
 	for !cond() {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // another process: nothing to wait on but asking again
 	}
 	return true
+}
+
+// waitTurns waits until no turn runs on e: each one's end and answer are
+// in the store.
+func (e *env) waitTurns(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if !e.srv.WaitTurns(ctx) {
+		t.Fatal("timed out waiting for the server's turns to end")
+	}
 }
 
 var _ sync.Locker

@@ -13,6 +13,7 @@ import (
 	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/store/storetest"
+	"github.com/toolport/toolport/internal/turn/turntest"
 )
 
 // crashingStore is a replica's store that refuses the answer's saves once
@@ -93,16 +94,17 @@ func TestLostTurnKeepsItsStreamedAnswer(t *testing.T) {
 	eachEngine(t, func(t *testing.T, engine string) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				const lease = 300 * time.Millisecond
+				const lease = time.Minute
+				clock := turntest.NewClock(time.Now())
 				dsn := storetest.DSN(t, engine)
 				model := servertest.NewModelServer(t, turns...)
 				crash := &crashingStore{}
-				a := newEnv(t, envOptions{dsn: dsn, model: model, config: func(c *server.Config) {
+				a := newEnv(t, envOptions{dsn: dsn, model: model, clock: clock, config: func(c *server.Config) {
 					c.TurnLease = lease
 					crash.Store = c.Store
 					c.Store = crash
 				}})
-				ob := envOptions{dsn: dsn, model: model, config: func(c *server.Config) { c.TurnLease = lease }}
+				ob := envOptions{dsn: dsn, model: model, clock: clock, config: func(c *server.Config) { c.TurnLease = lease }}
 				if engine == storetest.SQLite {
 					ob.db = a.db
 				}
@@ -145,13 +147,24 @@ func TestLostTurnKeepsItsStreamedAnswer(t *testing.T) {
 					a.db.Close()
 				}
 				a.srv.Kill()
-				<-done
 
-				// b's sweeper takes the turn over once its lease lapses.
-				waitFor(t, "the lost turn to be closed", func() bool {
-					tr, err := b.db.GetTurn(context.Background(), running.ID)
-					return err == nil && tr.State == store.TurnIncomplete
-				})
+				// b's sweeper takes the turn over once its lease lapses: its
+				// passes run inside Advance, the one at 1.5 leases the first
+				// after the lapse.
+				clock.Advance(lease / 2)
+				if tr, err := b.db.GetTurn(context.Background(), running.ID); err != nil || tr.State != store.TurnRunning {
+					t.Fatalf("the turn before its lease lapsed = %+v, %v; want running", tr, err)
+				}
+				clock.Advance(lease)
+				if tr, err := b.db.GetTurn(context.Background(), running.ID); err != nil || tr.State != store.TurnIncomplete {
+					t.Fatalf("the lost turn after the sweeper's pass = %+v, %v; want incomplete", tr, err)
+				}
+				// The dead replica's stream ends once the turn is closed.
+				select {
+				case <-done:
+				case <-time.After(20 * time.Second):
+					t.Fatal("the dead replica's stream did not end after the turn was closed")
+				}
 				c, err := b.db.GetConversation(context.Background(), conv)
 				if err != nil || len(c.Messages) != 2 {
 					t.Fatalf("messages = %+v, %v", c.Messages, err)

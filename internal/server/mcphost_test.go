@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -175,7 +176,14 @@ func TestAttachedMCPServerInAChat(t *testing.T) {
 // model's next call, the bench, and /mcp's sessions as tools/list_changed.
 func TestAttachedServerListChangedReachesModelAndMCPSessions(t *testing.T) {
 	notes := newNotesServer(t)
-	e := newEnv(t, envOptions{mcpServers: []mcphost.Server{{Name: "notes", URL: notes.ts.URL}}})
+	offerChanged := make(chan struct{}, 8)
+	e := newEnv(t, envOptions{mcpServers: []mcphost.Server{{Name: "notes", URL: notes.ts.URL}},
+		toolsChanged: func(string) {
+			select {
+			case offerChanged <- struct{}{}:
+			default: // one pending is enough to look again
+			}
+		}})
 
 	listChanged := make(chan struct{}, 8)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
@@ -198,13 +206,21 @@ func TestAttachedServerListChangedReachesModelAndMCPSessions(t *testing.T) {
 	case <-t.Context().Done():
 		t.Fatal("no tools/list_changed on /mcp")
 	}
-	waitFor(t, "notes__archive offered to the model", func() bool {
+	// The host's OnChange follows each re-listing of the server's tools,
+	// after the model's offer followed them.
+	bound := time.After(20 * time.Second) // a deadlock guard, not a timing assertion
+	for offered := false; !offered; {
+		select {
+		case <-offerChanged:
+		case <-bound:
+			t.Fatal("notes__archive never offered to the model")
+		}
 		code, body := e.do(t, "GET", "/api/info", "")
 		var info struct {
 			OfferedTools []string `json:"offeredTools"`
 		}
-		return code == http.StatusOK && json.Unmarshal(body, &info) == nil && slices.Contains(info.OfferedTools, "notes__archive")
-	})
+		offered = code == http.StatusOK && json.Unmarshal(body, &info) == nil && slices.Contains(info.OfferedTools, "notes__archive")
+	}
 	res, err := session.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func TestServeReplicasProcesses(t *testing.T) {
 		return true
 	})
 	var s *stream
-	waitFor(t, "the killed process's lease to lapse", func() bool {
+	waitForProcess(t, "the killed process's lease to lapse", func() bool {
 		s = b.chat(t, context.Background(), conv2, "quick one", nil)
 		if s.status != http.StatusOK && s.status != http.StatusConflict {
 			t.Fatalf("turn on the surviving process = %d %s", s.status, s.raw)

@@ -17,6 +17,8 @@ import (
 	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/store/storetest"
+	"github.com/toolport/toolport/internal/turn"
+	"github.com/toolport/toolport/internal/turn/turntest"
 )
 
 // replicas starts two chat servers sharing one store and one scripted model,
@@ -25,11 +27,18 @@ import (
 // SQLite is one process's store, so they share the handle.
 func replicas(t *testing.T, engine string, lease time.Duration, turns ...servertest.Turn) (a, b *env) {
 	t.Helper()
+	return replicasOn(t, engine, lease, nil, turns...)
+}
+
+// replicasOn is replicas on clock, the lease clock both replicas share
+// (nil: the system clock).
+func replicasOn(t *testing.T, engine string, lease time.Duration, clock turn.Clock, turns ...servertest.Turn) (a, b *env) {
+	t.Helper()
 	dsn := storetest.DSN(t, engine)
 	model := servertest.NewModelServer(t, turns...)
 	cfg := func(c *server.Config) { c.TurnLease = lease }
-	a = newEnv(t, envOptions{dsn: dsn, model: model, config: cfg})
-	ob := envOptions{dsn: dsn, model: model, config: cfg}
+	a = newEnv(t, envOptions{dsn: dsn, model: model, config: cfg, clock: clock})
+	ob := envOptions{dsn: dsn, model: model, config: cfg, clock: clock}
 	if engine == storetest.SQLite {
 		ob.db = a.db
 	}
@@ -102,13 +111,12 @@ func startSlowTurn(t *testing.T, e *env, conv string) (string, <-chan *stream) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the slow turn never started")
 	}
-	var tid string
-	waitFor(t, "the running turn", func() bool {
-		tr, err := e.db.RunningTurn(context.Background(), conv)
-		tid = tr.ID
-		return err == nil
-	})
-	return tid, done
+	// The claim is committed before the turn's first event is streamed.
+	tr, err := e.db.RunningTurn(context.Background(), conv)
+	if err != nil {
+		t.Fatalf("the slow turn streams but does not run: %v", err)
+	}
+	return tr.ID, done
 }
 
 var slowTurn = servertest.Turn{Match: "slow", Events: []servertest.Event{servertest.Text("Working"), servertest.Pause(time.Hour)}}
@@ -141,10 +149,10 @@ func TestSecondTurnOnAnotherReplicaConflictsAndStopCrossesReplicas(t *testing.T)
 		if end := s.first("message_end"); end == nil || end["stopReason"] != "canceled" {
 			t.Errorf("stopped stream = %s", s.raw)
 		}
-		waitFor(t, "the turn to end", func() bool {
-			tr, err := a.db.GetTurn(context.Background(), tid)
-			return err == nil && tr.State == store.TurnIncomplete
-		})
+		a.waitTurns(t)
+		if tr, err := a.db.GetTurn(context.Background(), tid); err != nil || tr.State != store.TurnIncomplete {
+			t.Errorf("the stopped turn = %+v, %v; want incomplete", tr, err)
+		}
 		c, _ := b.db.GetConversation(context.Background(), conv)
 		if len(c.Messages) != 2 || !c.Messages[1].Incomplete || !strings.Contains(string(c.Messages[1].Content), "Working") {
 			t.Errorf("messages after the stop = %+v", c.Messages)
@@ -259,10 +267,11 @@ func TestStreamResumesOnAnotherReplica(t *testing.T) {
 
 func TestDeadReplicaReleasesItsConversation(t *testing.T) {
 	eachEngine(t, func(t *testing.T, engine string) {
-		const lease = 300 * time.Millisecond
+		const lease = time.Minute
+		clock := turntest.NewClock(time.Now())
 		// "quick" comes first: the dead turn's user message has no answer
 		// the model is shown, so the next request carries both texts.
-		a, b := replicas(t, engine, lease,
+		a, b := replicasOn(t, engine, lease, clock,
 			servertest.Turn{Match: "quick", Events: []servertest.Event{servertest.Text("Done.")}}, slowTurn)
 		conv := a.newConversation(t)
 		tid, _ := startSlowTurn(t, a, conv)
@@ -275,14 +284,15 @@ func TestDeadReplicaReleasesItsConversation(t *testing.T) {
 
 		// Replica b can start a turn once the lease has lapsed; until then
 		// it gets 409.
-		var s *stream
-		waitFor(t, "the dead replica's lease to lapse", func() bool {
-			s = b.chat(t, context.Background(), conv, "quick one", nil)
-			if s.status != http.StatusOK && s.status != http.StatusConflict {
-				t.Fatalf("turn on the surviving replica = %d %s", s.status, s.raw)
-			}
-			return s.status == http.StatusOK
-		})
+		clock.Advance(lease - time.Second) // b's sweeper runs; the lease holds
+		if status, body := b.do(t, "POST", "/api/conversations/"+conv+"/messages", `{"content":"quick one"}`); status != http.StatusConflict {
+			t.Fatalf("turn on the surviving replica before the lease lapsed = %d %s, want 409", status, body)
+		}
+		clock.Advance(2 * time.Second)
+		s := b.chat(t, context.Background(), conv, "quick one", nil)
+		if s.status != http.StatusOK {
+			t.Fatalf("turn on the surviving replica after the lease lapsed = %d %s", s.status, s.raw)
+		}
 		if end := s.first("message_end"); end == nil || end["stopReason"] != "end_turn" {
 			t.Errorf("new turn = %s", s.raw)
 		}
@@ -347,7 +357,7 @@ func testReadyz(t *testing.T, engine string) {
 	var code, ready int
 	var h map[string]any
 	// On PostgreSQL the LISTEN connection comes up in the background.
-	waitFor(t, "every engine up", func() bool {
+	waitForProcess(t, "every engine up", func() bool {
 		code, h, ready = health()
 		return h["status"] == "ok"
 	})
@@ -372,20 +382,34 @@ func testReadyz(t *testing.T, engine string) {
 
 // An ended turn's log is deleted after TurnEventsRetention, by the sweeper.
 func TestEndedTurnsLogIsDeletedAfterRetention(t *testing.T) {
+	const lease, retention = time.Hour, time.Minute
+	clock := turntest.NewClock(time.Now())
 	e := newEnv(t, envOptions{
 		turns:  []servertest.Turn{{Match: "hi", Events: []servertest.Event{servertest.Text("Hello.")}}},
-		config: func(c *server.Config) { c.TurnLease = 300 * time.Millisecond; c.TurnEventsRetention = time.Millisecond },
+		config: func(c *server.Config) { c.TurnLease = lease; c.TurnEventsRetention = retention },
+		clock:  clock,
 	})
 	conv := e.newConversation(t)
 	s := e.chat(t, context.Background(), conv, "hi", nil)
 	if s.first("message_end") == nil {
 		t.Fatalf("turn = %s", s.raw)
 	}
+	e.waitTurns(t)
 	path := "/api/conversations/" + conv + "/turns/" + s.turnID + "/events"
-	waitFor(t, "the sweeper to delete the turn's log", func() bool {
-		status, _ := e.do(t, "GET", path, "")
-		return status == http.StatusNotFound
-	})
+	if status, body := e.do(t, "GET", path, ""); status != http.StatusOK {
+		t.Fatalf("the ended turn's log before its retention = %d %s", status, body)
+	}
+	// The sweeper's first pass comes at lease/2. The turn's end is stamped
+	// by the store's clock; this clock stood at the test's start, so half
+	// an hour on is well past it plus the retention.
+	clock.Advance(lease/2 - time.Second)
+	if status, _ := e.do(t, "GET", path, ""); status != http.StatusOK {
+		t.Fatalf("the log went before the sweeper's pass: %d", status)
+	}
+	clock.Advance(time.Second)
+	if status, body := e.do(t, "GET", path, ""); status != http.StatusNotFound {
+		t.Errorf("the log after the sweeper's pass = %d %s, want 404", status, body)
+	}
 	if evs, err := e.db.TurnEvents(context.Background(), s.turnID, 0, 10); err != nil || len(evs) != 0 {
 		t.Errorf("events left: %d, %v", len(evs), err)
 	}
@@ -418,39 +442,52 @@ func (r *renewFails) RenewTurns(ctx context.Context, owner string, ids []string,
 	return kept, err
 }
 
-// A replica that cannot renew a turn's lease gives the turn up before the
-// lease lapses, instead of writing on into a conversation another replica
-// may already have taken over.
+// A replica that cannot renew a turn's lease gives the turn up at the last
+// renewal before the lease lapses, instead of writing on into a
+// conversation another replica may already have taken over.
 func TestTurnWhoseLeaseCannotBeRenewedStops(t *testing.T) {
-	const lease = 600 * time.Millisecond
+	const lease = 15 * time.Second // renewed every 5 s of the clock
+	clock := turntest.NewClock(time.Now())
 	var rs *renewFails
-	e := newEnv(t, envOptions{turns: []servertest.Turn{slowTurn},
+	e := newEnv(t, envOptions{turns: []servertest.Turn{slowTurn}, clock: clock,
 		config: func(c *server.Config) {
 			c.TurnLease = lease
 			rs = &renewFails{Store: c.Store, renewed: make(chan time.Time, 1)}
 			c.Store = rs
 		}})
 	conv := e.newConversation(t)
-	started := time.Now()
 	_, done := startSlowTurn(t, e, conv)
-	// Renewals work: the turn outlives several leases (its lease is renewed
-	// until past three leases from its start).
-	for until := started; until.Before(started.Add(3 * lease)); {
+	// A turn given up ends asynchronously, so this can only catch an end
+	// that came before it is called; it never fails a turn that runs.
+	running := func() {
+		t.Helper()
 		select {
-		case until = <-rs.renewed:
 		case s := <-done:
-			t.Fatalf("the turn ended while its lease was renewed: %s", s.raw)
-		case <-time.After(20 * time.Second):
-			t.Fatal("the turn's lease was not renewed")
+			t.Fatalf("the turn ended at %v: %s", clock.Now(), s.raw)
+		default:
 		}
 	}
-	select {
-	case s := <-done:
-		t.Fatalf("the turn ended while its lease was renewed: %s", s.raw)
-	default:
+	// Renewals work: the turn outlives several leases, each renewal
+	// running inside Advance.
+	for range 9 {
+		clock.Advance(lease / 3)
+		select {
+		case until := <-rs.renewed:
+			if want := clock.Now().Add(lease); !until.Equal(want) {
+				t.Fatalf("lease renewed until %v, want %v", until, want)
+			}
+		default:
+			t.Fatalf("no renewal at %v", clock.Now())
+		}
+		running()
 	}
 	rs.failing.Store(true)
-	failedAt := time.Now()
+	// The lease now ends at clock.Now()+lease. The first failed renewal
+	// still has a try left before then; the second has none and gives the
+	// turn up, a renewal period before the lease would lapse.
+	clock.Advance(lease / 3)
+	running()
+	clock.Advance(lease / 3)
 	var s *stream
 	select {
 	case s = <-done:
@@ -461,10 +498,8 @@ func TestTurnWhoseLeaseCannotBeRenewedStops(t *testing.T) {
 	if end == nil || end["stopReason"] == "end_turn" {
 		t.Fatalf("the given-up turn's stream: %s", s.raw)
 	}
-	t.Logf("turn given up %v after renewals began to fail (lease %v)", time.Since(failedAt).Round(10*time.Millisecond), lease)
-	rs.failing.Store(false)
-	waitFor(t, "the conversation to be free", func() bool {
-		_, err := e.db.RunningTurn(context.Background(), conv)
-		return errors.Is(err, store.ErrNotFound)
-	})
+	e.waitTurns(t)
+	if _, err := e.db.RunningTurn(context.Background(), conv); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the conversation after the turn was given up: RunningTurn = %v, want store.ErrNotFound", err)
+	}
 }

@@ -155,6 +155,10 @@ type Config struct {
 	// releases its conversations after at most this. 0 means
 	// DefaultTurnLease.
 	TurnLease time.Duration
+	// TurnClock is the lease clock, which also paces lease renewal and the
+	// sweeper of lost and expired turns; nil means the system clock. Tests
+	// pass one they move by hand (turntest.Clock).
+	TurnClock turn.Clock
 	// TurnEventsRetention is how long a turn's event log is kept after it
 	// ends, for clients resuming late; 0 means DefaultTurnEventsRetention.
 	TurnEventsRetention time.Duration
@@ -296,7 +300,7 @@ func New(cfg Config, parts Parts) (*Server, error) {
 	}
 	s.handler = m.instrument(s.guard(mux))
 	s.turns, err = turn.New(turn.Config{Store: cfg.Store, Answers: s.agent, Replica: cfg.ReplicaID,
-		Lease: cfg.TurnLease, EventsRetention: cfg.TurnEventsRetention, StartPrecedence: cfg.StartPrecedence,
+		Lease: cfg.TurnLease, Clock: cfg.TurnClock, EventsRetention: cfg.TurnEventsRetention, StartPrecedence: cfg.StartPrecedence,
 		Logger: s.logger,
 		// A turn changes its conversation's title and export.
 		Ended: func(string) { s.changes.Changed() }})

@@ -12,7 +12,6 @@ import (
 
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/server/servertest"
-	"github.com/toolport/toolport/internal/store"
 )
 
 func TestAPI(t *testing.T) {
@@ -320,19 +319,23 @@ func TestTurnOutlivesItsClient(t *testing.T) {
 	if s.first("message_start") == nil {
 		t.Fatalf("no message_start: %s", s.raw)
 	}
-	var msgs []store.Message
-	waitFor(t, "the answer to be saved", func() bool {
-		c, err := e.db.GetConversation(context.Background(), conv)
-		msgs = c.Messages
-		return err == nil && len(msgs) == 2 && strings.Contains(string(msgs[1].Content), "a time")
-	})
+	e.waitTurns(t) // the turn saves its answer before it ends
+	c, err := e.db.GetConversation(context.Background(), conv)
+	if err != nil || len(c.Messages) != 2 {
+		t.Fatalf("messages = %+v, %v", c.Messages, err)
+	}
+	msgs := c.Messages
 	if msgs[1].Incomplete || !strings.Contains(string(msgs[1].Content), "Once upon a time") {
 		t.Errorf("saved answer = %+v %s", msgs[1], msgs[1].Content)
 	}
-	waitFor(t, "the stream to close", func() bool {
-		_, body := e.do(t, "GET", "/metrics", "")
-		return strings.Contains(string(body), "toolport_chat_streams_open 0")
-	})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if !e.srv.WaitStreams(ctx) {
+		t.Fatal("the stream's handler did not return after its client left")
+	}
+	if _, body := e.do(t, "GET", "/metrics", ""); !strings.Contains(string(body), "toolport_chat_streams_open 0") {
+		t.Errorf("streams open after the handler returned: %s", body)
+	}
 }
 
 func TestSecondTurnInSameConversationConflicts(t *testing.T) {

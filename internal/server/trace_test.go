@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/server/servertest"
-	"github.com/toolport/toolport/internal/store"
 	"github.com/toolport/toolport/internal/telemetry"
 	"github.com/toolport/toolport/tool"
 )
@@ -86,10 +84,7 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 	// The stream can deliver message_end before the turn's root span ends
 	// (it ends when the agent returns, just before the turn is marked
 	// ended): wait for that, or shutdown may flush without it.
-	waitFor(t, "the turn to end", func() bool {
-		_, err := e.db.RunningTurn(context.Background(), conv)
-		return errors.Is(err, store.ErrNotFound)
-	})
+	e.waitTurns(t)
 	if err := shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

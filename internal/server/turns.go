@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/store"
@@ -220,7 +219,8 @@ func (s *Server) stopTurn(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	err := s.cfg.Store.DeleteIdleConversation(r.Context(), id, time.Now())
+	// Leases are compared on their own clock.
+	err := s.cfg.Store.DeleteIdleConversation(r.Context(), id, s.turns.Now())
 	switch {
 	case errors.Is(err, store.ErrBusy):
 		writeError(w, http.StatusConflict, "CONFLICT", "a reply is being written in this conversation; stop it first")

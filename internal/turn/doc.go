@@ -70,7 +70,7 @@
 // title (set on its first turn) and an edit's truncation of the later messages, both written at the
 // turn's start, are fenced too, each in a transaction that checks the fence first (a stalled edit
 // would otherwise delete what the conversation gained since the take-over). Lease times come from
-// each replica's clock ([Config].Now), so clocks must agree to well within the lease (15 s by
+// each replica's clock ([Config].Clock, which also paces renewal and the sweeper: tests move a turntest.Clock by hand), so clocks must agree to well within the lease (15 s by
 // default).
 //
 // On PostgreSQL the writes and the read that start a turn are shared by concurrent turns, one

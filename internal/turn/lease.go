@@ -1,8 +1,6 @@
 package turn
 
 import (
-	"time"
-
 	"context"
 	"encoding/json"
 
@@ -10,83 +8,71 @@ import (
 	"github.com/toolport/toolport/internal/store"
 )
 
-// heartbeat renews the leases of this replica's turns, and cancels those it
-// lost or that were asked to stop (should the note have been missed).
-func (m *Manager) heartbeat() {
+// renew renews the leases of this replica's turns, and cancels those it
+// lost or that were asked to stop (should the note have been missed). The
+// clock calls it every Lease/3.
+func (m *Manager) renew() {
 	lease := m.cfg.Lease
-	tick := time.NewTicker(lease / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-m.bg.Done():
-			return
-		case <-tick.C:
-		}
-		m.mu.Lock()
-		ids := make([]string, 0, len(m.local))
-		for id := range m.local {
-			ids = append(ids, id)
-		}
-		m.mu.Unlock()
-		if len(ids) == 0 || m.dead.Load() {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(m.bg, lease/3)
-		until := m.cfg.Now().Add(lease)
-		kept, err := m.cfg.Store.RenewTurns(ctx, m.cfg.Replica, ids, until)
-		cancel()
-		if err != nil {
-			m.logger.Warn("renewing turn leases", "error", err)
-			// A turn whose lease would lapse before the next try is given
-			// up now: once it lapses another replica closes it, and this one
-			// must not go on writing to a conversation it no longer holds.
-			next := m.cfg.Now().Add(lease / 3).UnixNano()
-			for _, id := range ids {
-				if lt := m.localTurn(id); lt != nil && next >= lt.leaseUntil.Load() {
-					m.logger.Warn("giving up a turn whose lease could not be renewed", "turn", id)
-					lt.cancel(errLeaseLost)
-				}
-			}
-			continue
-		}
+	if m.bg.Err() != nil || m.dead.Load() {
+		return
+	}
+	m.mu.Lock()
+	ids := make([]string, 0, len(m.local))
+	for id := range m.local {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(m.bg, lease/3)
+	until := m.cfg.Clock.Now().Add(lease)
+	kept, err := m.cfg.Store.RenewTurns(ctx, m.cfg.Replica, ids, until)
+	cancel()
+	if err != nil {
+		m.logger.Warn("renewing turn leases", "error", err)
+		// A turn whose lease would lapse before the next try is given
+		// up now: once it lapses another replica closes it, and this one
+		// must not go on writing to a conversation it no longer holds.
+		next := m.cfg.Clock.Now().Add(lease / 3).UnixNano()
 		for _, id := range ids {
-			lt := m.localTurn(id)
-			if lt == nil {
-				continue
-			}
-			stop, ok := kept[id]
-			switch {
-			case !ok:
+			if lt := m.localTurn(id); lt != nil && next >= lt.leaseUntil.Load() {
+				m.logger.Warn("giving up a turn whose lease could not be renewed", "turn", id)
 				lt.cancel(errLeaseLost)
-			case stop:
-				lt.cancel(errStopRequested)
-			default:
-				lt.leaseUntil.Store(until.UnixNano())
 			}
+		}
+		return
+	}
+	for _, id := range ids {
+		lt := m.localTurn(id)
+		if lt == nil {
+			continue
+		}
+		stop, ok := kept[id]
+		switch {
+		case !ok:
+			lt.cancel(errLeaseLost)
+		case stop:
+			lt.cancel(errStopRequested)
+		default:
+			lt.leaseUntil.Store(until.UnixNano())
 		}
 	}
 }
 
 // sweep repairs turns whose replica stopped renewing them and deletes the
-// logs of turns that ended more than EventsRetention ago.
+// logs of turns that ended more than EventsRetention ago. The clock calls
+// it every Lease/2.
 func (m *Manager) sweep() {
-	tick := time.NewTicker(m.cfg.Lease / 2)
-	defer tick.Stop()
-	for {
-		select {
-		case <-m.bg.Done():
-			return
-		case <-tick.C:
-		}
-		if m.dead.Load() {
-			continue
-		}
-		m.Repair(m.bg, "")
-		ctx, cancel := context.WithTimeout(m.bg, storeOpTimeout)
-		if _, err := m.cfg.Store.DeleteEndedTurns(ctx, m.cfg.Now().Add(-m.cfg.EventsRetention)); err != nil {
-			m.logger.Warn("deleting ended turns", "error", err)
-		}
-		cancel()
+	if m.dead.Load() || m.bg.Err() != nil {
+		return
+	}
+	m.Repair(m.bg, "")
+	ctx, cancel := context.WithTimeout(m.bg, storeOpTimeout)
+	defer cancel()
+	// ended_at is the store's clock; the cutoff is the lease clock's.
+	if _, err := m.cfg.Store.DeleteEndedTurns(ctx, m.cfg.Clock.Now().Add(-m.cfg.EventsRetention)); err != nil {
+		m.logger.Warn("deleting ended turns", "error", err)
 	}
 }
 
@@ -101,7 +87,7 @@ func (m *Manager) sweep() {
 func (m *Manager) Repair(ctx context.Context, conv string) {
 	ctx, cancel := context.WithTimeout(ctx, storeOpTimeout)
 	defer cancel()
-	now := m.cfg.Now()
+	now := m.cfg.Clock.Now()
 	lapsed, err := m.cfg.Store.TakeOverTurns(ctx, now, conv, m.cfg.Replica, now.Add(m.cfg.Lease))
 	if err != nil {
 		m.logger.Warn("taking over lapsed turns", "error", err)

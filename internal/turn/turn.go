@@ -74,9 +74,10 @@ type Config struct {
 	// other turns are starting (see the package doc); 0 means
 	// DefaultStartPrecedence, a negative value turns it off.
 	StartPrecedence time.Duration
-	// Now is the lease clock; nil means time.Now. Replicas' clocks must
-	// agree to well within Lease.
-	Now func() time.Time
+	// Clock is the lease clock, which also paces lease renewal and the
+	// sweeper; nil means the system clock. Replicas' clocks must agree to
+	// well within Lease.
+	Clock Clock
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 	// Ended, when set, is called after each turn this replica ran has
@@ -92,9 +93,10 @@ type Manager struct {
 	logger *slog.Logger
 	dead   atomic.Bool // set by Kill: no more writes
 
-	bg       context.Context
-	bgCancel context.CancelFunc
-	bgWG     sync.WaitGroup
+	bg        context.Context
+	bgCancel  context.CancelFunc
+	bgWG      sync.WaitGroup
+	stopTicks func() // stops lease renewal and the sweeper
 
 	base       context.Context // parent of every turn's context
 	cancelBase context.CancelCauseFunc
@@ -124,8 +126,8 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.StartPrecedence == 0 {
 		cfg.StartPrecedence = DefaultStartPrecedence
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
 	}
 	if cfg.Ended == nil {
 		cfg.Ended = func(string) {}
@@ -137,8 +139,11 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m.bg, m.bgCancel = context.WithCancel(context.Background())
 	m.base, m.cancelBase = context.WithCancelCause(context.Background())
-	m.bgWG.Go(m.heartbeat)
-	m.bgWG.Go(m.sweep)
+	// Registered before New returns, so that a test's clock, moved as soon
+	// as New returns, cannot miss their first pass.
+	stopRenew := cfg.Clock.Every(cfg.Lease/3, m.renew)
+	stopSweep := cfg.Clock.Every(cfg.Lease/2, m.sweep)
+	m.stopTicks = func() { stopRenew(); stopSweep() }
 	m.bgWG.Go(func() {
 		if err := cfg.Store.WatchTurns(m.bg, m.onNote); err != nil {
 			m.logger.Error("watching turns", "error", err)
@@ -150,12 +155,17 @@ func New(cfg Config) (*Manager, error) {
 // Replica returns the name this manager owns turns under.
 func (m *Manager) Replica() string { return m.cfg.Replica }
 
+// Now is the lease clock's time, for callers that compare leases
+// themselves (a conversation is deleted only when no lease holds it).
+func (m *Manager) Now() time.Time { return m.cfg.Clock.Now() }
+
 // Close cancels the running turns (each saves what it has, marked
 // incomplete), waiting for them up to the agent's save timeout, and stops
 // the background work.
 func (m *Manager) Close() {
 	m.Cancel(ErrShuttingDown)
 	m.bgCancel()
+	m.stopTicks()
 	m.bgWG.Wait()
 }
 
@@ -186,6 +196,7 @@ func (m *Manager) Wait(ctx context.Context) bool {
 func (m *Manager) Kill() {
 	m.dead.Store(true)
 	m.bgCancel()
+	m.stopTicks()
 	m.bgWG.Wait()
 	m.cancelBase(errors.New("killed"))
 }
@@ -248,13 +259,13 @@ func (m *Manager) start(ctx context.Context, conv string, run Func) (*localTurn,
 	counted := m.gate.enter()
 	id := uuid.NewString()
 	claim := store.Turn{ID: id, ConversationID: conv, Owner: m.cfg.Replica}
-	claim.LeaseUntil = m.cfg.Now().Add(m.cfg.Lease)
+	claim.LeaseUntil = m.cfg.Clock.Now().Add(m.cfg.Lease)
 	claimed, err := m.cfg.Store.StartTurn(ctx, claim)
 	if errors.Is(err, store.ErrBusy) {
 		// The turn in the way may be one whose replica died: end it if its
 		// lease lapsed, and try once more.
 		m.Repair(ctx, conv)
-		claim.LeaseUntil = m.cfg.Now().Add(m.cfg.Lease)
+		claim.LeaseUntil = m.cfg.Clock.Now().Add(m.cfg.Lease)
 		claimed, err = m.cfg.Store.StartTurn(ctx, claim)
 	}
 	if errors.Is(err, store.ErrBusy) {
@@ -262,7 +273,7 @@ func (m *Manager) start(ctx context.Context, conv string, run Func) (*localTurn,
 		ended := m.awaitEnding(ctx, conv)
 		counted = m.gate.enter()
 		if ended {
-			claim.LeaseUntil = m.cfg.Now().Add(m.cfg.Lease)
+			claim.LeaseUntil = m.cfg.Clock.Now().Add(m.cfg.Lease)
 			claimed, err = m.cfg.Store.StartTurn(ctx, claim)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/store/storetest"
 	"github.com/toolport/toolport/internal/turn"
+	"github.com/toolport/toolport/internal/turn/turntest"
 )
 
 // lease is long enough that no renewal or sweep runs during a test: leases
@@ -63,8 +64,8 @@ func replicas(t *testing.T, engine string) (a, b *turn.Manager, db *sqlstore.DB,
 		dbB = open()
 	}
 	ans = &answers{}
-	newManager := func(db *sqlstore.DB, replica string, now func() time.Time) *turn.Manager {
-		m, err := turn.New(turn.Config{Store: db, Answers: ans, Replica: replica, Lease: lease, Now: now})
+	newManager := func(db *sqlstore.DB, replica string, clock turn.Clock) *turn.Manager {
+		m, err := turn.New(turn.Config{Store: db, Answers: ans, Replica: replica, Lease: lease, Clock: clock})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +73,7 @@ func replicas(t *testing.T, engine string) (a, b *turn.Manager, db *sqlstore.DB,
 		return m
 	}
 	a = newManager(db, "a", nil)
-	b = newManager(dbB, "b", func() time.Time { return time.Now().Add(2 * lease) })
+	b = newManager(dbB, "b", turntest.NewClock(time.Now().Add(2*lease)))
 	return a, b, db, ans
 }
 
@@ -286,6 +287,80 @@ func TestTakenOverTurnIsFenced(t *testing.T) {
 			}
 			if tr, err := b.Get(ctx, id); err != nil || tr.State != store.TurnIncomplete || tr.Owner != "b" {
 				t.Errorf("the turn = %+v, %v; want incomplete, owned by b", tr, err)
+			}
+		})
+	}
+}
+
+// Leases follow the manager's clock: a live replica's renewals, run as the
+// clock passes each third of the lease, keep its turn through many leases
+// while the other replica sweeps; once the replica dies, the other's
+// sweeper takes the turn over at its first pass after the lease lapsed, not
+// before.
+func TestLeasesFollowTheClock(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			dsn := storetest.DSN(t, engine)
+			db, err := sqlstore.Open(context.Background(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			dbB := db
+			if engine == storetest.Postgres {
+				if dbB, err = sqlstore.Open(context.Background(), dsn); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { dbB.Close() })
+			}
+			const lease = 30 * time.Second // renewed every 10 s, swept every 15 s
+			// Whole seconds: the store keeps microseconds.
+			clock := turntest.NewClock(time.Now().Truncate(time.Second))
+			ans := &answers{}
+			newManager := func(db *sqlstore.DB, replica string) *turn.Manager {
+				m, err := turn.New(turn.Config{Store: db, Answers: ans, Replica: replica, Lease: lease, Clock: clock})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(m.Close)
+				return m
+			}
+			a, b := newManager(db, "a"), newManager(dbB, "b")
+			conv := newConversation(t, db)
+			ctx := context.Background()
+			id, err := a.Start(ctx, conv, partial(make(chan error, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			follow(t, a, id, 0, 2)
+			holds := func(what string) store.Turn {
+				t.Helper()
+				tr, err := b.Running(ctx, conv) // repairs first, as a start does
+				if err != nil || tr.ID != id || tr.Owner != "a" {
+					t.Fatalf("%s: running turn = %+v, %v; want %s on a", what, tr, err, id)
+				}
+				return tr
+			}
+			for range 3 {
+				clock.Advance(lease)
+				if tr := holds("a live replica's turn"); !tr.LeaseUntil.Equal(clock.Now().Add(lease)) {
+					t.Errorf("lease until %v, want the last renewal's %v", tr.LeaseUntil, clock.Now().Add(lease))
+				}
+			}
+			a.Kill()
+			clock.Advance(lease / 2)
+			holds("a dead replica's turn within its lease")
+			clock.Advance(lease / 2) // the lease ends now: lapsed only after
+			holds("a dead replica's turn at the end of its lease")
+			if len(ans.calls) != 0 {
+				t.Fatalf("closed within the lease: %+v", ans.calls)
+			}
+			clock.Advance(lease / 2)
+			if len(ans.calls) != 1 || ans.calls[0].fence != (store.Fence{TurnID: id, Generation: 2}) {
+				t.Fatalf("CloseLost calls after the sweeper's pass = %+v, want one for %s under generation 2", ans.calls, id)
+			}
+			if tr, err := b.Get(ctx, id); err != nil || tr.State != store.TurnIncomplete || tr.Owner != "b" {
+				t.Errorf("the swept turn = %+v, %v; want incomplete, owned by b", tr, err)
 			}
 		})
 	}
