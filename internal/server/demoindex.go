@@ -34,6 +34,8 @@ type demoJob struct {
 	Error      string     `json:"error,omitempty"`
 	StartedAt  time.Time  `json:"startedAt"`
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+
+	done chan struct{} // closed when the load ends
 }
 
 // demoState is GET /api/index/demo's answer: the index's size and the load.
@@ -113,7 +115,7 @@ func (s *Server) startDemoLoad(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, code, st)
 		return
 	}
-	job := &demoJob{Status: buildRunning, Total: s.cfg.DemoIndex.Demo(), StartedAt: time.Now().UTC()}
+	job := &demoJob{Status: buildRunning, Total: s.cfg.DemoIndex.Demo(), StartedAt: time.Now().UTC(), done: make(chan struct{})}
 	d.job = job
 	d.mu.Unlock()
 
@@ -121,6 +123,7 @@ func (s *Server) startDemoLoad(w http.ResponseWriter, r *http.Request) {
 	// own deadline.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), demoLoadTimeout)
 	go func() {
+		defer close(job.done)
 		defer cancel()
 		added, err := s.cfg.DemoIndex.Load(ctx, func(read int) {
 			d.mu.Lock()

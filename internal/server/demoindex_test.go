@@ -57,10 +57,8 @@ func TestDemoIndexLoad(t *testing.T) {
 		t.Fatalf("POST = %d %+v, want 202 with the job", status, st)
 	}
 	first := st.Job.StartedAt
-	waitFor(t, "the demo load", func() bool {
-		_, st = e.demoState(t, "GET")
-		return st.Job.Status != "running"
-	})
+	e.waitDemoLoad(t)
+	_, st = e.demoState(t, "GET")
 	if st.Job.Status != "succeeded" || st.Job.Added != limit || st.Job.Read != limit || st.Tracks != limit {
 		t.Fatalf("after: %+v, want %d tracks added and in the index", st, limit)
 	}
@@ -122,10 +120,8 @@ func TestDemoIndexOneLoad(t *testing.T) {
 		t.Fatalf("POST during the load = %d %+v, want 202 with the running job and its progress", status, st)
 	}
 	g.release <- struct{}{}
-	waitFor(t, "the failed load", func() bool {
-		_, st = e.demoState(t, "GET")
-		return st.Job.Status != "running"
-	})
+	e.waitDemoLoad(t)
+	_, st = e.demoState(t, "GET")
 	if st.Job.Status != "failed" || st.Job.Error == "" || st.Tracks != 0 {
 		t.Fatalf("after a failure: %+v", st)
 	}
@@ -140,10 +136,8 @@ func TestDemoIndexOneLoad(t *testing.T) {
 	}
 	<-g.started
 	g.release <- struct{}{}
-	waitFor(t, "the second load", func() bool {
-		_, st = e.demoState(t, "GET")
-		return st.Job.Status != "running"
-	})
+	e.waitDemoLoad(t)
+	_, st = e.demoState(t, "GET")
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if st.Job.Status != "succeeded" || st.Tracks != 10 || g.loads != 2 {

@@ -28,3 +28,20 @@ func (s *Server) WaitStreams(ctx context.Context) bool {
 		return false
 	}
 }
+
+// WaitDemoLoad waits until the demo load under way (if any) has ended, or
+// ctx ends; it reports whether no load is running.
+func (s *Server) WaitDemoLoad(ctx context.Context) bool {
+	s.demo.mu.Lock()
+	j := s.demo.job
+	s.demo.mu.Unlock()
+	if j == nil {
+		return true
+	}
+	select {
+	case <-j.done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -339,6 +339,16 @@ func (e *env) waitTurns(t testing.TB) {
 	}
 }
 
+// waitDemoLoad waits until the demo load under way on e has ended.
+func (e *env) waitDemoLoad(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if !e.srv.WaitDemoLoad(ctx) {
+		t.Fatal("timed out waiting for the demo load to end")
+	}
+}
+
 var _ sync.Locker
 
 // agentWithModel is an agent configuration with the Anthropic SDK provider
