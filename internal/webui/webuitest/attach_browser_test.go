@@ -1,6 +1,7 @@
 package webuitest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,9 +68,11 @@ func TestAttachFromThePage(t *testing.T) {
 	if text := Eval[string](t, b, to, echo+`.querySelector('.tool-content').textContent`); !strings.Contains(text, "Echo: שלום from the page") {
 		t.Errorf("the echo card shows %q, want the server's answer", text)
 	}
-	reqs := ms.Requests()
-	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), `"everything__echo"`) {
-		t.Error("the model's first request after attaching does not offer everything__echo")
+	// (Opening Settings runs the doctor's model check first: the turn's
+	// request is the first that carries the message.)
+	turn := slices.IndexFunc(ms.Requests(), func(r servertest.Request) bool { return strings.Contains(string(r.Body), "Please echo a greeting") })
+	if turn < 0 || !strings.Contains(string(ms.Requests()[turn].Body), `"everything__echo"`) {
+		t.Error("the model's first request of the turn after attaching does not offer everything__echo")
 	}
 
 	// A tool that is not read-only waits for the person, then runs.
