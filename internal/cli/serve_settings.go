@@ -590,8 +590,12 @@ func (m *serveSettingsManager) DetachMCP(_ context.Context, name string) error {
 			m.logger.Warn("detaching an MCP server", "server", name, "error", err)
 		}
 		m.changed()
+	} else if m.attachedAtStart(name) {
+		// One attached at start leaves its host; the others stay connected.
+		if err := m.host.Detach(name); err != nil && !errors.Is(err, mcphost.ErrNotAttached) {
+			m.logger.Warn("detaching an MCP server", "server", name, "error", err)
+		}
+		m.changed()
 	}
-	// One attached at start shares its connection set with the others:
-	// it goes at the next start.
 	return nil
 }
