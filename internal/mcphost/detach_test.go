@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolport/toolport/internal/mcphost"
+	"github.com/toolport/toolport/internal/testexec"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -41,5 +42,25 @@ func TestDetachOneServer(t *testing.T) {
 	}
 	if err := h.Detach("a"); !errors.Is(err, mcphost.ErrNotAttached) {
 		t.Errorf("detaching a twice: %v; want ErrNotAttached", err)
+	}
+}
+
+// TestDetachStdioServer: server-everything, which does not exit when its
+// input closes, is stopped by Detach without an error to report (its exit
+// status after the terminate signal is the stop asked for), and its tools go.
+func TestDetachStdioServer(t *testing.T) {
+	n := testexec.NPMTools(t)
+	script := n.File(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	reg := tool.NewRegistry()
+	h := attach(t, reg, []mcphost.Server{{Name: "everything", Command: n.Node, Args: []string{script, "stdio"},
+		Env: map[string]string{"HOME": t.TempDir()}}}, mcphost.Options{})
+	if _, ok := reg.Lookup("everything__echo"); !ok {
+		t.Fatalf("not attached: %+v", h.Status())
+	}
+	if err := h.Detach("everything"); err != nil {
+		t.Errorf("Detach: %v; want no error for a server stopped as asked", err)
+	}
+	if n := len(reg.Tools()); n != 0 {
+		t.Errorf("%d tools after Detach", n)
 	}
 }

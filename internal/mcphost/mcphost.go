@@ -716,10 +716,17 @@ func (c *conn) close() error {
 	c.names = map[string]string{}
 	c.mu.Unlock()
 	c.h.reg.Unregister(old...)
-	if s != nil {
-		return s.Close()
+	if s == nil {
+		return nil
 	}
-	return nil
+	err := s.Close()
+	// A stdio server that does not exit when its input closes is
+	// terminated (CommandTransport's TerminateDuration): that exit status
+	// is the stop asked for, not a failure to report.
+	if exit := (*exec.ExitError)(nil); errors.As(err, &exit) && c.cfg.Command != "" {
+		return nil
+	}
+	return err
 }
 
 // describe is an error's text, bounded; transports' errors can quote URLs,
