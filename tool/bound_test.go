@@ -413,3 +413,27 @@ func TestOutputBoundCountsTheEncoding(t *testing.T) {
 		t.Fatalf("3,600 bytes within a 4 KiB bound: %.200s", res.JSON)
 	}
 }
+
+// TestAddSecretsScrubsLaterCalls: a key that arrives while the registry runs
+// (set from the page's Settings) is scrubbed from the next call on, in the
+// registry and in one derived from it before the key came.
+func TestAddSecretsScrubsLaterCalls(t *testing.T) {
+	const key = "sk-live-added-later-0987654321"
+	srv := echoingUpstream(t)
+	reg := tool.NewRegistry()
+	if err := reg.Register(echoTool(t, srv.URL, key)); err != nil {
+		t.Fatal(err)
+	}
+	offered, _ := reg.Available()
+	if res := reg.Call(context.Background(), "echo", nil); !strings.Contains(string(res.JSON), key) {
+		t.Fatalf("before the key was added the echo should show it (the test's premise): %s", res.JSON)
+	}
+	reg.AddSecrets(key)
+	for name, r := range map[string]*tool.Registry{"registry": reg, "derived earlier": offered} {
+		res := r.Call(context.Background(), "echo", nil)
+		if !res.OK() || strings.Contains(string(res.JSON), key) || strings.Contains(res.Summary, key) ||
+			!strings.Contains(string(res.JSON), "[REDACTED]") {
+			t.Errorf("%s: the key added later is not scrubbed: %s", name, res.JSON)
+		}
+	}
+}

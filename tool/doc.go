@@ -78,5 +78,7 @@
 // "[REDACTED]" in everything a call produces: the output's strings (object keys
 // and nested values included), the summary, the error, its violations and its
 // event, the span and the log lines. An upstream that echoes a key in a 200
-// answer cannot pass it on to a CLI, a model or a database.
+// answer cannot pass it on to a CLI, a model or a database. A key that arrives
+// while the registry runs (set from the page's Settings) joins with
+// [Registry.AddSecrets] and is scrubbed from the next call on.
 package tool

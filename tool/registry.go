@@ -43,9 +43,7 @@ type Registry struct {
 	logger        *slog.Logger
 	retryDelay    time.Duration
 	maxRetryAfter time.Duration
-	secrets       []string
-	escaped       [][]byte         // each secret as JSON escapes it, without quotes
-	scrubber      *record.Scrubber // the one scrubber: every form of every secret, one marker
+	secrets       *secretSet // shared with the registries filter makes, so a key added later reaches them too
 	now           func() time.Time
 	maxOutput     int // bytes of a tool's output as JSON
 	resultCaching
@@ -77,19 +75,38 @@ func WithMaxRetryAfter(d time.Duration) Option { return func(r *Registry) { r.ma
 // defence behind clients that already keep them out: an upstream that echoes
 // a key in its answer cannot pass it on.
 func WithSecrets(secrets ...string) Option {
-	return func(r *Registry) {
-		if r.scrubber == nil {
-			r.scrubber = record.NewScrubber()
+	return func(r *Registry) { r.secrets.add(secrets...) }
+}
+
+// AddSecrets adds secrets to those of [WithSecrets] while the registry
+// runs: a key set from the page is scrubbed from the next call's result on,
+// in this registry and every one derived from it ([Registry.Available],
+// [Registry.Select]).
+func (r *Registry) AddSecrets(secrets ...string) { r.secrets.add(secrets...) }
+
+// secretSet is a registry's secrets, which may grow while calls run.
+type secretSet struct {
+	mu       sync.RWMutex
+	values   []string
+	escaped  [][]byte         // each secret as JSON escapes it, without quotes
+	longest  int              // bytes of the longest secret
+	scrubber *record.Scrubber // the one scrubber: every form of every secret, one marker
+}
+
+func (ss *secretSet) add(secrets ...string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, s := range secrets {
+		// Shorter values would redact ordinary words; one known already adds nothing.
+		if len(s) < record.MinSecretLen || slices.Contains(ss.values, s) {
+			continue
 		}
-		for _, s := range secrets {
-			if len(s) >= record.MinSecretLen { // shorter values would redact ordinary words
-				r.scrubber.Add(s)
-				r.secrets = append(r.secrets, s)
-				var b bytes.Buffer
-				writeString(&b, s)
-				r.escaped = append(r.escaped, b.Bytes()[1:b.Len()-1])
-			}
-		}
+		ss.scrubber.Add(s)
+		ss.values = append(ss.values, s)
+		var b bytes.Buffer
+		writeString(&b, s)
+		ss.escaped = append(ss.escaped, b.Bytes()[1:b.Len()-1])
+		ss.longest = max(ss.longest, len(s))
 	}
 }
 
@@ -102,6 +119,7 @@ func NewRegistry(opts ...Option) *Registry {
 		retryDelay:    DefaultRetryDelay,
 		maxRetryAfter: DefaultMaxRetryAfter,
 		now:           time.Now,
+		secrets:       &secretSet{scrubber: record.NewScrubber()},
 		maxOutput:     DefaultMaxOutputBytes,
 		resultCaching: resultCaching{flights: &singleflight.Group{}, lastWarn: &atomic.Int64{},
 			fillLock: DefaultFillLock, fillWait: DefaultFillWait},
@@ -204,7 +222,7 @@ func (r *Registry) Available() (*Registry, []string) {
 func (r *Registry) filter(keep func(*Tool) bool) *Registry {
 	sub := &Registry{
 		tools: map[string]*Tool{}, tracer: r.tracer, logger: r.logger, retryDelay: r.retryDelay,
-		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, escaped: r.escaped, scrubber: r.scrubber, now: r.now,
+		maxRetryAfter: r.maxRetryAfter, secrets: r.secrets, now: r.now,
 		maxOutput: r.maxOutput, resultCaching: r.resultCaching,
 	}
 	for _, t := range r.Tools() {
@@ -519,20 +537,22 @@ func redecode(value any, body []byte) any {
 // that a cut cannot leave part of a secret, and looks only at the part of s
 // that can be kept, so that the work is bounded too.
 func (r *Registry) clipScrub(s string, n int) string {
-	longest := 0
-	for _, secret := range r.secrets {
-		longest = max(longest, len(secret))
-	}
+	r.secrets.mu.RLock()
+	longest := r.secrets.longest
+	r.secrets.mu.RUnlock()
 	// Over n: the second cut, after scrubbing, cuts and marks it again.
 	s = textclip.Bytes(s, n+longest)
 	return textclip.Bytes(r.scrub(s), n)
 }
 
 func (r *Registry) scrub(s string) string {
-	if r.scrubber == nil {
+	r.secrets.mu.RLock()
+	none := len(r.secrets.values) == 0
+	r.secrets.mu.RUnlock()
+	if none {
 		return s
 	}
-	return r.scrubber.String(s)
+	return r.secrets.scrubber.String(s)
 }
 
 // scrubJSON replaces every secret in the strings (keys included) of a JSON
@@ -552,8 +572,10 @@ func (r *Registry) scrubJSON(raw []byte) ([]byte, bool) {
 
 // mayHoldSecret reports whether raw holds a secret as is or as JSON encodes it.
 func (r *Registry) mayHoldSecret(raw []byte) bool {
-	for i, secret := range r.secrets {
-		if bytes.Contains(raw, []byte(secret)) || bytes.Contains(raw, r.escaped[i]) {
+	r.secrets.mu.RLock()
+	defer r.secrets.mu.RUnlock()
+	for i, secret := range r.secrets.values {
+		if bytes.Contains(raw, []byte(secret)) || bytes.Contains(raw, r.secrets.escaped[i]) {
 			return true
 		}
 	}

@@ -263,6 +263,13 @@ func (m *serveSettingsManager) SetKeys(_ context.Context, in map[string]string) 
 			return err
 		}
 	}
+	// The new keys join the scrubber before any tool holding them is
+	// declared, so that no result of theirs can pass one on unscrubbed.
+	for name, v := range in {
+		if i := slices.IndexFunc(settingKeys, func(k settingKey) bool { return k.name == name }); settingKeys[i].secret {
+			m.reg.AddSecrets(v)
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old := m.cfg.Load()
@@ -428,6 +435,9 @@ func (m *serveSettingsManager) SaveModel(_ context.Context, in server.ModelConne
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.storedKey(&c)
+	// A model may quote its key back (an echoing proxy, a prompt
+	// injection); the tools' results it then asks for are scrubbed of it.
+	m.reg.AddSecrets(c.APIKey)
 	cfg, err := m.change(func(root map[string]any) error {
 		var list []any
 		if old, ok := config.Lookup(root, "llm.connections").([]any); ok {
@@ -529,6 +539,12 @@ func (m *serveSettingsManager) AttachMCP(_ context.Context, in server.MCPServerS
 	if err != nil {
 		return fmt.Errorf("%w: %s", server.ErrSettingsInvalid, strings.TrimPrefix(err.Error(), "credentials file: "))
 	}
+	// Its token and env values are secrets like those read at start
+	// (SECURITY.md): scrubbed from the first call of its tools on.
+	m.reg.AddSecrets(d.Token)
+	for _, v := range d.Env {
+		m.reg.AddSecrets(v)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.hosts[d.Name]; ok || m.attachedAtStart(d.Name) {
@@ -574,8 +590,12 @@ func (m *serveSettingsManager) DetachMCP(_ context.Context, name string) error {
 			m.logger.Warn("detaching an MCP server", "server", name, "error", err)
 		}
 		m.changed()
+	} else if m.attachedAtStart(name) {
+		// One attached at start leaves its host; the others stay connected.
+		if err := m.host.Detach(name); err != nil && !errors.Is(err, mcphost.ErrNotAttached) {
+			m.logger.Warn("detaching an MCP server", "server", name, "error", err)
+		}
+		m.changed()
 	}
-	// One attached at start shares its connection set with the others:
-	// it goes at the next start.
 	return nil
 }

@@ -164,9 +164,11 @@ type Options struct {
 
 // Host holds the connections to the attached servers.
 type Host struct {
-	reg   *tool.Registry
-	opts  Options
-	conns []*conn
+	reg  *tool.Registry
+	opts Options
+
+	connsMu sync.Mutex // guards conns against Detach
+	conns   []*conn
 
 	ctx    context.Context // ends with Close: background listings stop
 	cancel context.CancelFunc
@@ -238,7 +240,7 @@ func Attach(ctx context.Context, reg *tool.Registry, servers []Server, opts Opti
 // has passed, registering its tools.
 func (h *Host) Refresh(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, c := range h.conns {
+	for _, c := range h.attached() {
 		wg.Go(func() { _, _ = c.session(ctx) })
 	}
 	wg.Wait()
@@ -252,12 +254,45 @@ func (h *Host) Close() error {
 	h.closed = true
 	h.bgMu.Unlock()
 	var errs []error
-	for _, c := range h.conns {
+	for _, c := range h.attached() {
 		errs = append(errs, c.close())
 	}
 	h.wg.Wait()
 	return errors.Join(errs...)
 }
+
+// attached returns the servers' connections now.
+func (h *Host) attached() []*conn {
+	h.connsMu.Lock()
+	defer h.connsMu.Unlock()
+	return h.conns
+}
+
+// ErrNotAttached is [Host.Detach]'s error for a name it does not hold.
+var ErrNotAttached = errors.New("no such MCP server attached")
+
+// Detach ends one server's connection (stopping a stdio server), removes
+// its tools from the registry and forgets it, while the host's other
+// servers stay: a server attached at start can leave without a restart. A
+// connection or listing of it still under way registers nothing.
+func (h *Host) Detach(name string) error {
+	h.connsMu.Lock()
+	i := slices.IndexFunc(h.conns, func(c *conn) bool { return c.cfg.Name == name })
+	if i < 0 {
+		h.connsMu.Unlock()
+		return fmt.Errorf("mcp server %q: %w", name, ErrNotAttached)
+	}
+	c := h.conns[i]
+	// A new slice: Refresh and Status may be ranging over the old one.
+	h.conns = slices.Delete(slices.Clone(h.conns), i, i+1)
+	h.connsMu.Unlock()
+	c.detached.Store(true)
+	return c.close()
+}
+
+// gone reports whether c's tools must not be registered: its host closed,
+// or it was detached.
+func (c *conn) gone() bool { return c.h.ctx.Err() != nil || c.detached.Load() }
 
 // Status is what is known of one server, for listings.
 type Status struct {
@@ -271,8 +306,9 @@ type Status struct {
 
 // Status lists the servers in configuration order.
 func (h *Host) Status() []Status {
-	out := make([]Status, 0, len(h.conns))
-	for _, c := range h.conns {
+	conns := h.attached()
+	out := make([]Status, 0, len(conns))
+	for _, c := range conns {
 		c.mu.Lock()
 		st := Status{Name: c.cfg.Name, Transport: "stdio", Connected: c.live != nil, Error: c.lastErr}
 		if c.cfg.URL != "" {
@@ -297,7 +333,8 @@ type conn struct {
 	listMu    sync.Mutex // one listing at a time
 
 	calls    atomic.Int64
-	progress sync.Map // progress token → the context of the call it belongs to
+	progress sync.Map    // progress token → the context of the call it belongs to
+	detached atomic.Bool // by Host.Detach: nothing of it is registered again
 
 	mu       sync.Mutex
 	live     *mcp.ClientSession
@@ -333,13 +370,13 @@ func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, &tool.Error{Code: tool.CodeNetwork, Retryable: false, Err: err,
 			Message: fmt.Sprintf("MCP server %q could not be reached: %s", c.cfg.Name, c.lastErr)}
 	}
-	if c.h.ctx.Err() != nil { // closed while connecting: undo the listing too
+	if c.gone() { // closed or detached while connecting: undo the listing too
 		for name := range c.names {
 			c.h.reg.Unregister(name)
 		}
 		c.names = map[string]string{}
 		go func() { _ = s.Close() }() // Close no longer waits for background work
-		return nil, &tool.Error{Code: tool.CodeCanceled, Message: fmt.Sprintf("MCP server %q: the host is closing", c.cfg.Name)}
+		return nil, &tool.Error{Code: tool.CodeCanceled, Message: fmt.Sprintf("MCP server %q: detached, or the host is closing", c.cfg.Name)}
 	}
 	c.failures, c.lastErr, c.live = 0, "", s
 	return s, nil
@@ -356,8 +393,8 @@ func (c *conn) backoff() time.Duration {
 
 // connect starts the connection and lists the server's tools.
 func (c *conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
-	if err := c.h.ctx.Err(); err != nil {
-		return nil, errors.New("the host is closed")
+	if c.gone() {
+		return nil, errors.New("the host is closed or the server detached")
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.h.opts.ConnectTimeout)
 	defer cancel()
@@ -515,6 +552,9 @@ func (c *conn) replace(tools []*tool.Tool, names map[string]string) {
 	}
 	c.h.reg.Unregister(old...)
 	c.names = map[string]string{}
+	if c.detached.Load() { // a listing that ended after Detach
+		return
+	}
 	for _, t := range tools {
 		if err := c.h.reg.Register(t); err != nil {
 			c.h.opts.Logger.Warn("an MCP server's tool is left out", "server", c.cfg.Name, "tool", t.Name(), "error", err)
@@ -676,10 +716,17 @@ func (c *conn) close() error {
 	c.names = map[string]string{}
 	c.mu.Unlock()
 	c.h.reg.Unregister(old...)
-	if s != nil {
-		return s.Close()
+	if s == nil {
+		return nil
 	}
-	return nil
+	err := s.Close()
+	// A stdio server that does not exit when its input closes is
+	// terminated (CommandTransport's TerminateDuration): that exit status
+	// is the stop asked for, not a failure to report.
+	if exit := (*exec.ExitError)(nil); errors.As(err, &exit) && c.cfg.Command != "" {
+		return nil
+	}
+	return err
 }
 
 // describe is an error's text, bounded; transports' errors can quote URLs,

@@ -31,7 +31,9 @@ export class Settings {
 
   build() {
     this.status = h('p', { class: 'dialog-text settings-status', id: 'settings-status', role: 'status', 'aria-live': 'polite' });
-    this.list = h('ul', { class: 'settings-list', id: 'settings-list', 'aria-labelledby': 'settings-checks-title' });
+    // The list scrolls on its own (max-height): focusable, so that the
+    // keyboard can scroll it too (WCAG 2.1.1; axe scrollable-region-focusable).
+    this.list = h('ul', { class: 'settings-list', id: 'settings-list', 'aria-labelledby': 'settings-checks-title', tabindex: '0' });
     this.runFree = h('button', { type: 'button', class: 'btn btn-ghost', id: 'settings-check' }, 'Check again');
     this.runQuota = h('button', { type: 'button', class: 'btn btn-ghost', id: 'settings-check-quota' }, 'Include checks that cost quota');
     const close = h('button', { type: 'button', class: 'btn btn-primary', id: 'settings-close' }, 'Close');

@@ -1,0 +1,98 @@
+package webuitest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/toolport/toolport/internal/server/servertest"
+	"github.com/toolport/toolport/internal/testexec"
+)
+
+// TestAttachFromThePage (issue 32): a person attaches the official
+// server-everything over stdio from Settings, and the model uses its tools
+// in the next turn, with cards: a read-only tool runs at once, a tool that
+// is not read-only waits for the person's Allow in the page and then runs
+// in the external server. Detached from the page, its tools leave. axe-core
+// finds nothing in Settings with the server attached, light and dark.
+// (TestApprovalAgainstServer covers the approval card itself on an
+// in-process tool; here the tool is a real external server's.)
+func TestAttachFromThePage(t *testing.T) {
+	n := testexec.NPMTools(t)
+	script := n.File(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	if strings.ContainsAny(n.Node+script, " \t") {
+		t.Skipf("the page splits a command on spaces; %q or %q holds one", n.Node, script)
+	}
+	axe := axeSource(t)
+	ms := servertest.NewModelServer(t,
+		servertest.Turn{Match: "echo", Events: []servertest.Event{servertest.Text("Asking the attached server."),
+			servertest.Call("e1", "everything__echo", `{"message":"שלום from the page"}`)}},
+		servertest.Turn{Match: "echo", Step: 1, Events: []servertest.Event{servertest.Text("It echoed the message.")}},
+		servertest.Turn{Match: "logging", Events: []servertest.Event{servertest.Call("l1", "everything__toggle-simulated-logging", `{}`)}},
+		servertest.Turn{Match: "logging", Step: 1, Events: []servertest.Event{servertest.Text("Simulated logging is on.")}})
+	vars := map[string]string{}
+	for _, kv := range ms.Env("openai") {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	base := runServe(t, vars, "--packs", "web")
+
+	b := NewBrowser(t, Options{})
+	defer b.CheckNoProblems(t)
+	dir := artifacts(t, "attach")
+	to := 60 * time.Second
+	row := `#setup-mcp li[data-server="everything"]`
+	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(base+"/"), waitReady(), openSettings(),
+		setField(`#setup-mcp-form input[name="name"]`, "everything"),
+		setField(`#setup-mcp-form input[name="command"]`, n.Node+" "+script+" stdio"),
+		chromedp.Click(css("#setup-attach")),
+		WaitFor(`document.querySelector(`+jsString(row)+`)?.dataset.connected === 'true'`),
+		chromedp.ScrollIntoView(css(row)), Screenshot(t, dir, "desktop-light-settings-attached"),
+		chromedp.Evaluate[chromedp.Void](axe))
+	if badge := Eval[string](t, b, to, `document.querySelector(`+jsString(row+` .setup-badge`)+`).textContent`); !strings.HasPrefix(badge, "connected, ") {
+		t.Errorf("the attached server's badge = %q", badge)
+	}
+	checkAxe(t, b, to, "settings, server attached")
+
+	// The next turn: the model is offered the server's tools and calls one;
+	// its card shows the server's answer.
+	echo := `document.querySelector('.tool-card[data-tool="everything__echo"]')`
+	b.Do(t, to, closeSettings(), send("Please echo a greeting"), waitIdle(),
+		WaitFor(echo+`?.dataset.status === 'completed'`),
+		WaitFor(lastAssistant(`?.textContent.includes('It echoed the message.')`)),
+		chromedp.Evaluate[chromedp.Void](echo+`.querySelector('.tool-head').click()`),
+		Screenshot(t, dir, "desktop-light-attached-echo"))
+	if text := Eval[string](t, b, to, echo+`.querySelector('.tool-content').textContent`); !strings.Contains(text, "Echo: שלום from the page") {
+		t.Errorf("the echo card shows %q, want the server's answer", text)
+	}
+	// (Opening Settings runs the doctor's model check first: the turn's
+	// request is the first that carries the message.)
+	turn := slices.IndexFunc(ms.Requests(), func(r servertest.Request) bool { return strings.Contains(string(r.Body), "Please echo a greeting") })
+	if turn < 0 || !strings.Contains(string(ms.Requests()[turn].Body), `"everything__echo"`) {
+		t.Error("the model's first request of the turn after attaching does not offer everything__echo")
+	}
+
+	// A tool that is not read-only waits for the person, then runs.
+	logging := `document.querySelector('.tool-card[data-tool="everything__toggle-simulated-logging"]')`
+	b.Do(t, to, send("Turn on simulated logging"), waitIdle(),
+		WaitFor(logging+`?.dataset.status === 'awaiting'`), Screenshot(t, dir, "desktop-light-attached-approval"),
+		chromedp.Evaluate[chromedp.Void](axe))
+	checkAxe(t, b, to, "approval of an attached server's tool")
+	b.Do(t, to, chromedp.Click(css(`.approval-btn[data-decision="allow_once"]`)), waitIdle(),
+		WaitFor(logging+`?.dataset.status === 'completed'`),
+		WaitFor(lastAssistant(`?.textContent.includes('Simulated logging is on.')`)),
+		chromedp.Evaluate[chromedp.Void](logging+`.querySelector('.tool-head').click()`))
+	if text := Eval[string](t, b, to, logging+`.querySelector('.tool-content').textContent`); !strings.Contains(text, "Started simulated") {
+		t.Errorf("after Allow the card shows %q, want the server's answer", text)
+	}
+
+	// Detached from the page: the row and the tools go.
+	b.Do(t, to, openSettings(), WaitFor(`!!document.querySelector(`+jsString(row)+`)`),
+		chromedp.Click(css(row+` button`)),
+		WaitFor(`!document.querySelector(`+jsString(row)+`)`),
+		WaitForAsync(`(async () => !(await (await fetch('/api/tools')).text()).includes('everything__'))()`),
+		closeSettings())
+}
