@@ -29,3 +29,25 @@ func TestNegationTerms(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitNegation(t *testing.T) {
+	tests := []struct {
+		text, kept, negated string
+	}{
+		{"piano without vocals", "piano", "vocals"},
+		{"instrumental music with no vocals", "instrumental music with", "vocals"},
+		{"a happy song, not sad", "a happy song", "sad"},
+		{"jazz, no saxophone", "jazz", "saxophone"},
+		{"no drums but a bass guitar", "a bass guitar", "drums"},
+		{"without drums or bass guitar, slow", "guitar, slow", "drums or bass"},
+		{"Slow sad piano", "Slow sad piano", ""},
+		{"", "", ""},
+		{"no", "no", ""},
+	}
+	for _, tt := range tests {
+		kept, negated := splitNegation(tt.text)
+		if kept != tt.kept || negated != tt.negated {
+			t.Errorf("splitNegation(%q) = %q, %q; want %q, %q", tt.text, kept, negated, tt.kept, tt.negated)
+		}
+	}
+}

@@ -32,7 +32,32 @@ type RankParams struct {
 	// the expansion terms by this weight (expand.go, expandVector); 0
 	// leaves it alone.
 	VecExpand float64
+	// Negation is what the ranking does with the words a query negates
+	// ("piano without vocals", "not sad").
+	Negation NegationParams
 }
+
+// NegationParams say how a query's negated words ([splitNegation]) count.
+// The zero value searches for them like any other word (the ranking before
+// negation was parsed).
+type NegationParams struct {
+	// Drop leaves the negated words out of what both sides search for.
+	Drop bool
+	// Demote, when Drop is set, lowers each candidate's fused score by
+	// Demote × its BM25 score on the negated words, normalised by the
+	// best such score among the candidates: a caption that says "male
+	// vocals" falls below one that says nothing of a voice.
+	Demote float64
+	// DemoteExpand expands the negated words through the word vectors, as
+	// Expand does the query's but for known words too ("vocals" also
+	// demotes "singer" and "singing").
+	DemoteExpand bool
+}
+
+// negationPool is how many fused candidates a query with negated words
+// ranks before demoting: demotion only reorders, so a pool a little
+// deeper than any page is enough.
+const negationPool = 200
 
 // PhraseWeight is the phrases' weight relative to a query word's: Metzler
 // and Croft's published 0.10 against 0.85 for single terms (SIGIR 2005),
@@ -47,6 +72,7 @@ func DefaultRankParams() RankParams {
 		LexWeight: 0.9,
 		Expand:    ExpandParams{Neighbours: 10, MinSim: 0.5, Weight: 0.7, MinDocs: 3, KnownScale: 0},
 		Phrase:    PhraseWeight,
+		Negation:  NegationParams{Drop: true, Demote: 1, DemoteExpand: true},
 	}
 }
 
@@ -82,6 +108,14 @@ func (e *Engine) search(ctx context.Context, p RankParams, mode Mode, query stri
 	if len(query) > MaxQueryBytes {
 		query = query[:MaxQueryBytes]
 	}
+	negated := ""
+	if p.Negation.Drop {
+		// A query that is all negation ("no vocals") keeps its words: there
+		// is nothing else to search for.
+		if kept, neg := splitNegation(query); neg != "" && len(Terms(kept)) > 0 {
+			query, negated = kept, neg
+		}
+	}
 	switch mode {
 	case Lexical:
 		return e.lex.Top(e.searchTerms(query, p), k, filter), nil
@@ -92,6 +126,13 @@ func (e *Engine) search(ctx context.Context, p RankParams, mode Mode, query stri
 		}
 		return e.vec.Search(qv, k, filter), nil
 	case Hybrid:
+		if negated != "" && p.Negation.Demote > 0 {
+			hits, err := e.hybrid(ctx, p, query, max(k, negationPool), filter)
+			if err != nil {
+				return nil, err
+			}
+			return e.demote(hits, negated, p, k), nil
+		}
 		return e.hybrid(ctx, p, query, k, filter)
 	}
 	return nil, fmt.Errorf("index: unknown mode %v", mode)
@@ -193,4 +234,31 @@ func fuse(lex, vec []Hit, lexWeight float64, k int) []Hit {
 	addNormalised(fused, lex, lexWeight)
 	addNormalised(fused, vec, 1-lexWeight)
 	return topHits(fused, k, nil)
+}
+
+// demote lowers each hit's score by p.Negation.Demote × its normalised BM25
+// score on the negated words and returns the best k.
+func (e *Engine) demote(hits []Hit, negated string, p RankParams, k int) []Hit {
+	var terms map[string]float64
+	if p.Negation.DemoteExpand {
+		x := p.Expand
+		x.KnownScale = 1
+		terms = e.lexicalTerms(negated, x)
+	} else {
+		terms = queryTerms(negated)
+	}
+	neg := e.lex.Scores(terms)
+	var hi float64
+	for _, h := range hits {
+		hi = max(hi, neg[h.ID])
+	}
+	scores := make(map[string]float64, len(hits))
+	for _, h := range hits {
+		s := h.Score
+		if hi > 0 {
+			s -= p.Negation.Demote * neg[h.ID] / hi
+		}
+		scores[h.ID] = s
+	}
+	return topHits(scores, k, nil)
 }
