@@ -12,6 +12,9 @@ import (
 type judgedFamily struct {
 	name     string
 	settings []RankParams
+	// kept marks the family whose choice on all folds is the engine's
+	// default.
+	kept bool
 }
 
 // judgedFamilies are the candidates tried on the judged queries, the first
@@ -34,13 +37,33 @@ func judgedFamilies() []judgedFamily {
 	all := []RankParams{base, with(NegationParams{Drop: true})}
 	all = append(all, demotes(false)...)
 	all = append(all, demotes(true)...)
-	return []judgedFamily{
-		{"negated words searched for (before)", []RankParams{base}},
-		{"negated words dropped", []RankParams{with(NegationParams{Drop: true})}},
-		{"dropped, demoted ×0.1/0.25/0.5/1", demotes(false)},
-		{"dropped, demoted with expansion ×0.1/0.25/0.5/1", demotes(true)},
-		{"any of the above", all},
+	def := DefaultRankParams()
+	coords := func(from RankParams) []RankParams {
+		out := []RankParams{from}
+		for _, w := range []float64{0.05, 0.1, 0.2, 0.3, 0.5, 1} {
+			p := from
+			p.Coord = w
+			out = append(out, p)
+		}
+		return out
 	}
+	return []judgedFamily{
+		{"negated words searched for (before)", []RankParams{base}, false},
+		{"negated words dropped", []RankParams{with(NegationParams{Drop: true})}, false},
+		{"dropped, demoted ×0.1/0.25/0.5/1", demotes(false), false},
+		{"dropped, demoted with expansion ×0.1/0.25/0.5/1", demotes(true), false},
+		{"any of the above", all, true},
+		{"the default (nothing chosen)", []RankParams{def}, false},
+		{"the default, or with coordination ×0.05/0.1/0.2/0.3/0.5/1", coords(def), false},
+	}
+}
+
+func describeJudged(p RankParams) string {
+	s := describeNegation(p.Negation)
+	if p.Coord > 0 {
+		s += fmt.Sprintf(", coordination ×%.2f", p.Coord)
+	}
+	return s
 }
 
 func describeNegation(n NegationParams) string {
@@ -123,6 +146,7 @@ func TestJudgedCrossValidated(t *testing.T) {
 		}
 		return sum / float64(n)
 	}
+	// The default must be what the kept family chooses on all folds.
 	var chosenAll RankParams
 	var cvAll float64
 	for _, f := range families {
@@ -140,8 +164,10 @@ func TestJudgedCrossValidated(t *testing.T) {
 		all := inFolds(func(int) bool { return true })
 		cv := mean(held, all)
 		chosen := choose(f, all)
-		fmt.Fprintf(&b, " %.4f | %.4f | %.4f | %s |", cv, byKind(held, "negation"), byKind(held, "multi"), describeNegation(chosen.Negation))
-		chosenAll, cvAll = chosen, cv
+		fmt.Fprintf(&b, " %.4f | %.4f | %.4f | %s |", cv, byKind(held, "negation"), byKind(held, "multi"), describeJudged(chosen))
+		if f.kept {
+			chosenAll, cvAll = chosen, cv
+		}
 	}
 	t.Log(b.String())
 
@@ -160,9 +186,14 @@ func TestJudgedCrossValidated(t *testing.T) {
 	t.Logf("per query, before/default:%s", b.String())
 
 	if DefaultRankParams() != chosenAll {
-		t.Errorf("DefaultRankParams().Negation = %+v, want the setting chosen on all folds, %+v", DefaultRankParams().Negation, chosenAll.Negation)
+		t.Errorf("DefaultRankParams() = %s, want the setting chosen on all folds, %s", describeJudged(DefaultRankParams()), describeJudged(chosenAll))
 	}
-	if cvAll < 0.5 {
-		t.Errorf("cross-validated nDCG@10 %.4f, want ≥ 0.5", cvAll)
+	// Floors a little below the measured 0.9125 and, for the negation
+	// queries, 0.8268 (0.1363 before negation was parsed).
+	if cvAll < 0.90 {
+		t.Errorf("cross-validated nDCG@10 %.4f, want ≥ 0.90", cvAll)
+	}
+	if n := byKind(def, "negation"); n < 0.80 {
+		t.Errorf("negation queries: nDCG@10 %.4f with the default, want ≥ 0.80", n)
 	}
 }

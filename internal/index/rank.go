@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/toolport/toolport/internal/embedding"
 )
@@ -35,6 +36,11 @@ type RankParams struct {
 	// Negation is what the ranking does with the words a query negates
 	// ("piano without vocals", "not sad").
 	Negation NegationParams
+	// Coord adds Coord × the share of the query's terms a candidate's
+	// text holds to its fused score (a coordination factor): for a query
+	// of several aspects ("slow sad piano"), a track with all of them
+	// above one that matches one very well. 0 turns it off.
+	Coord float64
 }
 
 // NegationParams say how a query's negated words ([splitNegation]) count.
@@ -43,9 +49,9 @@ type RankParams struct {
 type NegationParams struct {
 	// Drop leaves the negated words out of what both sides search for.
 	Drop bool
-	// Demote, when Drop is set, lowers each candidate's fused score by
-	// Demote × its BM25 score on the negated words, normalised by the
-	// best such score among the candidates: a caption that says "male
+	// Demote, when Drop is set, lowers the fused score of each candidate
+	// whose text holds a negated word by Demote (by less for a word that
+	// DemoteExpand adds: its expansion weight): a caption that says "male
 	// vocals" falls below one that says nothing of a voice.
 	Demote float64
 	// DemoteExpand expands the negated words through the word vectors, as
@@ -126,14 +132,25 @@ func (e *Engine) search(ctx context.Context, p RankParams, mode Mode, query stri
 		}
 		return e.vec.Search(qv, k, filter), nil
 	case Hybrid:
-		if negated != "" && p.Negation.Demote > 0 {
-			hits, err := e.hybrid(ctx, p, query, max(k, negationPool), filter)
-			if err != nil {
-				return nil, err
-			}
-			return e.demote(hits, negated, p, k), nil
+		demote := negated != "" && p.Negation.Demote > 0
+		var aspects []string
+		if p.Coord > 0 {
+			aspects = distinctTerms(query)
 		}
-		return e.hybrid(ctx, p, query, k, filter)
+		if !demote && len(aspects) < 2 {
+			return e.hybrid(ctx, p, query, k, filter)
+		}
+		hits, err := e.hybrid(ctx, p, query, max(k, negationPool), filter)
+		if err != nil {
+			return nil, err
+		}
+		if len(aspects) >= 2 {
+			hits = e.coordinate(hits, aspects, p.Coord)
+		}
+		if demote {
+			hits = e.demote(hits, query, negated, p, len(hits))
+		}
+		return hits[:min(k, len(hits))], nil
 	}
 	return nil, fmt.Errorf("index: unknown mode %v", mode)
 }
@@ -236,9 +253,12 @@ func fuse(lex, vec []Hit, lexWeight float64, k int) []Hit {
 	return topHits(fused, k, nil)
 }
 
-// demote lowers each hit's score by p.Negation.Demote × its normalised BM25
-// score on the negated words and returns the best k.
-func (e *Engine) demote(hits []Hit, negated string, p RankParams, k int) []Hit {
+// demote lowers each hit's score by p.Negation.Demote × the weight of the
+// heaviest negated term its text holds (1 for a word of the query, less for
+// an expansion) and returns the best k. What the query asks for (its kept
+// words, expanded) is never demoted: the word vectors put "piano" near
+// "vocals", and "piano without vocals" wants the piano.
+func (e *Engine) demote(hits []Hit, kept, negated string, p RankParams, k int) []Hit {
 	var terms map[string]float64
 	if p.Negation.DemoteExpand {
 		x := p.Expand
@@ -247,18 +267,50 @@ func (e *Engine) demote(hits []Hit, negated string, p RankParams, k int) []Hit {
 	} else {
 		terms = queryTerms(negated)
 	}
-	neg := e.lex.Scores(terms)
-	var hi float64
-	for _, h := range hits {
-		hi = max(hi, neg[h.ID])
+	for t := range e.lexicalTerms(kept, p.Expand) {
+		delete(terms, t)
 	}
 	scores := make(map[string]float64, len(hits))
 	for _, h := range hits {
-		s := h.Score
-		if hi > 0 {
-			s -= p.Negation.Demote * neg[h.ID] / hi
+		scores[h.ID] = h.Score
+	}
+	held := make(map[string]float64, len(hits))
+	for t, w := range terms {
+		for id := range e.lex.Scores(map[string]float64{t: 1}) {
+			if _, ok := scores[id]; ok {
+				held[id] = max(held[id], min(w, 1))
+			}
 		}
-		scores[h.ID] = s
+	}
+	for id, w := range held {
+		scores[id] -= p.Negation.Demote * w
 	}
 	return topHits(scores, k, nil)
+}
+
+// distinctTerms are query's terms, each once.
+func distinctTerms(query string) []string {
+	var out []string
+	for _, t := range Terms(query) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// coordinate adds w × the share of aspects each hit's text holds to its
+// score and reorders the hits.
+func (e *Engine) coordinate(hits []Hit, aspects []string, w float64) []Hit {
+	held := make(map[string]int, len(hits))
+	for _, a := range aspects {
+		for id := range e.lex.Scores(map[string]float64{a: 1}) {
+			held[id]++
+		}
+	}
+	scores := make(map[string]float64, len(hits))
+	for _, h := range hits {
+		scores[h.ID] = h.Score + w*float64(held[h.ID])/float64(len(aspects))
+	}
+	return topHits(scores, len(hits), nil)
 }
