@@ -10,7 +10,8 @@ import (
 
 // RankParams are the ranking's tunable parameters. [DefaultRankParams] are
 // the ones chosen by cross-validation over the MusicCaps dev queries
-// (TestMusicCapsCrossValidated).
+// (TestMusicCapsCrossValidated), and for negation over the judged queries
+// (TestJudgedCrossValidated).
 type RankParams struct {
 	// LexWeight is the weight of the min-max normalised BM25 score in the
 	// hybrid; the normalised cosine gets 1−LexWeight.
