@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/toolport/toolport/internal/embedding"
 )
 
 // judgedFamily is a candidate change under cross-validation: the settings
@@ -15,6 +17,10 @@ type judgedFamily struct {
 	// kept marks the family whose choice on all folds is the engine's
 	// default.
 	kept bool
+	// negIndex runs the family on the tracks indexed with negation marked
+	// (negationTerms: "no vocals" in a caption indexes not:vocal, so a
+	// caption that says so is not demoted for holding "vocals").
+	negIndex bool
 }
 
 // judgedFamilies are the candidates tried on the judged queries, the first
@@ -48,13 +54,14 @@ func judgedFamilies() []judgedFamily {
 		return out
 	}
 	return []judgedFamily{
-		{"negated words searched for (before)", []RankParams{base}, false},
-		{"negated words dropped", []RankParams{with(NegationParams{Drop: true})}, false},
-		{"dropped, demoted ×0.1/0.25/0.5/1", demotes(false), false},
-		{"dropped, demoted with expansion ×0.1/0.25/0.5/1", demotes(true), false},
-		{"any of the above", all, true},
-		{"the default (nothing chosen)", []RankParams{def}, false},
-		{"the default, or with coordination ×0.05/0.1/0.2/0.3/0.5/1", coords(def), false},
+		{"negated words searched for (before)", []RankParams{base}, false, false},
+		{"negated words dropped", []RankParams{with(NegationParams{Drop: true})}, false, false},
+		{"dropped, demoted ×0.1/0.25/0.5/1", demotes(false), false, false},
+		{"dropped, demoted with expansion ×0.1/0.25/0.5/1", demotes(true), false, false},
+		{"any of the above", all, true, false},
+		{"the default (nothing chosen)", []RankParams{def}, false, false},
+		{"the default on a negation-marked index", []RankParams{def}, false, true},
+		{"the default, or with coordination ×0.05/0.1/0.2/0.3/0.5/1", coords(def), false, false},
 	}
 }
 
@@ -90,21 +97,40 @@ func TestJudgedCrossValidated(t *testing.T) {
 	qrels := judgedQrels(qs, ds.docs)
 	families := judgedFamilies()
 
-	// per[p] is each query's nDCG@10 under setting p.
-	per := map[RankParams][]float64{}
+	wv, err := embedding.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	negEngine := NewEngine(wv)
+	negEngine.lex = newBM25With(negationTerms)
+	if err := negEngine.Add(context.Background(), ds.docs); err != nil {
+		t.Fatal(err)
+	}
+	type scoreKey struct {
+		p        RankParams
+		negIndex bool
+	}
+	// per[k] is each query's nDCG@10 under setting k.p on its index.
+	per := map[scoreKey][]float64{}
+	onNeg := false // the index the family being scored runs on
 	score := func(p RankParams) []float64 {
-		if s, ok := per[p]; ok {
+		key := scoreKey{p, onNeg}
+		if s, ok := per[key]; ok {
 			return s
+		}
+		eng := e
+		if onNeg {
+			eng = negEngine
 		}
 		s := make([]float64, len(qs))
 		for i, q := range qs {
-			hits, err := e.search(context.Background(), p, Hybrid, q.Text, 10, nil)
+			hits, err := eng.search(context.Background(), p, Hybrid, q.Text, 10, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			s[i] = ndcgAt10(hits, qrels[q.ID])
 		}
-		per[p] = s
+		per[key] = s
 		return s
 	}
 	inFolds := func(keep func(int) bool) []int {
@@ -150,6 +176,7 @@ func TestJudgedCrossValidated(t *testing.T) {
 	var chosenAll RankParams
 	var cvAll float64
 	for _, f := range families {
+		onNeg = f.negIndex
 		held := make([]float64, len(qs))
 		fmt.Fprintf(&b, "\n| %s |", f.name)
 		for fold := range judgedFolds {
@@ -171,6 +198,7 @@ func TestJudgedCrossValidated(t *testing.T) {
 	}
 	t.Log(b.String())
 
+	onNeg = false
 	// Per kind, today's ranking against the default, both unchosen.
 	b.Reset()
 	b.WriteString("\n| kind | before | default |\n|---|---|---|")
