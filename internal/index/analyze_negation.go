@@ -77,3 +77,14 @@ func splitNegation(text string) (kept, negated string) {
 	}
 	return strings.Join(k, ", "), strings.Join(n, " ")
 }
+
+// OnlyNegation reports whether query says only what to leave out ("no
+// vocals", "without drums"): it has negated words and nothing else to search
+// for. It returns the negated words.
+func OnlyNegation(query string) (negated string, only bool) {
+	if len(query) > MaxQueryBytes {
+		query = query[:MaxQueryBytes]
+	}
+	kept, negated := splitNegation(query)
+	return negated, negated != "" && len(Terms(kept)) == 0
+}

@@ -91,3 +91,22 @@ func TestSearchNegation(t *testing.T) {
 		t.Errorf("QueryTerms(piano without vocals) = %v, want piano and not vocal", terms)
 	}
 }
+
+func TestOnlyNegation(t *testing.T) {
+	tests := []struct {
+		query, negated string
+		only           bool
+	}{
+		{"no vocals", "vocals", true},
+		{"not too fast", "too fast", true},
+		{"without drums, please", "drums", false},
+		{"piano without vocals", "vocals", false},
+		{"slow sad piano", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		if negated, only := OnlyNegation(tt.query); negated != tt.negated || only != tt.only {
+			t.Errorf("OnlyNegation(%q) = %q, %v; want %q, %v", tt.query, negated, only, tt.negated, tt.only)
+		}
+	}
+}

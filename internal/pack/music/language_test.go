@@ -167,3 +167,31 @@ func TestSemanticSearchMultilingualEmbedder(t *testing.T) {
 		}
 	}
 }
+
+// TestSemanticSearchOnlyNegation: a query that only says what to leave out
+// gets no tracks and a note asking what to find, not the tracks it excludes.
+func TestSemanticSearchOnlyNegation(t *testing.T) {
+	db := openStore(t, storetest.DSN(t, storetest.SQLite))
+	reg, _ := newRegistry(t, db)
+	for _, tt := range []struct {
+		query  string
+		tracks bool
+	}{
+		{"no piano", false},
+		{"without the piano", false},
+		{"melancholic, no piano", true},
+	} {
+		args, _ := json.Marshal(map[string]string{"query": tt.query})
+		var out semanticOut
+		call(t, reg, "semanticSearch", string(args), &out)
+		if tt.tracks {
+			if len(out.Tracks) == 0 || out.Note != "" {
+				t.Errorf("%q: %d tracks, note %q; want tracks and no note", tt.query, len(out.Tracks), out.Note)
+			}
+			continue
+		}
+		if len(out.Tracks) != 0 || !strings.Contains(out.Note, "only says what to leave out (") || !strings.Contains(out.Note, "piano)") || !strings.Contains(out.Summary, out.Note) {
+			t.Errorf("%q: %d tracks, note %q, summary %q; want none and a note naming piano", tt.query, len(out.Tracks), out.Note, out.Summary)
+		}
+	}
+}

@@ -277,6 +277,13 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 		// Neither side of the index read a word: any ranking would be noise.
 		return out, nil
 	}
+	if negated, only := index.OnlyNegation(q); only {
+		// Searching for the negated words would find just what was not
+		// wanted, and there is nothing else to rank by.
+		out.Note = "The query only says what to leave out (" + textclip.PrefixRunes(negated, 80) +
+			"): say what the music should be as well, e.g. 'calm piano without vocals'."
+		return out, nil
+	}
 	var hits []index.Hit
 	// terms are what the ranking searched for, to say why each track matched.
 	terms := index.PlainQueryTerms(q)
