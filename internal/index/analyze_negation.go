@@ -43,3 +43,48 @@ func negationTerms(text string) []string {
 	}
 	return out
 }
+
+// splitNegation separates the words a query negates from the rest: "piano
+// without vocals" is kept "piano", negated "vocals"; "a happy song, not sad"
+// is kept "a happy song", negated "sad". A negator ("no", "not", "without" …)
+// reaches negationScope words after it within its clause, as in
+// negationTerms; the negators themselves are dropped. Clauses stay apart
+// (joined by ", ") so that phrases do not form across them.
+func splitNegation(text string) (kept, negated string) {
+	var k, n []string
+	for clause := range strings.FieldsFuncSeq(text, isClauseBreak) {
+		var kw []string
+		reach := 0
+		for _, w := range embedding.Words(clause) {
+			switch {
+			case termNegators[w]:
+				reach = negationScope
+			case w == "but": // "no drums but a bass": the bass is wanted
+				reach = 0
+			case reach > 0:
+				n = append(n, w)
+				reach--
+			default:
+				kw = append(kw, w)
+			}
+		}
+		if len(kw) > 0 {
+			k = append(k, strings.Join(kw, " "))
+		}
+	}
+	if len(n) == 0 {
+		return text, ""
+	}
+	return strings.Join(k, ", "), strings.Join(n, " ")
+}
+
+// OnlyNegation reports whether query says only what to leave out ("no
+// vocals", "without drums"): it has negated words and nothing else to search
+// for. It returns the negated words.
+func OnlyNegation(query string) (negated string, only bool) {
+	if len(query) > MaxQueryBytes {
+		query = query[:MaxQueryBytes]
+	}
+	kept, negated := splitNegation(query)
+	return negated, negated != "" && len(Terms(kept)) == 0
+}

@@ -1,8 +1,11 @@
 package index
 
 import (
+	"context"
 	"slices"
 	"testing"
+
+	"github.com/toolport/toolport/internal/embedding"
 )
 
 func TestNegationTerms(t *testing.T) {
@@ -26,6 +29,84 @@ func TestNegationTerms(t *testing.T) {
 	for _, s := range []string{"A restless late-night club track, dark and driving!", "hip-hop (lo-fi): 90 bpm", ""} {
 		if got, want := negationTerms(s), Terms(s); !slices.Equal(got, want) {
 			t.Errorf("negationTerms(%q) = %q, Terms %q", s, got, want)
+		}
+	}
+}
+
+func TestSplitNegation(t *testing.T) {
+	tests := []struct {
+		text, kept, negated string
+	}{
+		{"piano without vocals", "piano", "vocals"},
+		{"instrumental music with no vocals", "instrumental music with", "vocals"},
+		{"a happy song, not sad", "a happy song", "sad"},
+		{"jazz, no saxophone", "jazz", "saxophone"},
+		{"no drums but a bass guitar", "a bass guitar", "drums"},
+		{"without drums or bass guitar, slow", "guitar, slow", "drums or bass"},
+		{"Slow sad piano", "Slow sad piano", ""},
+		{"", "", ""},
+		{"no", "no", ""},
+	}
+	for _, tt := range tests {
+		kept, negated := splitNegation(tt.text)
+		if kept != tt.kept || negated != tt.negated {
+			t.Errorf("splitNegation(%q) = %q, %q; want %q, %q", tt.text, kept, negated, tt.kept, tt.negated)
+		}
+	}
+}
+
+// TestSearchNegation: a negated word is not searched for, and a track that
+// has it falls below one that does not.
+func TestSearchNegation(t *testing.T) {
+	wv, err := embedding.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewEngine(wv)
+	docs := []Document{
+		{ID: "vocal-1", Fields: Fields{Interpretation: "A piano ballad with a male singer and vocals."}},
+		{ID: "vocal-2", Fields: Fields{Interpretation: "Piano and vocals: a woman sings over the piano."}},
+		{ID: "solo", Fields: Fields{Interpretation: "A gentle piano piece: solo piano, slow and quiet."}},
+		{ID: "guitar", Fields: Fields{Interpretation: "An acoustic guitar with vocals."}},
+	}
+	if err := e.Add(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"piano without vocals", "piano, no vocals", "piano but not vocals"} {
+		hits, err := e.Search(context.Background(), q, 3, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || hits[0].ID != "solo" {
+			t.Errorf("%q: %v, want the piano track without vocals first", q, hits)
+		}
+	}
+	// Without negation, vocals count for the vocal tracks.
+	hits, err := e.Search(context.Background(), "piano with vocals", 1, nil)
+	if err != nil || len(hits) == 0 || hits[0].ID == "solo" {
+		t.Errorf("piano with vocals: %v, %v; want a vocal track first", hits, err)
+	}
+	// What explains a match leaves the negated word out.
+	if terms := e.QueryTerms("piano without vocals"); terms["vocal"] != 0 || terms["piano"] == 0 {
+		t.Errorf("QueryTerms(piano without vocals) = %v, want piano and not vocal", terms)
+	}
+}
+
+func TestOnlyNegation(t *testing.T) {
+	tests := []struct {
+		query, negated string
+		only           bool
+	}{
+		{"no vocals", "vocals", true},
+		{"not too fast", "too fast", true},
+		{"without drums, please", "drums", false},
+		{"piano without vocals", "vocals", false},
+		{"slow sad piano", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		if negated, only := OnlyNegation(tt.query); negated != tt.negated || only != tt.only {
+			t.Errorf("OnlyNegation(%q) = %q, %v; want %q, %v", tt.query, negated, only, tt.negated, tt.only)
 		}
 	}
 }

@@ -381,3 +381,10 @@ func (x *BM25) release(sc *bm25Scratch) {
 	sc.touched = sc.touched[:0]
 	x.scratch.Put(sc)
 }
+
+// has reports whether any document holds term.
+func (x *BM25) has(term string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.postings[term]) > 0
+}

@@ -13,7 +13,12 @@
 // The ranking's parameters ([RankParams]: fusion weight, query expansion
 // through word vectors) are chosen by cross-validation over the MusicCaps
 // development queries (TestMusicCapsCrossValidated, which also scores the
-// project's own held-out queries); speed figures are in BenchmarkVectorSearch.
+// project's own held-out queries); what a query's negated words do ("piano
+// without vocals": not searched for, and tracks that have them demoted,
+// [NegationParams]) by 5-fold cross-validation over the project's 79 judged
+// queries of every kind (TestJudgedCrossValidated). [ReadQuery] tells a
+// caller which words of a query the offline English index cannot read
+// (another script); speed figures are in BenchmarkVectorSearch.
 //
 // # Embedded or in Weaviate
 //

@@ -41,7 +41,17 @@ var negators = map[string]bool{"no": true, "not": true, "without": true, "nor": 
 // patternMatches reports whether pattern (words; a final '*' makes the last
 // one a prefix) occurs in toks outside a negation.
 func patternMatches(toks []string, pattern string) bool {
+	plain, _ := matchPattern(toks, pattern)
+	return plain
+}
+
+// matchPattern reports whether pattern occurs in toks outside a negation
+// (plain) and inside one (negated: a negator among the three tokens before).
+func matchPattern(toks []string, pattern string) (plain, negated bool) {
 	words := strings.Fields(strings.ToLower(pattern))
+	if len(words) == 0 {
+		return false, false
+	}
 	prefix := strings.HasSuffix(pattern, "*")
 	if prefix {
 		words[len(words)-1] = strings.TrimSuffix(words[len(words)-1], "*")
@@ -62,15 +72,17 @@ func patternMatches(toks []string, pattern string) bool {
 		if !ok {
 			continue
 		}
-		negated := false
+		neg := false
 		for k := max(0, i-3); k < i; k++ {
-			negated = negated || negators[toks[k]]
+			neg = neg || negators[toks[k]]
 		}
-		if !negated {
-			return true
+		if neg {
+			negated = true
+		} else {
+			plain = true
 		}
 	}
-	return false
+	return plain, negated
 }
 
 // judge applies the held-out judging rule to one caption.

@@ -14,7 +14,14 @@ func (e *Engine) QueryTerms(query string) map[string]float64 {
 	if len(query) > MaxQueryBytes {
 		query = query[:MaxQueryBytes]
 	}
-	return e.searchTerms(query, e.RankParams())
+	p := e.RankParams()
+	if p.Negation.Drop {
+		// A negated word is not why a track matched.
+		if kept, neg := splitNegation(query); neg != "" && len(Terms(kept)) > 0 {
+			query = kept
+		}
+	}
+	return e.searchTerms(query, p)
 }
 
 // PlainQueryTerms are a query's terms without expansion, for callers with no

@@ -170,6 +170,9 @@ type SemanticSearchOutput struct {
 	Tracks     []IndexedTrackResult `json:"tracks"`
 	Query      string               `json:"query"`
 	TotalFound int                  `json:"totalFound" jsonschema:"Number of tracks returned"`
+	// Note says what the index could not read of the query: words in a
+	// script its embedder does not cover (index.ReadQuery).
+	Note       string `json:"note,omitempty" jsonschema:"What the search could not read of the query, such as words in a language the index does not cover"`
 	indexEmpty bool
 }
 
@@ -178,6 +181,9 @@ func (o SemanticSearchOutput) Summary() string {
 	s := fmt.Sprintf("Found %s matching %s", plural(o.TotalFound, "track", "tracks"), quote(o.Query))
 	if o.indexEmpty {
 		s += " (the index is empty: run 'toolport index add FILE.jsonl')"
+	}
+	if o.Note != "" {
+		s += ". " + o.Note
 	}
 	return s
 }
@@ -262,6 +268,22 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 		k = max(k, libraryPool)
 	}
 	out := SemanticSearchOutput{Tracks: []IndexedTrackResult{}, Query: in.Query}
+	reading, err := s.readQuery(ctx, q)
+	if err != nil {
+		return SemanticSearchOutput{}, err
+	}
+	out.Note = reading.Note()
+	if reading.Nothing {
+		// Neither side of the index read a word: any ranking would be noise.
+		return out, nil
+	}
+	if negated, only := index.OnlyNegation(q); only {
+		// Searching for the negated words would find just what was not
+		// wanted, and there is nothing else to rank by.
+		out.Note = "The query only says what to leave out (" + textclip.PrefixRunes(negated, 80) +
+			"): say what the music should be as well, e.g. 'calm piano without vocals'."
+		return out, nil
+	}
 	var hits []index.Hit
 	// terms are what the ranking searched for, to say why each track matched.
 	terms := index.PlainQueryTerms(q)
@@ -354,6 +376,23 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 	}
 	out.TotalFound = len(out.Tracks)
 	return out, nil
+}
+
+// readQuery is what the index can read of q (index.ReadQuery): the loaded
+// engine's embedder and terms, or the embedder alone with Weaviate.
+func (s *Service) readQuery(ctx context.Context, q string) (index.Reading, error) {
+	if !s.usesWeaviate() {
+		eng, err := s.Engine(ctx)
+		if err != nil {
+			return index.Reading{}, err
+		}
+		return eng.ReadQuery(q), nil
+	}
+	emb, err := s.Embedder(ctx)
+	if err != nil {
+		return index.Reading{}, err
+	}
+	return index.ReadQuery(emb, nil, q), nil
 }
 
 // matchedMaxRunes bounds the matched line shown for a result.

@@ -132,9 +132,14 @@ type trackHit struct {
 
 type tracksOut struct {
 	Tracks []trackHit `json:"tracks"`
+	Note   string     `json:"note,omitempty"`
 }
 
 func (o tracksOut) Summary() string { return fmt.Sprintf("%d tracks", len(o.Tracks)) }
+
+// cardNote is a semanticSearch note in the shape the music pack writes
+// (index.Reading.Note), longer than the card's summary line shows.
+const cardNote = "The index reads English text; the words in Hebrew script (עצוב) were not read, so the results match only the rest of the query. Search in English, or configure a multilingual embeddings endpoint (TOOLPORT_EMBEDDINGS_URL)."
 
 func cardTools(t *testing.T) *tool.Registry {
 	reg := tool.NewRegistry(tool.WithRetryDelay(0))
@@ -192,7 +197,7 @@ func cardTools(t *testing.T) *tool.Registry {
 						Interpretation: "שיר מחאה אופטימי על תקווה לשלום."},
 					{ISRC: "QZMCP2300001", Title: "MusicCaps clip -0Gj8-vB1q4@30", Artist: "MusicCaps", Album: "MusicCaps", Duration: 10, Score: 0.7, IsIndexed: true,
 						Interpretation: "A ballad with sustained strings and a mellow piano."},
-				}}, nil
+				}, Note: cardNote}, nil
 			})),
 	)
 	if err == nil {
@@ -470,7 +475,7 @@ func TestEveryCardType(t *testing.T) {
 	type card struct {
 		Sites, Links, Orgs, Formats, Portal, Captions []string
 		Rows, Pages                                   int
-		Range                                         string
+		Range, Note                                   string
 	}
 	read := func() map[string]card {
 		return Eval[map[string]card](t, b, to, `Object.fromEntries([...document.querySelectorAll('.tool-card')].map(c => [c.dataset.tool, {
@@ -483,6 +488,7 @@ func TestEveryCardType(t *testing.T) {
 			Rows: c.querySelectorAll('tbody tr, .web-result').length,
 			Pages: c.querySelectorAll('.pager').length,
 			Range: c.querySelector('.pager-status')?.textContent || '',
+			Note: c.querySelector('.track-note')?.textContent || '',
 		}]))`)
 	}
 	got := read()
@@ -511,6 +517,9 @@ func TestEveryCardType(t *testing.T) {
 	tracks := got["semanticSearch"]
 	if len(tracks.Captions) != 3 || !strings.Contains(tracks.Captions[0], "bittersweet piano ballad") {
 		t.Errorf("tracks card = %+v, want each track's caption", tracks)
+	}
+	if tracks.Note != cardNote {
+		t.Errorf("tracks card note %q, want the result's note whole", tracks.Note)
 	}
 	if p := got["local_search_brave"]; p.Rows != 2 || len(p.Links) != 1 || p.Links[0] != "https://www.example.org/station" ||
 		len(p.Sites) != 2 || p.Sites[0] != "1 HaNassi Ave, Haifa" {

@@ -673,7 +673,11 @@ function previewTable(r) {
   ];
 }
 
-registerRenderer('semanticSearch', (r) => section(trackList(r.tracks)));
+// A note says what the index could not read of the query (a language it
+// does not cover); it is longer than the summary line shows.
+registerRenderer('semanticSearch', (r) => section(
+  r.note ? h('p', { class: 'muted track-note', dir: 'auto' }, clip(str(r.note), 600)) : null,
+  trackList(r.tracks)));
 registerRenderer('tidalSearch', (r) => section(
   arr(r.tracks).length ? [h('h4', { class: 'result-heading' }, t('tracks')), trackList(r.tracks)] : null,
   arr(r.albums).length ? [h('h4', { class: 'result-heading' }, t('albums')), albumGrid(r.albums)] : null,
