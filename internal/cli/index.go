@@ -150,9 +150,9 @@ func runIndexAdd(ctx context.Context, env *Env, args []string) error {
 	// The demo loads through the function the server's POST /api/index/demo
 	// uses; a file is ingested, then older records embedded again, the same
 	// way.
-	var st musiccaps.Stats
+	var st music.DemoStats
 	if *demo {
-		st, err = musiccaps.Load(ctx, svc, musiccaps.LoadOptions{IngestOptions: opts})
+		st, err = music.LoadDemo(ctx, svc, music.DemoOptions{IngestOptions: opts})
 	} else {
 		st.IngestStats, err = svc.Ingest(ctx, in, opts)
 		if err == nil && (st.Lines == 0 || st.Skipped < st.Lines) {

@@ -16,7 +16,6 @@ import (
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/mcphost"
-	"github.com/toolport/toolport/internal/musiccaps"
 	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/store/sqlstore"
@@ -94,7 +93,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	}
 	cfg := server.Config{
 		Store: db, Playlists: db, Registry: b.reg, IndexBuild: b.indexBuild, Token: st.token,
-		DemoIndex: musiccaps.Index{Service: b.music},
+		DemoIndex: music.DemoIndex{Service: b.music},
 		Version:   version.Get().Short(), Web: webui.Handler(), Logger: logger, GOGC: st.gogc, AllowedHosts: st.hosts, AllowedOrigins: st.origins,
 		MetricsListener: metricsLn, ReadHeaderTimeout: st.headerTimeout, BodyReadTimeout: st.bodyTimeout,
 		TurnLease: st.turns.lease, TurnEventsRetention: st.turns.retention, ReplicaID: st.turns.replica,

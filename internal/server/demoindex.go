@@ -10,7 +10,7 @@ import (
 
 // DemoIndex loads the built-in demo tracks into the music index for POST
 // /api/index/demo, so that a first run with no keys can search music;
-// musiccaps.Index implements it (the code of `toolport index add --demo`).
+// music.DemoIndex implements it (the code of `toolport index add --demo`).
 type DemoIndex interface {
 	// Tracks counts the records in the index.
 	Tracks(ctx context.Context) (int, error)

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/toolport/toolport/internal/embedding"
-	"github.com/toolport/toolport/internal/musiccaps"
 	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/server"
 )
@@ -47,7 +46,7 @@ func TestDemoIndexLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		svc := music.New(c.Store.(music.Store), emb, nil)
-		c.DemoIndex = musiccaps.Index{Service: svc, Limit: limit}
+		c.DemoIndex = music.DemoIndex{Service: svc, Limit: limit}
 	}})
 	if status, st := e.demoState(t, "GET"); status != 200 || st.Tracks != 0 || st.DemoTracks != limit || st.Job != nil {
 		t.Fatalf("before: %d %+v, want an empty index, %d demo tracks and no job", status, st, limit)

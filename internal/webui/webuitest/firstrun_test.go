@@ -18,7 +18,6 @@ import (
 	"github.com/toolport/toolport/internal/agent"
 	"github.com/toolport/toolport/internal/embedding"
 	"github.com/toolport/toolport/internal/llm"
-	"github.com/toolport/toolport/internal/musiccaps"
 	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/store/sqlstore"
@@ -27,21 +26,21 @@ import (
 )
 
 // firstRunDemo is how many demo tracks the browser tests load: the server's
-// configuration (musiccaps.Index.Limit), not a parameter a client can send.
+// configuration (music.DemoIndex.Limit), not a parameter a client can send.
 // The whole set takes minutes under -race on a loaded machine.
 const firstRunDemo = 300
 
 // heldDemo is the demo index with its load held after the first batch
 // until release is closed, so that the page's progress can be seen.
 type heldDemo struct {
-	musiccaps.Index
+	music.DemoIndex
 	once    sync.Once
 	shown   chan struct{} // closed after the first progress report
 	release chan struct{}
 }
 
 func (d *heldDemo) Load(ctx context.Context, progress func(int)) (int, error) {
-	return d.Index.Load(ctx, func(read int) {
+	return d.DemoIndex.Load(ctx, func(read int) {
 		progress(read)
 		d.once.Do(func() {
 			close(d.shown)
@@ -70,7 +69,7 @@ func firstRunServer(t *testing.T, wiring server.Wiring, logger *slog.Logger) (*h
 			t.Fatal(err)
 		}
 	}
-	demo := &heldDemo{Index: musiccaps.Index{Service: svc, Limit: firstRunDemo}, shown: make(chan struct{}), release: make(chan struct{})}
+	demo := &heldDemo{DemoIndex: music.DemoIndex{Service: svc, Limit: firstRunDemo}, shown: make(chan struct{}), release: make(chan struct{})}
 	t.Cleanup(func() {
 		select {
 		case <-demo.release:

@@ -1,4 +1,4 @@
-package musiccaps
+package music
 
 import (
 	"bufio"
@@ -6,49 +6,49 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/toolport/toolport/internal/pack/music"
+	"github.com/toolport/toolport/internal/musiccaps"
 )
 
-// Stats is what a [Load] did: the ingestion's counts, and the older records
+// DemoStats is what a [LoadDemo] did: the ingestion's counts, and the older records
 // it embedded again with the current embedder.
-type Stats struct {
-	music.IngestStats
+type DemoStats struct {
+	IngestStats
 	Reembedded int `json:"reembedded"`
 }
 
-// LoadOptions tunes [Load].
-type LoadOptions struct {
-	music.IngestOptions
+// DemoOptions tunes [LoadDemo].
+type DemoOptions struct {
+	IngestOptions
 	// Limit, when > 0, loads only the first Limit tracks: for tests, which
 	// cannot wait for the whole set under the race detector. Users always
 	// get every track (0).
 	Limit int
 }
 
-// Count is the number of tracks a [Load] with limit reads.
-func Count(limit int) int {
-	if limit > 0 && limit < Tracks {
+// demoCount is the number of tracks a [LoadDemo] with limit reads.
+func demoCount(limit int) int {
+	if limit > 0 && limit < musiccaps.Tracks {
 		return limit
 	}
-	return Tracks
+	return musiccaps.Tracks
 }
 
-// Load ingests the demo tracks into svc's index, then embeds again the
+// LoadDemo ingests the demo tracks (package musiccaps) into svc's index, then embeds again the
 // older records another embedder left (what the next search would
 // otherwise do mid-request). `toolport index add --demo` and the server's
 // POST /api/index/demo both load through it. Loading again is cheap:
 // unchanged records are neither embedded nor written.
-func Load(ctx context.Context, svc *music.Service, opt LoadOptions) (Stats, error) {
-	r, err := Open()
+func LoadDemo(ctx context.Context, svc *Service, opt DemoOptions) (DemoStats, error) {
+	r, err := musiccaps.Open()
 	if err != nil {
-		return Stats{}, err
+		return DemoStats{}, err
 	}
 	defer r.Close()
 	var in io.Reader = r
 	if opt.Limit > 0 {
 		in = firstLines(r, opt.Limit)
 	}
-	var st Stats
+	var st DemoStats
 	st.IngestStats, err = svc.Ingest(ctx, in, opt.IngestOptions)
 	if err != nil {
 		return st, err
@@ -91,35 +91,35 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Index is the demo set for the chat server's POST /api/index/demo
+// DemoIndex is the demo set for the chat server's POST /api/index/demo
 // (server.DemoIndex) over a service's index.
-type Index struct {
-	Service *music.Service
-	// Limit is [LoadOptions.Limit]: 0 (every track) except in tests.
+type DemoIndex struct {
+	Service *Service
+	// Limit is [DemoOptions.Limit]: 0 (every track) except in tests.
 	Limit int
 }
 
 // Tracks counts the records in the index.
-func (x Index) Tracks(ctx context.Context) (int, error) {
+func (x DemoIndex) Tracks(ctx context.Context) (int, error) {
 	db, err := x.Service.Store(ctx)
 	if err != nil {
 		return 0, err
 	}
 	st, err := db.IndexStatus(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("musiccaps: index status: %w", err)
+		return 0, fmt.Errorf("music: index status: %w", err)
 	}
 	return st.Total, nil
 }
 
 // Demo is the number of tracks a load reads.
-func (x Index) Demo() int { return Count(x.Limit) }
+func (x DemoIndex) Demo() int { return demoCount(x.Limit) }
 
 // Load loads the demo tracks, calling progress with the tracks read after
 // each batch, and reports how many were new.
-func (x Index) Load(ctx context.Context, progress func(read int)) (int, error) {
-	st, err := Load(ctx, x.Service, LoadOptions{Limit: x.Limit, IngestOptions: music.IngestOptions{
-		Progress: func(p music.IngestProgress) { progress(p.Lines) },
+func (x DemoIndex) Load(ctx context.Context, progress func(read int)) (int, error) {
+	st, err := LoadDemo(ctx, x.Service, DemoOptions{Limit: x.Limit, IngestOptions: IngestOptions{
+		Progress: func(p IngestProgress) { progress(p.Lines) },
 	}})
 	return st.Added, err
 }

@@ -1,9 +1,11 @@
-package musiccaps
+package music
 
 import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/toolport/toolport/internal/musiccaps"
 )
 
 func TestFirstLines(t *testing.T) {
@@ -23,7 +25,8 @@ func TestFirstLines(t *testing.T) {
 			t.Errorf("firstLines(%q, %d) = %q, %v; want %q", tt.in, tt.n, got, err, tt.want)
 		}
 	}
-	if Count(0) != Tracks || Count(Tracks+1) != Tracks || Count(300) != 300 {
-		t.Errorf("Count: %d %d %d", Count(0), Count(Tracks+1), Count(300))
+	all := musiccaps.Tracks
+	if demoCount(0) != all || demoCount(all+1) != all || demoCount(300) != 300 {
+		t.Errorf("demoCount: %d %d %d", demoCount(0), demoCount(all+1), demoCount(300))
 	}
 }
