@@ -1,0 +1,542 @@
+package mcphost_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/mcphost"
+	"github.com/toolport/toolport/tool"
+)
+
+// testAS is an OAuth 2.1 authorization server written from the published
+// specifications, for the tests: metadata (RFC 8414), dynamic client
+// registration (RFC 7591), the authorization code grant with PKCE S256
+// verified (RFC 7636) and the resource indicator (RFC 8707), and refresh
+// tokens (rotated). Its authorization endpoint approves at once, as a user
+// who clicks "Allow" would: it redirects to the client's redirect URI.
+type testAS struct {
+	srv *httptest.Server
+
+	mu         sync.Mutex
+	clients    map[string][]string // client_id → redirect URIs
+	codes      map[string]asCode
+	access     map[string]asToken // access token → its grant
+	refresh    map[string]string  // refresh token → resource
+	issued     []string           // every token issued, to look for in logs and pages
+	audience   string             // when set, tokens are issued for it instead of the resource asked for
+	failMeta   bool               // the metadata endpoint answers 500
+	authorizes atomic.Int32
+	refreshes  atomic.Int32
+	n          int
+}
+
+type asCode struct{ client, redirect, challenge, resource string }
+type asToken struct {
+	aud     string
+	expired bool // the resource server refuses it (revoked, or expired on its clock)
+}
+
+func newTestAS(t *testing.T) *testAS {
+	as := &testAS{clients: map[string][]string{}, codes: map[string]asCode{}, access: map[string]asToken{}, refresh: map[string]string{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		as.mu.Lock()
+		fail := as.failMeta
+		as.mu.Unlock()
+		if fail {
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
+		writeTestJSON(w, http.StatusOK, map[string]any{
+			"issuer":                                as.srv.URL,
+			"authorization_endpoint":                as.srv.URL + "/authorize",
+			"token_endpoint":                        as.srv.URL + "/token",
+			"registration_endpoint":                 as.srv.URL + "/register",
+			"response_types_supported":              []string{"code"},
+			"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+			"code_challenge_methods_supported":      []string{"S256"},
+			"token_endpoint_auth_methods_supported": []string{"none"},
+			"scopes_supported":                      []string{"tools", "offline_access"},
+		})
+	})
+	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
+		var md struct {
+			RedirectURIs []string `json:"redirect_uris"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&md); err != nil || len(md.RedirectURIs) == 0 {
+			writeTestJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_redirect_uri"})
+			return
+		}
+		id := as.newToken("client")
+		as.mu.Lock()
+		as.clients[id] = md.RedirectURIs
+		as.mu.Unlock()
+		writeTestJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": md.RedirectURIs,
+			"token_endpoint_auth_method": "none", "grant_types": []string{"authorization_code", "refresh_token"}})
+	})
+	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		as.mu.Lock()
+		uris, known := as.clients[q.Get("client_id")]
+		as.mu.Unlock()
+		redirect := q.Get("redirect_uri")
+		if !known || !contains(uris, redirect) || q.Get("response_type") != "code" ||
+			q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") == "" {
+			http.Error(w, "bad authorization request", http.StatusBadRequest)
+			return
+		}
+		as.authorizes.Add(1)
+		code := as.newToken("code")
+		as.mu.Lock()
+		as.codes[code] = asCode{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"), resource: q.Get("resource")}
+		as.mu.Unlock()
+		http.Redirect(w, r, redirect+"?"+url.Values{"code": {code}, "state": {q.Get("state")}}.Encode(), http.StatusFound)
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			writeTestJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+			return
+		}
+		as.mu.Lock()
+		defer as.mu.Unlock()
+		var resource string
+		switch r.PostForm.Get("grant_type") {
+		case "authorization_code":
+			c, ok := as.codes[r.PostForm.Get("code")]
+			delete(as.codes, r.PostForm.Get("code"))
+			sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+			if !ok || c.client != r.PostForm.Get("client_id") || c.redirect != r.PostForm.Get("redirect_uri") ||
+				base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge {
+				writeTestJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+				return
+			}
+			resource = c.resource
+		case "refresh_token":
+			var ok bool
+			if resource, ok = as.refresh[r.PostForm.Get("refresh_token")]; !ok {
+				writeTestJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+				return
+			}
+			delete(as.refresh, r.PostForm.Get("refresh_token")) // rotated
+			as.refreshes.Add(1)
+		default:
+			writeTestJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
+			return
+		}
+		aud := resource
+		if as.audience != "" {
+			aud = as.audience
+		}
+		at, rt := as.newTokenLocked("at"), as.newTokenLocked("rt")
+		as.access[at] = asToken{aud: aud}
+		as.refresh[rt] = resource
+		writeTestJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt})
+	})
+	as.srv = httptest.NewServer(mux)
+	t.Cleanup(as.srv.Close)
+	return as
+}
+
+func (as *testAS) newToken(kind string) string {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return as.newTokenLocked(kind)
+}
+
+func (as *testAS) newTokenLocked(kind string) string {
+	as.n++
+	tok := fmt.Sprintf("%s-%d-%s", kind, as.n, rand.Text())
+	as.issued = append(as.issued, tok)
+	return tok
+}
+
+// expireAll makes the resource server refuse every access token issued so
+// far; revoke also forgets the refresh tokens.
+func (as *testAS) expireAll(revoke bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	for k, v := range as.access {
+		v.expired = true
+		as.access[k] = v
+	}
+	if revoke {
+		as.refresh = map[string]string{}
+	}
+}
+
+func (as *testAS) tokens() []string {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return append([]string(nil), as.issued...)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func writeTestJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// protectedServer is an MCP server (the official SDK's) behind
+// auth.RequireBearerToken, taking only tokens the AS issued for its own URL,
+// with its protected resource metadata (RFC 9728) at the path-inserted
+// well-known URL. used counts the tokens it accepted.
+func protectedServer(t *testing.T, as *testAS) (*httptest.Server, *sync.Map) {
+	var used sync.Map
+	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Says who is calling", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, struct{}, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you are the test user"}}}, struct{}{}, nil
+		})
+	mux := http.NewServeMux()
+	var srv *httptest.Server
+	verify := func(_ context.Context, tok string, r *http.Request) (*auth.TokenInfo, error) {
+		as.mu.Lock()
+		info, ok := as.access[tok]
+		as.mu.Unlock()
+		if !ok || info.expired || info.aud != srv.URL+"/mcp" {
+			return nil, auth.ErrInvalidToken
+		}
+		used.Store(tok, true)
+		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		writeTestJSON(w, http.StatusOK, map[string]any{"resource": srv.URL + "/mcp", "authorization_servers": []string{as.srv.URL},
+			"scopes_supported": []string{"tools"}, "bearer_methods_supported": []string{"header"}})
+	})
+	srv = httptest.NewUnstartedServer(mux)
+	srv.Start()
+	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
+		ResourceMetadataURL: srv.URL + "/.well-known/oauth-protected-resource/mcp"})(
+		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)))
+	t.Cleanup(srv.Close)
+	return srv, &used
+}
+
+// oauthEnv is Toolport's side: the credentials file, the callback server
+// (what `toolport serve` routes at /oauth/callback), the clock and the log.
+type oauthEnv struct {
+	path     string
+	store    *config.MCPTokens
+	oauth    *mcphost.OAuth
+	callback *httptest.Server
+	now      atomic.Pointer[time.Time]
+	log      *bytes.Buffer
+	logMu    *sync.Mutex
+	logger   *slog.Logger
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func newOAuthEnv(t *testing.T, serverURL string) *oauthEnv {
+	e := &oauthEnv{path: filepath.Join(t.TempDir(), "credentials.json"), log: &bytes.Buffer{}, logMu: &sync.Mutex{}}
+	creds := map[string]any{"mcp": map[string]any{"servers": map[string]any{"notes": map[string]any{"url": serverURL}}}}
+	if err := config.UpdateCredentials(e.path, func(root map[string]any) error { root["mcp"] = creds["mcp"]; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	e.store = &config.MCPTokens{Path: e.path}
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	e.now.Store(&start)
+	e.logger = slog.New(slog.NewTextHandler(lockedWriter{e.logMu, e.log}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.callback = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/oauth/callback" {
+			http.NotFound(w, r)
+			return
+		}
+		name, err := e.oauth.Callback(r.Context(), r.URL.Query())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, "authorized %s", name)
+	}))
+	t.Cleanup(e.callback.Close)
+	e.oauth = e.newOAuth(t)
+	return e
+}
+
+// newOAuth is a new process's broker over the same file and clock.
+func (e *oauthEnv) newOAuth(t *testing.T) *mcphost.OAuth {
+	o, err := mcphost.NewOAuth(mcphost.OAuthConfig{RedirectURL: e.callback.URL + "/oauth/callback", Store: e.store,
+		Now: func() time.Time { return *e.now.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func (e *oauthEnv) advance(d time.Duration) {
+	next := e.now.Load().Add(d)
+	e.now.Store(&next)
+}
+
+func (e *oauthEnv) attach(t *testing.T, reg *tool.Registry, serverURL string) *mcphost.Host {
+	return attach(t, reg, []mcphost.Server{{Name: "notes", URL: serverURL}}, mcphost.Options{Logger: e.logger, OAuth: e.oauth})
+}
+
+// browse plays the user's browser: it opens the authorization URL, the AS
+// approves and redirects to Toolport's callback, which answers.
+func browse(t *testing.T, authURL string) (int, string) {
+	code, body, _ := browseTo(t, authURL)
+	return code, body
+}
+
+// browseTo also returns the URL it ended at (the callback's).
+func browseTo(t *testing.T, authURL string) (int, string, string) {
+	t.Helper()
+	resp, err := http.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String(), resp.Request.URL.String()
+}
+
+func callWhoami(t *testing.T, reg *tool.Registry) *tool.Result {
+	t.Helper()
+	return reg.Call(t.Context(), "notes__whoami", json.RawMessage(`{}`))
+}
+
+func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
+	as := newTestAS(t)
+	srv, used := protectedServer(t, as)
+	e := newOAuthEnv(t, srv.URL+"/mcp")
+	reg := tool.NewRegistry()
+	h := e.attach(t, reg, srv.URL+"/mcp")
+
+	// Attaching meets the 401: the server waits for the user.
+	st := h.Status()[0]
+	if st.Connected || st.Authorization != mcphost.AuthNeeded || !strings.HasPrefix(st.AuthorizationURL, as.srv.URL+"/authorize?") {
+		t.Fatalf("status after attach = %+v; want needs authorization with the AS's URL", st)
+	}
+	au, _ := url.Parse(st.AuthorizationURL)
+	if q := au.Query(); q.Get("code_challenge_method") != "S256" || q.Get("resource") != srv.URL+"/mcp" ||
+		q.Get("redirect_uri") != e.callback.URL+"/oauth/callback" {
+		t.Errorf("authorization URL query = %v; want PKCE S256, the resource, Toolport's callback", q)
+	}
+	if !strings.Contains(st.Error, "needs the user's authorization") {
+		t.Errorf("status error = %q; want it to say the user must authorize", st.Error)
+	}
+	// A forged callback is refused and leaves the flow waiting.
+	code, body := browse(t, e.callback.URL+"/oauth/callback?code=forged&state=not-the-state")
+	if code != http.StatusBadRequest || !strings.Contains(body, "no authorization is waiting") {
+		t.Fatalf("forged callback: %d %q", code, body)
+	}
+	if st := h.Status()[0]; st.Authorization != mcphost.AuthNeeded {
+		t.Fatalf("after a forged callback: %+v", st)
+	}
+
+	code, body, callbackURL := browseTo(t, st.AuthorizationURL)
+	if code != http.StatusOK || body != "authorized notes" {
+		t.Fatalf("callback: %d %q", code, body)
+	}
+	st = h.Status()[0]
+	if !st.Connected || st.Authorization != mcphost.AuthAuthorized || st.AuthorizationURL != "" || st.Error != "" {
+		t.Fatalf("status after the callback = %+v", st)
+	}
+	if res := callWhoami(t, reg); res.Err != nil {
+		t.Fatalf("call after authorization: %+v", res)
+	}
+	// The callback's URL again (the browser's back button): used up.
+	if c, _ := browse(t, callbackURL); c == http.StatusOK {
+		t.Error("a replayed authorization was accepted")
+	}
+
+	// Saved in the credentials file, 0600.
+	fi, err := os.Stat(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("credentials file mode = %v; want 0600", fi.Mode().Perm())
+	}
+	first := savedToken(t, e.path)
+	if first["access_token"] == "" || first["refresh_token"] == "" || first["expiry"] == "" {
+		t.Fatalf("saved authorization = %v; want access and refresh token and expiry", first)
+	}
+
+	// The clock passes the token's expiry: the refresh token is used first.
+	e.advance(2 * time.Hour)
+	if res := callWhoami(t, reg); res.Err != nil {
+		t.Fatalf("call after expiry: %+v", res)
+	}
+	if n := as.refreshes.Load(); n != 1 {
+		t.Errorf("refreshes = %d; want 1", n)
+	}
+	second := savedToken(t, e.path)
+	if second["access_token"] == first["access_token"] || second["refresh_token"] == first["refresh_token"] {
+		t.Error("the refreshed (rotated) tokens were not saved")
+	}
+	if _, ok := used.Load(second["access_token"]); !ok {
+		t.Error("the server never saw the refreshed access token")
+	}
+
+	// The server refuses the token early (revoked, its clock ahead): the
+	// 401 makes the host refresh and retry, without the user.
+	as.expireAll(false)
+	h.Close()
+	reg2 := tool.NewRegistry()
+	e.oauth = e.newOAuth(t) // a new process over the same file
+	h2 := e.attach(t, reg2, srv.URL+"/mcp")
+	if st := h2.Status()[0]; !st.Connected || st.Authorization != mcphost.AuthAuthorized {
+		t.Fatalf("after a restart: %+v; want connected with the saved (refreshed) tokens", st)
+	}
+	if res := callWhoami(t, reg2); res.Err != nil {
+		t.Fatalf("call after a restart: %+v", res)
+	}
+	if n := as.authorizes.Load(); n != 1 {
+		t.Errorf("the user was sent to the AS %d times; want once", n)
+	}
+	if n := as.refreshes.Load(); n != 2 {
+		t.Errorf("refreshes = %d; want 2 (expiry, then the early refusal)", n)
+	}
+
+	// Everything revoked: the call says the user must authorize again,
+	// and the status has a new authorization URL.
+	as.expireAll(true)
+	res := callWhoami(t, reg2)
+	if res.Err == nil || res.Err.Code != tool.CodeAuthMissing || !strings.Contains(res.Err.Message, "Authorize") {
+		t.Fatalf("call with revoked tokens: %+v; want AUTH_MISSING saying to authorize", res)
+	}
+	if st := h2.Status()[0]; st.Authorization != mcphost.AuthNeeded || st.AuthorizationURL == "" {
+		t.Fatalf("after revocation: %+v", st)
+	}
+	if saved := savedToken(t, e.path); saved != nil {
+		t.Errorf("refused tokens stay in the file: %v", saved)
+	}
+
+	// No token in the log, the statuses, or the call results.
+	statusJSON, _ := json.Marshal(append(h.Status(), h2.Status()...))
+	e.logMu.Lock()
+	logged := e.log.String()
+	e.logMu.Unlock()
+	for _, tok := range as.tokens() {
+		if strings.HasPrefix(tok, "client") {
+			continue // the client id is public
+		}
+		for where, text := range map[string]string{"log": logged, "status": string(statusJSON), "result": string(res.JSON)} {
+			if strings.Contains(text, tok) {
+				t.Errorf("a token (%s…) is in the %s", tok[:4], where)
+			}
+		}
+	}
+	if !strings.Contains(logged, "needs the user's authorization") {
+		t.Errorf("the log does not say the server needs authorization:\n%s", logged)
+	}
+}
+
+// savedToken reads mcp.servers.notes.oauth from the file.
+func savedToken(t *testing.T, path string) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root struct {
+		MCP struct {
+			Servers map[string]struct {
+				OAuth map[string]any `json:"oauth"`
+			} `json:"servers"`
+		} `json:"mcp"`
+	}
+	if err := json.Unmarshal(raw, &root); err != nil {
+		t.Fatal(err)
+	}
+	o := root.MCP.Servers["notes"].OAuth
+	if o == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range o {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+func TestOAuthFailuresAreClear(t *testing.T) {
+	t.Run("wrong audience", func(t *testing.T) {
+		as := newTestAS(t)
+		as.audience = "https://elsewhere.example/mcp"
+		srv, _ := protectedServer(t, as)
+		e := newOAuthEnv(t, srv.URL+"/mcp")
+		reg := tool.NewRegistry()
+		h := e.attach(t, reg, srv.URL+"/mcp")
+		code, body := browse(t, h.Status()[0].AuthorizationURL)
+		if code != http.StatusBadRequest || !strings.Contains(body, "connecting failed") {
+			t.Fatalf("callback: %d %q; want a failure saying connecting failed", code, body)
+		}
+		st := h.Status()[0]
+		if st.Connected || !strings.Contains(st.Error, "refused the access token its authorization server issued") ||
+			st.Authorization != mcphost.AuthNeeded {
+			t.Fatalf("status = %+v; want the refusal said and a new authorization offered", st)
+		}
+		if len(reg.Tools()) != 0 {
+			t.Errorf("tools registered: %v", reg.Tools())
+		}
+	})
+	t.Run("authorization server down", func(t *testing.T) {
+		as := newTestAS(t)
+		as.failMeta = true
+		srv, _ := protectedServer(t, as)
+		e := newOAuthEnv(t, srv.URL+"/mcp")
+		h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
+		st := h.Status()[0]
+		if st.Connected || st.Authorization != "" || !strings.Contains(st.Error, "authorization server metadata") {
+			t.Fatalf("status = %+v; want an error naming the authorization server metadata", st)
+		}
+	})
+	t.Run("user denies", func(t *testing.T) {
+		as := newTestAS(t)
+		srv, _ := protectedServer(t, as)
+		e := newOAuthEnv(t, srv.URL+"/mcp")
+		h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
+		au, _ := url.Parse(h.Status()[0].AuthorizationURL)
+		code, body := browse(t, e.callback.URL+"/oauth/callback?"+url.Values{"error": {"access_denied"}, "state": {au.Query().Get("state")}}.Encode())
+		if code != http.StatusBadRequest || !strings.Contains(body, "refused: access_denied") {
+			t.Fatalf("callback: %d %q", code, body)
+		}
+		if st := h.Status()[0]; !strings.Contains(st.Error, "access_denied") {
+			t.Fatalf("status = %+v", st)
+		}
+	})
+}
