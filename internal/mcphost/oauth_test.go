@@ -2,10 +2,6 @@ package mcphost_test
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -20,225 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/mcphost"
+	"github.com/toolport/toolport/internal/mcphost/oauthtest"
 	"github.com/toolport/toolport/tool"
 )
-
-// testAS is an OAuth 2.1 authorization server written from the published
-// specifications, for the tests: metadata (RFC 8414), dynamic client
-// registration (RFC 7591), the authorization code grant with PKCE S256
-// verified (RFC 7636) and the resource indicator (RFC 8707), and refresh
-// tokens (rotated). Its authorization endpoint approves at once, as a user
-// who clicks "Allow" would: it redirects to the client's redirect URI.
-type testAS struct {
-	srv *httptest.Server
-
-	mu         sync.Mutex
-	clients    map[string][]string // client_id → redirect URIs
-	codes      map[string]asCode
-	access     map[string]asToken // access token → its grant
-	refresh    map[string]string  // refresh token → resource
-	issued     []string           // every token issued, to look for in logs and pages
-	audience   string             // when set, tokens are issued for it instead of the resource asked for
-	failMeta   bool               // the metadata endpoint answers 500
-	authorizes atomic.Int32
-	refreshes  atomic.Int32
-	n          int
-}
-
-type asCode struct{ client, redirect, challenge, resource string }
-type asToken struct {
-	aud     string
-	expired bool // the resource server refuses it (revoked, or expired on its clock)
-}
-
-func newTestAS(t *testing.T) *testAS {
-	as := &testAS{clients: map[string][]string{}, codes: map[string]asCode{}, access: map[string]asToken{}, refresh: map[string]string{}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		as.mu.Lock()
-		fail := as.failMeta
-		as.mu.Unlock()
-		if fail {
-			http.Error(w, "down", http.StatusInternalServerError)
-			return
-		}
-		writeTestJSON(w, http.StatusOK, map[string]any{
-			"issuer":                                as.srv.URL,
-			"authorization_endpoint":                as.srv.URL + "/authorize",
-			"token_endpoint":                        as.srv.URL + "/token",
-			"registration_endpoint":                 as.srv.URL + "/register",
-			"response_types_supported":              []string{"code"},
-			"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
-			"code_challenge_methods_supported":      []string{"S256"},
-			"token_endpoint_auth_methods_supported": []string{"none"},
-			"scopes_supported":                      []string{"tools", "offline_access"},
-		})
-	})
-	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
-		var md struct {
-			RedirectURIs []string `json:"redirect_uris"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&md); err != nil || len(md.RedirectURIs) == 0 {
-			writeTestJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_redirect_uri"})
-			return
-		}
-		id := as.newToken("client")
-		as.mu.Lock()
-		as.clients[id] = md.RedirectURIs
-		as.mu.Unlock()
-		writeTestJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": md.RedirectURIs,
-			"token_endpoint_auth_method": "none", "grant_types": []string{"authorization_code", "refresh_token"}})
-	})
-	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		as.mu.Lock()
-		uris, known := as.clients[q.Get("client_id")]
-		as.mu.Unlock()
-		redirect := q.Get("redirect_uri")
-		if !known || !contains(uris, redirect) || q.Get("response_type") != "code" ||
-			q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") == "" {
-			http.Error(w, "bad authorization request", http.StatusBadRequest)
-			return
-		}
-		as.authorizes.Add(1)
-		code := as.newToken("code")
-		as.mu.Lock()
-		as.codes[code] = asCode{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"), resource: q.Get("resource")}
-		as.mu.Unlock()
-		http.Redirect(w, r, redirect+"?"+url.Values{"code": {code}, "state": {q.Get("state")}}.Encode(), http.StatusFound)
-	})
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		if err := r.ParseForm(); err != nil {
-			writeTestJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
-			return
-		}
-		as.mu.Lock()
-		defer as.mu.Unlock()
-		var resource string
-		switch r.PostForm.Get("grant_type") {
-		case "authorization_code":
-			c, ok := as.codes[r.PostForm.Get("code")]
-			delete(as.codes, r.PostForm.Get("code"))
-			sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-			if !ok || c.client != r.PostForm.Get("client_id") || c.redirect != r.PostForm.Get("redirect_uri") ||
-				base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge {
-				writeTestJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
-				return
-			}
-			resource = c.resource
-		case "refresh_token":
-			var ok bool
-			if resource, ok = as.refresh[r.PostForm.Get("refresh_token")]; !ok {
-				writeTestJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
-				return
-			}
-			delete(as.refresh, r.PostForm.Get("refresh_token")) // rotated
-			as.refreshes.Add(1)
-		default:
-			writeTestJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
-			return
-		}
-		aud := resource
-		if as.audience != "" {
-			aud = as.audience
-		}
-		at, rt := as.newTokenLocked("at"), as.newTokenLocked("rt")
-		as.access[at] = asToken{aud: aud}
-		as.refresh[rt] = resource
-		writeTestJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt})
-	})
-	as.srv = httptest.NewServer(mux)
-	t.Cleanup(as.srv.Close)
-	return as
-}
-
-func (as *testAS) newToken(kind string) string {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	return as.newTokenLocked(kind)
-}
-
-func (as *testAS) newTokenLocked(kind string) string {
-	as.n++
-	tok := fmt.Sprintf("%s-%d-%s", kind, as.n, rand.Text())
-	as.issued = append(as.issued, tok)
-	return tok
-}
-
-// expireAll makes the resource server refuse every access token issued so
-// far; revoke also forgets the refresh tokens.
-func (as *testAS) expireAll(revoke bool) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	for k, v := range as.access {
-		v.expired = true
-		as.access[k] = v
-	}
-	if revoke {
-		as.refresh = map[string]string{}
-	}
-}
-
-func (as *testAS) tokens() []string {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	return append([]string(nil), as.issued...)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-func writeTestJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// protectedServer is an MCP server (the official SDK's) behind
-// auth.RequireBearerToken, taking only tokens the AS issued for its own URL,
-// with its protected resource metadata (RFC 9728) at the path-inserted
-// well-known URL. used counts the tokens it accepted.
-func protectedServer(t *testing.T, as *testAS) (*httptest.Server, *sync.Map) {
-	var used sync.Map
-	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Says who is calling", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, struct{}, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you are the test user"}}}, struct{}{}, nil
-		})
-	mux := http.NewServeMux()
-	var srv *httptest.Server
-	verify := func(_ context.Context, tok string, r *http.Request) (*auth.TokenInfo, error) {
-		as.mu.Lock()
-		info, ok := as.access[tok]
-		as.mu.Unlock()
-		if !ok || info.expired || info.aud != srv.URL+"/mcp" {
-			return nil, auth.ErrInvalidToken
-		}
-		used.Store(tok, true)
-		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		writeTestJSON(w, http.StatusOK, map[string]any{"resource": srv.URL + "/mcp", "authorization_servers": []string{as.srv.URL},
-			"scopes_supported": []string{"tools"}, "bearer_methods_supported": []string{"header"}})
-	})
-	srv = httptest.NewUnstartedServer(mux)
-	srv.Start()
-	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{
-		ResourceMetadataURL: srv.URL + "/.well-known/oauth-protected-resource/mcp"})(
-		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)))
-	t.Cleanup(srv.Close)
-	return srv, &used
-}
 
 // oauthEnv is Toolport's side: the credentials file, the callback server
 // (what `toolport serve` routes at /oauth/callback), the clock and the log.
@@ -336,15 +118,15 @@ func callWhoami(t *testing.T, reg *tool.Registry) *tool.Result {
 }
 
 func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
-	as := newTestAS(t)
-	srv, used := protectedServer(t, as)
+	as := oauthtest.NewAS(t)
+	srv, used := oauthtest.ProtectedServer(t, as)
 	e := newOAuthEnv(t, srv.URL+"/mcp")
 	reg := tool.NewRegistry()
 	h := e.attach(t, reg, srv.URL+"/mcp")
 
 	// Attaching meets the 401: the server waits for the user.
 	st := h.Status()[0]
-	if st.Connected || st.Authorization != mcphost.AuthNeeded || !strings.HasPrefix(st.AuthorizationURL, as.srv.URL+"/authorize?") {
+	if st.Connected || st.Authorization != mcphost.AuthNeeded || !strings.HasPrefix(st.AuthorizationURL, as.Srv.URL+"/authorize?") {
 		t.Fatalf("status after attach = %+v; want needs authorization with the AS's URL", st)
 	}
 	au, _ := url.Parse(st.AuthorizationURL)
@@ -398,7 +180,7 @@ func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
 	if res := callWhoami(t, reg); res.Err != nil {
 		t.Fatalf("call after expiry: %+v", res)
 	}
-	if n := as.refreshes.Load(); n != 1 {
+	if n := as.Refreshes.Load(); n != 1 {
 		t.Errorf("refreshes = %d; want 1", n)
 	}
 	second := savedToken(t, e.path)
@@ -411,7 +193,7 @@ func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
 
 	// The server refuses the token early (revoked, its clock ahead): the
 	// 401 makes the host refresh and retry, without the user.
-	as.expireAll(false)
+	as.ExpireAll(false)
 	h.Close()
 	reg2 := tool.NewRegistry()
 	e.oauth = e.newOAuth(t) // a new process over the same file
@@ -422,16 +204,16 @@ func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
 	if res := callWhoami(t, reg2); res.Err != nil {
 		t.Fatalf("call after a restart: %+v", res)
 	}
-	if n := as.authorizes.Load(); n != 1 {
+	if n := as.Authorizes.Load(); n != 1 {
 		t.Errorf("the user was sent to the AS %d times; want once", n)
 	}
-	if n := as.refreshes.Load(); n != 2 {
+	if n := as.Refreshes.Load(); n != 2 {
 		t.Errorf("refreshes = %d; want 2 (expiry, then the early refusal)", n)
 	}
 
 	// Everything revoked: the call says the user must authorize again,
 	// and the status has a new authorization URL.
-	as.expireAll(true)
+	as.ExpireAll(true)
 	res := callWhoami(t, reg2)
 	if res.Err == nil || res.Err.Code != tool.CodeAuthMissing || !strings.Contains(res.Err.Message, "Authorize") {
 		t.Fatalf("call with revoked tokens: %+v; want AUTH_MISSING saying to authorize", res)
@@ -448,7 +230,7 @@ func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
 	e.logMu.Lock()
 	logged := e.log.String()
 	e.logMu.Unlock()
-	for _, tok := range as.tokens() {
+	for _, tok := range as.Tokens() {
 		if strings.HasPrefix(tok, "client") {
 			continue // the client id is public
 		}
@@ -495,9 +277,9 @@ func savedToken(t *testing.T, path string) map[string]string {
 
 func TestOAuthFailuresAreClear(t *testing.T) {
 	t.Run("wrong audience", func(t *testing.T) {
-		as := newTestAS(t)
-		as.audience = "https://elsewhere.example/mcp"
-		srv, _ := protectedServer(t, as)
+		as := oauthtest.NewAS(t)
+		as.Audience = "https://elsewhere.example/mcp"
+		srv, _ := oauthtest.ProtectedServer(t, as)
 		e := newOAuthEnv(t, srv.URL+"/mcp")
 		reg := tool.NewRegistry()
 		h := e.attach(t, reg, srv.URL+"/mcp")
@@ -515,9 +297,9 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 		}
 	})
 	t.Run("authorization server down", func(t *testing.T) {
-		as := newTestAS(t)
-		as.failMeta = true
-		srv, _ := protectedServer(t, as)
+		as := oauthtest.NewAS(t)
+		as.FailMeta = true
+		srv, _ := oauthtest.ProtectedServer(t, as)
 		e := newOAuthEnv(t, srv.URL+"/mcp")
 		h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
 		st := h.Status()[0]
@@ -526,8 +308,8 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 		}
 	})
 	t.Run("user denies", func(t *testing.T) {
-		as := newTestAS(t)
-		srv, _ := protectedServer(t, as)
+		as := oauthtest.NewAS(t)
+		srv, _ := oauthtest.ProtectedServer(t, as)
 		e := newOAuthEnv(t, srv.URL+"/mcp")
 		h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
 		au, _ := url.Parse(h.Status()[0].AuthorizationURL)
