@@ -249,6 +249,8 @@ const STRINGS = {
     'setupDetached': 'Detached.',
     'setupConnected': 'connected, {n} tools',
     'setupDown': 'not reachable',
+    'setupNeedsAuth': 'needs authorization',
+    'setupAuthorize': 'Authorize',
     'setupNextStart': 'at the next start',
   },
   he: {
@@ -491,6 +493,8 @@ const STRINGS = {
     'setupDetached': 'נותק.',
     'setupConnected': 'מחובר, {n} כלים',
     'setupDown': 'לא זמין',
+    'setupNeedsAuth': 'דרוש אישור גישה',
+    'setupAuthorize': 'אישור גישה',
     'setupNextStart': 'בהפעלה הבאה',
   },
 };
