@@ -36,7 +36,10 @@ func TestMain(m *testing.M) {
 // authorization server approves at once and redirects to the callback),
 // then lists and calls the server's tools. It prints one JSON line a step.
 func runConformanceClient(serverURL string) int {
-	say := func(step string, v any) { b, _ := json.Marshal(map[string]any{"step": step, "v": v}); fmt.Println(string(b)) }
+	say := func(step string, v any) {
+		b, _ := json.Marshal(map[string]any{"step": step, "v": v})
+		fmt.Println(string(b))
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		say("listen", err.Error())
