@@ -373,9 +373,13 @@ func (a *connAuth) Authorize(ctx context.Context, req *http.Request, resp *http.
 	if t := a.tok; t != nil && sent != "" && sent == t.AccessToken && resp.StatusCode == http.StatusUnauthorized {
 		if t.accepted && t.RefreshToken != "" {
 			// Expired early, or revoked: a refreshed token may do.
-			if err := a.refresh(ctx); err == nil {
+			err := a.refresh(ctx)
+			var refused *oauth2.RetrieveError
+			if err == nil || !errors.As(err, &refused) {
+				// Refreshed; or the authorization server could not be
+				// reached: the tokens are kept for the next attempt.
 				a.mu.Unlock()
-				return nil
+				return err
 			}
 		} else if !t.accepted {
 			a.lastErr = "the server refused the access token its authorization server issued (a token for another resource?)"

@@ -307,6 +307,32 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 			t.Fatalf("status = %+v; want an error naming the authorization server metadata", st)
 		}
 	})
+	t.Run("token endpoint down at refresh", func(t *testing.T) {
+		as := oauthtest.NewAS(t)
+		srv, _ := oauthtest.ProtectedServer(t, as)
+		e := newOAuthEnv(t, srv.URL+"/mcp")
+		reg := tool.NewRegistry()
+		h := e.attach(t, reg, srv.URL+"/mcp")
+		if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
+			t.Fatalf("callback: %d %s", code, body)
+		}
+		as.ExpireAll(false)
+		as.SetFailToken(true)
+		res := callWhoami(t, reg)
+		if res.Err == nil || !strings.Contains(res.Err.Message, "refreshing the access token") {
+			t.Fatalf("call while the AS is down: %+v; want an error saying the refresh failed", res.Err)
+		}
+		if savedToken(t, e.path) == nil {
+			t.Fatal("the tokens were forgotten because the authorization server was down")
+		}
+		as.SetFailToken(false)
+		if res := callWhoami(t, reg); res.Err != nil {
+			t.Fatalf("call once the AS is back: %+v", res.Err)
+		}
+		if n := as.Authorizes.Load(); n != 1 {
+			t.Errorf("the user was sent to the AS %d times; want once", n)
+		}
+	})
 	t.Run("user denies", func(t *testing.T) {
 		as := oauthtest.NewAS(t)
 		srv, _ := oauthtest.ProtectedServer(t, as)

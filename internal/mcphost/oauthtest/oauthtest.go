@@ -41,6 +41,7 @@ type AS struct {
 	issued     []string           // every token issued, to look for in logs and pages
 	Audience   string             // when set, tokens are issued for it instead of the resource asked for
 	FailMeta   bool               // the metadata endpoint answers 500
+	failToken  bool               // the token endpoint answers 500 (SetFailToken)
 	Authorizes atomic.Int32
 	Refreshes  atomic.Int32
 	n          int
@@ -116,6 +117,10 @@ func NewAS(t testing.TB) *AS {
 		}
 		as.mu.Lock()
 		defer as.mu.Unlock()
+		if as.failToken {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
+			return
+		}
 		var resource string
 		switch r.PostForm.Get("grant_type") {
 		case "authorization_code":
@@ -152,6 +157,13 @@ func NewAS(t testing.TB) *AS {
 	as.Srv = httptest.NewServer(mux)
 	t.Cleanup(as.Srv.Close)
 	return as
+}
+
+// SetFailToken makes the token endpoint answer 500 (v) or work again.
+func (as *AS) SetFailToken(v bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	as.failToken = v
 }
 
 func (as *AS) newToken(kind string) string {
