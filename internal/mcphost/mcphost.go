@@ -252,6 +252,23 @@ func (h *Host) Refresh(ctx context.Context) {
 	wg.Wait()
 }
 
+// KeepConnecting calls [Host.Refresh] at each tick until ctx ends, so that
+// a server that was down at start-up (whose tools are not known, so no call
+// can reach it) joins once it answers, each server no sooner than its
+// backoff allows; [Options.OnChange] then tells the surfaces.
+func (h *Host) KeepConnecting(ctx context.Context, ticks <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.ctx.Done():
+			return
+		case <-ticks:
+			h.Refresh(ctx)
+		}
+	}
+}
+
 // Close ends every connection (stopping stdio servers) and unregisters
 // the servers' tools.
 func (h *Host) Close() error {
