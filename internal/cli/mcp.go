@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/mcpserver"
@@ -72,10 +73,21 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 		defer host.Close()
+		// A server down at start-up joins when it answers: its clients
+		// get tools/list_changed.
+		rctx, stopRetry := context.WithCancel(ctx)
+		retried := make(chan struct{})
+		tick := time.NewTicker(mcpRetryInterval)
+		go func() { defer close(retried); host.KeepConnecting(rctx, tick.C) }()
+		defer func() { stopRetry(); tick.Stop(); <-retried }()
 	}
 	t := &mcpserver.StdioTransport{Reader: env.Stdin, Writer: stdout, DrainTimeout: *drain}
 	return mcpserver.ServeStdio(ctx, server, t)
 }
+
+// mcpRetryInterval is how often `toolport mcp` tries the attached servers
+// that are down again; each server's backoff (mcphost) spaces the attempts.
+const mcpRetryInterval = 5 * time.Second
 
 // toolSelection is the --packs and --tools flags of the commands that serve
 // some of the tools (mcp, serve).

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolport/toolport/internal/agent"
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/pack/music"
@@ -99,7 +100,13 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		TurnLease: st.turns.lease, TurnEventsRetention: st.turns.retention, ReplicaID: st.turns.replica,
 		StartPrecedence: st.turns.startPrecedence, Checks: serveChecks(env.Config.Env, engines, b.music),
 	}
-	srv, settings, err := newServer(env, st, cfg, model, engines, traced, logger)
+	// The OAuth tokens of attached servers and the page's Settings write
+	// one file, one change at a time.
+	tokens := &config.MCPTokens{Path: env.Config.WritePath()}
+	if cfg.OAuth, err = serveOAuth(ln.Addr(), tokens); err != nil {
+		return err
+	}
+	srv, settings, err := newServer(env, st, cfg, model, engines, tokens, traced, logger)
 	if err != nil {
 		return err
 	}
@@ -310,11 +317,11 @@ func serveTools(ctx context.Context, env *Env, st serveSettings, db *sqlstore.DB
 
 // newServer wires the agent and the MCP server and hands them to the
 // server, with the page's Settings over them.
-func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelChoice, engines *sharedEngines,
+func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelChoice, engines *sharedEngines, tokens *config.MCPTokens,
 	traced trace.TracerProvider, logger *slog.Logger) (*server.Server, *serveSettingsManager, error) {
 	mcp := mcpBackends(st.packs.opendata, cfg.Registry, nil) // Wire adds the playlists (cfg.Playlists) and conversations
 	mcp.Approval = st.approval
-	hopts := mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env}
+	hopts := mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env, OAuth: cfg.OAuth}
 	parts, err := server.Wire(cfg, server.Wiring{
 		OfferUnconfigured: st.offerAll,
 		MCP:               mcp,
@@ -329,7 +336,7 @@ func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelCh
 	if err != nil {
 		return nil, nil, err
 	}
-	settings, err := newServeSettings(env, model, parts, cfg.Registry, st.selection, engines, hopts, logger)
+	settings, err := newServeSettings(env, model, parts, cfg.Registry, st.selection, engines, hopts, tokens, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -342,6 +349,28 @@ func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelCh
 		return nil, nil, err
 	}
 	return srv, settings, nil
+}
+
+// serveOAuth is the broker of attached MCP servers' OAuth flows: its
+// redirect URI is the server's own callback on loopback (where the user's
+// browser is), and the tokens go to the credentials file.
+func serveOAuth(addr net.Addr, tokens *config.MCPTokens) (*mcphost.OAuth, error) {
+	_, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return nil, fmt.Errorf("serve: listening address %s: %w", addr, err)
+	}
+	return mcphost.NewOAuth(mcphost.OAuthConfig{
+		RedirectURL: "http://127.0.0.1:" + port + "/oauth/callback",
+		Store:       tokenStore(tokens),
+	})
+}
+
+// tokenStore is tokens, or none (memory only) without a credentials file.
+func tokenStore(tokens *config.MCPTokens) mcphost.TokenStore {
+	if tokens.Path == "" {
+		return nil
+	}
+	return tokens
 }
 
 // reportServing says what the server runs with, and which tools the model

@@ -62,14 +62,18 @@ type serveSettingsManager struct {
 	hopts   mcphost.Options
 	hosts   map[string]*mcphost.Host // attached from the page
 	client  *http.Client             // for model listings
+	tokens  *config.MCPTokens        // writes the file, one change at a time with the OAuth tokens
 	logger  *slog.Logger
 }
 
 func newServeSettings(env *Env, start serveModelChoice, parts server.Parts, reg *tool.Registry, sel toolSelection, engines *sharedEngines,
-	hopts mcphost.Options, logger *slog.Logger) (*serveSettingsManager, error) {
+	hopts mcphost.Options, tokens *config.MCPTokens, logger *slog.Logger) (*serveSettingsManager, error) {
 	m := &serveSettingsManager{env: env, start: start, agent: parts.Agent, reg: reg, sel: sel, changed: parts.ToolsChanged,
 		engines: engines, host: parts.Host, hopts: hopts, hosts: map[string]*mcphost.Host{},
-		client: &http.Client{Timeout: 15 * time.Second}, logger: logger}
+		client: &http.Client{Timeout: 15 * time.Second}, tokens: tokens, logger: logger}
+	if m.tokens == nil {
+		m.tokens = &config.MCPTokens{Path: env.Config.WritePath()}
+	}
 	if m.changed == nil {
 		m.changed = func() {}
 	}
@@ -237,7 +241,10 @@ func (m *serveSettingsManager) statuses() map[string]mcphost.Status {
 // configuration; the caller holds m.mu.
 func (m *serveSettingsManager) change(edit func(root map[string]any) error) (*config.Config, error) {
 	cfg := m.cfg.Load()
-	if err := config.UpdateCredentials(cfg.WritePath(), edit); err != nil {
+	if m.tokens.Path != cfg.WritePath() {
+		m.tokens = &config.MCPTokens{Path: cfg.WritePath()}
+	}
+	if err := m.tokens.Update(edit); err != nil {
 		return nil, err
 	}
 	next, err := cfg.Reload()

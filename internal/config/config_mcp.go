@@ -15,7 +15,8 @@ import (
 //	{"mcp": {"servers": {
 //	   "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},
 //	   "fs":         {"command": "mcp-server-filesystem", "args": ["/home/me/notes"], "env": {"K": "v"}},
-//	   "remote":     {"url": "https://example.org/mcp", "token": "…", "timeout_seconds": 30}}},
+//	   "remote":     {"url": "https://example.org/mcp", "token": "…", "timeout_seconds": 30},
+//	   "oauthed":    {"url": "https://example.com/mcp", "oauth": {…tokens Toolport saved…}}}},
 //	 "approval": {"tools": {"savePlaylistToTidal": "ask", "fs__write_file": "never"}}}
 
 // Bounds of an MCP server's declaration.
@@ -39,6 +40,9 @@ type MCPServer struct {
 	URL     string
 	Token   string        // a secret: registered with Secrets
 	Timeout time.Duration // each call's bound; 0 means the host's default
+	// OAuthSecrets are the tokens of its saved OAuth authorization
+	// (mcp.servers.<name>.oauth, see [MCPTokens]), registered with Secrets.
+	OAuthSecrets []string
 }
 
 // MCPServers reads mcp.servers, sorted by name. Each server's token and env
@@ -76,6 +80,7 @@ func (c *Config) MCPServers() ([]MCPServer, error) {
 			return nil, err
 		}
 		c.AddSecret(s.Token)
+		c.AddSecret(s.OAuthSecrets...)
 		for _, v := range s.Env {
 			c.AddSecret(v)
 		}
@@ -108,6 +113,8 @@ func parseMCPServer(name string, raw any) (MCPServer, error) {
 			s.Args, err = strList(v, maxMCPArgs)
 		case "env":
 			s.Env, err = strMap(v, maxMCPEnv)
+		case "oauth":
+			s.OAuthSecrets, err = oauthSecrets(v)
 		case "timeout_seconds":
 			n, isNum := v.(float64)
 			if !isNum || n < 1 || n > maxMCPTimeoutSec || n != float64(int(n)) {
@@ -115,7 +122,7 @@ func parseMCPServer(name string, raw any) (MCPServer, error) {
 			}
 			s.Timeout = time.Duration(n) * time.Second
 		default:
-			err = fmt.Errorf("unknown field (known: command, args, env, url, token, timeout_seconds)")
+			err = fmt.Errorf("unknown field (known: command, args, env, url, token, timeout_seconds, oauth)")
 		}
 		if err != nil {
 			return MCPServer{}, fmt.Errorf("%s.%s: %w", where, key, err)
@@ -128,6 +135,8 @@ func parseMCPServer(name string, raw any) (MCPServer, error) {
 		return MCPServer{}, fmt.Errorf("%s: has both a command and a url; give one", where)
 	case s.Token != "" && s.URL == "":
 		return MCPServer{}, fmt.Errorf("%s: token is for url servers", where)
+	case s.OAuthSecrets != nil && s.URL == "":
+		return MCPServer{}, fmt.Errorf("%s: oauth is for url servers", where)
 	case s.URL != "":
 		u, err := url.Parse(s.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

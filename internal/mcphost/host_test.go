@@ -397,3 +397,45 @@ func TestCloseUnregistersTheTools(t *testing.T) {
 		t.Fatal("Refresh after Close registered tools again")
 	}
 }
+
+// A server down at start-up joins when it answers: KeepConnecting tries it
+// at each tick (the backoff by the injected clock), and OnChange tells the
+// surfaces (`toolport mcp` sends tools/list_changed).
+func TestKeepConnectingJoinsALateServer(t *testing.T) {
+	s := newSDKServer(t)
+	var up atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		s.ts.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	changed := make(chan string, 4)
+	reg := tool.NewRegistry()
+	h := attach(t, reg, []mcphost.Server{{Name: "late", URL: front.URL}}, mcphost.Options{
+		Now:        func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
+		MinBackoff: time.Minute, OnChange: func(name string) { changed <- name }})
+	if st := h.Status()[0]; st.Connected {
+		t.Fatalf("connected to a server that is down: %+v", st)
+	}
+	ticks := make(chan time.Time)
+	done := make(chan struct{})
+	go func() { defer close(done); h.KeepConnecting(t.Context(), ticks) }()
+	up.Store(true)
+	mu.Lock()
+	now = now.Add(time.Minute) // its backoff has passed
+	mu.Unlock()
+	ticks <- now
+	if name := <-changed; name != "late" {
+		t.Fatalf("OnChange(%q)", name)
+	}
+	if st := h.Status()[0]; !st.Connected || len(st.Tools) == 0 {
+		t.Fatalf("after the server came up: %+v", st)
+	}
+	h.Close()
+	<-done // KeepConnecting ends with the host
+}

@@ -4,8 +4,8 @@
 //
 // Each configured server ([Server]) is reached with the official MCP Go SDK's
 // client, over stdio (a command with arguments and environment, started as a
-// child process) or streamable HTTP (a URL, with an optional bearer token;
-// OAuth per the MCP authorization specification is not implemented yet). Its
+// child process) or streamable HTTP (a URL, with an optional bearer token,
+// or OAuth per the MCP authorization specification: see [OAuth]). Its
 // tools are declared with [tool.NewRaw] from their published input schemas
 // and registered in a [tool.Registry] under the server's prefix,
 // "<server>__<tool>", cut and given a hash suffix where needed so that every
@@ -160,6 +160,9 @@ type Options struct {
 	// PATH, HOME, USER, LANG and TMPDIR (the command line hands it in: no
 	// package but cli reads the environment); nil passes none of them.
 	Getenv func(string) string
+	// OAuth, when set, authorizes the URL servers without a Token that
+	// answer 401 (see [OAuth]); nil leaves them unauthorized.
+	OAuth *OAuth
 }
 
 // Host holds the connections to the attached servers.
@@ -179,13 +182,14 @@ type Host struct {
 }
 
 // background runs fn on a goroutine Close waits for; after Close it does
-// not run.
-func (h *Host) background(fn func()) {
+// not run, and background reports false.
+func (h *Host) background(fn func()) bool {
 	h.bgMu.Lock()
 	defer h.bgMu.Unlock()
 	if !h.closed {
 		h.wg.Go(fn)
 	}
+	return !h.closed
 }
 
 // Attach connects to servers and registers their tools in reg. A server
@@ -230,7 +234,11 @@ func Attach(ctx context.Context, reg *tool.Registry, servers []Server, opts Opti
 		if s.Timeout == 0 {
 			s.Timeout = DefaultCallTimeout
 		}
-		h.conns = append(h.conns, &conn{h: h, cfg: s, names: map[string]string{}})
+		c := &conn{h: h, cfg: s, names: map[string]string{}}
+		if opts.OAuth != nil && s.URL != "" && s.Token == "" {
+			c.auth = newConnAuth(opts.OAuth, c)
+		}
+		h.conns = append(h.conns, c)
 	}
 	h.Refresh(ctx)
 	return h, nil
@@ -244,6 +252,23 @@ func (h *Host) Refresh(ctx context.Context) {
 		wg.Go(func() { _, _ = c.session(ctx) })
 	}
 	wg.Wait()
+}
+
+// KeepConnecting calls [Host.Refresh] at each tick until ctx ends, so that
+// a server that was down at start-up (whose tools are not known, so no call
+// can reach it) joins once it answers, each server no sooner than its
+// backoff allows; [Options.OnChange] then tells the surfaces.
+func (h *Host) KeepConnecting(ctx context.Context, ticks <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.ctx.Done():
+			return
+		case <-ticks:
+			h.Refresh(ctx)
+		}
+	}
 }
 
 // Close ends every connection (stopping stdio servers) and unregisters
@@ -302,6 +327,11 @@ type Status struct {
 	Tools     []string `json:"tools"` // registry names
 	// Error is why the last attempt to reach it failed; "" when it did not.
 	Error string `json:"error,omitempty"`
+	// Authorization is AuthNeeded while the user's authorization (OAuth)
+	// is awaited at AuthorizationURL, AuthAuthorized once tokens are held,
+	// "" for a server that asked for none.
+	Authorization    string `json:"authorization,omitempty"`
+	AuthorizationURL string `json:"authorizationUrl,omitempty"`
 }
 
 // Status lists the servers in configuration order.
@@ -318,6 +348,9 @@ func (h *Host) Status() []Status {
 			st.Tools = append(st.Tools, name)
 		}
 		c.mu.Unlock()
+		if c.auth != nil {
+			c.auth.status(&st)
+		}
 		slices.Sort(st.Tools)
 		out = append(out, st)
 	}
@@ -326,8 +359,9 @@ func (h *Host) Status() []Status {
 
 // conn is one server's connection, made on demand.
 type conn struct {
-	h   *Host
-	cfg Server
+	h    *Host
+	cfg  Server
+	auth *connAuth // nil unless OAuth may authorize it
 
 	connectMu sync.Mutex // one connection attempt at a time
 	listMu    sync.Mutex // one listing at a time
@@ -355,6 +389,10 @@ func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 	if s != nil {
 		return s, nil
 	}
+	if c.auth != nil && c.auth.needsUser() {
+		// Connecting again would meet the same 401: the user must act.
+		return nil, c.needsAuth(nil)
+	}
 	if wait := next.Sub(c.h.opts.Now()); wait > 0 {
 		return nil, &tool.Error{Code: tool.CodeNetwork, Retryable: true, RetryAfter: wait,
 			Message: fmt.Sprintf("MCP server %q is unavailable (%s); it is tried again in %s", c.cfg.Name, last, wait.Round(time.Second))}
@@ -362,6 +400,10 @@ func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 	s, err := c.connect(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err != nil && c.auth != nil && c.auth.needsUser() {
+		c.lastErr = (&NeedsAuthorizationError{Server: c.cfg.Name}).Error()
+		return nil, c.needsAuth(err)
+	}
 	if err != nil {
 		c.failures++
 		c.nextTry = c.h.opts.Now().Add(c.backoff())
@@ -380,6 +422,13 @@ func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	c.failures, c.lastErr, c.live = 0, "", s
 	return s, nil
+}
+
+// needsAuth is the error of a call to a server awaiting the user's
+// authorization. It does not quote the authorization URL: the model could
+// repeat it, and its state is the callback's only proof.
+func (c *conn) needsAuth(err error) error {
+	return &tool.Error{Code: tool.CodeAuthMissing, Err: err, Message: (&NeedsAuthorizationError{Server: c.cfg.Name}).Error()}
 }
 
 // backoff is the wait after c.failures failed attempts in a row.
@@ -419,6 +468,9 @@ func (c *conn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	if c.auth != nil {
+		c.auth.accepted()
+	}
 	c.h.background(func() {
 		err := s.Wait()
 		c.mu.Lock()
@@ -448,7 +500,11 @@ func (c *conn) transport() mcp.Transport {
 		}
 		// The SDK's own reconnection is off: a lost connection fails its
 		// call, and the next call connects again, with backoff.
-		return &mcp.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &hc, MaxRetries: -1}
+		t := &mcp.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: &hc, MaxRetries: -1}
+		if c.auth != nil {
+			t.OAuthHandler = c.auth
+		}
+		return t
 	}
 	cmd := exec.Command(c.cfg.Command, c.cfg.Args...)
 	cmd.Env = serverEnv(c.h.opts.Getenv, c.cfg.Env)
@@ -673,6 +729,9 @@ func (c *conn) callError(ctx, cctx context.Context, s *mcp.ClientSession, name s
 	case cctx.Err() != nil:
 		return &tool.Error{Code: tool.CodeTimeout, Err: err,
 			Message: fmt.Sprintf("MCP server %q did not answer %q within %s", c.cfg.Name, name, c.cfg.Timeout)}
+	}
+	if c.auth != nil && c.auth.needsUser() {
+		return c.needsAuth(err)
 	}
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) && !localCode(wire.Code) {

@@ -171,6 +171,9 @@ type Config struct {
 	// Checks are engines /healthz reports and /readyz requires, besides
 	// the store.
 	Checks []Check
+	// OAuth, when set, completes attached MCP servers' authorizations at
+	// GET /oauth/callback, the redirect URI its flows name.
+	OAuth *mcphost.OAuth
 }
 
 // Server is the chat server. Create it with [New].
@@ -286,6 +289,9 @@ func New(cfg Config, parts Parts) (*Server, error) {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	mux.Handle("/mcp", s.auth(s.withBody(mcpHandler)))
+	if cfg.OAuth != nil {
+		mux.HandleFunc("GET /oauth/callback", s.oauthCallback)
+	}
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if cfg.MetricsListener != nil {

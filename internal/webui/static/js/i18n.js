@@ -249,6 +249,8 @@ const STRINGS = {
     'setupDetached': 'Detached.',
     'setupConnected': 'connected, {n} tools',
     'setupDown': 'not reachable',
+    'setupNeedsAuth': 'needs authorization',
+    'setupAuthorize': 'Authorize',
     'setupNextStart': 'at the next start',
     // First run: the tools the model has, and the demo tracks (issue 27).
     'modelToolsLine': 'The model can use {n} tools: {names}.',
@@ -502,6 +504,8 @@ const STRINGS = {
     'setupDetached': 'נותק.',
     'setupConnected': 'מחובר, {n} כלים',
     'setupDown': 'לא זמין',
+    'setupNeedsAuth': 'דרוש אישור גישה',
+    'setupAuthorize': 'אישור גישה',
     'setupNextStart': 'בהפעלה הבאה',
     // First run: the tools the model has, and the demo tracks (issue 27).
     'modelToolsLine': 'המודל יכול להשתמש ב־{n} כלים: {names}.',

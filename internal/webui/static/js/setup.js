@@ -5,7 +5,7 @@
 // shows each as set, masked; an empty key field leaves the stored key as it
 // is. Every change takes effect on the server at once, without a restart.
 
-import { h, clear, str } from './dom.js';
+import { h, clear, str, link, safeURL } from './dom.js';
 import { t } from './i18n.js';
 
 const KEY_LABEL = {
@@ -194,12 +194,18 @@ export class Setup {
       del.setAttribute('aria-label', t('setupDetachNamed', { name: str(s.name) }));
       del.addEventListener('click', () => this.send('/api/settings/mcp/' + encodeURIComponent(str(s.name)), 'DELETE', undefined, 'setupDetached'));
       const tools = Array.isArray(s.tools) ? s.tools.length : 0;
-      const state = !s.live ? t('setupNextStart') : s.connected ? t('setupConnected', { n: tools }) : t('setupDown');
+      // A server that asked for OAuth waits for the person: the link opens
+      // its authorization server, which sends the browser back to
+      // /oauth/callback. Reopen Settings to see it connected.
+      const needsAuth = s.live && !s.connected && str(s.authorization) === 'needs authorization' && safeURL(str(s.authorizationUrl));
+      const state = !s.live ? t('setupNextStart') : s.connected ? t('setupConnected', { n: tools })
+        : needsAuth ? t('setupNeedsAuth') : t('setupDown');
       list.append(h('li', { class: 'setup-row', 'data-server': str(s.name), 'data-connected': s.connected ? 'true' : 'false' },
         h('span', { class: 'setup-name', dir: 'auto' }, str(s.name)),
         h('span', { class: 'setup-detail', dir: 'ltr' }, s.url ? str(s.url) : [str(s.command), ...(Array.isArray(s.args) ? s.args.map(str) : [])].join(' ')),
         h('span', { class: 'setup-badge' }, state),
         str(s.error) ? h('span', { class: 'setup-detail', dir: 'auto' }, str(s.error)) : null,
+        needsAuth ? link(str(s.authorizationUrl), t('setupAuthorize'), 'btn btn-primary btn-small setup-authorize') : null,
         del));
     }
     const [nameF, name] = field('setupServerName', { name: 'name', maxlength: '32', required: '' });

@@ -1,0 +1,350 @@
+package mcphost_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/mcphost"
+	"github.com/toolport/toolport/internal/mcphost/oauthtest"
+	"github.com/toolport/toolport/tool"
+)
+
+// oauthEnv is Toolport's side: the credentials file, the callback server
+// (what `toolport serve` routes at /oauth/callback), the clock and the log.
+type oauthEnv struct {
+	path     string
+	store    *config.MCPTokens
+	oauth    *mcphost.OAuth
+	callback *httptest.Server
+	now      atomic.Pointer[time.Time]
+	log      *bytes.Buffer
+	logMu    *sync.Mutex
+	logger   *slog.Logger
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func newOAuthEnv(t *testing.T, serverURL string) *oauthEnv {
+	e := &oauthEnv{path: filepath.Join(t.TempDir(), "credentials.json"), log: &bytes.Buffer{}, logMu: &sync.Mutex{}}
+	creds := map[string]any{"mcp": map[string]any{"servers": map[string]any{"notes": map[string]any{"url": serverURL}}}}
+	if err := config.UpdateCredentials(e.path, func(root map[string]any) error { root["mcp"] = creds["mcp"]; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	e.store = &config.MCPTokens{Path: e.path}
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	e.now.Store(&start)
+	e.logger = slog.New(slog.NewTextHandler(lockedWriter{e.logMu, e.log}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.callback = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/oauth/callback" {
+			http.NotFound(w, r)
+			return
+		}
+		name, err := e.oauth.Callback(r.Context(), r.URL.Query())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, "authorized %s", name)
+	}))
+	t.Cleanup(e.callback.Close)
+	e.oauth = e.newOAuth(t)
+	return e
+}
+
+// newOAuth is a new process's broker over the same file and clock.
+func (e *oauthEnv) newOAuth(t *testing.T) *mcphost.OAuth {
+	o, err := mcphost.NewOAuth(mcphost.OAuthConfig{RedirectURL: e.callback.URL + "/oauth/callback", Store: e.store,
+		Now: func() time.Time { return *e.now.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func (e *oauthEnv) advance(d time.Duration) {
+	next := e.now.Load().Add(d)
+	e.now.Store(&next)
+}
+
+func (e *oauthEnv) attach(t *testing.T, reg *tool.Registry, serverURL string) *mcphost.Host {
+	return attach(t, reg, []mcphost.Server{{Name: "notes", URL: serverURL}}, mcphost.Options{Logger: e.logger, OAuth: e.oauth})
+}
+
+// browse plays the user's browser: it opens the authorization URL, the AS
+// approves and redirects to Toolport's callback, which answers.
+func browse(t *testing.T, authURL string) (int, string) {
+	code, body, _ := browseTo(t, authURL)
+	return code, body
+}
+
+// browseTo also returns the URL it ended at (the callback's).
+func browseTo(t *testing.T, authURL string) (int, string, string) {
+	t.Helper()
+	resp, err := http.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String(), resp.Request.URL.String()
+}
+
+func callWhoami(t *testing.T, reg *tool.Registry) *tool.Result {
+	t.Helper()
+	return reg.Call(t.Context(), "notes__whoami", json.RawMessage(`{}`))
+}
+
+func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	srv, used := oauthtest.ProtectedServer(t, as)
+	e := newOAuthEnv(t, srv.URL+"/mcp")
+	reg := tool.NewRegistry()
+	h := e.attach(t, reg, srv.URL+"/mcp")
+
+	// Attaching meets the 401: the server waits for the user.
+	st := h.Status()[0]
+	if st.Connected || st.Authorization != mcphost.AuthNeeded || !strings.HasPrefix(st.AuthorizationURL, as.Srv.URL+"/authorize?") {
+		t.Fatalf("status after attach = %+v; want needs authorization with the AS's URL", st)
+	}
+	au, _ := url.Parse(st.AuthorizationURL)
+	if q := au.Query(); q.Get("code_challenge_method") != "S256" || q.Get("resource") != srv.URL+"/mcp" ||
+		q.Get("redirect_uri") != e.callback.URL+"/oauth/callback" {
+		t.Errorf("authorization URL query = %v; want PKCE S256, the resource, Toolport's callback", q)
+	}
+	if !strings.Contains(st.Error, "needs the user's authorization") {
+		t.Errorf("status error = %q; want it to say the user must authorize", st.Error)
+	}
+	// A forged callback is refused and leaves the flow waiting.
+	code, body := browse(t, e.callback.URL+"/oauth/callback?code=forged&state=not-the-state")
+	if code != http.StatusBadRequest || !strings.Contains(body, "no authorization is waiting") {
+		t.Fatalf("forged callback: %d %q", code, body)
+	}
+	if st := h.Status()[0]; st.Authorization != mcphost.AuthNeeded {
+		t.Fatalf("after a forged callback: %+v", st)
+	}
+
+	code, body, callbackURL := browseTo(t, st.AuthorizationURL)
+	if code != http.StatusOK || body != "authorized notes" {
+		t.Fatalf("callback: %d %q", code, body)
+	}
+	st = h.Status()[0]
+	if !st.Connected || st.Authorization != mcphost.AuthAuthorized || st.AuthorizationURL != "" || st.Error != "" {
+		t.Fatalf("status after the callback = %+v", st)
+	}
+	if res := callWhoami(t, reg); res.Err != nil {
+		t.Fatalf("call after authorization: %+v", res)
+	}
+	// The callback's URL again (the browser's back button): used up.
+	if c, _ := browse(t, callbackURL); c == http.StatusOK {
+		t.Error("a replayed authorization was accepted")
+	}
+
+	// Saved in the credentials file, 0600.
+	fi, err := os.Stat(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("credentials file mode = %v; want 0600", fi.Mode().Perm())
+	}
+	first := savedToken(t, e.path)
+	if first["access_token"] == "" || first["refresh_token"] == "" || first["expiry"] == "" {
+		t.Fatalf("saved authorization = %v; want access and refresh token and expiry", first)
+	}
+
+	// The clock passes the token's expiry: the refresh token is used first.
+	e.advance(2 * time.Hour)
+	if res := callWhoami(t, reg); res.Err != nil {
+		t.Fatalf("call after expiry: %+v", res)
+	}
+	if n := as.Refreshes.Load(); n != 1 {
+		t.Errorf("refreshes = %d; want 1", n)
+	}
+	second := savedToken(t, e.path)
+	if second["access_token"] == first["access_token"] || second["refresh_token"] == first["refresh_token"] {
+		t.Error("the refreshed (rotated) tokens were not saved")
+	}
+	if _, ok := used.Load(second["access_token"]); !ok {
+		t.Error("the server never saw the refreshed access token")
+	}
+
+	// The server refuses the token early (revoked, its clock ahead): the
+	// 401 makes the host refresh and retry, without the user.
+	as.ExpireAll(false)
+	h.Close()
+	reg2 := tool.NewRegistry()
+	e.oauth = e.newOAuth(t) // a new process over the same file
+	h2 := e.attach(t, reg2, srv.URL+"/mcp")
+	if st := h2.Status()[0]; !st.Connected || st.Authorization != mcphost.AuthAuthorized {
+		t.Fatalf("after a restart: %+v; want connected with the saved (refreshed) tokens", st)
+	}
+	if res := callWhoami(t, reg2); res.Err != nil {
+		t.Fatalf("call after a restart: %+v", res)
+	}
+	if n := as.Authorizes.Load(); n != 1 {
+		t.Errorf("the user was sent to the AS %d times; want once", n)
+	}
+	if n := as.Refreshes.Load(); n != 2 {
+		t.Errorf("refreshes = %d; want 2 (expiry, then the early refusal)", n)
+	}
+
+	// Everything revoked: the call says the user must authorize again,
+	// and the status has a new authorization URL.
+	as.ExpireAll(true)
+	res := callWhoami(t, reg2)
+	if res.Err == nil || res.Err.Code != tool.CodeAuthMissing || !strings.Contains(res.Err.Message, "Authorize") {
+		t.Fatalf("call with revoked tokens: %+v; want AUTH_MISSING saying to authorize", res)
+	}
+	if st := h2.Status()[0]; st.Authorization != mcphost.AuthNeeded || st.AuthorizationURL == "" {
+		t.Fatalf("after revocation: %+v", st)
+	}
+	if saved := savedToken(t, e.path); saved != nil {
+		t.Errorf("refused tokens stay in the file: %v", saved)
+	}
+
+	// No token in the log, the statuses, or the call results.
+	statusJSON, _ := json.Marshal(append(h.Status(), h2.Status()...))
+	e.logMu.Lock()
+	logged := e.log.String()
+	e.logMu.Unlock()
+	for _, tok := range as.Tokens() {
+		if strings.HasPrefix(tok, "client") {
+			continue // the client id is public
+		}
+		for where, text := range map[string]string{"log": logged, "status": string(statusJSON), "result": string(res.JSON)} {
+			if strings.Contains(text, tok) {
+				t.Errorf("a token (%s…) is in the %s", tok[:4], where)
+			}
+		}
+	}
+	if !strings.Contains(logged, "needs the user's authorization") {
+		t.Errorf("the log does not say the server needs authorization:\n%s", logged)
+	}
+}
+
+// savedToken reads mcp.servers.notes.oauth from the file.
+func savedToken(t *testing.T, path string) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root struct {
+		MCP struct {
+			Servers map[string]struct {
+				OAuth map[string]any `json:"oauth"`
+			} `json:"servers"`
+		} `json:"mcp"`
+	}
+	if err := json.Unmarshal(raw, &root); err != nil {
+		t.Fatal(err)
+	}
+	o := root.MCP.Servers["notes"].OAuth
+	if o == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range o {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+func TestOAuthFailuresAreClear(t *testing.T) {
+	t.Run("wrong audience", func(t *testing.T) {
+		as := oauthtest.NewAS(t)
+		as.Audience = "https://elsewhere.example/mcp"
+		srv, _ := oauthtest.ProtectedServer(t, as)
+		e := newOAuthEnv(t, srv.URL+"/mcp")
+		reg := tool.NewRegistry()
+		h := e.attach(t, reg, srv.URL+"/mcp")
+		code, body := browse(t, h.Status()[0].AuthorizationURL)
+		if code != http.StatusBadRequest || !strings.Contains(body, "connecting failed") {
+			t.Fatalf("callback: %d %q; want a failure saying connecting failed", code, body)
+		}
+		st := h.Status()[0]
+		if st.Connected || !strings.Contains(st.Error, "refused the access token its authorization server issued") ||
+			st.Authorization != mcphost.AuthNeeded {
+			t.Fatalf("status = %+v; want the refusal said and a new authorization offered", st)
+		}
+		if len(reg.Tools()) != 0 {
+			t.Errorf("tools registered: %v", reg.Tools())
+		}
+	})
+	t.Run("authorization server down", func(t *testing.T) {
+		as := oauthtest.NewAS(t)
+		as.FailMeta = true
+		srv, _ := oauthtest.ProtectedServer(t, as)
+		e := newOAuthEnv(t, srv.URL+"/mcp")
+		h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
+		st := h.Status()[0]
+		if st.Connected || st.Authorization != "" || !strings.Contains(st.Error, "authorization server metadata") {
+			t.Fatalf("status = %+v; want an error naming the authorization server metadata", st)
+		}
+	})
+	t.Run("token endpoint down at refresh", func(t *testing.T) {
+		as := oauthtest.NewAS(t)
+		srv, _ := oauthtest.ProtectedServer(t, as)
+		e := newOAuthEnv(t, srv.URL+"/mcp")
+		reg := tool.NewRegistry()
+		h := e.attach(t, reg, srv.URL+"/mcp")
+		if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
+			t.Fatalf("callback: %d %s", code, body)
+		}
+		as.ExpireAll(false)
+		as.SetFailToken(true)
+		res := callWhoami(t, reg)
+		if res.Err == nil || !strings.Contains(res.Err.Message, "refreshing the access token") {
+			t.Fatalf("call while the AS is down: %+v; want an error saying the refresh failed", res.Err)
+		}
+		if savedToken(t, e.path) == nil {
+			t.Fatal("the tokens were forgotten because the authorization server was down")
+		}
+		as.SetFailToken(false)
+		if res := callWhoami(t, reg); res.Err != nil {
+			t.Fatalf("call once the AS is back: %+v", res.Err)
+		}
+		if n := as.Authorizes.Load(); n != 1 {
+			t.Errorf("the user was sent to the AS %d times; want once", n)
+		}
+	})
+	t.Run("user denies", func(t *testing.T) {
+		as := oauthtest.NewAS(t)
+		srv, _ := oauthtest.ProtectedServer(t, as)
+		e := newOAuthEnv(t, srv.URL+"/mcp")
+		h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
+		au, _ := url.Parse(h.Status()[0].AuthorizationURL)
+		code, body := browse(t, e.callback.URL+"/oauth/callback?"+url.Values{"error": {"access_denied"}, "state": {au.Query().Get("state")}}.Encode())
+		if code != http.StatusBadRequest || !strings.Contains(body, "refused: access_denied") {
+			t.Fatalf("callback: %d %q", code, body)
+		}
+		if st := h.Status()[0]; !strings.Contains(st.Error, "access_denied") {
+			t.Fatalf("status = %+v", st)
+		}
+	})
+}
