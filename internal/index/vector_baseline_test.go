@@ -1,6 +1,9 @@
 package index
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // hammingBaseline is the search VectorIndex had before its codes carried an
 // error bound, kept to measure against: one-bit codes of the mean-centred
@@ -186,6 +189,53 @@ func (b *bitScan) search(query []float32, k int) ([]Hit, int) {
 		}
 		rescored++
 		top.push(int32(i), dot(q, x.vecs[i*d:i*d+d]))
+	}
+	return top.hits(x.ids), rescored
+}
+
+// mainSearch is VectorIndex.search as main had it before the second stage
+// (vector_refine.go), loop for loop: the same one-bit codes and fast scan,
+// every candidate rescored exactly. It reads x; x must not change
+// meanwhile.
+func mainSearch(x *VectorIndex, query []float32, k int) ([]Hit, int) {
+	q := append([]float32(nil), query...)
+	if !normalize(q) {
+		return nil, 0
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := len(x.ids)
+	qr := make([]float32, x.dims)
+	x.rot.apply(qr, q)
+	base := dot(qr, x.center) + boundSlack
+	lut := make([]byte, 32*x.pairs)
+	delta, offset := quantizeTable(qr, x.pairs, lut)
+	c := scanConsts{delta: float32(delta), offset: float32(offset), eps: x.epsilon}
+	top := newTopK(k)
+	d := x.dims
+	rescored := 0
+	var masks [scanChunk]uint32
+	var score [1]float32
+	blocks := (n + blockVecs - 1) / blockVecs
+	for b0 := 0; b0 < blocks; {
+		step, thr := 1, float32(math.Inf(-1))
+		if len(top.slots) == top.k {
+			step, thr = min(scanChunk, blocks-b0), top.score[0]
+		}
+		c.threshold = thr - base
+		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, lut, &c, masks[:step])
+		for j, m := range masks[:step] {
+			for ; m != 0; m &= m - 1 {
+				i := (b0+j)*blockVecs + int(blockVec[bits.TrailingZeros32(m)])
+				if i >= n {
+					continue
+				}
+				rescored++
+				dots(q, x.vecs[i*d:i*d+d], score[:])
+				top.push(int32(i), score[0])
+			}
+		}
+		b0 += step
 	}
 	return top.hits(x.ids), rescored
 }
