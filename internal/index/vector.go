@@ -460,7 +460,8 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 		return x.exact(q, k, filter), searchCounts{exact: n}
 	}
 	rq := newRefineQuery(q, x.rstride)
-	rs := x.rstride
+	cand := make([]int32, 0, scanChunk*blockVecs)
+	sums := make([]int32, 0, scanChunk*blockVecs)
 	qr := make([]float32, x.dims)
 	x.rot.apply(qr, q)
 	// A vector's cosine is at most base + scale·Σ±qr_j + eps·bound, and
@@ -484,25 +485,30 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 		}
 		c.threshold = thr - base
 		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, lut, &c, masks[:step])
+		// The chunk's candidates first, so that the kernel can fetch one's
+		// codes while it sums another's.
+		cand = cand[:0]
 		for j, m := range masks[:step] {
 			for ; m != 0; m &= m - 1 {
 				i := (b0+j)*blockVecs + int(blockVec[bits.TrailingZeros32(m)])
 				if i >= n || (filter != nil && !filter(x.ids[i])) {
 					continue
 				}
-				counts.estimated++
-				// Until k are in, every vector is pushed; after, only one
-				// whose 8-bit bound reaches the k-th (a tie may enter).
-				if len(top.slots) == top.k {
-					sum := x.scanner.refineDot(rq.ints, x.rcodes[i*rs:i*rs+rs])
-					if rq.upper(sum, x.rfac[2*i], x.rfac[2*i+1]) < top.score[0] {
-						continue
-					}
-				}
-				counts.exact++
-				dots(q, x.vecs[i*d:i*d+d], score[:])
-				top.push(int32(i), score[0])
+				cand = append(cand, int32(i))
 			}
+		}
+		sums = slices.Grow(sums[:0], len(cand))[:len(cand)]
+		x.scanner.refineDots(rq.ints, x.rcodes, cand, sums)
+		counts.estimated += len(cand)
+		for ci, i := range cand {
+			// Until k are in, every vector is pushed; after, only one
+			// whose 8-bit bound reaches the k-th (a tie may enter).
+			if len(top.slots) == top.k && rq.upper(sums[ci], x.rfac[2*i], x.rfac[2*i+1]) < top.score[0] {
+				continue
+			}
+			counts.exact++
+			dots(q, x.vecs[int(i)*d:int(i)*d+d], score[:])
+			top.push(i, score[0])
 		}
 		b0 += step
 	}

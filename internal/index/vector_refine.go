@@ -119,8 +119,17 @@ func (rq *refineQuery) upper(sum int32, scale, residual float32) float32 {
 	return float32(est + rq.norm*float64(residual) + rq.residual*(1+1e-5) + refineSlack)
 }
 
-// refineDotGeneric is the kernel in Go: Σ q_j·c_j over the stride, exact in
-// 32 bits by the query's bounds, so any order of additions gives the same.
+// refineDotsGeneric is the kernel in Go: out[i] is the sum for slot
+// slots[i], whose codes are codes[slots[i]·len(q):][:len(q)].
+func refineDotsGeneric(q []int16, codes []int8, slots []int32, out []int32) {
+	stride := len(q)
+	for i, s := range slots {
+		out[i] = refineDotGeneric(q, codes[int(s)*stride:int(s)*stride+stride])
+	}
+}
+
+// refineDotGeneric is Σ q_j·c_j over the stride, exact in 32 bits by the
+// query's bounds, so any order of additions gives the same.
 func refineDotGeneric(q []int16, c []int8) int32 {
 	c = c[:len(q)]
 	var s int32

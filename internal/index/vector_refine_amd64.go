@@ -1,17 +1,22 @@
 package index
 
-// refineDotAVX2 is refineDotGeneric for n (a positive multiple of 16)
-// 16-bit query integers at q and 8-bit codes at c.
+// refineDotsAVX2 is refineDotsGeneric for a stride (a positive multiple of
+// 16) of 16-bit query integers at q and 8-bit codes at codes, n slots.
 //
 //go:noescape
-func refineDotAVX2(q *int16, c *int8, n int) int32
+func refineDotsAVX2(q *int16, codes *int8, stride int, slots *int32, n int, out *int32)
 
-// refineDot is refineDotGeneric, in assembly where the CPU has AVX2 (the
-// fast scan's test): its 32-bit sums are exact, so the result is the same.
-func (f fastScanner) refineDot(q []int16, c []int8) int32 {
-	if !f.avx2 || len(q) == 0 || len(q)%refineAlign != 0 {
-		return refineDotGeneric(q, c)
+// refineDots is refineDotsGeneric, in assembly where the CPU has AVX2 (the
+// fast scan's test): its 32-bit sums are exact, so the results are the same.
+func (f fastScanner) refineDots(q []int16, codes []int8, slots []int32, out []int32) {
+	stride := len(q)
+	if !f.avx2 || stride == 0 || stride%refineAlign != 0 || len(slots) == 0 {
+		refineDotsGeneric(q, codes, slots, out)
+		return
 	}
-	_ = c[len(q)-1] // the codes are there
-	return refineDotAVX2(&q[0], &c[0], len(q))
+	_ = out[len(slots)-1]
+	for _, s := range slots { // the codes are there
+		_ = codes[int(s)*stride+stride-1]
+	}
+	refineDotsAVX2(&q[0], &codes[0], stride, &slots[0], len(slots), &out[0])
 }

@@ -2,5 +2,7 @@
 
 package index
 
-// refineDot is refineDotGeneric.
-func (fastScanner) refineDot(q []int16, c []int8) int32 { return refineDotGeneric(q, c) }
+// refineDots is refineDotsGeneric.
+func (fastScanner) refineDots(q []int16, codes []int8, slots []int32, out []int32) {
+	refineDotsGeneric(q, codes, slots, out)
+}

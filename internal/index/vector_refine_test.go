@@ -37,8 +37,29 @@ func TestRefineDotSameAsGeneric(t *testing.T) {
 					c[j] = int8(r.IntN(255) - 127)
 				}
 			}
-			if got, want := machine.refineDot(q, c), refineDotGeneric(q, c); got != want {
-				t.Fatalf("stride %d, trial %d: kernel %d, generic %d", stride, trial, got, want)
+			// The same codes as slot 0 of one row and slot 2 of three,
+			// among random rows, and every slot of a batch.
+			codes := make([]int8, 5*stride)
+			for j := range codes {
+				codes[j] = int8(r.IntN(255) - 127)
+			}
+			copy(codes[2*stride:], c)
+			slots := []int32{2, 0, 4, 2, 1, 3, 3}
+			got, want := make([]int32, len(slots)), make([]int32, len(slots))
+			machine.refineDots(q, codes, slots, got)
+			refineDotsGeneric(q, codes, slots, want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("stride %d, trial %d: kernel %v, generic %v", stride, trial, got, want)
+			}
+			if one := refineDotGeneric(q, c); got[0] != one || got[3] != one {
+				t.Fatalf("stride %d, trial %d: slot 2 sums to %d, its codes %d", stride, trial, got[0], one)
+			}
+			for n := range len(slots) { // batches shorter than the prefetch distance
+				part := make([]int32, n)
+				machine.refineDots(q, codes, slots[:n], part)
+				if !slices.Equal(part, want[:n]) {
+					t.Fatalf("stride %d, %d slots: kernel %v, generic %v", stride, n, part, want[:n])
+				}
 			}
 		}
 	}
@@ -63,7 +84,9 @@ func checkRefineBound(t *testing.T, q, v []float32) {
 	if l1 > refineQueryL1 {
 		t.Fatalf("query integers sum to %d in magnitude, more than %d", l1, refineQueryL1)
 	}
-	sum := newFastScanner().refineDot(rq.ints, code)
+	var sums [1]int32
+	newFastScanner().refineDots(rq.ints, code, []int32{0}, sums[:])
+	sum := sums[0]
 	if g := refineDotGeneric(rq.ints, code); sum != g {
 		t.Fatalf("kernel %d, generic %d", sum, g)
 	}
