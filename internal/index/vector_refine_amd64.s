@@ -9,7 +9,7 @@
 
 #include "textflag.h"
 
-#define refineAhead 4
+#define refineAhead 8
 
 // func refineDotsAVX2(q *int16, codes *int8, stride int, slots *int32, n int, out *int32)
 TEXT ·refineDotsAVX2(SB), NOSPLIT, $0-48
