@@ -43,11 +43,15 @@ const DefaultExactBelow = 20000
 // estimates are computed 32 vectors at a time from 8-bit tables of the
 // query's partial sums over 4 dimensions, by byte shuffles in AVX2 where the
 // CPU has it (vector_fastscan.go); the tables' rounding is added to the
-// bound, so it costs rescoring, never recall. The number of vectors rescored therefore
-// grows with what the data needs: few when the neighbours stand out, more
-// when they barely do (uniformly random vectors), and recall does not decay
-// with the index size. The scores returned are exact cosines. Indexes small
-// enough are scanned exactly.
+// bound, so it costs rescoring, never recall. The number of vectors that
+// pass therefore grows with what the data needs: few when the neighbours
+// stand out, more when they barely do (uniformly random vectors), and recall
+// does not decay with the index size. Each that passes is bounded again from
+// an 8-bit code of the vector, strictly, and rescored exactly only if that
+// bound still reaches the k best (vector_refine.go): the same results as
+// rescoring every one, from a few hundred exact cosines instead of tens of
+// thousands. The scores returned are exact cosines. Indexes small enough are
+// scanned exactly.
 //
 // It is safe for concurrent use: searches share a read lock, writes take the
 // write lock. The store keeps the vectors; [VectorIndex.MarshalBinary] saves
