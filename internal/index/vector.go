@@ -272,7 +272,7 @@ func (x *VectorIndex) Remove(id string) bool {
 		x.slot[moved] = s
 		copy(x.vecs[int(s)*x.dims:int(s+1)*x.dims], x.vecs[int(last)*x.dims:])
 		copy(x.rcodes[int(s)*x.rstride:int(s+1)*x.rstride], x.rcodes[int(last)*x.rstride:])
-		x.rfac[2*s], x.rfac[2*s+1] = x.rfac[2*last], x.rfac[2*last+1]
+		x.rfac[2*int(s)], x.rfac[2*int(s)+1] = x.rfac[2*int(last)], x.rfac[2*int(last)+1]
 		if x.coded {
 			x.moveCode(int(s), int(last))
 		}
@@ -281,7 +281,7 @@ func (x *VectorIndex) Remove(id string) bool {
 	x.ids = x.ids[:last]
 	x.vecs = x.vecs[:int(last)*x.dims]
 	x.rcodes = x.rcodes[:int(last)*x.rstride]
-	x.rfac = x.rfac[:2*last]
+	x.rfac = x.rfac[:2*int(last)]
 	if x.coded {
 		if int(last)%blockVecs == 0 { // the last block is empty
 			x.codes = x.codes[:int(last)/blockVecs*blockVecs*x.pairs]
@@ -507,7 +507,7 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 		for ci, i := range cand {
 			// Until k are in, every vector is pushed; after, only one
 			// whose 8-bit bound reaches the k-th (a tie may enter).
-			if len(top.slots) == top.k && rq.upper(sums[ci], x.rfac[2*i], x.rfac[2*i+1]) < top.score[0] {
+			if len(top.slots) == top.k && rq.upper(sums[ci], x.rfac[2*int(i)], x.rfac[2*int(i)+1]) < top.score[0] {
 				continue
 			}
 			counts.exact++
