@@ -1,6 +1,7 @@
 // Package index is the semantic track index's search engine: an in-memory
 // vector index ([VectorIndex]: cosine similarity over one-bit codes with a
-// per-vector error bound and exact rescoring), a BM25F text index ([BM25])
+// per-vector error bound, then 8-bit codes with a strict one, and exact
+// rescoring), a BM25F text index ([BM25])
 // over title, artist, album, interpretation and lyrics, and an [Engine] that
 // fuses the two for text queries using an [embedding.Embedder].
 //
@@ -43,9 +44,10 @@
 // of it to a dead replica (`searchNodes`).
 //
 // The embedded engine's vector side keeps a one-bit code per vector after a fixed random rotation,
-// with a per-vector error bound (RaBitQ): a search rescores exactly only the vectors whose estimate
-// could still reach the top k, so recall does not depend on the data's shape or the index's size;
-// below 20,000 vectors it scans exactly. The ranking's parameters are chosen by cross-validation
+// with a per-vector error bound (RaBitQ): only the vectors whose estimate could still reach the top
+// k go on, so recall does not depend on the data's shape or the index's size; those are bounded
+// again from an 8-bit code per vector, strictly (Cauchy–Schwarz), and rescored exactly only when
+// that bound still reaches the k-th best (`vector_refine.go`); below 20,000 vectors it scans exactly. The ranking's parameters are chosen by cross-validation
 // (`rank.go`); query words the index lacks are expanded through the word vectors (`expand.go`);
 // mood and energy words nudge tracks with audio features by at most ±0.05 (`rank_mood.go`). A
 // process that loads the index saves its built state as a snapshot in the store

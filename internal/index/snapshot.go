@@ -521,6 +521,9 @@ func decodeVectorIndex(r *snapReader, dims int) (*VectorIndex, error) {
 	if !allFinite(x.vecs) {
 		return nil, fmt.Errorf("%w: a vector is not finite", ErrSnapshot)
 	}
+	if r.err == nil {
+		x.refineAll() // derived from the vectors, not stored (vector_refine.go)
+	}
 	switch coded := r.take(1); {
 	case r.err != nil:
 		return nil, r.err

@@ -43,11 +43,15 @@ const DefaultExactBelow = 20000
 // estimates are computed 32 vectors at a time from 8-bit tables of the
 // query's partial sums over 4 dimensions, by byte shuffles in AVX2 where the
 // CPU has it (vector_fastscan.go); the tables' rounding is added to the
-// bound, so it costs rescoring, never recall. The number of vectors rescored therefore
-// grows with what the data needs: few when the neighbours stand out, more
-// when they barely do (uniformly random vectors), and recall does not decay
-// with the index size. The scores returned are exact cosines. Indexes small
-// enough are scanned exactly.
+// bound, so it costs rescoring, never recall. The number of vectors that
+// pass therefore grows with what the data needs: few when the neighbours
+// stand out, more when they barely do (uniformly random vectors), and recall
+// does not decay with the index size. Each that passes is bounded again from
+// an 8-bit code of the vector, strictly, and rescored exactly only if that
+// bound still reaches the k best (vector_refine.go): the same results as
+// rescoring every one, from a few hundred exact cosines instead of tens of
+// thousands. The scores returned are exact cosines. Indexes small enough are
+// scanned exactly.
 //
 // It is safe for concurrent use: searches share a read lock, writes take the
 // write lock. The store keeps the vectors; [VectorIndex.MarshalBinary] saves
@@ -71,6 +75,12 @@ type VectorIndex struct {
 	codedAt int // Len when center was computed
 	scanner fastScanner
 
+	// The second stage's codes (vector_refine.go), kept for every vector
+	// whether coded or not: they depend on the vector alone.
+	rstride int       // code bytes per vector
+	rcodes  []int8    // slot × rstride
+	rfac    []float32 // slot × (scale, residual)
+
 	scratch sync.Pool // *scanScratch, the exact scan's scores
 	fuse    sync.Pool // *fuseScratch, the hybrid's fused scores (rank_fuse.go)
 }
@@ -84,6 +94,7 @@ func NewVectorIndex(dims int) *VectorIndex {
 		rot:        newRotation(dims),
 		slot:       map[string]int32{},
 		pairs:      (dims + 7) / 8,
+		rstride:    refineStride(dims),
 		scanner:    newFastScanner(),
 	}
 }
@@ -139,6 +150,8 @@ func (x *VectorIndex) Reserve(n int) {
 	}
 	x.ids = slices.Grow(x.ids, n)
 	x.vecs = slices.Grow(x.vecs, n*x.dims)
+	x.rcodes = slices.Grow(x.rcodes, n*x.rstride)
+	x.rfac = slices.Grow(x.rfac, 2*n)
 	if len(x.slot) == 0 {
 		x.slot = make(map[string]int32, n)
 	}
@@ -186,6 +199,8 @@ func (x *VectorIndex) AddBatch(ids []string, vecs [][]float32) error {
 	// the scratch v, then copied in.
 	x.ids = slices.Grow(x.ids, len(ids))
 	x.vecs = slices.Grow(x.vecs, len(ids)*x.dims)
+	x.rcodes = slices.Grow(x.rcodes, len(ids)*x.rstride)
+	x.rfac = slices.Grow(x.rfac, 2*len(ids))
 	v := make([]float32, x.dims)
 	for i, id := range ids {
 		copy(v, vecs[i])
@@ -227,6 +242,8 @@ func (x *VectorIndex) put(id string, v []float32) {
 		x.slot[id] = s
 		x.ids = append(x.ids, id)
 		x.vecs = append(x.vecs, v...)
+		x.rcodes = append(x.rcodes, make([]int8, x.rstride)...)
+		x.rfac = append(x.rfac, 0, 0)
 		if x.coded && int(s)%blockVecs == 0 { // a new block
 			x.codes = append(x.codes, make([]byte, blockVecs*x.pairs)...)
 			x.factors = append(x.factors, make([]float32, 2*blockVecs)...)
@@ -234,6 +251,7 @@ func (x *VectorIndex) put(id string, v []float32) {
 	} else {
 		copy(x.vecs[int(s)*x.dims:], v)
 	}
+	x.refineSlot(int(s))
 	if x.coded {
 		x.encode(int(s), make([]float32, x.dims))
 	}
@@ -253,6 +271,8 @@ func (x *VectorIndex) Remove(id string) bool {
 		x.ids[s] = moved
 		x.slot[moved] = s
 		copy(x.vecs[int(s)*x.dims:int(s+1)*x.dims], x.vecs[int(last)*x.dims:])
+		copy(x.rcodes[int(s)*x.rstride:int(s+1)*x.rstride], x.rcodes[int(last)*x.rstride:])
+		x.rfac[2*int(s)], x.rfac[2*int(s)+1] = x.rfac[2*int(last)], x.rfac[2*int(last)+1]
 		if x.coded {
 			x.moveCode(int(s), int(last))
 		}
@@ -260,6 +280,8 @@ func (x *VectorIndex) Remove(id string) bool {
 	delete(x.slot, id)
 	x.ids = x.ids[:last]
 	x.vecs = x.vecs[:int(last)*x.dims]
+	x.rcodes = x.rcodes[:int(last)*x.rstride]
+	x.rfac = x.rfac[:2*int(last)]
 	if x.coded {
 		if int(last)%blockVecs == 0 { // the last block is empty
 			x.codes = x.codes[:int(last)/blockVecs*blockVecs*x.pairs]
@@ -420,22 +442,30 @@ func (x *VectorIndex) pool(query []float32, k int, filter func(id string) bool) 
 // and the exact cosine on the originals.
 const boundSlack = 1e-5
 
-// search is Search that also reports how many vectors were rescored exactly.
-func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool) ([]Hit, int) {
+// searchCounts is what a search did: how many vectors passed the one-bit
+// codes' bound to the second stage's estimate, and how many of those were
+// rescored exactly.
+type searchCounts struct{ estimated, exact int }
+
+// search is Search that also reports what it did.
+func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool) ([]Hit, searchCounts) {
 	if len(query) != x.dims || k <= 0 {
-		return nil, 0
+		return nil, searchCounts{}
 	}
 	q := make([]float32, len(query))
 	copy(q, query)
 	if !normalize(q) {
-		return nil, 0
+		return nil, searchCounts{}
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	n := len(x.ids)
 	if n < x.exactBelow || n <= k || !x.coded || x.pairs > maxScanPairs {
-		return x.exact(q, k, filter), n
+		return x.exact(q, k, filter), searchCounts{exact: n}
 	}
+	rq := newRefineQuery(q, x.rstride)
+	cand := make([]int32, 0, scanChunk*blockVecs)
+	sums := make([]int32, 0, scanChunk*blockVecs)
 	qr := make([]float32, x.dims)
 	x.rot.apply(qr, q)
 	// A vector's cosine is at most base + scale·Σ±qr_j + eps·bound, and
@@ -446,7 +476,7 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 	c := scanConsts{delta: float32(delta), offset: float32(offset), eps: x.epsilon}
 	top := newTopK(k)
 	d := x.dims
-	rescored := 0
+	var counts searchCounts
 	var masks [scanChunk]uint32
 	var score [1]float32
 	blocks := (n + blockVecs - 1) / blockVecs
@@ -459,20 +489,34 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 		}
 		c.threshold = thr - base
 		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, lut, &c, masks[:step])
+		// The chunk's candidates first, so that the kernel can fetch one's
+		// codes while it sums another's.
+		cand = cand[:0]
 		for j, m := range masks[:step] {
 			for ; m != 0; m &= m - 1 {
 				i := (b0+j)*blockVecs + int(blockVec[bits.TrailingZeros32(m)])
 				if i >= n || (filter != nil && !filter(x.ids[i])) {
 					continue
 				}
-				rescored++
-				dots(q, x.vecs[i*d:i*d+d], score[:])
-				top.push(int32(i), score[0])
+				cand = append(cand, int32(i))
 			}
+		}
+		sums = slices.Grow(sums[:0], len(cand))[:len(cand)]
+		x.scanner.refineDots(rq.ints, x.rcodes, cand, sums)
+		counts.estimated += len(cand)
+		for ci, i := range cand {
+			// Until k are in, every vector is pushed; after, only one
+			// whose 8-bit bound reaches the k-th (a tie may enter).
+			if len(top.slots) == top.k && rq.upper(sums[ci], x.rfac[2*int(i)], x.rfac[2*int(i)+1]) < top.score[0] {
+				continue
+			}
+			counts.exact++
+			dots(q, x.vecs[int(i)*d:int(i)*d+d], score[:])
+			top.push(i, score[0])
 		}
 		b0 += step
 	}
-	return top.hits(x.ids), rescored
+	return top.hits(x.ids), counts
 }
 
 // SearchExact is [VectorIndex.Search] by an exact float32 scan of every

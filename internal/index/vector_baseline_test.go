@@ -1,6 +1,9 @@
 package index
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // hammingBaseline is the search VectorIndex had before its codes carried an
 // error bound, kept to measure against: one-bit codes of the mean-centred
@@ -134,58 +137,49 @@ func asymScore(table [][256]float32, code []uint64) float32 {
 	return s
 }
 
-// bitScan is the search VectorIndex had before its codes were scanned 32 at
-// a time: the same codes and factors, read one vector at a time, the
-// estimate from 8-bit tables of float32 partial sums (no quantization). It
-// reads x's vectors and copies its codes into one uint64 word per 64
-// dimensions, as they were kept; x must not change meanwhile.
-type bitScan struct {
-	x       *VectorIndex
-	words   int
-	codes   []uint64  // slot × words
-	factors []float32 // slot × 2
-}
-
-func newBitScan(x *VectorIndex) *bitScan {
-	n := len(x.ids)
-	b := &bitScan{x: x, words: (x.dims + 63) / 64}
-	b.codes = make([]uint64, n*b.words)
-	b.factors = make([]float32, 2*n)
-	for s := range n {
-		code, stride := x.codeBytes(s)
-		for p := range x.pairs {
-			b.codes[s*b.words+p/8] |= uint64(code[p*stride]) << (8 * (p % 8))
-		}
-		scale, bound := x.factorsOf(s)
-		b.factors[2*s], b.factors[2*s+1] = *scale, *bound
-	}
-	return b
-}
-
-// search is VectorIndex.search as it was, loop for loop.
-func (b *bitScan) search(query []float32, k int) ([]Hit, int) {
-	x := b.x
+// mainSearch is VectorIndex.search as main had it before the second stage
+// (vector_refine.go), loop for loop: the same one-bit codes and fast scan,
+// every candidate rescored exactly. It reads x; x must not change
+// meanwhile.
+func mainSearch(x *VectorIndex, query []float32, k int) ([]Hit, int) {
 	q := append([]float32(nil), query...)
 	if !normalize(q) {
 		return nil, 0
 	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
 	n := len(x.ids)
 	qr := make([]float32, x.dims)
 	x.rot.apply(qr, q)
 	base := dot(qr, x.center) + boundSlack
-	table := byteTable(qr)
-	eps := x.epsilon
+	lut := make([]byte, 32*x.pairs)
+	delta, offset := quantizeTable(qr, x.pairs, lut)
+	c := scanConsts{delta: float32(delta), offset: float32(offset), eps: x.epsilon}
 	top := newTopK(k)
-	w, d := b.words, x.dims
+	d := x.dims
 	rescored := 0
-	for i := range n {
-		f := b.factors[2*i : 2*i+2]
-		ub := base + f[0]*asymScore(table, b.codes[i*w:i*w+w]) + eps*f[1]
-		if !top.wants(ub) {
-			continue
+	var masks [scanChunk]uint32
+	var score [1]float32
+	blocks := (n + blockVecs - 1) / blockVecs
+	for b0 := 0; b0 < blocks; {
+		step, thr := 1, float32(math.Inf(-1))
+		if len(top.slots) == top.k {
+			step, thr = min(scanChunk, blocks-b0), top.score[0]
 		}
-		rescored++
-		top.push(int32(i), dot(q, x.vecs[i*d:i*d+d]))
+		c.threshold = thr - base
+		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, lut, &c, masks[:step])
+		for j, m := range masks[:step] {
+			for ; m != 0; m &= m - 1 {
+				i := (b0+j)*blockVecs + int(blockVec[bits.TrailingZeros32(m)])
+				if i >= n {
+					continue
+				}
+				rescored++
+				dots(q, x.vecs[i*d:i*d+d], score[:])
+				top.push(int32(i), score[0])
+			}
+		}
+		b0 += step
 	}
 	return top.hits(x.ids), rescored
 }

@@ -1,0 +1,22 @@
+package index
+
+// refineDotsAVX2 is refineDotsGeneric for a stride (a positive multiple of
+// 16) of 16-bit query integers at q and 8-bit codes at codes, n slots.
+//
+//go:noescape
+func refineDotsAVX2(q *int16, codes *int8, stride int, slots *int32, n int, out *int32)
+
+// refineDots is refineDotsGeneric, in assembly where the CPU has AVX2 (the
+// fast scan's test): its 32-bit sums are exact, so the results are the same.
+func (f fastScanner) refineDots(q []int16, codes []int8, slots []int32, out []int32) {
+	stride := len(q)
+	if !f.avx2 || stride == 0 || stride%refineAlign != 0 || len(slots) == 0 {
+		refineDotsGeneric(q, codes, slots, out)
+		return
+	}
+	_ = out[len(slots)-1]
+	for _, s := range slots { // the codes are there
+		_ = codes[int(s)*stride+stride-1]
+	}
+	refineDotsAVX2(&q[0], &codes[0], stride, &slots[0], len(slots), &out[0])
+}

@@ -1,0 +1,8 @@
+//go:build !amd64
+
+package index
+
+// refineDots is refineDotsGeneric.
+func (fastScanner) refineDots(q []int16, codes []int8, slots []int32, out []int32) {
+	refineDotsGeneric(q, codes, slots, out)
+}
