@@ -170,6 +170,9 @@ type SemanticSearchOutput struct {
 	Tracks     []IndexedTrackResult `json:"tracks"`
 	Query      string               `json:"query"`
 	TotalFound int                  `json:"totalFound" jsonschema:"Number of tracks returned"`
+	// Note says when the query is written in a script the index is not
+	// (queryScriptNote): its 0 tracks are then no answer.
+	Note       string `json:"note,omitempty" jsonschema:"Set when the query's script is not the index's (English): search again in English"`
 	indexEmpty bool
 }
 
@@ -261,7 +264,7 @@ func (s *Service) semanticSearch(ctx context.Context, in SemanticSearchInput) (S
 	if in.InLibraryOnly {
 		k = max(k, libraryPool)
 	}
-	out := SemanticSearchOutput{Tracks: []IndexedTrackResult{}, Query: in.Query}
+	out := SemanticSearchOutput{Tracks: []IndexedTrackResult{}, Query: in.Query, Note: queryScriptNote(q)}
 	var hits []index.Hit
 	// terms are what the ranking searched for, to say why each track matched.
 	terms := index.PlainQueryTerms(q)
