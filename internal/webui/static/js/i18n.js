@@ -250,6 +250,42 @@ const STRINGS = {
     'setupConnected': 'connected, {n} tools',
     'setupDown': 'not reachable',
     'setupNextStart': 'at the next start',
+    // Phone and right-to-left: the header's menu, the banner,
+    // scrolling regions, tool names.
+    'settings': 'Settings',
+    'moreActions': 'More actions',
+    'dismissNotice': 'Dismiss this notice',
+    'tableScrolls': 'Table (scrolls sideways)',
+    'codeRegion': 'Code: {lang}',
+    'isrcCount': '{n} ISRCs',
+    'resource': 'Resource',
+    'toolGeneric': 'Tool',
+    'toolOfServer': '{tool} ({server})',
+    'toolSemanticSearch': 'Semantic search',
+    'toolTidalSearch': 'Tidal search',
+    'toolAlbumTracks': 'Album tracks',
+    'toolBatchMetadata': 'Track metadata',
+    'toolSearchDatasets': 'Dataset search',
+    'toolDatasetDetails': 'Dataset details',
+    'toolListGroups': 'Dataset groups',
+    'toolListTags': 'Dataset tags',
+    'toolPublishers': 'Publishers',
+    'toolQueryDatastore': 'Datastore query',
+    'toolSearchResources': 'Resource search',
+    'toolResourceDetails': 'Resource details',
+    'toolPreviewResource': 'Resource preview',
+    'toolBraveSearch': 'Brave search',
+    'toolGoogleSearch': 'Google search',
+    'toolSearxngSearch': 'SearXNG search',
+    'toolNewsSearch': 'News search',
+    'toolImageSearch': 'Image search',
+    'toolVideoSearch': 'Video search',
+    'toolPlaces': 'Places',
+    'toolWebContext': 'Web context',
+    'toolBraveAnswer': 'Brave answer',
+    'toolFetchPage': 'Fetch page',
+    'toolPlaylist': 'Playlist',
+    'toolSavePlaylist': 'Save to Tidal',
   },
   he: {
     'skip': 'דילוג לתיבת ההודעה',
@@ -492,6 +528,42 @@ const STRINGS = {
     'setupConnected': 'מחובר, {n} כלים',
     'setupDown': 'לא זמין',
     'setupNextStart': 'בהפעלה הבאה',
+    // Phone and right-to-left: the header's menu, the banner,
+    // scrolling regions, tool names.
+    'settings': 'הגדרות',
+    'moreActions': 'פעולות נוספות',
+    'dismissNotice': 'סגירת ההודעה',
+    'tableScrolls': 'טבלה (נגללת לצדדים)',
+    'codeRegion': 'קוד: {lang}',
+    'isrcCount': '{n} קודי ISRC',
+    'resource': 'משאב',
+    'toolGeneric': 'כלי',
+    'toolOfServer': '{tool} ({server})',
+    'toolSemanticSearch': 'חיפוש סמנטי',
+    'toolTidalSearch': 'חיפוש ב־TIDAL',
+    'toolAlbumTracks': 'רצועות האלבום',
+    'toolBatchMetadata': 'פרטי רצועות',
+    'toolSearchDatasets': 'חיפוש מאגרי מידע',
+    'toolDatasetDetails': 'פרטי מאגר',
+    'toolListGroups': 'קבוצות מאגרים',
+    'toolListTags': 'תגיות מאגרים',
+    'toolPublishers': 'מפרסמים',
+    'toolQueryDatastore': 'שאילתה במאגר',
+    'toolSearchResources': 'חיפוש משאבים',
+    'toolResourceDetails': 'פרטי משאב',
+    'toolPreviewResource': 'תצוגה מקדימה של משאב',
+    'toolBraveSearch': 'חיפוש ב־Brave',
+    'toolGoogleSearch': 'חיפוש ב־Google',
+    'toolSearxngSearch': 'חיפוש ב־SearXNG',
+    'toolNewsSearch': 'חיפוש חדשות',
+    'toolImageSearch': 'חיפוש תמונות',
+    'toolVideoSearch': 'חיפוש סרטונים',
+    'toolPlaces': 'מקומות',
+    'toolWebContext': 'הקשר מהרשת',
+    'toolBraveAnswer': 'תשובה של Brave',
+    'toolFetchPage': 'הבאת דף',
+    'toolPlaylist': 'רשימת השמעה',
+    'toolSavePlaylist': 'שמירה ב־TIDAL',
   },
 };
 
@@ -526,6 +598,35 @@ export function t(key, vars) {
 /** formatNumber formats a count for the page's language. */
 export function formatNumber(n) {
   return new Intl.NumberFormat(lang).format(n);
+}
+
+/**
+ * formatUnit formats n with a unit ("millisecond", "second", "kilobyte"…)
+ * the way the page's language writes it: the number and the unit in that
+ * language's order (Intl's unit style), not an English "3 ms" whose parts a
+ * right-to-left line would swap. Callers show it in an element of its own
+ * direction (dir="auto").
+ */
+export function formatUnit(n, unit, fraction = 0) {
+  return new Intl.NumberFormat(lang, {
+    style: 'unit', unit, unitDisplay: 'short', minimumFractionDigits: fraction, maximumFractionDigits: fraction,
+  }).format(n);
+}
+
+/** formatDuration renders milliseconds as "<1 ms", "840 ms", "1.2 sec" or "1 min 5 sec" in the page's language. */
+export function formatDuration(ms) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return '';
+  if (ms < 1) return '<' + formatUnit(1, 'millisecond');
+  if (ms < 1000) return formatUnit(Math.round(ms), 'millisecond');
+  if (ms < 60000) return formatUnit(Math.round(ms / 100) / 10, 'second', 1);
+  return formatUnit(Math.floor(ms / 60000), 'minute') + ' ' + formatUnit(Math.round((ms % 60000) / 1000), 'second');
+}
+
+/** formatBytes renders a size in bytes, KB or MB in the page's language. */
+export function formatBytes(n) {
+  if (n < 1024) return formatUnit(n, 'byte');
+  if (n < 1 << 20) return formatUnit(Math.round(n / 1024), 'kilobyte');
+  return formatUnit(Math.round((n / (1 << 20)) * 10) / 10, 'megabyte', 1);
 }
 
 /**
