@@ -297,9 +297,17 @@ func TestNoModelBannerScrollsAndDismisses(t *testing.T) {
 	}](t, b, to, `(() => {
 		const view = document.getElementById('bench');
 		view.scrollTop = view.scrollHeight;
-		const r = `+banner+`.getBoundingClientRect(), v = view.getBoundingClientRect();
-		const visible = Math.max(0, Math.min(r.bottom, v.bottom) - Math.max(r.top, v.top));
-		return {Share: visible / innerHeight, Scroll: view.scrollHeight > view.clientHeight + r.height};
+		// What shows of it: its box within the screen and within every
+		// ancestor that clips (scrolls).
+		const banner = `+banner+`, r = banner.getBoundingClientRect();
+		let top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
+		for (let a = banner.parentElement; a; a = a.parentElement) {
+			if (!/auto|scroll|hidden/.test(getComputedStyle(a).overflowY)) continue;
+			const ar = a.getBoundingClientRect();
+			top = Math.max(top, ar.top);
+			bottom = Math.min(bottom, ar.bottom);
+		}
+		return {Share: Math.max(0, bottom - top) / innerHeight, Scroll: view.scrollHeight > view.clientHeight + r.height};
 	})()`)
 	if !shown.Scroll {
 		t.Fatal("the bench does not scroll past the banner at 390×844; the check needs a longer bench")
