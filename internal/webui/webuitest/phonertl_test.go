@@ -38,9 +38,10 @@ type header struct {
 // untranslatedJS lists the page's text nodes that hold Latin letters
 // outside content: what a tool, the model or the person wrote (dir="auto"
 // or "ltr": messages, card fields, URLs, raw JSON, code), the tools'
-// argument names, and names that read the same in every language.
+// argument names (cards, bench fields), and names that read the same in
+// every language.
 const untranslatedJS = `(() => {
-	const names = /\b(Toolport|TIDAL|YouTube|Brave|Google|SearXNG|Markdown|JSON|MCP|ISRC|CSV|API|Enter|Shift)\b/g;
+	const names = /\b(Toolport|TIDAL|YouTube|Brave|Google|SearXNG|CKAN|Markdown|JSON|MCP|ISRC|CSV|API|Enter|Shift)\b/g;
 	// Content, and what names content: the server's version, announcements
 	// of a conversation's title, a conversation's delete button, a track's
 	// links (a service and the track's title).
@@ -51,6 +52,8 @@ const untranslatedJS = `(() => {
 	for (let n = walk.nextNode(); n; n = walk.nextNode()) {
 		const el = n.parentElement;
 		if (!el || el.closest(content)) continue;
+		// A bench field's label starts with the argument's name, as the tool declares it.
+		if (el.matches('.bench-field .field-label') && n === el.firstChild) continue;
 		const text = n.textContent.replace(names, '');
 		if (/[A-Za-z]/.test(text)) out.push((el.id || el.className || el.tagName) + ': ' + n.textContent.trim().slice(0, 60));
 	}
@@ -229,6 +232,24 @@ func TestPhoneAndRTL(t *testing.T) {
 		if note := Eval[string](t, b, to, `import('/assets/js/cards.js').then(m => m.renderResult('semanticSearch', {success: true, tracks: [], note: 'The index is in English.'}).querySelector('.result-note')?.textContent || '')`); note != "The index is in English." {
 			t.Errorf("the result's note shows as %q", note)
 		}
+	})
+
+	t.Run("Hebrew bench: English descriptions read left to right", func(t *testing.T) {
+		b.Do(t, to, chromedp.Click(css("#more-btn")), chromedp.Click(css("#bench-btn")),
+			chromedp.Click(css(`.bench-tool[data-tool="semanticSearch"]`)), chromedp.WaitVisible(css(".bench-tool-desc")))
+		// "Finds tracks by meaning." keeps its full stop at its end.
+		if got := Eval[string](t, b, to, `getComputedStyle(document.querySelector('.bench-tool-desc')).direction`); got != "ltr" {
+			t.Errorf("the English description in the Hebrew bench runs %s; want ltr (its own)", got)
+		}
+		for _, s := range Eval[[]string](t, b, to, untranslatedJS) {
+			t.Errorf("English in the Hebrew bench: %s", s)
+		}
+		if Eval[bool](t, b, to, `document.getElementById('jump-latest').checkVisibility()`) {
+			t.Error("the bench shows the thread's Jump to latest")
+		}
+		b.Do(t, to, Screenshot(t, dir, "phone-light-he-bench"))
+		check("phone light, Hebrew bench")
+		b.Do(t, to, chromedp.Click(css("#more-btn")), chromedp.Click(css("#bench-btn")), WaitFor(`!document.getElementById('thread').hidden`))
 	})
 
 	t.Run("Hebrew: a list keeps its bullet side for an English item", func(t *testing.T) {

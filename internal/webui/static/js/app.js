@@ -660,6 +660,7 @@ class App {
     $('composer-wrap').hidden = open;
     $('bench-btn').setAttribute('aria-pressed', String(open));
     document.body.dataset.view = open ? 'bench' : 'chat';
+    this.updateJump(); // "Jump to latest" belongs to the thread
     if (!open) {
       this.placeBanners();
       this.setTitle(this.title);
