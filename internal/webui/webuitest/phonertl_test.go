@@ -44,9 +44,10 @@ const untranslatedJS = `(() => {
 	const names = /\b(Toolport|TIDAL|YouTube|Brave|Google|SearXNG|CKAN|Markdown|JSON|MCP|ISRC|CSV|API|Enter|Shift)\b/g;
 	// Content, and what names content: the server's version, announcements
 	// of a conversation's title, a conversation's delete button, a track's
-	// links (a service and the track's title).
+	// links (a service and the track's title), the settings' statuses that
+	// quote the server's message.
 	const content = '[dir="auto"], [dir="ltr"], code, pre, .md, .bubble, .tool-input dt, .model-chip, .msg-model, #model-picker, .raw-json, .conv-date, .code-lang, .chip-format, ' +
-		'#server-info, #live-status, .conv-delete, .track-link, script, style';
+		'#server-info, #live-status, .conv-delete, .track-link, #settings-status, .setup-refused, script, style';
 	const out = [];
 	const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
 	for (let n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -233,6 +234,24 @@ func TestPhoneAndRTL(t *testing.T) {
 			t.Errorf("the result's note shows as %q", note)
 		}
 	})
+
+	t.Run("Hebrew settings: the checks' strings", func(t *testing.T) {
+		b.Do(t, to, chromedp.Click(css("#more-btn")), chromedp.Click(css("#settings-btn")),
+			chromedp.WaitVisible(css("#settings-dialog")), WaitFor(`['done', 'error'].includes(document.getElementById('settings-dialog').dataset.state)`))
+		// (A check that could not run says why in the server's words.)
+		for _, s := range Eval[[]string](t, b, to, `(() => {
+			const d = document.getElementById('settings-dialog');
+			const status = d.dataset.state === 'done' ? ', #settings-status' : '';
+			const keep = [...d.querySelectorAll('#settings-checks-title, #settings-checks-title + p, .settings-badge, .dialog-actions button' + status)].map(e => e.textContent);
+			return keep.filter(s => /[A-Za-z]/.test(s.replace(/\b(Toolport)\b/g, '')));
+		})()`) {
+			t.Errorf("English in the Hebrew settings' checks: %q", s)
+		}
+		b.Do(t, to, Screenshot(t, dir, "phone-light-he-settings"))
+		check("phone light, Hebrew settings")
+		b.Do(t, to, chromedp.Click(css("#settings-close")), chromedp.WaitNotVisible(css("#settings-dialog")))
+	})
+	b.Do(t, to, chromedp.Evaluate[chromedp.Void](`document.getElementById('settings-dialog')?.close()`))
 
 	t.Run("Hebrew bench: English descriptions read left to right", func(t *testing.T) {
 		b.Do(t, to, chromedp.Click(css("#more-btn")), chromedp.Click(css("#bench-btn")),
