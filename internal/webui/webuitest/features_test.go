@@ -488,7 +488,7 @@ func TestEveryCardType(t *testing.T) {
 			Rows: c.querySelectorAll('tbody tr, .web-result').length,
 			Pages: c.querySelectorAll('.pager').length,
 			Range: c.querySelector('.pager-status')?.textContent || '',
-			Note: c.querySelector('.track-note')?.textContent || '',
+			Note: c.querySelector('.result-note')?.textContent || '',
 		}]))`)
 	}
 	got := read()

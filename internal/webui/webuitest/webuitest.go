@@ -89,9 +89,10 @@ type Options struct {
 var featuresLine = regexp.MustCompile(`^[a-z]+ [01]\.\d\d(, [a-z]+ [01]\.\d\d)*$`)
 
 // timingLine is the bench's timing line: the tool's and the round trip's
-// durations as formatDuration writes them ("<1 ms", "840 ms", "1.3 s",
-// "1 min 5 s"); a loaded machine can take a second.
-var timingLine = regexp.MustCompile(`Tool\s*(<1 ms|\d+ ms|\d+\.\d s|\d+ min \d+ s).*Round trip\s*(<1 ms|\d+ ms|\d+\.\d s|\d+ min \d+ s)`)
+// durations as formatDuration writes them in English (Intl's short units:
+// "<1 ms", "840 ms", "1.3 sec", "1 min 5 sec"); a loaded machine can take
+// a second.
+var timingLine = regexp.MustCompile(`Tool\s*(<1 ms|\d+ ms|\d+\.\d sec|\d+ min \d+ sec).*Round trip\s*(<1 ms|\d+ ms|\d+\.\d sec|\d+ min \d+ sec)`)
 
 func (o Options) prompts() Prompts {
 	p, d := o.Prompts, DefaultPrompts()

@@ -4,7 +4,7 @@
 import { Client, APIError, takeTokenFromFragment } from './api.js';
 import { followTurn } from './sse.js';
 import { newMessage, applyEvent, finish, fromStored, awaitingParts } from './model.js';
-import { renderMarkdown, setDirections } from './markdown.js';
+import { renderMarkdown, setDirections, scrollRegion } from './markdown.js';
 import { ToolCard, toolLabel } from './cards.js';
 import { Bench } from './bench.js';
 import { Settings } from './settings.js';
@@ -58,7 +58,7 @@ class MessageView {
         if (this.msg.role === 'user') {
           clear(v.el).appendChild(h('p', { class: 'plain', dir: 'auto' }, part.text));
         } else {
-          clear(v.el).appendChild(decorateMarkdown(setDirections(renderMarkdown(part.text)), (s) => this.app.announce(s)));
+          clear(v.el).appendChild(markScrollers(decorateMarkdown(setDirections(renderMarkdown(part.text)), (s) => this.app.announce(s))));
         }
         v.rendered = part.text.length;
       }
@@ -192,6 +192,7 @@ class App {
     takeTokenFromFragment();
     localize();
     this.bind();
+    this.placeBanners();
     this.updateComposer();
     const opening = new URLSearchParams(location.search).get('c');
     await Promise.all([this.loadInfo(), this.loadConversations(false)]);
@@ -232,6 +233,9 @@ class App {
     $('menu-btn').appendChild(icon('menu'));
     $('send-btn').appendChild(icon('send'));
     $('menu-btn').addEventListener('click', () => this.toggleSidebar());
+    this.bindTopbarMenu();
+    $('no-model-dismiss').appendChild(icon('close', 'icon icon-small'));
+    $('no-model-dismiss').addEventListener('click', () => this.dismissNoModel());
     $('bench-btn').appendChild(icon('wrench', 'icon icon-small'));
     $('bench-btn').addEventListener('click', () => this.showBench($('bench').hidden, true));
     $('open-bench').addEventListener('click', () => this.showBench(true, true));
@@ -261,6 +265,85 @@ class App {
       if (id) this.open(id, false);
       else this.newChat(false);
     });
+  }
+
+  /**
+   * bindTopbarMenu wires the phone's header menu: on a narrow screen the
+   * conversation's actions, the model and the tool bench and settings
+   * buttons fold behind one button, so the header keeps one row and its
+   * title most of it. It closes on Escape (focus back on its button), on a
+   * click outside it, and once one of its buttons has been used.
+   */
+  bindTopbarMenu() {
+    const btn = $('more-btn');
+    const panel = $('topbar-actions');
+    btn.appendChild(icon('more'));
+    btn.addEventListener('click', () => this.toggleTopbarMenu());
+    panel.addEventListener('click', (e) => {
+      if (e.target instanceof Element && e.target.closest('button')) this.toggleTopbarMenu(false);
+    });
+    panel.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && this.topbarMenuOpen()) {
+        e.preventDefault();
+        e.stopPropagation();
+        this.toggleTopbarMenu(false);
+        btn.focus();
+      }
+    });
+    btn.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && this.topbarMenuOpen()) {
+        e.preventDefault();
+        this.toggleTopbarMenu(false);
+      }
+    });
+    document.addEventListener('pointerdown', (e) => {
+      if (this.topbarMenuOpen() && e.target instanceof Node && !panel.contains(e.target) && !btn.contains(e.target)) this.toggleTopbarMenu(false);
+    });
+    panel.addEventListener('focusout', (e) => {
+      if (this.topbarMenuOpen() && e.relatedTarget instanceof Node && !panel.contains(e.relatedTarget) && e.relatedTarget !== btn) this.toggleTopbarMenu(false);
+    });
+  }
+
+  topbarMenuOpen() {
+    return $('more-btn').getAttribute('aria-expanded') === 'true';
+  }
+
+  toggleTopbarMenu(force) {
+    const open = force === undefined ? !this.topbarMenuOpen() : force;
+    $('more-btn').setAttribute('aria-expanded', String(open));
+    document.querySelector('.topbar').classList.toggle('menu-open', open);
+  }
+
+  /**
+   * noModelKey is what a dismissal of the no-model banner is remembered
+   * against: the server's help, so that a changed state (a model set, then
+   * gone again; other advice) shows the banner again.
+   */
+  noModelKey() {
+    return 'no-model:' + str(this.info && this.info.modelHelp);
+  }
+
+  /** dismissNoModel hides the no-model banner and remembers it (localStorage). */
+  dismissNoModel() {
+    $('no-model-banner').hidden = true;
+    storeSet(NO_MODEL_DISMISSED, this.noModelKey());
+    this.announce(t('dismissNotice'));
+    // The keyboard goes on to what the banner pointed at: the bench.
+    const next = !$('bench').hidden ? $('bench-title') : $('open-bench');
+    if (next && next.checkVisibility()) next.focus();
+  }
+
+  /**
+   * placeBanners puts the page's banners at the top of the view that is
+   * shown (the bench or the thread), inside its scrolling: they scroll away
+   * with the content instead of holding a share of a phone's screen.
+   */
+  placeBanners() {
+    const view = $('bench').hidden ? $('thread') : $('bench');
+    for (const id of ['load-error', 'no-model-banner']) {
+      const b = $(id);
+      if (b.parentElement !== view || view.firstElementChild !== b) view.prepend(b);
+    }
   }
 
   toggleSidebar(force) {
@@ -307,11 +390,12 @@ class App {
       }
       if (info && info.modelConfigured === false) {
         $('no-model-help').textContent = str(info.modelHelp) || t('noModelHelpDefault');
-        $('no-model-banner').hidden = false;
+        $('no-model-banner').hidden = storeGet(NO_MODEL_DISMISSED) === this.noModelKey();
         // The suggestions fill the composer, which is hidden without a model.
         $('suggestions').hidden = true;
       } else if (info && info.modelConfigured === true) {
         $('no-model-banner').hidden = true; // a model set from Settings, without a reload
+        storeSet(NO_MODEL_DISMISSED, null); // losing it again is news: the banner shows
       }
       this.renderModelPicker();
       $('server-info').textContent = [info && str(info.version) ? t('version', { version: info.version }) : '', info && typeof info.tools === 'number' ? toolsText(info) : ''].filter(Boolean).join(' · ');
@@ -576,13 +660,16 @@ class App {
     $('composer-wrap').hidden = open;
     $('bench-btn').setAttribute('aria-pressed', String(open));
     document.body.dataset.view = open ? 'bench' : 'chat';
+    this.updateJump(); // "Jump to latest" belongs to the thread
     if (!open) {
+      this.placeBanners();
       this.setTitle(this.title);
       return;
     }
     $('conv-title').textContent = t('tools');
     document.title = t('tools') + ' · Toolport';
     if (!this.bench) this.bench = new Bench(this.api, $('bench'), (text) => this.announce(text));
+    this.placeBanners();
     if (focus) $('bench-title').focus();
     await this.bench.load();
   }
@@ -954,12 +1041,6 @@ class App {
   }
 }
 
-/**
- * followText gives a text field its direction from what is typed in it
- * (dir="auto"), and the page's direction while it is empty, so that a
- * placeholder reads the page's way (dir="auto" alone would make an empty
- * field left to right).
- */
 /** toolsText counts the server's tools and, when the model is offered
  * fewer (the others lack credentials; the bench marks them), those. */
 function toolsText(info) {
@@ -967,6 +1048,47 @@ function toolsText(info) {
   return offered === info.tools ? t('toolCount', { n: info.tools }) : t('toolsOffered', { n: info.tools, offered });
 }
 
+/** NO_MODEL_DISMISSED is the localStorage key of the dismissed no-model banner. */
+const NO_MODEL_DISMISSED = 'toolport.noModelDismissed';
+
+// storeGet and storeSet use localStorage, which a browser may refuse (a
+// private window, storage off): the banner then just shows again.
+function storeGet(key) {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+function storeSet(key, value) {
+  try {
+    if (value === null) localStorage.removeItem(key);
+    else localStorage.setItem(key, value);
+  } catch {
+    // Not remembered; see storeGet.
+  }
+}
+
+/**
+ * markScrollers names the code blocks and tables of a rendered answer as
+ * regions the keyboard can scroll when they are wider than the thread.
+ */
+function markScrollers(root) {
+  for (const pre of root.querySelectorAll('pre.md-code')) {
+    const lang = pre.closest('.code-block')?.querySelector('.code-lang')?.textContent || t('codeLabel');
+    scrollRegion(pre, t('codeRegion', { lang }));
+  }
+  for (const div of root.querySelectorAll('.md-table')) scrollRegion(div, t('tableScrolls'));
+  return root;
+}
+
+/**
+ * followText gives a text field its direction from what is typed in it
+ * (dir="auto"), and the page's direction while it is empty, so that a
+ * placeholder reads the page's way (dir="auto" alone would make an empty
+ * field left to right).
+ */
 function followText(field) {
   if (field.value.trim()) field.setAttribute('dir', 'auto');
   else field.removeAttribute('dir');

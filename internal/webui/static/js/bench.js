@@ -52,7 +52,7 @@ class Field {
     this.id = `bench-${toolName}-${name}`.replace(/[^A-Za-z0-9_-]/g, '_');
     this.errorEl = h('p', { class: 'field-error', id: this.id + '-error', hidden: true });
     const desc = str(schema.description);
-    this.helpEl = desc ? h('p', { class: 'field-help', id: this.id + '-help' }, desc) : null;
+    this.helpEl = desc ? h('p', { class: 'field-help', id: this.id + '-help', dir: 'auto' }, desc) : null;
     this.kind = this.pickKind();
     this.control = this.build();
     const described = [this.helpEl ? this.helpEl.id : '', this.errorEl.id].filter(Boolean).join(' ');
@@ -445,7 +445,7 @@ export class Bench {
     clear(this.panel).append(
       h('div', { class: 'bench-tool-head' },
         h('h3', { class: 'bench-tool-title', id: 'bench-tool-title' }, title, ' ', h('code', { class: 'bench-tool-code' }, name)),
-        str(def.description) ? h('p', { class: 'bench-tool-desc' }, str(def.description)) : null,
+        str(def.description) ? h('p', { class: 'bench-tool-desc', dir: 'auto' }, str(def.description)) : null,
         str(def.notice) ? h('p', { class: 'bench-tool-notice', role: 'note', dir: 'auto' }, str(def.notice)) : null,
         def.offered === false ? h('p', { class: 'bench-tool-notice bench-tool-unavailable', role: 'note' },
           tr('notOfferedWhy'), str(def.unavailable) ? h('span', { dir: 'auto' }, ' ' + str(def.unavailable)) : null) : null),
@@ -544,7 +544,7 @@ export class Bench {
         h('pre', { class: 'raw-json bench-raw-json', tabindex: '0', 'aria-labelledby': `bench-raw-title-${seq}` }, prettyJSON(env, text))));
     // Long forms push the result below the fold: bring it into view.
     card.el.scrollIntoView({ block: 'nearest' });
-    this.announce(done.status === 'failed' ? `${toolLabel(name)} failed.` : `${toolLabel(name)} finished.`);
+    this.announce(tr(done.status === 'failed' ? 'failed' : 'finished', { tool: toolLabel(name) }));
   }
 }
 

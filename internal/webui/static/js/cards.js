@@ -14,7 +14,8 @@ import {
 } from './dom.js';
 import { trackLinks } from './daily.js';
 import { PLAYLIST_TOOLS, renderPlaylistResult } from './playlist.js';
-import { t, formatNumber } from './i18n.js';
+import { t, formatNumber, formatBytes } from './i18n.js';
+import { scrollRegion } from './markdown.js';
 
 /** TOOLS maps tool names to their friendly name and icon. */
 export const TOOLS = {
@@ -39,13 +40,56 @@ export const TOOLS = {
 
 Object.assign(TOOLS, PLAYLIST_TOOLS);
 
-/** toolLabel returns the friendly name of a tool. */
+/**
+ * LABEL_KEYS names the i18n.js string of each known tool's friendly name
+ * (TOOLS' label is the English one, for a tool without a string).
+ */
+const LABEL_KEYS = {
+  semanticSearch: 'toolSemanticSearch',
+  tidalSearch: 'toolTidalSearch',
+  albumTracks: 'toolAlbumTracks',
+  batchMetadata: 'toolBatchMetadata',
+  searchDatasets: 'toolSearchDatasets',
+  getDatasetDetails: 'toolDatasetDetails',
+  listGroups: 'toolListGroups',
+  listTags: 'toolListTags',
+  listOrganizations: 'toolPublishers',
+  queryDatastore: 'toolQueryDatastore',
+  searchResources: 'toolSearchResources',
+  getResourceDetails: 'toolResourceDetails',
+  previewResource: 'toolPreviewResource',
+  web_search_brave: 'toolBraveSearch',
+  web_search_google: 'toolGoogleSearch',
+  web_search_searxng: 'toolSearxngSearch',
+  news_search_brave: 'toolNewsSearch',
+  image_search_brave: 'toolImageSearch',
+  video_search_brave: 'toolVideoSearch',
+  local_search_brave: 'toolPlaces',
+  llm_context_brave: 'toolWebContext',
+  answer_brave: 'toolBraveAnswer',
+  web_fetch: 'toolFetchPage',
+  suggestPlaylist: 'toolPlaylist',
+  savePlaylistToTidal: 'toolSavePlaylist',
+};
+
+/** toolLabel returns the friendly name of a tool in the page's language. */
 export function toolLabel(name) {
-  if (TOOLS[name]) return TOOLS[name].label;
+  if (typeof name === 'string' && Object.hasOwn(LABEL_KEYS, name)) return t(LABEL_KEYS[name]);
+  if (typeof name === 'string' && Object.hasOwn(TOOLS, name)) return TOOLS[name].label;
   // An attached MCP server's tool is "<server>__<tool>".
   const i = typeof name === 'string' ? name.indexOf('__') : -1;
-  if (i > 0 && i < name.length - 2) return `${name.slice(i + 2)} (${name.slice(0, i)})`;
-  return name || 'Tool';
+  if (i > 0 && i < name.length - 2) return t('toolOfServer', { tool: name.slice(i + 2), server: name.slice(0, i) });
+  return name || t('toolGeneric');
+}
+
+/**
+ * ownDir is the direction attribute of a value shown beside its name: the
+ * value's own (dir="auto") when it has letters, the page's otherwise, so a
+ * number stays next to its name in a right-to-left page instead of being
+ * pushed to the far side as a left-to-right line.
+ */
+function ownDir(text) {
+  return /\p{L}/u.test(text) ? 'auto' : null;
 }
 
 const STATUS_KEY = {
@@ -86,7 +130,8 @@ export class ToolCard {
     this.badge = h('span', { class: 'badge status' });
     this.retried = h('span', { class: 'badge badge-retried', hidden: true }, t('retried'));
     this.summary = h('span', { class: 'tool-summary', dir: 'auto' });
-    this.duration = h('span', { class: 'tool-duration' });
+    // "3 ms" keeps its order in a right-to-left line.
+    this.duration = h('span', { class: 'tool-duration', dir: 'auto' });
     this.head = h('button', {
       type: 'button', class: 'tool-head', 'aria-expanded': 'false', 'aria-controls': this.bodyId,
     },
@@ -195,7 +240,7 @@ function renderArgs(input) {
   for (const [k, v] of entries.slice(0, 24)) {
     const text = typeof v === 'string' ? v : jsonText(v);
     dl.append(h('dt', { dir: 'auto' }, clip(k, 80)),
-      h('dd', { dir: 'auto' }, typeof v === 'object' && v !== null ? h('pre', { class: 'json', dir: 'ltr' }, clip(text, 2000)) : clip(text, 2000)));
+      h('dd', { dir: ownDir(text) }, typeof v === 'object' && v !== null ? h('pre', { class: 'json', dir: 'ltr' }, clip(text, 2000)) : clip(text, 2000)));
   }
   if (entries.length > 24) dl.append(h('dt', null, '…'), h('dd', { class: 'muted' }, t('moreFields', { count: formatNumber(entries.length - 24) })));
   return dl;
@@ -216,7 +261,7 @@ function describeInput(input) {
   for (const k of ['query', 'q', 'url', 'id', 'name', 'albumId', 'resource_id']) {
     if (typeof o[k] === 'string' && o[k]) return `“${clip(o[k], 120)}”`;
   }
-  if (Array.isArray(o.isrcs)) return `${o.isrcs.length} ISRCs`;
+  if (Array.isArray(o.isrcs)) return t('isrcCount', { n: formatNumber(o.isrcs.length) });
   return '';
 }
 
@@ -226,7 +271,7 @@ function renderInput(input) {
   const dl = h('dl', { class: 'tool-input' });
   for (const [k, v] of Object.entries(o).slice(0, 12)) {
     const text = typeof v === 'string' ? v : jsonText(v);
-    dl.append(h('dt', { dir: 'auto' }, k), h('dd', { dir: 'auto' }, clip(text, 300)));
+    dl.append(h('dt', { dir: 'auto' }, k), h('dd', { dir: ownDir(text) }, clip(text, 300)));
   }
   return dl;
 }
@@ -260,8 +305,12 @@ export function renderResult(name, result) {
   const r = obj(result);
   if (!r) return h('pre', { class: 'json', dir: 'ltr' }, jsonText(result));
   const fn = renderers.get(name);
-  if (fn) return fn(r);
-  return genericResult(r);
+  const out = fn ? fn(r) : genericResult(r);
+  // A tool's note about the result as a whole (semanticSearch: words of the
+  // query the index could not read) comes first; it is the tool's text.
+  const note = str(r.note);
+  if (note && out instanceof Element) out.prepend(h('p', { class: 'result-note', role: 'note', dir: 'auto' }, clip(note, 500)));
+  return out;
 }
 
 // Bounds of the generic card: what an unknown tool (an attached MCP
@@ -318,6 +367,7 @@ function flatTable(key, rows) {
     key ? h('caption', { dir: 'auto' }, key) : null,
     h('thead', null, h('tr', null, cols.map((c) => h('th', { scope: 'col', dir: 'auto' }, clip(c, 60))))),
     tbody));
+  scrollRegion(table, t('tableScrolls'));
   return [
     h('p', { class: 'muted' }, t('rowsOf', { shown: formatNumber(shown.length), total: formatNumber(rows.length) })),
     paged(shown, PAGE.rows, table, tbody, (rec) => h('tr', null, cols.map((c) => h('td', { dir: 'auto' }, clip(cellText(rec[c]), GENERIC.cellChars))))),
@@ -498,7 +548,7 @@ function datasetDetails(d) {
     resources.length ? h('h4', { class: 'result-heading' }, t('resources', { n: resources.length })) : null,
     resources.length ? paged(resources, PAGE.resources, ul, ul, (r) => h('li', { class: 'resource' },
       str(r.format) ? h('span', { class: 'chip chip-format' }, str(r.format)) : null,
-      h('span', { dir: 'auto' }, link(r.url, str(r.name) || str(r.url) || 'Resource', 'resource-name')),
+      h('span', { dir: 'auto' }, link(r.url, str(r.name) || str(r.url) || t('resource'), 'resource-name')),
       r.datastore_active === true ? h('span', { class: 'badge badge-indexed' }, t('queryable')) : null,
       str(r.description) ? h('span', { class: 'resource-desc muted', dir: 'auto' }, clip(r.description, 160)) : null)) : null,
   ];
@@ -535,6 +585,7 @@ function recordsTable(r) {
   const table = h('div', { class: 'md-table datastore-table' }, h('table', null,
     h('thead', null, h('tr', null, cols.map((c) => h('th', { scope: 'col', dir: 'auto' }, c)))),
     tbody));
+  scrollRegion(table, t('tableScrolls'));
   return [
     h('p', { class: 'muted' }, t('rowsOf', { shown: formatNumber(records.length), total: formatNumber(num(r.total) ?? records.length) })),
     paged(records, PAGE.rows, table, tbody, (rec) => h('tr', null, cols.map((c) => h('td', { dir: 'auto' }, clip(cellText(rec[c]), 200))))),
@@ -630,15 +681,10 @@ function resourceItem(r) {
   const size = num(r.size);
   return h('li', { class: 'resource' },
     str(r.format) ? h('span', { class: 'chip chip-format' }, str(r.format)) : null,
-    h('span', { dir: 'auto' }, link(str(r.portalUrl) || r.url, str(r.name) || str(r.url) || 'Resource', 'resource-name')),
+    h('span', { dir: 'auto' }, link(str(r.portalUrl) || r.url, str(r.name) || str(r.url) || t('resource'), 'resource-name')),
     r.datastore_active === true ? h('span', { class: 'badge badge-indexed' }, t('queryable')) : null,
-    size !== null && size > 0 ? h('span', { class: 'muted' }, formatBytes(size)) : null,
+    size !== null && size > 0 ? h('span', { class: 'muted', dir: 'auto' }, formatBytes(size)) : null,
     str(r.description) ? h('span', { class: 'resource-desc muted', dir: 'auto' }, clip(r.description, 160)) : null);
-}
-function formatBytes(n) {
-  if (n < 1024) return formatNumber(n) + ' B';
-  if (n < 1 << 20) return formatNumber(Math.round(n / 1024)) + ' KB';
-  return formatNumber(Math.round(n / (1 << 20) * 10) / 10) + ' MB';
 }
 function resourceList(resources) {
   const list = arr(resources).map(obj).filter(Boolean);
@@ -666,18 +712,15 @@ function previewTable(r) {
   const table = h('div', { class: 'md-table datastore-table' }, h('table', null,
     h('thead', null, h('tr', null, cols.map((c) => h('th', { scope: 'col', dir: 'auto', title: str(c.type) }, str(c.name))))),
     tbody));
+  scrollRegion(table, t('tableScrolls'));
   return [
-    h('p', { class: 'muted' }, [str(r.format).toUpperCase(), str(r.sheet), str(r.encoding)].filter(Boolean).join(' · ')),
+    h('p', { class: 'muted', dir: 'auto' }, [str(r.format).toUpperCase(), str(r.sheet), str(r.encoding)].filter(Boolean).join(' · ')),
     paged(records, PAGE.rows, table, tbody, (rec) => h('tr', null, cols.map((c) => h('td', { dir: 'auto' }, clip(cellText(rec[str(c.name)]), 200))))),
     portalLink(r),
   ];
 }
 
-// A note says what the index could not read of the query (a language it
-// does not cover); it is longer than the summary line shows.
-registerRenderer('semanticSearch', (r) => section(
-  r.note ? h('p', { class: 'muted track-note', dir: 'auto' }, clip(str(r.note), 600)) : null,
-  trackList(r.tracks)));
+registerRenderer('semanticSearch', (r) => section(trackList(r.tracks)));
 registerRenderer('tidalSearch', (r) => section(
   arr(r.tracks).length ? [h('h4', { class: 'result-heading' }, t('tracks')), trackList(r.tracks)] : null,
   arr(r.albums).length ? [h('h4', { class: 'result-heading' }, t('albums')), albumGrid(r.albums)] : null,

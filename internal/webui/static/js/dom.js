@@ -1,6 +1,8 @@
 // DOM helpers. Every string that reaches the page goes through textContent or
 // setAttribute with a fixed attribute name: no HTML string is ever parsed.
 
+import { formatDuration as formatDurationIn } from './i18n.js';
+
 /**
  * h creates an element. attrs maps attribute names to values (false/null/
  * undefined skip the attribute, true sets it empty); "class" may be an array.
@@ -97,15 +99,12 @@ export function clip(s, n) {
   return s.length > n ? s.slice(0, n - 1).trimEnd() + '…' : s;
 }
 
-/** formatDuration renders milliseconds as "<1 ms", "840 ms" or "1.2 s". */
+/**
+ * formatDuration renders milliseconds ("<1 ms", "840 ms", "1.2 sec") in the
+ * page's language (i18n.js); anything but a number is "".
+ */
 export function formatDuration(ms) {
-  ms = num(ms);
-  if (ms === null || ms < 0) return '';
-  if (ms < 1) return '<1 ms';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
-  const m = Math.floor(ms / 60000);
-  return `${m} min ${Math.round((ms % 60000) / 1000)} s`;
+  return formatDurationIn(num(ms));
 }
 
 /** formatTrackTime renders seconds as m:ss (h:mm:ss past an hour). */
@@ -145,6 +144,8 @@ const ICONS = {
   trash: 'M4 7h16 M10 11v6 M14 11v6 M6 7l1 13h10l1-13 M9 7V4h6v3',
   alert: 'M12 3l10 18H2z M12 10v5 M12 18h.01',
   stop: 'M7 7h10v10H7z',
+  more: 'M5 10.5a1.5 1.5 0 1 0 0 3a1.5 1.5 0 1 0 0-3z M12 10.5a1.5 1.5 0 1 0 0 3a1.5 1.5 0 1 0 0-3z M19 10.5a1.5 1.5 0 1 0 0 3a1.5 1.5 0 1 0 0-3z',
+  close: 'M6 6l12 12 M18 6L6 18',
   link: 'M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1 M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1',
 };
 

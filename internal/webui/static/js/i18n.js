@@ -263,6 +263,60 @@ const STRINGS = {
     'indexCount': 'The music index holds {n} tracks.',
     'indexLoaded': 'Demo tracks loaded: {added} new. The music index holds {n} tracks.',
     'indexLoadFailed': 'The demo tracks could not be loaded:',
+    // Phone and right-to-left: the header's menu, the banner,
+    // scrolling regions, tool names.
+    'settings': 'Settings',
+    'moreActions': 'More actions',
+    'dismissNotice': 'Dismiss this notice',
+    'tableScrolls': 'Table (scrolls sideways)',
+    'codeRegion': 'Code: {lang}',
+    'isrcCount': '{n} ISRCs',
+    'resource': 'Resource',
+    'toolGeneric': 'Tool',
+    'toolOfServer': '{tool} ({server})',
+    'toolSemanticSearch': 'Semantic search',
+    'toolTidalSearch': 'Tidal search',
+    'toolAlbumTracks': 'Album tracks',
+    'toolBatchMetadata': 'Track metadata',
+    'toolSearchDatasets': 'Dataset search',
+    'toolDatasetDetails': 'Dataset details',
+    'toolListGroups': 'Dataset groups',
+    'toolListTags': 'Dataset tags',
+    'toolPublishers': 'Publishers',
+    'toolQueryDatastore': 'Datastore query',
+    'toolSearchResources': 'Resource search',
+    'toolResourceDetails': 'Resource details',
+    'toolPreviewResource': 'Resource preview',
+    'toolBraveSearch': 'Brave search',
+    'toolGoogleSearch': 'Google search',
+    'toolSearxngSearch': 'SearXNG search',
+    'toolNewsSearch': 'News search',
+    'toolImageSearch': 'Image search',
+    'toolVideoSearch': 'Video search',
+    'toolPlaces': 'Places',
+    'toolWebContext': 'Web context',
+    'toolBraveAnswer': 'Brave answer',
+    'toolFetchPage': 'Fetch page',
+    'toolPlaylist': 'Playlist',
+    'toolSavePlaylist': 'Save to Tidal',
+    // The settings panel's checks of upstreams.
+    'settingsStatusOk': 'OK',
+    'settingsStatusNotConfigured': 'Not configured',
+    'settingsStatusFailing': 'Failing',
+    'settingsStatusSkipped': 'Skipped',
+    'settingsCheckAgain': 'Check again',
+    'settingsCheckQuota': 'Include checks that cost quota',
+    'settingsClose': 'Close',
+    'settingsUpstreams': 'Upstreams',
+    'settingsChecksIntro': 'Each upstream Toolport can use, checked with this server’s keys: one cheap call each. Checks that cost quota on your accounts run only when you include them.',
+    'settingsChecking': 'Checking…',
+    'settingsCheckingQuota': 'Checking every upstream, quota included…',
+    'settingsCheckFailed': 'The check could not run: {error}',
+    'settingsLimits': 'Limits:',
+    'settingsFix': 'Fix:',
+    'settingsNote': 'Note:',
+    'settingsSummaryOk': '{n} upstreams checked; none configured is failing.',
+    'settingsSummaryFailing': '{n} upstreams checked; {failing} failing.',
   },
   he: {
     'skip': 'דילוג לתיבת ההודעה',
@@ -518,6 +572,60 @@ const STRINGS = {
     'indexCount': 'אינדקס המוזיקה מכיל {n} רצועות.',
     'indexLoaded': 'רצועות ההדגמה נטענו: {added} חדשות. אינדקס המוזיקה מכיל {n} רצועות.',
     'indexLoadFailed': 'לא ניתן היה לטעון את רצועות ההדגמה:',
+    // Phone and right-to-left: the header's menu, the banner,
+    // scrolling regions, tool names.
+    'settings': 'הגדרות',
+    'moreActions': 'פעולות נוספות',
+    'dismissNotice': 'סגירת ההודעה',
+    'tableScrolls': 'טבלה (נגללת לצדדים)',
+    'codeRegion': 'קוד: {lang}',
+    'isrcCount': '{n} קודי ISRC',
+    'resource': 'משאב',
+    'toolGeneric': 'כלי',
+    'toolOfServer': '{tool} ({server})',
+    'toolSemanticSearch': 'חיפוש סמנטי',
+    'toolTidalSearch': 'חיפוש ב־TIDAL',
+    'toolAlbumTracks': 'רצועות האלבום',
+    'toolBatchMetadata': 'פרטי רצועות',
+    'toolSearchDatasets': 'חיפוש מאגרי מידע',
+    'toolDatasetDetails': 'פרטי מאגר',
+    'toolListGroups': 'קבוצות מאגרים',
+    'toolListTags': 'תגיות מאגרים',
+    'toolPublishers': 'מפרסמים',
+    'toolQueryDatastore': 'שאילתה במאגר',
+    'toolSearchResources': 'חיפוש משאבים',
+    'toolResourceDetails': 'פרטי משאב',
+    'toolPreviewResource': 'תצוגה מקדימה של משאב',
+    'toolBraveSearch': 'חיפוש ב־Brave',
+    'toolGoogleSearch': 'חיפוש ב־Google',
+    'toolSearxngSearch': 'חיפוש ב־SearXNG',
+    'toolNewsSearch': 'חיפוש חדשות',
+    'toolImageSearch': 'חיפוש תמונות',
+    'toolVideoSearch': 'חיפוש סרטונים',
+    'toolPlaces': 'מקומות',
+    'toolWebContext': 'הקשר מהרשת',
+    'toolBraveAnswer': 'תשובה של Brave',
+    'toolFetchPage': 'הבאת דף',
+    'toolPlaylist': 'רשימת השמעה',
+    'toolSavePlaylist': 'שמירה ב־TIDAL',
+    // The settings panel's checks of upstreams.
+    'settingsStatusOk': 'תקין',
+    'settingsStatusNotConfigured': 'לא מוגדר',
+    'settingsStatusFailing': 'נכשל',
+    'settingsStatusSkipped': 'דולג',
+    'settingsCheckAgain': 'בדיקה חוזרת',
+    'settingsCheckQuota': 'כולל בדיקות שעולות במכסה',
+    'settingsClose': 'סגירה',
+    'settingsUpstreams': 'שירותים חיצוניים',
+    'settingsChecksIntro': 'כל שירות חיצוני ש־Toolport יכול להשתמש בו, נבדק במפתחות של השרת הזה: קריאה זולה אחת לכל אחד. בדיקות שעולות במכסה בחשבונות שלך רצות רק כשמבקשים אותן.',
+    'settingsChecking': 'בודק…',
+    'settingsCheckingQuota': 'בודק כל שירות, כולל בדיקות שעולות במכסה…',
+    'settingsCheckFailed': 'הבדיקה לא רצה: {error}',
+    'settingsLimits': 'מגבלות:',
+    'settingsFix': 'תיקון:',
+    'settingsNote': 'הערה:',
+    'settingsSummaryOk': 'נבדקו {n} שירותים; אף שירות מוגדר אינו נכשל.',
+    'settingsSummaryFailing': 'נבדקו {n} שירותים; {failing} נכשלים.',
   },
 };
 
@@ -552,6 +660,35 @@ export function t(key, vars) {
 /** formatNumber formats a count for the page's language. */
 export function formatNumber(n) {
   return new Intl.NumberFormat(lang).format(n);
+}
+
+/**
+ * formatUnit formats n with a unit ("millisecond", "second", "kilobyte"…)
+ * the way the page's language writes it: the number and the unit in that
+ * language's order (Intl's unit style), not an English "3 ms" whose parts a
+ * right-to-left line would swap. Callers show it in an element of its own
+ * direction (dir="auto").
+ */
+export function formatUnit(n, unit, fraction = 0) {
+  return new Intl.NumberFormat(lang, {
+    style: 'unit', unit, unitDisplay: 'short', minimumFractionDigits: fraction, maximumFractionDigits: fraction,
+  }).format(n);
+}
+
+/** formatDuration renders milliseconds as "<1 ms", "840 ms", "1.2 sec" or "1 min 5 sec" in the page's language. */
+export function formatDuration(ms) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return '';
+  if (ms < 1) return '<' + formatUnit(1, 'millisecond');
+  if (ms < 1000) return formatUnit(Math.round(ms), 'millisecond');
+  if (ms < 60000) return formatUnit(Math.round(ms / 100) / 10, 'second', 1);
+  return formatUnit(Math.floor(ms / 60000), 'minute') + ' ' + formatUnit(Math.round((ms % 60000) / 1000), 'second');
+}
+
+/** formatBytes renders a size in bytes, KB or MB in the page's language. */
+export function formatBytes(n) {
+  if (n < 1024) return formatUnit(n, 'byte');
+  if (n < 1 << 20) return formatUnit(Math.round(n / 1024), 'kilobyte');
+  return formatUnit(Math.round((n / (1 << 20)) * 10) / 10, 'megabyte', 1);
 }
 
 /**

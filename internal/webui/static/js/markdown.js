@@ -31,14 +31,66 @@ export function renderMarkdown(text) {
 
 // Text blocks take their direction from their own first strong character
 // (dir="auto"), so a Hebrew paragraph reads right to left beside an English
-// one; code stays left to right.
-const AUTO_DIR = 'p, li, h1, h2, h3, h4, h5, h6, blockquote, th, td, ul, ol';
+// one; code stays left to right. A list takes one direction for all its
+// items, from its own text: an item that starts with an English word in a
+// Hebrew list keeps the list's bullet side (so do the paragraphs of a loose
+// list's items).
+const AUTO_DIR = 'p, h1, h2, h3, h4, h5, h6, blockquote, th, td, ul, ol';
 
 /** setDirections marks the text blocks of rendered Markdown dir="auto". */
 export function setDirections(frag) {
-  for (const el of frag.querySelectorAll(AUTO_DIR)) el.setAttribute('dir', 'auto');
+  for (const el of frag.querySelectorAll(AUTO_DIR)) {
+    if (el.tagName === 'P' && el.parentElement && el.parentElement.tagName === 'LI') continue;
+    el.setAttribute('dir', 'auto');
+  }
   for (const el of frag.querySelectorAll('pre')) el.setAttribute('dir', 'ltr');
   return frag;
+}
+
+// One observer for every region that may scroll sideways (code blocks and
+// tables): their width changes with the window and with the cards opening.
+let scrollObserver = null;
+
+function updateScroller(el) {
+  const scrolls = el.scrollWidth > el.clientWidth + 1;
+  if (scrolls) el.setAttribute('data-scrolls', 'true');
+  else el.removeAttribute('data-scrolls');
+  // A code block is always a tab stop (daily.js); a table is one while it
+  // scrolls, so the keyboard can scroll it (arrow keys).
+  if (el.tagName === 'PRE') return;
+  if (scrolls) {
+    el.tabIndex = 0;
+    el.setAttribute('role', 'region');
+    el.setAttribute('aria-label', el.dataset.scrollLabel || '');
+  } else {
+    el.removeAttribute('tabindex');
+    el.removeAttribute('role');
+    el.removeAttribute('aria-label');
+  }
+}
+
+/**
+ * scrollRegion marks el (a code block or a table's wrapper) when its
+ * content is wider than it: data-scrolls="true" (the stylesheet shades the
+ * side that has more), and, being a tab stop then, a region named label.
+ */
+export function scrollRegion(el, label) {
+  el.dataset.scrollLabel = label;
+  if (el.tagName === 'PRE') {
+    el.setAttribute('role', 'region');
+    el.setAttribute('aria-label', label);
+  }
+  if (typeof ResizeObserver === 'undefined') return el;
+  scrollObserver ||= new ResizeObserver((entries) => {
+    for (const e of entries) {
+      // A table is watched too: a card's next page can widen it alone.
+      const region = 'scrollLabel' in e.target.dataset ? e.target : e.target.parentElement;
+      if (region) updateScroller(region);
+    }
+  });
+  scrollObserver.observe(el);
+  if (el.tagName !== 'PRE' && el.firstElementChild) scrollObserver.observe(el.firstElementChild);
+  return el;
 }
 
 const RE_FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;

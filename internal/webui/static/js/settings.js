@@ -8,11 +8,12 @@ import { h, clear, str } from './dom.js';
 import { t } from './i18n.js';
 import { Setup } from './setup.js';
 
+// The i18n.js strings of the checks' statuses.
 const STATUS_LABEL = {
-  ok: 'OK',
-  'not configured': 'Not configured',
-  failing: 'Failing',
-  skipped: 'Skipped',
+  ok: 'settingsStatusOk',
+  'not configured': 'settingsStatusNotConfigured',
+  failing: 'settingsStatusFailing',
+  skipped: 'settingsStatusSkipped',
 };
 
 /** Settings is the panel: a modal dialog built on first use. */
@@ -34,17 +35,15 @@ export class Settings {
     // The list scrolls on its own (max-height): focusable, so that the
     // keyboard can scroll it too (WCAG 2.1.1; axe scrollable-region-focusable).
     this.list = h('ul', { class: 'settings-list', id: 'settings-list', 'aria-labelledby': 'settings-checks-title', tabindex: '0' });
-    this.runFree = h('button', { type: 'button', class: 'btn btn-ghost', id: 'settings-check' }, 'Check again');
-    this.runQuota = h('button', { type: 'button', class: 'btn btn-ghost', id: 'settings-check-quota' }, 'Include checks that cost quota');
-    const close = h('button', { type: 'button', class: 'btn btn-primary', id: 'settings-close' }, 'Close');
+    this.runFree = h('button', { type: 'button', class: 'btn btn-ghost', id: 'settings-check' }, t('settingsCheckAgain'));
+    this.runQuota = h('button', { type: 'button', class: 'btn btn-ghost', id: 'settings-check-quota' }, t('settingsCheckQuota'));
+    const close = h('button', { type: 'button', class: 'btn btn-primary', id: 'settings-close' }, t('settingsClose'));
     this.dlg = h('dialog', { class: 'dialog settings-dialog', id: 'settings-dialog', 'aria-labelledby': 'settings-title' },
       h('div', { class: 'dialog-body' },
         h('h2', { class: 'dialog-title', id: 'settings-title' }, t('setupTitle')),
         this.setup.element(),
-        h('h3', { class: 'setup-title', id: 'settings-checks-title' }, 'Upstreams'),
-        h('p', { class: 'dialog-text' },
-          'Each upstream Toolport can use, checked with this server\u2019s keys: one cheap call each. ' +
-          'Checks that cost quota on your accounts run only when you include them.'),
+        h('h3', { class: 'setup-title', id: 'settings-checks-title' }, t('settingsUpstreams')),
+        h('p', { class: 'dialog-text' }, t('settingsChecksIntro')),
         this.status, this.list,
         h('div', { class: 'dialog-actions' }, this.runFree, this.runQuota, close)));
     this.runFree.addEventListener('click', () => this.check(false));
@@ -65,7 +64,7 @@ export class Settings {
     this.running = true;
     this.runFree.disabled = this.runQuota.disabled = true;
     this.dlg.dataset.state = 'checking';
-    this.status.textContent = quota ? 'Checking every upstream, quota included\u2026' : 'Checking\u2026';
+    this.status.textContent = t(quota ? 'settingsCheckingQuota' : 'settingsChecking');
     try {
       // Checks that spend quota are a POST, under the server's cross-origin guard.
       const rep = quota
@@ -74,7 +73,7 @@ export class Settings {
       this.render(rep);
       this.dlg.dataset.state = 'done';
     } catch (err) {
-      this.status.textContent = 'The check could not run: ' + (err && err.message ? err.message : String(err));
+      this.status.textContent = t('settingsCheckFailed', { error: err && err.message ? err.message : String(err) });
       this.dlg.dataset.state = 'error';
     } finally {
       this.running = false;
@@ -93,17 +92,18 @@ export class Settings {
         ? Object.entries(r.limits).map(([k, v]) => `${k}: ${str(v)}`).join('; ') : '';
       this.list.appendChild(h('li', { class: 'settings-row', 'data-upstream': str(r.name), 'data-status': status },
         h('span', { class: 'settings-name' }, str(r.title) || str(r.name)),
-        h('span', { class: 'settings-badge' }, STATUS_LABEL[status] || status),
+        h('span', { class: 'settings-badge' }, Object.hasOwn(STATUS_LABEL, status) ? t(STATUS_LABEL[status]) : status),
         // An optional engine not configured is no fault: say so by its badge.
         r.optional === true ? h('span', { class: 'settings-optional' }, t('settingsOptional')) : null,
-        str(r.detail) ? h('span', { class: 'settings-detail' }, str(r.detail)) : null,
-        limits ? h('span', { class: 'settings-limits' }, 'Limits: ' + limits) : null,
-        str(r.fix) && status !== 'ok' ? h('span', { class: 'settings-fix' }, 'Fix: ' + str(r.fix)) : null,
-        str(r.warning) ? h('span', { class: 'settings-warning', dir: 'auto' }, 'Note: ' + str(r.warning)) : null));
+        // The server's texts keep their own direction beside the page's labels.
+        str(r.detail) ? h('span', { class: 'settings-detail', dir: 'auto' }, str(r.detail)) : null,
+        limits ? h('span', { class: 'settings-limits' }, t('settingsLimits') + ' ', h('bdi', null, limits)) : null,
+        str(r.fix) && status !== 'ok' ? h('span', { class: 'settings-fix' }, t('settingsFix') + ' ', h('bdi', null, str(r.fix))) : null,
+        str(r.warning) ? h('span', { class: 'settings-warning' }, t('settingsNote') + ' ', h('bdi', null, str(r.warning))) : null));
     }
     const summary = failing === 0
-      ? `${results.length} upstreams checked; none configured is failing.`
-      : `${results.length} upstreams checked; ${failing} failing.`;
+      ? t('settingsSummaryOk', { n: results.length })
+      : t('settingsSummaryFailing', { n: results.length, failing });
     this.status.textContent = summary;
     this.announce(summary);
   }
