@@ -1,37 +1,21 @@
 package cli_test
 
 import (
-	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/toolport/toolport/internal/mcpserver"
-	"github.com/toolport/toolport/tool"
 )
 
 // A server attached at start (from the credentials file) is detached from
 // the page at once: its tools leave /api/tools and the model's offer, and
 // the file, without a restart.
 func TestSettingsDetachAServerAttachedAtStart(t *testing.T) {
-	reg := tool.NewRegistry()
-	ping := func(_ context.Context, in pingIn) (pingOut, error) { return pingOut(in), nil }
-	if err := reg.Register(tool.Must(tool.New(tool.Spec{Name: "ping", Description: "Answers.",
-		Annotations: tool.Annotations{ReadOnly: true}}, ping))); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mcpserver.New(reg, mcpserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := httptest.NewServer(mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{}))
-	t.Cleanup(up.Close)
+	upURL := pingServer(t, false)
 	home := t.TempDir()
 	creds := filepath.Join(home, "c.json")
-	if err := os.WriteFile(creds, []byte(`{"mcp": {"servers": {"up": {"url": "`+up.URL+`"}}}}`), 0o600); err != nil {
+	if err := os.WriteFile(creds, []byte(`{"mcp": {"servers": {"up": {"url": "`+upURL+`"}}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	base, stderr, _ := startServe(t, map[string]string{"HOME": home, "TOOLPORT_CREDENTIALS": creds}, "--packs", "web")
@@ -57,7 +41,7 @@ func TestSettingsDetachAServerAttachedAtStart(t *testing.T) {
 		t.Errorf("the server is still in the credentials file: %s", raw)
 	}
 	// Attached again from the page under the same name.
-	if code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"up","url":"`+up.URL+`"}`); code != 200 {
+	if code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"up","url":"`+upURL+`"}`); code != 200 {
 		t.Fatalf("attaching again: %d %s", code, body)
 	}
 	if !slices.Contains(offered(), "up__ping") {
