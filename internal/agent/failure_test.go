@@ -247,23 +247,14 @@ func TestUnreachableModelIsNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := openStore(t, backends[0])
-	var logs strings.Builder
-	a := newAgent(t, agent.Config{Store: db, Registry: newTools(t).reg, Provider: p, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	conv := newConversation(t, db)
-	r := &recorder{}
-	if err := a.Turn(context.Background(), store.Fence{}, conv, "hello?", r.emit); err != nil {
-		t.Fatal(err)
-	}
-	e := r.first("error")
-	msg, _ := e["message"].(string)
+	e, msg, logs := failingTurn(t, p)
 	want := "http://" + host + "/v1"
-	if e["code"] != "MODEL_ERROR" || !strings.Contains(msg, want) || !strings.Contains(logs.String(), want) {
-		t.Errorf("error %v, log %q: want MODEL_ERROR naming %s in both", e, logs.String(), want)
+	if e["code"] != "MODEL_ERROR" || !strings.Contains(msg, want) || !strings.Contains(logs, want) {
+		t.Errorf("error %v, log %q: want MODEL_ERROR naming %s in both", e, logs, want)
 	}
 	for _, secret := range []string{"pa55word", "q5ecret", "sk-test"} {
-		if strings.Contains(msg+logs.String(), secret) {
-			t.Errorf("%q leaked: error %q, log %q", secret, msg, logs.String())
+		if strings.Contains(msg+logs, secret) {
+			t.Errorf("%q leaked: error %q, log %q", secret, msg, logs)
 		}
 	}
 }
@@ -285,26 +276,34 @@ func TestRefusingModelIsNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e, msg, logs := failingTurn(t, p)
+	want := "http://" + host + "/v1/chat/completions"
+	if e["code"] != "MODEL_ERROR" || !strings.Contains(msg, "HTTP 404") || !strings.Contains(msg, "(model server "+want+")") {
+		t.Errorf("error %v: want MODEL_ERROR with the status and naming %s", e, want)
+	}
+	if !strings.Contains(logs, "url="+want) {
+		t.Errorf("log %q: want url=%s", logs, want)
+	}
+	for _, secret := range []string{"pa55word", "q5ecret", "sk-test-refused"} {
+		if strings.Contains(msg+logs, secret) {
+			t.Errorf("%q leaked: error %q, log %q", secret, msg, logs)
+		}
+	}
+}
+
+// failingTurn runs a turn against p, a model that fails, and returns its
+// error event, the event's message and what the agent logged.
+func failingTurn(t *testing.T, p llm.Provider) (e wire, msg, logs string) {
+	t.Helper()
 	db := openStore(t, backends[0])
-	var logs strings.Builder
-	a := newAgent(t, agent.Config{Store: db, Registry: newTools(t).reg, Provider: p, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var log strings.Builder
+	a := newAgent(t, agent.Config{Store: db, Registry: newTools(t).reg, Provider: p, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	conv := newConversation(t, db)
 	r := &recorder{}
 	if err := a.Turn(context.Background(), store.Fence{}, conv, "hello?", r.emit); err != nil {
 		t.Fatal(err)
 	}
-	e := r.first("error")
-	msg, _ := e["message"].(string)
-	want := "http://" + host + "/v1/chat/completions"
-	if e["code"] != "MODEL_ERROR" || !strings.Contains(msg, "HTTP 404") || !strings.Contains(msg, "(model server "+want+")") {
-		t.Errorf("error %v: want MODEL_ERROR with the status and naming %s", e, want)
-	}
-	if !strings.Contains(logs.String(), "url="+want) {
-		t.Errorf("log %q: want url=%s", logs.String(), want)
-	}
-	for _, secret := range []string{"pa55word", "q5ecret", "sk-test-refused"} {
-		if strings.Contains(msg+logs.String(), secret) {
-			t.Errorf("%q leaked: error %q, log %q", secret, msg, logs.String())
-		}
-	}
+	e = r.first("error")
+	msg, _ = e["message"].(string)
+	return e, msg, log.String()
 }
