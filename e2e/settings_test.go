@@ -46,6 +46,7 @@ func TestSettingsPanelAgainstServe(t *testing.T) {
 		"brave": "not configured", "google": "not configured", "searxng": "not configured", "tidal": "not configured", "model": "not configured",
 		"embeddings": "not configured", "postgres": "not configured", "redis": "not configured", "traces": "not configured",
 		"ckan": "failing", "lrclib": "failing", "reccobeats": "failing", "weaviate": "ok",
+		"store": "ok", "index": "ok",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("rows = %v, want %v", got, want)
