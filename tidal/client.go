@@ -123,6 +123,8 @@ type Client struct {
 	// user is set on a client made by [Client.WithUser]: calls then carry
 	// the user's token instead of the client-credentials one.
 	user bool
+	// use is set on a client made by [Client.WithCacheUse].
+	use *cacheUse
 }
 
 // tokenProvider hands out bearer tokens: the client-credentials source, or a
@@ -276,22 +278,22 @@ func (c *Client) waitShared(ctx context.Context) error {
 // that a call can ask for answers at most so old and learn how old they are.
 func cacheKey(target string) string { return "tidal:v2:" + target }
 
-// cacheUseKey carries a [cacheUse] in a call's context.
-type cacheUseKey struct{}
-
-// cacheUse is what a call asks of the cache (WithCacheUse).
+// cacheUse is what a client's calls ask of the cache ([Client.WithCacheUse]).
 type cacheUse struct {
 	maxAge time.Duration
 	used   func(age time.Duration)
 }
 
-// WithCacheUse returns a context whose catalogue reads accept an answer from
-// Config.Cache only if it is at most maxAge old (0: none, the request goes to
-// TIDAL and refreshes the cache), and call used, when not nil, with the age
-// of every cached answer they use. Without it, answers up to the cache TTL
-// are used.
-func WithCacheUse(ctx context.Context, maxAge time.Duration, used func(age time.Duration)) context.Context {
-	return context.WithValue(ctx, cacheUseKey{}, cacheUse{maxAge: max(maxAge, 0), used: used})
+// WithCacheUse returns a client sharing c's connection, tokens and rate
+// limit whose catalogue reads accept an answer from Config.Cache only if it
+// is at most maxAge old (0: none, the request goes to TIDAL and refreshes the
+// cache), and call used, when not nil, with the age of every cached answer
+// they use. c's own calls use answers up to the cache TTL. A tool makes one
+// for each call, with the call's cache arguments.
+func (c *Client) WithCacheUse(maxAge time.Duration, used func(age time.Duration)) *Client {
+	u := *c
+	u.use = &cacheUse{maxAge: max(maxAge, 0), used: used}
+	return &u
 }
 
 // cached returns the cached answer to target, if there is one the call may
@@ -300,7 +302,7 @@ func (c *Client) cached(ctx context.Context, target string) (*document, bool) {
 	if c.cfg.Cache == nil {
 		return nil, false
 	}
-	use, asked := ctx.Value(cacheUseKey{}).(cacheUse)
+	use, asked := c.use, c.use != nil
 	if asked && use.maxAge == 0 {
 		return nil, false
 	}

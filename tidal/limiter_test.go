@@ -142,8 +142,8 @@ func TestCacheUse(t *testing.T) {
 	search := func(maxAge time.Duration) (sent int, ages []time.Duration) {
 		t.Helper()
 		before := len(f.apiRequests())
-		use := WithCacheUse(ctx, maxAge, func(age time.Duration) { ages = append(ages, age) })
-		if _, err := c.Search(use, "radiohead", SearchTracks, 10); err != nil {
+		use := c.WithCacheUse(maxAge, func(age time.Duration) { ages = append(ages, age) })
+		if _, err := use.Search(ctx, "radiohead", SearchTracks, 10); err != nil {
 			t.Fatal(err)
 		}
 		return len(f.apiRequests()) - before, ages

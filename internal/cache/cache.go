@@ -27,7 +27,7 @@
 // (`tidal.Config.Cache`, keyed by request URL, stored with their time) rather than per tool,
 // because the music tools mix them with the user's library and index, which must be read on every
 // call: their policies say `InTool`, so the registry still gives them `fresh`/`maxAgeSeconds`,
-// passes the age they may accept in the context (`tool.CacheMaxAge` → `tidal.WithCacheUse`), and
+// passes the age they may accept in the context (`tool.CacheMaxAge` → `tidal.Client.WithCacheUse`), and
 // marks the result `cached` with the oldest reused answer's age (`tool.ReportCached`). With `TOOLPORT_REDIS_URL` unset everything is
 // in-process; with it, every replica shares results and quotas, and a Redis outage degrades to
 // no cache and per-process limits, never to failed calls.

@@ -541,7 +541,7 @@ func (s *Service) tidalSearch(ctx context.Context, in TidalSearchInput) (TidalSe
 	}
 	types := map[string]tidal.SearchTypes{"tracks": tidal.SearchTracks, "albums": tidal.SearchAlbums, "both": tidal.SearchAll}[in.SearchType]
 	start := time.Now()
-	res, err := tc.Search(tidalCacheUse(ctx), in.Query, types, in.Limit)
+	res, err := tidalCacheUse(ctx, tc).Search(ctx, in.Query, types, in.Limit)
 	err = tidalError(err)
 	tm.tidal = time.Since(start)
 	if err != nil {
@@ -578,12 +578,12 @@ func (s *Service) tidalSearch(ctx context.Context, in TidalSearchInput) (TidalSe
 // reused in the result ("cached", "cachedAgeSeconds"). The registry does not
 // cache these tools' results whole: the library and index marks in them must
 // be read on every call.
-func tidalCacheUse(ctx context.Context) context.Context {
+func tidalCacheUse(ctx context.Context, tc *tidal.Client) *tidal.Client {
 	maxAge, ok := tool.CacheMaxAge(ctx)
 	if !ok {
-		return ctx
+		return tc
 	}
-	return tidal.WithCacheUse(ctx, maxAge, func(age time.Duration) { tool.ReportCached(ctx, age) })
+	return tc.WithCacheUse(maxAge, func(age time.Duration) { tool.ReportCached(ctx, age) })
 }
 
 // ---- albumTracks
@@ -618,7 +618,7 @@ func (s *Service) albumTracks(ctx context.Context, in AlbumTracksInput) (AlbumTr
 		return AlbumTracksOutput{}, err
 	}
 	start := time.Now()
-	album, tts, err := tc.AlbumWithTracks(tidalCacheUse(ctx), strings.TrimSpace(in.AlbumID))
+	album, tts, err := tidalCacheUse(ctx, tc).AlbumWithTracks(ctx, strings.TrimSpace(in.AlbumID))
 	err = tidalError(err)
 	tm.tidal = time.Since(start)
 	if err != nil {
