@@ -64,7 +64,7 @@ func (p *Anthropic) Stream(ctx context.Context, req Request) (*Stream, error) {
 		option.WithRequestBody("application/json", body), option.WithMiddleware(w.middleware))
 	if err := s.Err(); err != nil {
 		s.Close()
-		e := p.classify(w.ctx, err)
+		e := p.classify(w, err)
 		w.stop()
 		return nil, e
 	}
@@ -189,7 +189,13 @@ func anthropicSchema(raw json.RawMessage) (anthropic.ToolInputSchemaParam, error
 	return s, nil
 }
 
-func (p *Anthropic) classify(ctx context.Context, err error) *Error {
+// classify maps err, which the call watched by w returned, to an *Error
+// naming the model server it came from.
+func (p *Anthropic) classify(w *watchdog, err error) *Error {
+	return p.classifyErr(w.ctx, err).at(w.request())
+}
+
+func (p *Anthropic) classifyErr(ctx context.Context, err error) *Error {
 	var apiErr *anthropic.Error
 	if errors.As(err, &apiErr) {
 		body := parseErrorBody([]byte(apiErr.RawJSON()))
@@ -238,7 +244,7 @@ func (a *anthropicStream) next() (Event, error) {
 		}
 		if !a.s.Next() {
 			if err := a.s.Err(); err != nil {
-				return Event{}, a.p.classify(a.w.ctx, err)
+				return Event{}, a.p.classify(a.w, err)
 			}
 			if !a.stopped {
 				return Event{}, &Error{Provider: "anthropic", Code: CodeNetwork, Retryable: true,

@@ -94,7 +94,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (*Stream, error) {
 		if err == nil {
 			err = errors.New("no response")
 		}
-		e := p.classify(w.ctx, err)
+		e := p.classify(w, err)
 		w.stop()
 		return nil, e
 	}
@@ -210,7 +210,13 @@ func OpenAIMessages(msgs []Message) []openai.ChatCompletionMessageParamUnion {
 	return out
 }
 
-func (p *OpenAI) classify(ctx context.Context, err error) *Error {
+// classify maps err, which the call watched by w returned, to an *Error
+// naming the model server it came from.
+func (p *OpenAI) classify(w *watchdog, err error) *Error {
+	return p.classifyErr(w.ctx, err).at(w.request())
+}
+
+func (p *OpenAI) classifyErr(ctx context.Context, err error) *Error {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		msg, typ := apiErr.Message, apiErr.Type
@@ -261,7 +267,7 @@ func (o *openaiStream) next() (Event, error) {
 		}
 		if !o.s.Next() {
 			if err := o.s.Err(); err != nil {
-				return Event{}, o.p.classify(o.w.ctx, err)
+				return Event{}, o.p.classify(o.w, err)
 			}
 			if o.finish == "" {
 				return Event{}, &Error{Provider: "openai", Code: CodeNetwork, Retryable: true,

@@ -95,7 +95,15 @@ type watchdog struct {
 	idle   time.Duration
 
 	mu    sync.Mutex
-	timer *time.Timer // the running countdown, nil when none
+	timer *time.Timer   // the running countdown, nil when none
+	req   *http.Request // the last request sent, to name the server a failure came from
+}
+
+// request is the last request the call sent, or nil.
+func (w *watchdog) request() *http.Request {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.req
 }
 
 func newWatchdog(ctx context.Context, firstByte, idle time.Duration) *watchdog {
@@ -144,6 +152,9 @@ func (w *watchdog) stop() {
 // middleware wraps a response body so that every read kicks the watchdog;
 // both SDKs accept it as a per-request middleware.
 func (w *watchdog) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	w.mu.Lock()
+	w.req = req
+	w.mu.Unlock()
 	res, err := next(req)
 	if res != nil && res.Body != nil {
 		w.headers()
