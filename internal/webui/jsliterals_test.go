@@ -30,7 +30,7 @@ func visibleStrings(src string) []jsString {
 	var (
 		out    []jsString
 		stack  []frame
-		assign = -1 // stack depth of a pending text assignment, -1 for none
+		assign = -1   // stack depth of a pending text assignment, -1 for none
 		target string // the property assigned
 		line   = 1
 		prev   byte   // last significant character, to tell / from a regex
