@@ -9,7 +9,7 @@
 import { APIError } from './api.js';
 import { ToolCard, toolLabel } from './cards.js';
 import { partFromResult } from './model.js';
-import { h, clear, icon, str, num, arr, obj, formatDuration } from './dom.js';
+import { h, append, clear, icon, str, num, arr, obj, formatDuration } from './dom.js';
 import { t as tr, formatNumber } from './i18n.js';
 
 // Bounds on what a schema can make the page build.
@@ -310,14 +310,18 @@ export class Bench {
   renderOffered() {
     const offered = this.tools.filter((t) => t.offered !== false);
     const withheld = this.tools.filter((t) => t.offered === false);
-    clear(this.offeredLine).append(
+    // The tools' names are code: they sit in the translated sentence in a
+    // left-to-right span of their own. (dom.js's append skips the null that
+    // Element.append would show as "null".)
+    const [before, after] = tr('modelToolsLine', { n: formatNumber(offered.length), names: '\u0000' }).split('\u0000');
+    append(clear(this.offeredLine), [
       h('p', { class: 'bench-offered-yes' }, offered.length
-        ? tr('modelToolsLine', { n: formatNumber(offered.length), names: offered.map((t) => t.name).join(', ') })
+        ? [before, h('span', { dir: 'ltr' }, offered.map((t) => t.name).join(', ')), after]
         : tr('modelNoTools')),
       withheld.length ? h('p', { class: 'bench-offered-no muted', dir: 'auto' }, tr('modelToolsWithheld', {
         n: formatNumber(withheld.length),
         list: withheld.map((t) => str(t.unavailable) ? `${t.name} (${str(t.unavailable)})` : t.name).join('; '),
-      })) : null);
+      })) : null]);
   }
 
   /** loadIndex shows the music index's size, offering the demo tracks when it is empty. */
