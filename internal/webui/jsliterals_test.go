@@ -20,7 +20,8 @@ type jsString struct {
 // announce(…), .append(…), new Error(…) (the bench and the cards show
 // errors' messages), link(…)'s label, and the right side of a .textContent,
 // .title, .placeholder or .error (a tool call's, which its card shows)
-// assignment. A literal passed to t(…) is a key, and
+// assignment, and the value of a label attribute (aria-label, title, alt)
+// in an object of attributes. A literal passed to t(…) is a key, and
 // one inside any other call (str(…), join(…)) is not shown as it is.
 func visibleStrings(src string) []jsString {
 	type frame struct {
@@ -38,10 +39,17 @@ func visibleStrings(src string) []jsString {
 		before string // identifier before word, for "new Error"
 		dotted bool   // word follows a ".", as in el.textContent
 		cmp    bool   // the last operator compares: its operand is not shown
+		last   string // the last string's or identifier's text, a key before ":"
+		key    string // the object key whose value comes next
 	)
+	// Attributes that a person reads (or hears) as the element's text.
+	labelAttr := map[string]bool{"aria-label": true, "title": true, "alt": true, "aria-valuetext": true, "aria-description": true}
 	sinkOf := func() string {
 		if cmp {
 			return ""
+		}
+		if key != "" && labelAttr[key] {
+			return key + ": …"
 		}
 		if assign >= 0 && assign == len(stack) {
 			return "." + target + " ="
@@ -98,8 +106,9 @@ func visibleStrings(src string) []jsString {
 				cmp = true // 'ok' === status
 			}
 			out = append(out, jsString{src[i+1 : min(j, len(src))], line, sinkOf()})
+			last = src[i+1 : min(j, len(src))]
 			i = j + 1
-			prev, word, cmp = 'a', "", false
+			prev, word, cmp, key = 'a', "", false, ""
 			continue
 		case c == '`':
 			// A template: its literal parts are the text; ${…} holes
@@ -135,7 +144,7 @@ func visibleStrings(src string) []jsString {
 			}
 			out = append(out, jsString{lit.String(), line, sinkOf()})
 			i = j + 1
-			prev, word = 'a', ""
+			prev, word, key, last = 'a', "", "", ""
 			continue
 		case c == '/' && strings.IndexByte("(,=:[!&|?{};+-*%<>~^", prev) >= 0 || c == '/' && (word == "return" || word == "typeof"):
 			// A regular expression literal.
@@ -159,7 +168,7 @@ func visibleStrings(src string) []jsString {
 			for j < len(src) && (src[j] == '_' || src[j] == '$' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9') {
 				j++
 			}
-			before, word = word, src[i:j]
+			before, word, last, key = word, src[i:j], src[i:j], ""
 			dotted = i > 0 && src[i-1] == '.'
 			i = j
 			prev = 'a'
@@ -191,6 +200,8 @@ func visibleStrings(src string) []jsString {
 			if assign == len(stack) {
 				assign = -1
 			}
+		case ':':
+			key = last
 		case ';':
 			if assign == len(stack) {
 				assign = -1
@@ -210,6 +221,9 @@ func visibleStrings(src string) []jsString {
 			word = ""
 		}
 		cmp = c == '=' && (prev == '=' || prev == '!')
+		if c != ':' {
+			key, last = "", ""
+		}
 		prev = c
 		i++
 	}
@@ -275,6 +289,7 @@ func TestVisibleStrings(t *testing.T) {
 		"// h('p', null, 'commented')\n" +
 		"if (a == 'b') x = 'not shown'\n" +
 		"const title = 'Local'; h('p', null, k === 'ok' ? 'Fine' : 'ok' !== k)\n" +
+		"h('button', { 'aria-label': 'Close', title: 'Tip', class: 'c' }, a ? 'b' : 'c')\n" +
 		"throw new Error('Failed');\n"
 	var got []string
 	for _, s := range visibleStrings(src) {
@@ -282,7 +297,7 @@ func TestVisibleStrings(t *testing.T) {
 			got = append(got, s.text)
 		}
 	}
-	want := []string{"Shown", "Also", "Assigned", "Done   now", "Fine", "Failed"}
+	want := []string{"Shown", "Also", "Assigned", "Done   now", "Fine", "Close", "Tip", "b", "c", "Failed"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("shown literals %q, want %q", got, want)
 	}
