@@ -9,7 +9,7 @@
 import { APIError } from './api.js';
 import { ToolCard, toolLabel } from './cards.js';
 import { partFromResult } from './model.js';
-import { h, clear, icon, str, num, arr, obj, formatDuration } from './dom.js';
+import { h, append, clear, icon, str, num, arr, obj, formatDuration } from './dom.js';
 import { t as tr, formatNumber } from './i18n.js';
 
 // Bounds on what a schema can make the page build.
@@ -213,8 +213,8 @@ class Field {
       case 'number': {
         if (c.value === '') return undefined;
         const n = Number(c.value);
-        if (!Number.isFinite(n)) throw new Error('Enter a number.');
-        if (this.type === 'integer' && !Number.isInteger(n)) throw new Error('Enter a whole number.');
+        if (!Number.isFinite(n)) throw new Error(tr('benchNumber'));
+        if (this.type === 'integer' && !Number.isInteger(n)) throw new Error(tr('benchWholeNumber'));
         return n;
       }
       case 'text':
@@ -228,24 +228,24 @@ class Field {
         const t = schemaType(items);
         const lines = c.value.split('\n').map((l) => l.trim()).filter((l) => l !== '');
         if (lines.length === 0) {
-          if (num(s.minItems) !== null && s.minItems > 0 && this.required) throw new Error(`Enter at least ${s.minItems} (one per line).`);
+          if (num(s.minItems) !== null && s.minItems > 0 && this.required) throw new Error(tr('benchAtLeastLines', { min: s.minItems }));
           return undefined;
         }
-        if (num(s.minItems) !== null && lines.length < s.minItems) throw new Error(`Enter at least ${s.minItems} (one per line); there are ${lines.length}.`);
-        if (num(s.maxItems) !== null && lines.length > s.maxItems) throw new Error(`Enter at most ${s.maxItems} (one per line); there are ${lines.length}.`);
+        if (num(s.minItems) !== null && lines.length < s.minItems) throw new Error(tr('benchTooFewLines', { min: s.minItems, n: lines.length }));
+        if (num(s.maxItems) !== null && lines.length > s.maxItems) throw new Error(tr('benchTooManyLines', { max: s.maxItems, n: lines.length }));
         return lines.map((l, i) => {
           if (t === 'string') {
-            checkLength(l, items, `Line ${i + 1}: `);
+            checkLength(l, items, i + 1);
             return l;
           }
           if (t === 'boolean') {
-            if (l !== 'true' && l !== 'false') throw new Error(`Line ${i + 1}: enter true or false.`);
+            if (l !== 'true' && l !== 'false') throw new Error(tr('benchLine', { n: i + 1, error: tr('benchTrueFalse') }));
             return l === 'true';
           }
           const n = Number(l);
-          if (!Number.isFinite(n) || (t === 'integer' && !Number.isInteger(n))) throw new Error(`Line ${i + 1}: enter a ${t === 'integer' ? 'whole number' : 'number'}.`);
-          if (num(items.minimum) !== null && n < items.minimum) throw new Error(`Line ${i + 1}: must be at least ${items.minimum}.`);
-          if (num(items.maximum) !== null && n > items.maximum) throw new Error(`Line ${i + 1}: must be at most ${items.maximum}.`);
+          if (!Number.isFinite(n) || (t === 'integer' && !Number.isInteger(n))) throw new Error(tr('benchLine', { n: i + 1, error: tr(t === 'integer' ? 'benchWholeNumber' : 'benchNumber') }));
+          if (num(items.minimum) !== null && n < items.minimum) throw new Error(tr('benchLine', { n: i + 1, error: tr('benchAtLeastValue', { min: items.minimum }) }));
+          if (num(items.maximum) !== null && n > items.maximum) throw new Error(tr('benchLine', { n: i + 1, error: tr('benchAtMostValue', { max: items.maximum }) }));
           return n;
         });
       }
@@ -255,20 +255,23 @@ class Field {
         try {
           v = JSON.parse(c.value);
         } catch {
-          throw new Error('This is not valid JSON.');
+          throw new Error(tr('benchBadJSON'));
         }
-        if (this.type === 'object' && obj(v) === null) throw new Error('Enter a JSON object: {…}.');
-        if (this.type === 'array' && !Array.isArray(v)) throw new Error('Enter a JSON array: […].');
+        if (this.type === 'object' && obj(v) === null) throw new Error(tr('benchJSONObject'));
+        if (this.type === 'array' && !Array.isArray(v)) throw new Error(tr('benchJSONArray'));
         return v;
       }
     }
   }
 }
 
-function checkLength(text, s, prefix = '') {
+/** checkLength checks a text's length against the schema's; line numbers a list's item (0 for none). */
+function checkLength(text, s, line = 0) {
   const n = [...text].length;
-  if (num(s.minLength) !== null && n < s.minLength) throw new Error(`${prefix}At least ${s.minLength} characters (now ${n}).`);
-  if (num(s.maxLength) !== null && n > s.maxLength) throw new Error(`${prefix}At most ${s.maxLength} characters (now ${n}).`);
+  let err = '';
+  if (num(s.minLength) !== null && n < s.minLength) err = tr('benchMinChars', { min: s.minLength, n });
+  else if (num(s.maxLength) !== null && n > s.maxLength) err = tr('benchMaxChars', { max: s.maxLength, n });
+  if (err) throw new Error(line ? tr('benchLine', { n: line, error: err }) : err);
 }
 
 /** Bench is the tool bench panel. */
@@ -307,14 +310,18 @@ export class Bench {
   renderOffered() {
     const offered = this.tools.filter((t) => t.offered !== false);
     const withheld = this.tools.filter((t) => t.offered === false);
-    clear(this.offeredLine).append(
+    // The tools' names are code: they sit in the translated sentence in a
+    // left-to-right span of their own. (dom.js's append skips the null that
+    // Element.append would show as "null".)
+    const [before, after] = tr('modelToolsLine', { n: formatNumber(offered.length), names: '\u0000' }).split('\u0000');
+    append(clear(this.offeredLine), [
       h('p', { class: 'bench-offered-yes' }, offered.length
-        ? tr('modelToolsLine', { n: formatNumber(offered.length), names: offered.map((t) => t.name).join(', ') })
+        ? [before, h('span', { dir: 'ltr' }, offered.map((t) => t.name).join(', ')), after]
         : tr('modelNoTools')),
       withheld.length ? h('p', { class: 'bench-offered-no muted', dir: 'auto' }, tr('modelToolsWithheld', {
         n: formatNumber(withheld.length),
         list: withheld.map((t) => str(t.unavailable) ? `${t.name} (${str(t.unavailable)})` : t.name).join('; '),
-      })) : null);
+      })) : null]);
   }
 
   /** loadIndex shows the music index's size, offering the demo tracks when it is empty. */

@@ -11,6 +11,8 @@
 // decision (approval_required), and the part carries
 // approval {title, what, decision} until the resumed turn runs or denies it.
 
+import { t } from './i18n.js';
+
 export function newMessage(role, id) {
   return { id: id || '', role, parts: [], incomplete: false, streaming: false, errors: [], usage: null, model: '' };
 }
@@ -74,7 +76,7 @@ function setStatus(p, status) {
 function applyResult(p, env, isError) {
   if (!isObj(env)) {
     if (isError) {
-      p.error = typeof env === 'string' && env ? env : 'The tool failed.';
+      p.error = typeof env === 'string' && env ? env : t('toolFailed');
       setStatus(p, 'failed');
     } else {
       p.result = env === undefined ? null : env;
@@ -86,7 +88,7 @@ function applyResult(p, env, isError) {
   const d = n(env.durationMs);
   if (d !== null) p.durationMs = d;
   if (env.success === false || isError) {
-    p.error = s(env.error) || 'The tool failed.';
+    p.error = s(env.error) || t('toolFailed');
     p.errorCode = s(env.error_code);
     p.retryable = env.retryable === true;
     p.wasRetried = env.wasRetried === true;
@@ -140,7 +142,7 @@ export function applyEvent(msg, ev) {
     case 'tool_call_error': {
       const p = findTool(msg, s(ev.toolCallId));
       if (!p) return null;
-      p.error = s(ev.error) || 'The tool failed.';
+      p.error = s(ev.error) || t('toolFailed');
       p.errorCode = s(ev.errorCode);
       p.retryable = ev.retryable === true;
       p.wasRetried = ev.wasRetried === true;
@@ -175,7 +177,7 @@ export function applyEvent(msg, ev) {
       return null;
     }
     case 'error':
-      msg.errors.push({ code: s(ev.code), message: s(ev.message) || 'Something went wrong.' });
+      msg.errors.push({ code: s(ev.code), message: s(ev.message) || t('somethingWrong').trim() });
       return null;
     default:
       return null;

@@ -9,6 +9,8 @@
 
 import { h, artwork, str, num, arr, obj, clip, formatTrackTime, icon, link, clear } from './dom.js';
 import { Client } from './api.js';
+// t is the name of a track in this file's loops: the lookup is tr.
+import { t as tr, formatNumber, formatUnit } from './i18n.js';
 
 // The stylesheet is linked once, on first use (CSP allows 'self' styles).
 let styled = false;
@@ -28,12 +30,16 @@ export const PLAYLIST_TOOLS = {
   savePlaylistToTidal: { label: 'Save to Tidal', icon: 'link' },
 };
 
-/** formatTotal renders seconds as "48 min" or "1 h 02 min". */
+/**
+ * formatTotal renders seconds as "48 min" or "1 hr 2 min" in the page's
+ * language, each number with its unit in that language's order (Intl's unit
+ * style, as formatDuration does).
+ */
 export function formatTotal(sec) {
   sec = num(sec);
   if (sec === null || sec < 0) return '';
   const m = Math.round(sec / 60);
-  return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+  return m < 60 ? formatUnit(m, 'minute') : formatUnit(Math.floor(m / 60), 'hour') + ' ' + formatUnit(m % 60, 'minute');
 }
 
 /**
@@ -70,9 +76,9 @@ function playlistCard(r) {
     covers.length === 0 ? artwork('', '', 'pl-cover') : null);
 
   const status = h('p', { class: 'pl-status', role: 'status', 'aria-live': 'polite' });
-  const saveBtn = h('button', { type: 'button', class: 'btn btn-small pl-save', disabled: !id }, icon('link', 'icon icon-small'), 'Save to Tidal');
-  const exportM3U = h('button', { type: 'button', class: 'btn btn-ghost btn-small pl-export', 'data-format': 'm3u8', disabled: !id }, 'Export M3U8');
-  const exportJSON = h('button', { type: 'button', class: 'btn btn-ghost btn-small pl-export', 'data-format': 'json', disabled: !id }, 'Export JSON');
+  const saveBtn = h('button', { type: 'button', class: 'btn btn-small pl-save', disabled: !id }, icon('link', 'icon icon-small'), tr('plSave'));
+  const exportM3U = h('button', { type: 'button', class: 'btn btn-ghost btn-small pl-export', 'data-format': 'm3u8', disabled: !id }, tr('plExportM3U'));
+  const exportJSON = h('button', { type: 'button', class: 'btn btn-ghost btn-small pl-export', 'data-format': 'json', disabled: !id }, tr('plExportJSON'));
 
   const list = h('ol', { class: 'pl-tracks' }, tracks.map((t, i) => {
     const reasoning = str(t.reasoning);
@@ -80,37 +86,37 @@ function playlistCard(r) {
       h('span', { class: 'pl-pos' }, String(i + 1)),
       artwork(t.artworkUrl, '', 'art'),
       h('span', { class: 'pl-main' },
-        h('span', { class: 'track-title' }, str(t.title) || 'Untitled'),
+        h('span', { class: 'track-title' }, str(t.title) || tr('plUntitled')),
         h('span', { class: 'track-sub' }, [str(t.artist), str(t.album)].filter(Boolean).join(' · ')),
-        reasoning ? h('details', { class: 'pl-why' }, h('summary', null, 'Why this track'), h('p', null, clip(reasoning, 1000))) : null),
+        reasoning ? h('details', { class: 'pl-why' }, h('summary', null, tr('plWhy')), h('p', null, clip(reasoning, 1000))) : null),
       h('span', { class: 'track-badges' },
-        t.inLibrary === true ? h('span', { class: 'badge badge-library' }, 'In library') : null),
+        t.inLibrary === true ? h('span', { class: 'badge badge-library' }, tr('plInLibrary')) : null),
       h('span', { class: 'track-time' }, formatTrackTime(t.duration)));
   }));
 
   const card = h('div', { class: 'playlist-card', 'data-playlist-id': id },
     h('div', { class: 'pl-head' }, grid,
       h('div', { class: 'pl-meta' },
-        h('h4', { class: 'pl-title' }, str(r.title) || 'Playlist'),
-        h('p', { class: 'pl-sub muted' }, `${tracks.length} ${tracks.length === 1 ? 'track' : 'tracks'} · `,
+        h('h4', { class: 'pl-title' }, str(r.title) || tr('plTitle')),
+        h('p', { class: 'pl-sub muted' }, tr(tracks.length === 1 ? 'plTrack' : 'plTracks', { n: formatNumber(tracks.length) }) + ' · ',
           h('span', { class: 'pl-total' }, formatTotal(total))),
         h('div', { class: 'pl-actions' }, saveBtn, exportM3U, exportJSON),
         status)),
     list,
     unresolved.length ? h('details', { class: 'pl-unresolved' },
-      h('summary', null, `${unresolved.length} not found on Tidal`),
+      h('summary', null, tr('plNotFound', { n: formatNumber(unresolved.length) })),
       h('ul', null, unresolved.map((u) => h('li', null,
         [str(u.title), str(u.artist)].filter(Boolean).join(' — ') || str(u.isrc), h('span', { class: 'muted' }, ' · ' + clip(u.reason, 120)))))) : null);
 
   const say = (text, href) => {
     clear(status);
     status.append(text);
-    if (href) status.append(' ', link(href, 'Open on Tidal'));
+    if (href) status.append(' ', link(href, tr('plOpen')));
   };
   const showSaved = (url) => {
     saveBtn.disabled = true;
-    saveBtn.textContent = 'Saved to Tidal';
-    say('Saved to your Tidal account.', url);
+    saveBtn.textContent = tr('plSaved');
+    say(tr('plSavedAccount'), url);
   };
 
   for (const btn of [exportM3U, exportJSON]) {
@@ -124,9 +130,9 @@ function playlistCard(r) {
         document.body.appendChild(a);
         a.click();
         setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
-        say(`Exported as ${format === 'json' ? 'JSON' : 'M3U8'}.`);
+        say(tr('plExported', { format: format === 'json' ? 'JSON' : 'M3U8' }));
       } catch (e) {
-        say('Export failed: ' + clip(e && e.message, 200));
+        say(tr('plExportFailed') + ' ' + clip(e && e.message, 200));
       } finally {
         btn.disabled = false;
       }
@@ -134,17 +140,17 @@ function playlistCard(r) {
   }
   saveBtn.addEventListener('click', async () => {
     saveBtn.disabled = true;
-    say('Saving to Tidal…');
+    say(tr('plSaving'));
     try {
       const res = JSON.parse(await api.callTool('savePlaylistToTidal', { playlistId: id }));
       if (res && res.success) {
         showSaved(str(res.url));
       } else {
-        say('Not saved: ' + clip(res && res.error, 300));
+        say(tr('plNotSaved') + ' ' + clip(res && res.error, 300));
         saveBtn.disabled = false;
       }
     } catch (e) {
-      say('Not saved: ' + clip(e && e.message, 300));
+      say(tr('plNotSaved') + ' ' + clip(e && e.message, 300));
       saveBtn.disabled = false;
     }
   });
@@ -161,12 +167,12 @@ function playlistCard(r) {
 
 function savedNote(r) {
   ensureStyles();
-  const title = str(r.title) || 'The playlist';
+  const title = str(r.title) || tr('plThePlaylist');
   return h('div', { class: 'playlist-saved' },
-    h('p', null, r.alreadySaved ? `${title} was already on Tidal.` : `${title} is on Tidal: ${num(r.added) ?? 0} tracks added.`, ' ',
-      link(r.url, 'Open on Tidal')),
+    h('p', null, r.alreadySaved ? tr('plAlreadySaved', { title }) : tr('plSavedAdded', { title, n: formatNumber(num(r.added) ?? 0) }), ' ',
+      link(r.url, tr('plOpen'))),
     r.skipped && Object.keys(obj(r.skipped) || {}).length
-      ? h('p', { class: 'muted' }, `${Object.keys(r.skipped).length} tracks were skipped by Tidal.`) : null);
+      ? h('p', { class: 'muted' }, tr('plSkipped', { n: formatNumber(Object.keys(r.skipped).length) })) : null);
 }
 
 function exportName(title, format) {
