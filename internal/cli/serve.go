@@ -85,21 +85,12 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var metricsLn net.Listener
-	if st.metricsAddr != "" {
-		if metricsLn, err = listen(st.metricsAddr, "--metrics-addr: "); err != nil {
-			return err
-		}
-		defer metricsLn.Close()
+	metricsLn, err := metricsListener(st)
+	if err != nil {
+		return err
 	}
-	cfg := server.Config{
-		Store: db, Playlists: db, Registry: b.reg, IndexBuild: b.indexBuild, Token: st.token,
-		DemoIndex: music.DemoIndex{Service: b.music},
-		Version:   version.Get().Short(), Web: webui.Handler(), Logger: logger, GOGC: st.gogc, AllowedHosts: st.hosts, AllowedOrigins: st.origins,
-		MetricsListener: metricsLn, ReadHeaderTimeout: st.headerTimeout, BodyReadTimeout: st.bodyTimeout,
-		TurnLease: st.turns.lease, TurnEventsRetention: st.turns.retention, ReplicaID: st.turns.replica,
-		StartPrecedence: st.turns.startPrecedence, Checks: serveChecks(env.Config.Env, engines, b.music),
-	}
+	defer closeIfOpen(metricsLn)
+	cfg := serveConfig(env, st, db, b, engines, metricsLn, logger)
 	// The OAuth tokens of attached servers and the page's Settings write
 	// one file, one change at a time.
 	tokens := &config.MCPTokens{Path: env.Config.WritePath()}
@@ -113,6 +104,35 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 	defer settings.Close()
 	reportServing(env, st, b.reg, model, db.Engine(), ln.Addr(), metricsLn)
 	return srv.Serve(ctx, ln)
+}
+
+// metricsListener listens on --metrics-addr, or returns nil when it is not
+// set.
+func metricsListener(st serveSettings) (net.Listener, error) {
+	if st.metricsAddr == "" {
+		return nil, nil
+	}
+	return listen(st.metricsAddr, "--metrics-addr: ")
+}
+
+// closeIfOpen closes ln unless it is nil.
+func closeIfOpen(ln net.Listener) {
+	if ln != nil {
+		ln.Close()
+	}
+}
+
+// serveConfig is the chat server's configuration from serve's settings and
+// what runServe opened.
+func serveConfig(env *Env, st serveSettings, db *sqlstore.DB, b serveBackends, engines *sharedEngines, metricsLn net.Listener, logger *slog.Logger) server.Config {
+	return server.Config{
+		Store: db, Playlists: db, Registry: b.reg, IndexBuild: b.indexBuild, Token: st.token,
+		DemoIndex: music.DemoIndex{Service: b.music},
+		Version:   version.Get().Short(), Web: webui.Handler(), Logger: logger, GOGC: st.gogc, AllowedHosts: st.hosts, AllowedOrigins: st.origins,
+		MetricsListener: metricsLn, ReadHeaderTimeout: st.headerTimeout, BodyReadTimeout: st.bodyTimeout,
+		TurnLease: st.turns.lease, TurnEventsRetention: st.turns.retention, ReplicaID: st.turns.replica,
+		StartPrecedence: st.turns.startPrecedence, Checks: serveChecks(env.Config.Env, engines, b.music),
+	}
 }
 
 // serveSettings is what `toolport serve` runs with: its flags, the
