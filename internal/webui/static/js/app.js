@@ -812,7 +812,14 @@ class App {
 
   /** updateJump shows "Jump to latest" while the thread is scrolled up from its end. */
   updateJump() {
-    $('jump-latest').hidden = $('thread').hidden || this.messages.length === 0 || this.nearBottom();
+    const jump = $('jump-latest');
+    const hide = $('thread').hidden || this.messages.length === 0 || this.nearBottom();
+    // Hiding the focused button would drop the focus to the page's body;
+    // the latest message is reached, so the focus goes where the button
+    // leads: the message box.
+    const hadFocus = hide && document.activeElement === jump;
+    jump.hidden = hide;
+    if (hadFocus) $('composer-input').focus();
   }
 
   updateComposer() {
