@@ -107,7 +107,6 @@ func app(probes string) http.Handler {
 	})
 }
 
-
 func TestRenderBuildsArticleAndBlocksPrivateAddresses(t *testing.T) {
 	path := chromium(t)
 	secret := &hits{}
