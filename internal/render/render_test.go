@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -163,5 +165,61 @@ const m = document.createElement("p"); m.id = "state"; m.textContent = seen; doc
 		if !strings.Contains(string(res.HTML), `<p id="state">cookie=;storage=null</p>`) {
 			t.Errorf("render %d found state from an earlier one:\n%s", i, res.HTML)
 		}
+	}
+}
+
+// TestRenderBounds: a page whose request never answers holds its render to
+// the time bound, and while it does a second render finds the one slot
+// taken and fails with ErrBusy; a page making more requests than allowed
+// has the rest refused.
+func TestRenderBounds(t *testing.T) {
+	path := chromium(t)
+	held := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	srv := listen(t, "127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/hang":
+			once.Do(func() { close(held) })
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		case "/api/article.json":
+			fmt.Fprint(w, articleJSON)
+		}
+	}))
+	t.Cleanup(func() { close(release) })
+	u, _ := url.Parse(srv.URL + "/")
+	r := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), MaxConcurrent: 1, QueueWait: time.Millisecond,
+		Timeout: 5 * time.Second, MaxRequests: 3})
+
+	hanging := render.Page{URL: u, ContentType: "text/html", Body: []byte(shell(`fetch("/hang");`))}
+	first := make(chan error, 1)
+	go func() {
+		_, err := r.Render(context.Background(), hanging)
+		first <- err
+	}()
+	select {
+	case <-held: // the first render holds the slot
+	case err := <-first:
+		t.Fatalf("the first render ended before its request: %v", err)
+	}
+	if _, err := r.Render(context.Background(), hanging); !errors.Is(err, render.ErrBusy) {
+		t.Errorf("second render: %v, want ErrBusy", err)
+	}
+	if err := <-first; !errors.Is(err, render.ErrTimeout) {
+		t.Errorf("hanging render: %v, want ErrTimeout", err)
+	}
+
+	// Six requests besides the document, three allowed: the article's
+	// among the first, by order in the page.
+	many := render.Page{URL: u, ContentType: "text/html", Body: []byte(shell(`for (let i = 0; i < 5; i++) fetch("/api/article.json?n=" + i);`))}
+	res, err := r.Render(context.Background(), many)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	if res.Requests < 6 || res.Blocked < 3 {
+		t.Errorf("requests %d, blocked %d: want at least 6 and 3", res.Requests, res.Blocked)
 	}
 }
