@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -418,11 +419,19 @@ func (ic *interceptor) settle(ctx context.Context) error {
 	}
 }
 
-// sameDocument reports whether u is the document d, ignoring fragments.
+// sameDocument reports whether u (as the browser sends it) is the
+// document d, ignoring fragments, the host's case and an empty path, which
+// the browser writes as "/".
 func sameDocument(u, d *url.URL) bool {
-	a, b := *u, *d
-	a.Fragment, b.Fragment, a.RawFragment, b.RawFragment = "", "", "", ""
-	return a.String() == b.String()
+	norm := func(x *url.URL) string {
+		y := *x
+		y.Fragment, y.RawFragment, y.Host = "", "", strings.ToLower(y.Host)
+		if y.Path == "" && y.RawPath == "" {
+			y.Path = "/"
+		}
+		return y.String()
+	}
+	return norm(u) == norm(d)
 }
 
 // refusingProxy is where the browser sends what interception does not

@@ -223,3 +223,22 @@ func TestRenderBounds(t *testing.T) {
 		t.Errorf("requests %d, blocked %d: want at least 6 and 3", res.Requests, res.Blocked)
 	}
 }
+
+func TestSameDocument(t *testing.T) {
+	for _, tc := range []struct {
+		browser, fetched string
+		want             bool
+	}{
+		{"http://example.com/", "http://example.com", true},
+		{"http://example.com/a?b=1", "http://EXAMPLE.com/a?b=1#top", true},
+		{"http://example.com/a", "http://example.com/b", false},
+		{"http://example.com/a?b=1", "http://example.com/a?b=2", false},
+		{"https://example.com/", "http://example.com/", false},
+	} {
+		u, _ := url.Parse(tc.browser)
+		d, _ := url.Parse(tc.fetched)
+		if got := render.SameDocument(u, d); got != tc.want {
+			t.Errorf("SameDocument(%s, %s) = %v", tc.browser, tc.fetched, got)
+		}
+	}
+}

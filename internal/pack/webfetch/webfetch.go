@@ -255,6 +255,7 @@ const description = "Fetches content from a specified URL and returns it as mark
 	"A call with neither returns at most 5000 characters, ending at a line or word break; " +
 	"the result says what to pass to go on (offset or start_index). " +
 	"PDFs come as text, a line <!-- page N --> before each page. " +
+	"Pages built by JavaScript are rendered in a browser when one is available (render: true asks for it). " +
 	"Private network addresses and pages robots.txt disallows are refused."
 
 // Tool declares web_fetch.
