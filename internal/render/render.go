@@ -52,7 +52,7 @@ const (
 	DefaultMaxHTMLBytes  = 10 << 20
 	// quiet is how long the page must have no request in progress, after
 	// its load event, before it is taken as rendered.
-	quiet = 300 * time.Millisecond
+	quiet = 500 * time.Millisecond
 	// subrequestsAtOnce bounds the page's requests fetched in parallel.
 	subrequestsAtOnce = 6
 )
@@ -400,11 +400,11 @@ func (ic *interceptor) fail(ctx context.Context, id fetch.RequestID) {
 
 // settle waits until no request has been in progress for quiet (counted
 // from the load event at the earliest, so that a script's first request
-// after load is waited for), checking every quiet/3; the render's deadline
+// after load is waited for), checking every quiet/5; the render's deadline
 // bounds it.
 func (ic *interceptor) settle(ctx context.Context) error {
 	loaded := time.Now()
-	tick := time.NewTicker(quiet / 3)
+	tick := time.NewTicker(quiet / 5)
 	defer tick.Stop()
 	for {
 		last := time.Unix(0, max(ic.last.Load(), loaded.UnixNano()))
