@@ -26,3 +26,16 @@ func TestLooksLikeAppShell(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLooksLikeAppShell: any bytes (a page is untrusted) are read without
+// a panic, and the same bytes give the same answer.
+func FuzzLooksLikeAppShell(f *testing.F) {
+	f.Add([]byte(appShell("")))
+	f.Add([]byte(article))
+	f.Add([]byte("<noscript><noscript>javascript</noscript><script><style></script>"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if webfetch.LooksLikeAppShell(doc) != webfetch.LooksLikeAppShell(append([]byte(nil), doc...)) {
+			t.Fatal("not deterministic")
+		}
+	})
+}

@@ -109,6 +109,17 @@ func (f *fetcher) renderJS(ctx context.Context, resp *safehttp.Response, info *p
 	return doc.Title, doc.Markdown, nil
 }
 
+// renderRaw renders the page and returns its DOM as HTML.
+func (f *fetcher) renderRaw(ctx context.Context, resp *safehttp.Response, info *pageInfo) ([]byte, error) {
+	tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 2, Message: "rendering in a browser"})
+	res, err := f.browser.Render(ctx, render.Page{URL: resp.URL, ContentType: resp.ContentType, Body: resp.Body})
+	if err != nil {
+		return nil, renderError(ctx, err, resp)
+	}
+	info.rendered = true
+	return bytes.ToValidUTF8(res.HTML, []byte("\uFFFD")), nil
+}
+
 // renderError maps the renderer's failures to the contract's codes.
 func renderError(ctx context.Context, err error, resp *safehttp.Response) error {
 	switch {

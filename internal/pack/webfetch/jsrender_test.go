@@ -124,6 +124,11 @@ try { const ws = new WebSocket("ws://127.0.0.1:%[1]d/ws"); ws.onmessage = e => {
 			t.Errorf("%v: the result holds the private server's answer: %s", args, res.JSON)
 		}
 	}
+	// raw with render: the DOM after the scripts ran.
+	res, out := call(t, reg, map[string]any{"url": srv.URL + "/", "render": true, "raw": true, "max_length": 100000})
+	if !res.OK() || !out.Rendered || !out.Raw || !strings.Contains(out.Content, "<h1>Rivers of the North</h1>") {
+		t.Errorf("raw render: %s", res.JSON)
+	}
 	if got := private.hits(); len(got) != 0 {
 		t.Errorf("the page's scripts reached 127.0.0.1: %v", got)
 	}

@@ -552,6 +552,11 @@ func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, in Input,
 		if isChallenge(resp, utf8) {
 			return "", "", mediaType, blocked(resp)
 		}
+		if raw && in.Render && f.browser != nil {
+			// The document as the browser shows it once its scripts ran.
+			text, err := f.renderRaw(ctx, resp, info)
+			return htmlTitle(text), string(text), mediaType, err
+		}
 		if raw {
 			text := bytes.ToValidUTF8(utf8, []byte("\uFFFD"))
 			return htmlTitle(text), string(text), mediaType, nil
