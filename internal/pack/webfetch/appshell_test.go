@@ -1,9 +1,12 @@
 package webfetch_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/pack/webfetch"
 )
 
@@ -38,4 +41,28 @@ func FuzzLooksLikeAppShell(f *testing.F) {
 			t.Fatal("not deterministic")
 		}
 	})
+}
+
+func TestConfigFromEnvBrowser(t *testing.T) {
+	load := func(env map[string]string) (webfetch.Config, error) {
+		c, err := config.New(func(k string) string { return env[k] }, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return webfetch.ConfigFromEnv(c)
+	}
+	bin := filepath.Join(t.TempDir(), "chromium")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := load(map[string]string{"TOOLPORT_FETCH_BROWSER": bin}); err != nil || cfg.Render.ChromiumPath != bin {
+		t.Errorf("TOOLPORT_FETCH_BROWSER=%s: %q, %v", bin, cfg.Render.ChromiumPath, err)
+	}
+	if cfg, err := load(nil); err != nil || cfg.Render.ChromiumPath != "" {
+		t.Errorf("unset: rendering should be off: %q, %v", cfg.Render.ChromiumPath, err)
+	}
+	missing := filepath.Join(t.TempDir(), "no-such-browser")
+	if _, err := load(map[string]string{"TOOLPORT_FETCH_BROWSER": missing}); err == nil || !strings.Contains(err.Error(), "TOOLPORT_FETCH_BROWSER") {
+		t.Errorf("a missing browser: err = %v, want one naming the variable", err)
+	}
 }
