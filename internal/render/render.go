@@ -222,7 +222,7 @@ func (r *Renderer) render(ctx context.Context, p Page) (*Result, error) {
 	tctx, cancelTab := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
 	defer cancelTab()
 
-	ic := &interceptor{r: r, page: p, tctx: tctx, sem: make(chan struct{}, subrequestsAtOnce)}
+	ic := &interceptor{r: r, page: p, sem: make(chan struct{}, subrequestsAtOnce)}
 	ic.bytesLeft.Store(r.opts.MaxBytes)
 	ictx, stop := context.WithCancel(tctx)
 	defer stop()
@@ -252,12 +252,16 @@ func (r *Renderer) render(ctx context.Context, p Page) (*Result, error) {
 	if err := ic.settle(tctx); err != nil {
 		return nil, err
 	}
-	html, err := chromedp.Run(tctx, chromedp.Evaluate[string](
-		fmt.Sprintf(`(() => { const h = document.documentElement ? document.documentElement.outerHTML : ""; return h.length > %d ? "" : h })()`, r.opts.MaxHTMLBytes)))
+	// A page over the cap is not sent over the protocol at all: the
+	// script answers a marker no serialised document starts with.
+	const tooLarge = "\x00too large"
+	html, err := chromedp.Run(tctx, chromedp.Evaluate[string](fmt.Sprintf(
+		`(() => { const h = document.documentElement ? document.documentElement.outerHTML : ""; return h.length > %d ? %q : h })()`,
+		r.opts.MaxHTMLBytes, tooLarge)))
 	if err != nil {
 		return nil, fmt.Errorf("render: read the page: %w", err)
 	}
-	if html == "" || int64(len(html)) > r.opts.MaxHTMLBytes {
+	if html == tooLarge || int64(len(html)) > r.opts.MaxHTMLBytes {
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, r.opts.MaxHTMLBytes)
 	}
 	return &Result{HTML: []byte(html), Requests: int(ic.requests.Load()), Blocked: int(ic.blocked.Load())}, nil
@@ -267,7 +271,6 @@ func (r *Renderer) render(ctx context.Context, p Page) (*Result, error) {
 type interceptor struct {
 	r    *Renderer
 	page Page
-	tctx context.Context // the tab
 
 	wg        sync.WaitGroup
 	sem       chan struct{}

@@ -222,6 +222,11 @@ func TestRenderBounds(t *testing.T) {
 	if res.Requests < 6 || res.Blocked < 3 {
 		t.Errorf("requests %d, blocked %d: want at least 6 and 3", res.Requests, res.Blocked)
 	}
+
+	small := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), MaxHTMLBytes: 200})
+	if _, err := small.Render(context.Background(), render.Page{URL: u, ContentType: "text/html", Body: []byte(shell(""))}); !errors.Is(err, render.ErrTooLarge) {
+		t.Errorf("a page over MaxHTMLBytes: %v, want ErrTooLarge", err)
+	}
 }
 
 func TestSameDocument(t *testing.T) {
