@@ -70,6 +70,8 @@ func Settings() []SettingGroup {
 				{Env: "TOOLPORT_FETCH_MAX_CONCURRENT", Default: "8", Doc: "`web_fetch` fetches at once per process"},
 				{Env: "TOOLPORT_FETCH_MAX_INFLIGHT_BYTES", Default: "24 MiB", Doc: "page bytes in extraction at once"},
 				{Env: "TOOLPORT_FETCH_QUEUE_WAIT", Default: "`5s`", Doc: "how long a call waits for a slot before a retryable `RATE_LIMIT`"},
+				{Env: "TOOLPORT_FETCH_BROWSER", Default: "off",
+					Doc: "a Chromium binary (path or name on `PATH`): `web_fetch` renders pages built by JavaScript in it, every request of the page through `web_fetch`'s own address policy; unset, such pages come with a notice that they need JavaScript"},
 			},
 		},
 		{

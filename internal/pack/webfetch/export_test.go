@@ -8,3 +8,6 @@ var PageChars = pageChars
 
 // PageCharsAtBreak exposes pageCharsAtBreak to the tests.
 var PageCharsAtBreak = pageCharsAtBreak
+
+// LooksLikeAppShell exposes looksLikeAppShell to the tests.
+var LooksLikeAppShell = looksLikeAppShell

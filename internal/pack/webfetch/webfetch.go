@@ -11,6 +11,13 @@
 // so is each redirect target's, before the redirect is followed. When the
 // extraction keeps under a tenth of the text the page shows, the result's
 // notice says so and points to raw (see coverageNotice).
+//
+// A page whose HTML is an app shell (scripts, almost no text) is rendered
+// in a local Chromium when one is configured (Config.Render, from
+// TOOLPORT_FETCH_BROWSER), or when the call asks with render: true; see
+// internal/render, which answers every request of the page through this
+// tool's own safehttp client. Without a browser, the result's notice says
+// the page needs JavaScript.
 package webfetch
 
 import (
@@ -23,6 +30,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -34,6 +42,7 @@ import (
 	"github.com/toolport/toolport/extract"
 	"github.com/toolport/toolport/extract/pdftext"
 	"github.com/toolport/toolport/internal/config"
+	"github.com/toolport/toolport/internal/render"
 	"github.com/toolport/toolport/internal/robots"
 	"github.com/toolport/toolport/safehttp"
 	"github.com/toolport/toolport/tool"
@@ -79,6 +88,12 @@ type Config struct {
 	// PDF bounds PDF extraction (pages, characters, time, parsers at
 	// once); zero fields take pdftext's defaults.
 	PDF pdftext.Options
+	// Render configures the browser that renders JavaScript-built pages;
+	// an empty Render.ChromiumPath (TOOLPORT_FETCH_BROWSER unset) disables
+	// rendering. HTTP, UserAgent and CheckNavigation are set by Tool: the
+	// page's requests go through this tool's client, its navigations
+	// through robots.txt.
+	Render render.Options
 	// HTTP, when set, is used instead of a client built from the fields
 	// above (tests inject resolvers and TLS roots this way).
 	HTTP *safehttp.Client
@@ -87,11 +102,21 @@ type Config struct {
 // ConfigFromEnv reads TOOLPORT_FETCH_ALLOW_PRIVATE, TOOLPORT_FETCH_MAX_BYTES,
 // TOOLPORT_FETCH_TIMEOUT (a Go duration such as 20s), TOOLPORT_FETCH_USER_AGENT,
 // TOOLPORT_FETCH_MAX_CONCURRENT, TOOLPORT_FETCH_MAX_INFLIGHT_BYTES,
-// TOOLPORT_FETCH_QUEUE_WAIT (a duration) and TOOLPORT_FETCH_IGNORE_ROBOTS.
+// TOOLPORT_FETCH_QUEUE_WAIT (a duration), TOOLPORT_FETCH_IGNORE_ROBOTS and
+// TOOLPORT_FETCH_BROWSER (a Chromium binary, a path or a name on PATH).
 func ConfigFromEnv(c *config.Config) (Config, error) {
 	cfg := Config{
 		AllowPrivate: c.Bool("TOOLPORT_FETCH_ALLOW_PRIVATE"), UserAgent: c.Env("TOOLPORT_FETCH_USER_AGENT"),
 		IgnoreRobots: c.Bool("TOOLPORT_FETCH_IGNORE_ROBOTS"),
+	}
+	if b := strings.TrimSpace(c.Env("TOOLPORT_FETCH_BROWSER")); b != "" {
+		// A browser that is not there is a configuration error, said at
+		// start, not a surprise at the first JavaScript page.
+		path, err := exec.LookPath(b)
+		if err != nil {
+			return cfg, fmt.Errorf("TOOLPORT_FETCH_BROWSER: %w", err)
+		}
+		cfg.Render.ChromiumPath = path
 	}
 	var err error
 	if cfg.MaxBodyBytes, err = envPositive(c, "TOOLPORT_FETCH_MAX_BYTES", "bytes"); err != nil {
@@ -161,6 +186,7 @@ type Input struct {
 	StartIndex *int `json:"start_index,omitempty" jsonschema:"Character to start reading from (0-based); instead of offset/limit" schema:"minimum=0"`
 	MaxLength  *int `json:"max_length,omitempty" jsonschema:"Maximum number of characters to return (default 5000); instead of offset/limit" schema:"minimum=1,maximum=1000000"`
 	Raw        bool `json:"raw,omitempty" jsonschema:"Return the whole decoded document (e.g. HTML source) instead of its main content as markdown"`
+	Render     bool `json:"render,omitempty" jsonschema:"Run the page's JavaScript in a browser before extracting its content, for pages built by scripts (single-page apps). Pages that look like such apps are rendered without it when a browser is available"`
 }
 
 // Output is a fetched page. Content holds the requested part of the
@@ -196,6 +222,9 @@ type Output struct {
 	// much less of the page's visible text than is usual for an article
 	// page, and says how to get all of it.
 	Notice string `json:"notice,omitempty" jsonschema:"A warning that the content may be incomplete, and how to get the whole page"`
+	// Rendered says the content was extracted from the page as a browser
+	// showed it after running its scripts.
+	Rendered bool `json:"rendered,omitempty" jsonschema:"Whether the page was rendered in a browser (its JavaScript run) before extraction"`
 
 	// requested is the URL the call asked for: the text form names the
 	// fetched URL only when it differs (a redirect). A cached value does
@@ -226,6 +255,7 @@ const description = "Fetches content from a specified URL and returns it as mark
 	"A call with neither returns at most 5000 characters, ending at a line or word break; " +
 	"the result says what to pass to go on (offset or start_index). " +
 	"PDFs come as text, a line <!-- page N --> before each page. " +
+	"Pages built by JavaScript are rendered in a browser when one is available (render: true asks for it). " +
 	"Private network addresses and pages robots.txt disallows are refused."
 
 // Tool declares web_fetch.
@@ -253,6 +283,14 @@ func Tool(cfg Config) *tool.Tool {
 	if !cfg.IgnoreRobots {
 		f.robots = robots.NewChecker(robots.Options{HTTP: hc, UserAgent: cfg.UserAgent, Timeout: cfg.RobotsTimeout})
 	}
+	if cfg.Render.ChromiumPath != "" {
+		ro := cfg.Render
+		ro.HTTP, ro.UserAgent = hc, cmp.Or(cfg.UserAgent, safehttp.DefaultUserAgent)
+		if f.robots != nil {
+			ro.CheckNavigation = f.robots.Check
+		}
+		f.browser = render.New(ro)
+	}
 	return tool.Must(tool.New(tool.Spec{
 		Name: Name, Title: "Web fetch", Pack: "web", Description: description,
 		Annotations: tool.Annotations{ReadOnly: true, OpenWorld: true, Idempotent: true},
@@ -264,6 +302,8 @@ type fetcher struct {
 	limit  *limiter        // shared by every call of this tool instance
 	robots *robots.Checker // nil when robots.txt is ignored
 	pdf    *pdftext.Extractor
+	// browser renders JavaScript-built pages; nil when none is configured.
+	browser *render.Renderer
 }
 
 func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
@@ -312,7 +352,7 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 	defer releaseBytes()
 	tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 2, Message: "extracting"})
 	var info pageInfo
-	title, markdown, mediaType, err := f.render(ctx, resp, in.Raw, &info)
+	title, markdown, mediaType, err := f.render(ctx, resp, in, &info)
 	if err != nil {
 		return Output{}, err
 	}
@@ -333,6 +373,7 @@ func (f *fetcher) fetch(ctx context.Context, in Input) (Output, error) {
 	}
 	out.URL, out.Title, out.ContentType, out.Raw, out.requested = resp.URL.String(), title, mediaType, in.Raw, in.URL
 	out.CanonicalURL, out.Lang, out.SiteName, out.Notice = info.canonical, info.lang, info.siteName, info.notice
+	out.Rendered = info.rendered
 	tool.ReportProgress(ctx, tool.Progress{Done: 2, Total: 2, Message: "done"})
 	return out, nil
 }
@@ -470,7 +511,10 @@ func byteIndex(s string, n int) int {
 // render turns a response body into a title and Markdown according to its type.
 // With raw, an HTML page is returned decoded but not extracted.
 // pageInfo is what a page declares about itself, filled in by render.
-type pageInfo struct{ canonical, lang, siteName, notice string }
+type pageInfo struct {
+	canonical, lang, siteName, notice string
+	rendered                          bool
+}
 
 // Extraction that keeps less than lowCoverage of a page's visible text,
 // when at least minDroppedRunes of text are left out, is reported in
@@ -493,7 +537,8 @@ func coverageNotice(doc *extract.Document) string {
 		int(doc.Coverage()*100), doc.ContentRunes, doc.PageRunes)
 }
 
-func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool, info *pageInfo) (title, markdown, mediaType string, err error) {
+func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, in Input, info *pageInfo) (title, markdown, mediaType string, err error) {
+	raw := in.Raw
 	mediaType, _, perr := mime.ParseMediaType(resp.ContentType)
 	if perr != nil {
 		mediaType = strings.ToLower(strings.TrimSpace(strings.Split(resp.ContentType, ";")[0]))
@@ -507,11 +552,30 @@ func (f *fetcher) render(ctx context.Context, resp *safehttp.Response, raw bool,
 		if isChallenge(resp, utf8) {
 			return "", "", mediaType, blocked(resp)
 		}
+		if raw && in.Render && f.browser != nil {
+			// The document as the browser shows it once its scripts ran.
+			text, err := f.renderRaw(ctx, resp, info)
+			return htmlTitle(text), string(text), mediaType, err
+		}
 		if raw {
 			text := bytes.ToValidUTF8(utf8, []byte("\uFFFD"))
 			return htmlTitle(text), string(text), mediaType, nil
 		}
+		if in.Render && f.browser != nil {
+			title, markdown, err := f.renderJS(ctx, resp, info, nil, false)
+			return title, markdown, mediaType, err
+		}
 		doc, err := extract.Extract(ctx, utf8, resp.URL, extract.Options{ContentLanguage: resp.Header.Get("Content-Language")})
+		// An app shell is rendered (or, with no browser, said to need
+		// JavaScript); so is any page the call asked to render.
+		shell := (errors.Is(err, extract.ErrNoContent) || err == nil && doc.ContentRunes < thinRunes) && looksLikeAppShell(utf8)
+		if in.Render || shell {
+			if err != nil {
+				doc = nil
+			}
+			title, markdown, err := f.renderJS(ctx, resp, info, doc, shell)
+			return title, markdown, mediaType, err
+		}
 		switch {
 		case errors.Is(err, extract.ErrNoContent):
 			return "", "", mediaType, tool.Errorf(tool.CodeParse, "The page at %s has no readable content (it may need JavaScript to render)", hostPath(resp))

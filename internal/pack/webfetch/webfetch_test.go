@@ -191,7 +191,9 @@ func TestStatusesAndTypes(t *testing.T) {
 			zw.Close()
 		case "/empty":
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, "<html><body><div id=app></div><script src=/app.js></script></body></html>")
+			// No text and no scripts: an app shell (scripts) is a result with a
+			// notice instead (TestFetchAppShellWithoutBrowser).
+			fmt.Fprint(w, "<html><body><div id=app></div></body></html>")
 		case "/loop":
 			http.Redirect(w, r, "/loop", http.StatusFound)
 		}

@@ -1,0 +1,4 @@
+package render
+
+// SameDocument exposes sameDocument to the tests.
+var SameDocument = sameDocument
