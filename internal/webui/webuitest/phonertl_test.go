@@ -233,6 +233,9 @@ func TestPhoneAndRTL(t *testing.T) {
 		if note := Eval[string](t, b, to, `import('/assets/js/cards.js').then(m => m.renderResult('semanticSearch', {success: true, tracks: [], note: 'The index is in English.'}).querySelector('.result-note')?.textContent || '')`); note != "The index is in English." {
 			t.Errorf("the result's note shows as %q", note)
 		}
+		if notice := Eval[string](t, b, to, `import('/assets/js/cards.js').then(m => m.renderResult('web_fetch', {success: true, url: 'https://example.org/', content: '', notice: 'This page needs JavaScript.'}).querySelector('.result-note')?.textContent || '')`); notice != "This page needs JavaScript." {
+			t.Errorf("web_fetch's notice shows as %q", notice)
+		}
 	})
 
 	t.Run("Hebrew settings: the checks' strings", func(t *testing.T) {

@@ -306,9 +306,11 @@ export function renderResult(name, result) {
   if (!r) return h('pre', { class: 'json', dir: 'ltr' }, jsonText(result));
   const fn = renderers.get(name);
   const out = fn ? fn(r) : genericResult(r);
-  // A tool's note about the result as a whole (semanticSearch: words of the
-  // query the index could not read) comes first; it is the tool's text.
-  const note = str(r.note);
+  // A tool's note about the result as a whole comes first; it is the
+  // tool's text (semanticSearch's note: words of the query the index could
+  // not read; web_fetch's notice: the content may be incomplete, or the page
+  // needs JavaScript).
+  const note = str(r.note) || str(r.notice);
   if (note && out instanceof Element) out.prepend(h('p', { class: 'result-note', role: 'note', dir: 'auto' }, clip(note, 500)));
   return out;
 }
