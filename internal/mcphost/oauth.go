@@ -234,13 +234,19 @@ func newConnAuth(o *OAuth, c *conn) *connAuth {
 		}
 		t.accepted = true
 		a.tok = &t
+		c.h.reg.AddSecrets(t.AccessToken, t.RefreshToken, t.ClientSecret)
 	}
 	return a
 }
 
-// save keeps t (nil: forgets the tokens); the caller holds a.mu.
+// save keeps t (nil: forgets the tokens); the caller holds a.mu. Its
+// secrets join the registry's scrubber at once: a token obtained or
+// refreshed while Toolport runs is as secret as one read at start.
 func (a *connAuth) save(t *storedToken) {
 	a.tok = t
+	if t != nil {
+		a.c.h.reg.AddSecrets(t.AccessToken, t.RefreshToken, t.ClientSecret)
+	}
 	if a.o.store == nil {
 		return
 	}

@@ -348,3 +348,45 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 		}
 	})
 }
+
+// TestOAuthTokensAreScrubbedAtOnce: a server that quotes the bearer token
+// it was sent. The registry knew no token at start (none was saved); the
+// one obtained by the user's authorization, and the one a refresh brings,
+// are scrubbed from the very next result, without a restart.
+func TestOAuthTokensAreScrubbedAtOnce(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	srv, _ := oauthtest.ProtectedServer(t, as)
+	e := newOAuthEnv(t, srv.URL+"/mcp")
+	reg := tool.NewRegistry()
+	h := e.attach(t, reg, srv.URL+"/mcp")
+	if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
+		t.Fatalf("callback: %d %s", code, body)
+	}
+	echo := func(step string) string {
+		t.Helper()
+		res := reg.Call(t.Context(), "notes__echo_token", json.RawMessage(`{}`))
+		if res.Err != nil {
+			t.Fatalf("%s: echo_token: %+v", step, res.Err)
+		}
+		if !strings.Contains(string(res.JSON), "you sent: Bearer [REDACTED]") {
+			t.Errorf("%s: the result does not redact the token: %s", step, res.JSON)
+		}
+		return string(res.JSON)
+	}
+	results := []string{echo("after authorizing")}
+	e.advance(2 * time.Hour) // past the expiry: refreshed first
+	results = append(results, echo("after a refresh"))
+	if n := as.Refreshes.Load(); n != 1 {
+		t.Fatalf("refreshes = %d; want 1", n)
+	}
+	for _, tok := range as.Tokens() {
+		if strings.HasPrefix(tok, "client") || strings.HasPrefix(tok, "code") {
+			continue
+		}
+		for _, r := range results {
+			if strings.Contains(r, tok) {
+				t.Errorf("a token (%s…) is in a result", tok[:3])
+			}
+		}
+	}
+}
