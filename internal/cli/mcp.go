@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/mcpserver"
 	"github.com/toolport/toolport/internal/version"
@@ -67,8 +68,12 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 		return usageError(err)
 	}
 	if len(servers) > 0 {
+		oauth, err := mcpOAuth(env)
+		if err != nil {
+			return err
+		}
 		host, err := mcphost.Attach(ctx, sel, servers, mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env,
-			OnChange: func(string) { opts.ToolChanges.Changed() }})
+			OnChange: func(string) { opts.ToolChanges.Changed() }, OAuth: oauth})
 		if err != nil {
 			return err
 		}
@@ -83,6 +88,22 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	}
 	t := &mcpserver.StdioTransport{Reader: env.Stdin, Writer: stdout, DrainTimeout: *drain}
 	return mcpserver.ServeStdio(ctx, server, t)
+}
+
+// mcpAuthorizeElsewhere is what a call of an attached server that needs a
+// new OAuth authorization says under `toolport mcp`.
+const mcpAuthorizeElsewhere = "`toolport mcp` cannot receive the authorization server's redirect: " +
+	"authorize it from the Settings page of `toolport serve` (its Authorize link); the tokens it saves in the credentials file are used here"
+
+// mcpOAuth is the OAuth of `toolport mcp`'s attached servers. It has no
+// callback route, so it starts no flow: it uses and refreshes the tokens
+// `toolport serve` saved in the credentials file, and reads them again
+// while a server has none.
+func mcpOAuth(env *Env) (*mcphost.OAuth, error) {
+	return mcphost.NewOAuth(mcphost.OAuthConfig{
+		AuthorizeElsewhere: mcpAuthorizeElsewhere,
+		Store:              tokenStore(&config.MCPTokens{Path: env.Config.WritePath()}),
+	})
 }
 
 // mcpRetryInterval is how often `toolport mcp` tries the attached servers
