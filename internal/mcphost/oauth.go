@@ -36,7 +36,15 @@ import (
 //   - tokens (access, refresh, expiry, and the client registration that
 //     refreshing needs) are kept in a [TokenStore] (the credentials file),
 //     so a restart needs no new login, and refreshed when they expire, by
-//     the injected clock. They never reach logs, errors or statuses.
+//     the injected clock. They never reach logs, errors or statuses, and
+//     each joins the registry's secrets ([tool.Registry.AddSecrets]) the
+//     moment it is obtained, refreshed or read, so that a server quoting
+//     it back in a result shows [REDACTED];
+//   - a process with no callback route (`toolport mcp`) starts no flow
+//     ([OAuthConfig.AuthorizeElsewhere]): it uses and refreshes the tokens
+//     another process saved, and says where to authorize when none do. A
+//     refused refresh first looks in the store, where the other process
+//     may have saved the tokens it rotated.
 //
 // One OAuth serves every [Host] of a process ([Options.OAuth]).
 type OAuth struct {
