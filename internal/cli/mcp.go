@@ -16,10 +16,14 @@ import (
 )
 
 func runMCP(ctx context.Context, env *Env, args []string) error {
-	fs := newFlags(env, "mcp", "toolport mcp [--packs web,ckan,music] [--tools a,b]",
+	if len(args) > 0 && args[0] == "auth" {
+		return runMCPAuth(ctx, env, args[1:])
+	}
+	fs := newFlags(env, "mcp", "toolport mcp [--packs web,ckan,music] [--tools a,b]\n       toolport mcp auth NAME",
 		"Serves Toolport's tools over the Model Context Protocol on stdin and stdout, for MCP clients\n"+
 			"that start it (Claude Desktop, Claude Code, Cursor, VS Code…). Only protocol messages are\n"+
-			"written to stdout; diagnostics go to stderr. See the README for client configuration.")
+			"written to stdout; diagnostics go to stderr. See the README for client configuration.\n"+
+			"`toolport mcp auth NAME` authorizes an attached server that asks for OAuth.")
 	selection := selectionFlags(fs, "expose")
 	drain := fs.Duration("drain-timeout", mcpserver.DefaultDrainTimeout,
 		"when stdin closes, how long the calls already received may run before they are canceled")
@@ -92,8 +96,8 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 
 // mcpAuthorizeElsewhere is what a call of an attached server that needs a
 // new OAuth authorization says under `toolport mcp`.
-const mcpAuthorizeElsewhere = "`toolport mcp` cannot receive the authorization server's redirect: " +
-	"authorize it from the Settings page of `toolport serve` (its Authorize link); the tokens it saves in the credentials file are used here"
+const mcpAuthorizeElsewhere = "`toolport mcp` cannot receive the authorization server's redirect while it serves: " +
+	"authorize it from the Settings page of `toolport serve` (its Authorize link), or run `toolport mcp auth NAME`; the tokens they save in the credentials file are used here"
 
 // mcpOAuth is the OAuth of `toolport mcp`'s attached servers. It has no
 // callback route, so it starts no flow: it uses and refreshes the tokens

@@ -120,3 +120,71 @@ func TestMCPUsesTokensSavedByServe(t *testing.T) {
 		}
 	}
 }
+
+// `toolport mcp auth NAME`: the authorization for `toolport mcp` without
+// serve. It prints the URL; the browser comes back to its own loopback
+// port; the tokens are saved, and `toolport mcp auth` again says so.
+func TestMCPAuthCommand(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	mcpSrv, _ := oauthtest.ProtectedServer(t, as)
+	dir := t.TempDir()
+	creds := filepath.Join(dir, "c.json")
+	if err := os.WriteFile(creds, []byte(`{"mcp":{"servers":{"notes":{"url":"`+mcpSrv.URL+`/mcp"}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": dir, "TOOLPORT_CREDENTIALS": creds, "TOOLPORT_DATABASE_URL": filepath.Join(dir, "toolport.db")}
+	cfg, err := config.New(func(k string) string { return env[k] }, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (*testexec.Buffer, *testexec.Buffer, chan int) {
+		var out, errb testexec.Buffer
+		done := make(chan int, 1)
+		go func() {
+			done <- cli.Run(t.Context(), &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Config: cfg, Registry: cli.BuildRegistry}, args)
+		}()
+		return &out, &errb, done
+	}
+	out, errb, done := run("mcp", "auth", "notes")
+	wctx, stop := context.WithTimeout(t.Context(), time.Minute) // a hang guard, not a timing
+	defer stop()
+	printed, err := errb.Await(wctx, func(s string) bool { return strings.Contains(s, "Waiting for the browser") })
+	if err != nil {
+		t.Fatalf("no authorization URL printed: %v\n%s", err, printed)
+	}
+	var authURL string
+	for line := range strings.SplitSeq(printed, "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, as.Srv.URL+"/authorize?") {
+			authURL = l
+		}
+	}
+	if authURL == "" {
+		t.Fatalf("stderr holds no authorization URL:\n%s", printed)
+	}
+	resp, err := (&http.Client{Transport: navigation{}}).Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "notes is authorized") {
+		t.Fatalf("callback page: %d %s", resp.StatusCode, page)
+	}
+	if code := <-done; code != 0 || !strings.Contains(out.String(), "MCP server notes is authorized (2 tools)") {
+		t.Fatalf("mcp auth exited %d: %s\n%s", code, out.String(), errb.String())
+	}
+	if raw, _ := os.ReadFile(creds); !strings.Contains(string(raw), `"refresh_token"`) {
+		t.Fatalf("no tokens saved: %s", raw)
+	}
+	out, errb, done = run("mcp", "auth", "notes")
+	if code := <-done; code != 0 || !strings.Contains(out.String(), "authorized already") {
+		t.Fatalf("mcp auth again exited %d: %s\n%s", code, out.String(), errb.String())
+	}
+	if n := as.Authorizes.Load(); n != 1 {
+		t.Errorf("authorizations = %d; want 1", n)
+	}
+	_, errb, done = run("mcp", "auth", "nosuch")
+	if code := <-done; code == 0 || !strings.Contains(errb.String(), `no MCP server "nosuch"`) {
+		t.Errorf("mcp auth of an unknown server exited %d: %s", code, errb.String())
+	}
+}
