@@ -53,6 +53,12 @@ func TestMCPUsesTokensSavedByServe(t *testing.T) {
 		t.Fatalf("callback: %d", resp.StatusCode)
 	}
 
+	// serve's registry scrubs the tokens it has just obtained: the server
+	// quotes the header back, the result does not.
+	if code, body := send(t, "POST", base+"/api/tools/notes__echo_token", `{}`); code != 200 || !strings.Contains(body, "Bearer [REDACTED]") {
+		t.Errorf("serve's notes__echo_token right after authorizing: %d %s; want the token redacted", code, body)
+	}
+
 	// An MCP client runs `toolport mcp`.
 	dir := t.TempDir()
 	env := map[string]string{"TOOLPORT_DATABASE_URL": filepath.Join(dir, "toolport.db")}
