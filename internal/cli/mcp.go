@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/mcphost"
 	"github.com/toolport/toolport/internal/mcpserver"
 	"github.com/toolport/toolport/internal/version"
@@ -15,10 +16,14 @@ import (
 )
 
 func runMCP(ctx context.Context, env *Env, args []string) error {
-	fs := newFlags(env, "mcp", "toolport mcp [--packs web,ckan,music] [--tools a,b]",
+	if len(args) > 0 && args[0] == "auth" {
+		return runMCPAuth(ctx, env, args[1:])
+	}
+	fs := newFlags(env, "mcp", "toolport mcp [--packs web,ckan,music] [--tools a,b]\n       toolport mcp auth NAME",
 		"Serves Toolport's tools over the Model Context Protocol on stdin and stdout, for MCP clients\n"+
 			"that start it (Claude Desktop, Claude Code, Cursor, VS Code…). Only protocol messages are\n"+
-			"written to stdout; diagnostics go to stderr. See the README for client configuration.")
+			"written to stdout; diagnostics go to stderr. See the README for client configuration.\n"+
+			"`toolport mcp auth NAME` authorizes an attached server that asks for OAuth.")
 	selection := selectionFlags(fs, "expose")
 	drain := fs.Duration("drain-timeout", mcpserver.DefaultDrainTimeout,
 		"when stdin closes, how long the calls already received may run before they are canceled")
@@ -67,8 +72,12 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 		return usageError(err)
 	}
 	if len(servers) > 0 {
+		oauth, err := mcpOAuth(env)
+		if err != nil {
+			return err
+		}
 		host, err := mcphost.Attach(ctx, sel, servers, mcphost.Options{Logger: logger, Version: version.Get().Short(), Getenv: env.Config.Env,
-			OnChange: func(string) { opts.ToolChanges.Changed() }})
+			OnChange: func(string) { opts.ToolChanges.Changed() }, OAuth: oauth})
 		if err != nil {
 			return err
 		}
@@ -83,6 +92,22 @@ func runMCP(ctx context.Context, env *Env, args []string) error {
 	}
 	t := &mcpserver.StdioTransport{Reader: env.Stdin, Writer: stdout, DrainTimeout: *drain}
 	return mcpserver.ServeStdio(ctx, server, t)
+}
+
+// mcpAuthorizeElsewhere is what a call of an attached server that needs a
+// new OAuth authorization says under `toolport mcp`.
+const mcpAuthorizeElsewhere = "`toolport mcp` cannot receive the authorization server's redirect while it serves: " +
+	"authorize it from the Settings page of `toolport serve` (its Authorize link), or run `toolport mcp auth NAME`; the tokens they save in the credentials file are used here"
+
+// mcpOAuth is the OAuth of `toolport mcp`'s attached servers. It has no
+// callback route, so it starts no flow: it uses and refreshes the tokens
+// `toolport serve` saved in the credentials file, and reads them again
+// while a server has none.
+func mcpOAuth(env *Env) (*mcphost.OAuth, error) {
+	return mcphost.NewOAuth(mcphost.OAuthConfig{
+		AuthorizeElsewhere: mcpAuthorizeElsewhere,
+		Store:              tokenStore(&config.MCPTokens{Path: env.Config.WritePath()}),
+	})
 }
 
 // mcpRetryInterval is how often `toolport mcp` tries the attached servers

@@ -375,13 +375,24 @@ func newServer(env *Env, st serveSettings, cfg server.Config, model serveModelCh
 // redirect URI is the server's own callback on loopback (where the user's
 // browser is), and the tokens go to the credentials file.
 func serveOAuth(addr net.Addr, tokens *config.MCPTokens) (*mcphost.OAuth, error) {
+	o, err := serveOAuthWith(addr, tokens, 0)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	return o, nil
+}
+
+// serveOAuthWith is serveOAuth with flows that wait ttl for the user (0:
+// mcphost's default).
+func serveOAuthWith(addr net.Addr, tokens *config.MCPTokens, ttl time.Duration) (*mcphost.OAuth, error) {
 	_, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return nil, fmt.Errorf("serve: listening address %s: %w", addr, err)
+		return nil, fmt.Errorf("listening address %s: %w", addr, err)
 	}
 	return mcphost.NewOAuth(mcphost.OAuthConfig{
 		RedirectURL: "http://127.0.0.1:" + port + "/oauth/callback",
 		Store:       tokenStore(tokens),
+		FlowTTL:     ttl,
 	})
 }
 

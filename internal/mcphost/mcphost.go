@@ -394,6 +394,9 @@ func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, c.needsAuth(nil)
 	}
 	if wait := next.Sub(c.h.opts.Now()); wait > 0 {
+		if c.auth != nil && c.auth.needsUserElsewhere() {
+			return nil, c.needsAuth(nil)
+		}
 		return nil, &tool.Error{Code: tool.CodeNetwork, Retryable: true, RetryAfter: wait,
 			Message: fmt.Sprintf("MCP server %q is unavailable (%s); it is tried again in %s", c.cfg.Name, last, wait.Round(time.Second))}
 	}
@@ -402,6 +405,14 @@ func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 	defer c.mu.Unlock()
 	if err != nil && c.auth != nil && c.auth.needsUser() {
 		c.lastErr = (&NeedsAuthorizationError{Server: c.cfg.Name}).Error()
+		return nil, c.needsAuth(err)
+	}
+	if err != nil && c.auth != nil && c.auth.needsUserElsewhere() {
+		// Tried again after the backoff: the tokens may have been saved
+		// by the process where the user authorizes.
+		c.failures++
+		c.nextTry = c.h.opts.Now().Add(c.backoff())
+		c.lastErr = c.needsAuth(nil).Error()
 		return nil, c.needsAuth(err)
 	}
 	if err != nil {
@@ -428,7 +439,11 @@ func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 // authorization. It does not quote the authorization URL: the model could
 // repeat it, and its state is the callback's only proof.
 func (c *conn) needsAuth(err error) error {
-	return &tool.Error{Code: tool.CodeAuthMissing, Err: err, Message: (&NeedsAuthorizationError{Server: c.cfg.Name}).Error()}
+	na := &NeedsAuthorizationError{Server: c.cfg.Name}
+	if c.auth != nil {
+		na.Elsewhere = c.auth.o.elsewhere
+	}
+	return &tool.Error{Code: tool.CodeAuthMissing, Err: err, Message: na.Error()}
 }
 
 // backoff is the wait after c.failures failed attempts in a row.
@@ -713,6 +728,11 @@ func (c *conn) call(ctx context.Context, name string, args json.RawMessage) (*Ou
 	if err != nil {
 		return nil, c.callError(ctx, cctx, s, name, err)
 	}
+	if c.auth != nil {
+		// The server took the token (a refreshed one, or one another
+		// process saved): a later refusal of it is a revocation.
+		c.auth.accepted()
+	}
 	if res.IsError {
 		return nil, &tool.Error{Code: tool.CodeAPI,
 			Message: fmt.Sprintf("MCP server %q: tool %q failed: %s", c.cfg.Name, name, clip(resultText(res), maxErrorText))}
@@ -730,7 +750,7 @@ func (c *conn) callError(ctx, cctx context.Context, s *mcp.ClientSession, name s
 		return &tool.Error{Code: tool.CodeTimeout, Err: err,
 			Message: fmt.Sprintf("MCP server %q did not answer %q within %s", c.cfg.Name, name, c.cfg.Timeout)}
 	}
-	if c.auth != nil && c.auth.needsUser() {
+	if c.auth != nil && (c.auth.needsUser() || c.auth.needsUserElsewhere()) {
 		return c.needsAuth(err)
 	}
 	var wire *jsonrpc.Error

@@ -36,11 +36,20 @@ import (
 //   - tokens (access, refresh, expiry, and the client registration that
 //     refreshing needs) are kept in a [TokenStore] (the credentials file),
 //     so a restart needs no new login, and refreshed when they expire, by
-//     the injected clock. They never reach logs, errors or statuses.
+//     the injected clock. They never reach logs, errors or statuses, and
+//     each joins the registry's secrets ([tool.Registry.AddSecrets]) the
+//     moment it is obtained, refreshed or read, so that a server quoting
+//     it back in a result shows [REDACTED];
+//   - a process with no callback route (`toolport mcp`) starts no flow
+//     ([OAuthConfig.AuthorizeElsewhere]): it uses and refreshes the tokens
+//     another process saved, and says where to authorize when none do. A
+//     refused refresh first looks in the store, where the other process
+//     may have saved the tokens it rotated.
 //
 // One OAuth serves every [Host] of a process ([Options.OAuth]).
 type OAuth struct {
 	redirectURL string
+	elsewhere   string
 	store       TokenStore
 	client      *http.Client
 	now         func() time.Time
@@ -64,6 +73,13 @@ type TokenStore interface {
 type OAuthConfig struct {
 	// RedirectURL is Toolport's callback, http://127.0.0.1:<port>/oauth/callback.
 	RedirectURL string
+	// AuthorizeElsewhere is for a process with no callback route (`toolport
+	// mcp`): RedirectURL is then empty and no flow is started here. Saved
+	// tokens are used and refreshed, read again from the Store while a
+	// server has none (another process may have saved them), and a server
+	// that needs a new authorization fails its calls with AUTH_MISSING
+	// saying this text: where the user authorizes it.
+	AuthorizeElsewhere string
 	// Store keeps tokens between runs; nil keeps them in memory only.
 	Store TokenStore
 	// HTTPClient reaches the authorization servers; nil means a new one.
@@ -76,11 +92,17 @@ type OAuthConfig struct {
 
 // NewOAuth checks cfg and returns the flows' broker.
 func NewOAuth(cfg OAuthConfig) (*OAuth, error) {
-	u, err := url.Parse(cfg.RedirectURL)
-	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, errors.New("mcphost: the OAuth redirect URL must be an http(s) URL without query or fragment")
+	switch {
+	case cfg.AuthorizeElsewhere != "" && cfg.RedirectURL != "":
+		return nil, errors.New("mcphost: an OAuth with a redirect URL authorizes here, not elsewhere")
+	case cfg.AuthorizeElsewhere != "":
+	default:
+		u, err := url.Parse(cfg.RedirectURL)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, errors.New("mcphost: the OAuth redirect URL must be an http(s) URL without query or fragment")
+		}
 	}
-	o := &OAuth{redirectURL: cfg.RedirectURL, store: cfg.Store, client: cfg.HTTPClient, now: cfg.Now, flowTTL: cfg.FlowTTL,
+	o := &OAuth{redirectURL: cfg.RedirectURL, elsewhere: cfg.AuthorizeElsewhere, store: cfg.Store, client: cfg.HTTPClient, now: cfg.Now, flowTTL: cfg.FlowTTL,
 		flows: map[string]*flow{}}
 	if o.client == nil {
 		o.client = &http.Client{Timeout: 30 * time.Second}
@@ -214,33 +236,57 @@ type connAuth struct {
 	tok     *storedToken
 	pending *flow  // the flow waiting for the user; nil when none
 	lastErr string // why the last flow or token failed
+	// away: a new authorization is needed and must be made elsewhere
+	// (OAuthConfig.AuthorizeElsewhere); cleared when a connection works.
+	away bool
 }
 
 func newConnAuth(o *OAuth, c *conn) *connAuth {
 	a := &connAuth{o: o, c: c}
-	if o.store == nil {
-		return a
-	}
-	raw, err := o.store.LoadOAuth(c.cfg.Name, c.cfg.URL)
-	if err != nil {
-		c.h.opts.Logger.Warn("reading an MCP server's saved authorization failed", "server", c.cfg.Name, "error", err)
-		return a
-	}
-	if len(raw) > 0 {
-		var t storedToken
-		if err := json.Unmarshal(raw, &t); err != nil || t.AccessToken == "" && t.RefreshToken == "" || t.TokenURL == "" {
-			c.h.opts.Logger.Warn("an MCP server's saved authorization is unreadable; it is authorized again", "server", c.cfg.Name)
-			return a
-		}
-		t.accepted = true
-		a.tok = &t
-	}
+	a.load()
 	return a
 }
 
-// save keeps t (nil: forgets the tokens); the caller holds a.mu.
+// load takes the saved tokens, if any; the caller holds a.mu or owns a.
+func (a *connAuth) load() {
+	if t := a.stored(); t != nil {
+		a.tok = t
+	}
+}
+
+// stored reads the saved tokens; nil when there are none. Their secrets
+// join the registry's scrubber.
+func (a *connAuth) stored() *storedToken {
+	if a.o.store == nil {
+		return nil
+	}
+	c := a.c
+	raw, err := a.o.store.LoadOAuth(c.cfg.Name, c.cfg.URL)
+	if err != nil {
+		c.h.opts.Logger.Warn("reading an MCP server's saved authorization failed", "server", c.cfg.Name, "error", err)
+		return nil
+	}
+	if len(raw) == 0 {
+		return nil
+	}
+	var t storedToken
+	if err := json.Unmarshal(raw, &t); err != nil || t.AccessToken == "" && t.RefreshToken == "" || t.TokenURL == "" {
+		c.h.opts.Logger.Warn("an MCP server's saved authorization is unreadable; it is authorized again", "server", c.cfg.Name)
+		return nil
+	}
+	t.accepted = true
+	c.h.reg.AddSecrets(t.AccessToken, t.RefreshToken, t.ClientSecret)
+	return &t
+}
+
+// save keeps t (nil: forgets the tokens); the caller holds a.mu. Its
+// secrets join the registry's scrubber at once: a token obtained or
+// refreshed while Toolport runs is as secret as one read at start.
 func (a *connAuth) save(t *storedToken) {
 	a.tok = t
+	if t != nil {
+		a.c.h.reg.AddSecrets(t.AccessToken, t.RefreshToken, t.ClientSecret)
+	}
 	if a.o.store == nil {
 		return
 	}
@@ -257,6 +303,11 @@ func (a *connAuth) save(t *storedToken) {
 func (a *connAuth) TokenSource(context.Context) (oauth2.TokenSource, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.tok == nil && a.o.elsewhere != "" {
+		// Authorized elsewhere meanwhile, perhaps: the other process saved
+		// the tokens in the shared store.
+		a.load()
+	}
 	if a.tok == nil {
 		return nil, nil
 	}
@@ -301,6 +352,12 @@ func (a *connAuth) refresh(ctx context.Context) error {
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.Response != nil && re.Response.StatusCode < 500 && re.ErrorCode != "") {
+			// `toolport serve` and `toolport mcp` share the file: the other
+			// may have refreshed (and so rotated) the tokens first.
+			if fresh := a.stored(); fresh != nil && fresh.RefreshToken != t.RefreshToken {
+				a.tok = fresh
+				return nil
+			}
 			a.lastErr = "the authorization server refused the refresh token (" + clip(oneLine(re.ErrorCode), 60) + "); authorize again"
 			a.c.h.opts.Logger.Warn("an MCP server's refresh token was refused", "server", a.c.cfg.Name, "error_code", clip(oneLine(re.ErrorCode), 60))
 			a.save(nil)
@@ -350,14 +407,22 @@ func (a *connAuth) accepted() {
 	if a.tok != nil {
 		a.tok.accepted = true
 	}
-	a.lastErr = ""
+	a.lastErr, a.away = "", false
 }
 
 // NeedsAuthorizationError is the error of a connection attempt that met a
 // server needing the user's authorization.
-type NeedsAuthorizationError struct{ Server string }
+type NeedsAuthorizationError struct {
+	Server string
+	// Elsewhere says where to authorize it when this process cannot
+	// (OAuthConfig.AuthorizeElsewhere); "" means Toolport's page.
+	Elsewhere string
+}
 
 func (e *NeedsAuthorizationError) Error() string {
+	if e.Elsewhere != "" {
+		return fmt.Sprintf("MCP server %q needs the user's authorization: %s", e.Server, e.Elsewhere)
+	}
 	return fmt.Sprintf("MCP server %q needs the user's authorization: open Settings on Toolport's page and follow its Authorize link", e.Server)
 }
 
@@ -388,6 +453,16 @@ func (a *connAuth) Authorize(ctx context.Context, req *http.Request, resp *http.
 		if a.tok != nil {
 			a.save(nil)
 		}
+	}
+	if a.o.elsewhere != "" {
+		// No callback here: the user authorizes from another process,
+		// whose saved tokens TokenSource reads on a later attempt.
+		if !a.away {
+			a.c.h.opts.Logger.Warn("an MCP server needs the user's authorization", "server", a.c.cfg.Name, "where", a.o.elsewhere)
+		}
+		a.away = true
+		a.mu.Unlock()
+		return &NeedsAuthorizationError{Server: a.c.cfg.Name, Elsewhere: a.o.elsewhere}
 	}
 	fl := a.pending
 	if fl == nil {
@@ -526,11 +601,18 @@ func (a *connAuth) status(st *Status) {
 			st.Authorization, st.AuthorizationURL = AuthNeeded, fl.url
 		default:
 		}
+	} else if a.away {
+		st.Authorization = AuthNeeded
 	} else if a.tok != nil {
 		st.Authorization = AuthAuthorized
 	}
 	// Why the authorization failed says more than the connection's error.
-	if a.lastErr != "" {
+	if a.away {
+		st.Error = (&NeedsAuthorizationError{Server: a.c.cfg.Name, Elsewhere: a.o.elsewhere}).Error()
+		if a.lastErr != "" {
+			st.Error = a.lastErr + ". " + st.Error
+		}
+	} else if a.lastErr != "" {
 		st.Error = a.lastErr
 		if st.Authorization == AuthNeeded {
 			st.Error += "; authorize it again"
@@ -543,6 +625,14 @@ func (a *connAuth) needsUser() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.pending != nil
+}
+
+// needsUserElsewhere reports whether the user must authorize the server
+// from another process.
+func (a *connAuth) needsUserElsewhere() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.away
 }
 
 // States of [Status.Authorization].

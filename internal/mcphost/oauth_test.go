@@ -348,3 +348,146 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 		}
 	})
 }
+
+// TestOAuthTokensAreScrubbedAtOnce: a server that quotes the bearer token
+// it was sent. The registry knew no token at start (none was saved); the
+// one obtained by the user's authorization, and the one a refresh brings,
+// are scrubbed from the very next result, without a restart.
+func TestOAuthTokensAreScrubbedAtOnce(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	srv, _ := oauthtest.ProtectedServer(t, as)
+	e := newOAuthEnv(t, srv.URL+"/mcp")
+	reg := tool.NewRegistry()
+	h := e.attach(t, reg, srv.URL+"/mcp")
+	if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
+		t.Fatalf("callback: %d %s", code, body)
+	}
+	echo := func(step string) string {
+		t.Helper()
+		res := reg.Call(t.Context(), "notes__echo_token", json.RawMessage(`{}`))
+		if res.Err != nil {
+			t.Fatalf("%s: echo_token: %+v", step, res.Err)
+		}
+		if !strings.Contains(string(res.JSON), "you sent: Bearer [REDACTED]") {
+			t.Errorf("%s: the result does not redact the token: %s", step, res.JSON)
+		}
+		return string(res.JSON)
+	}
+	results := []string{echo("after authorizing")}
+	e.advance(2 * time.Hour) // past the expiry: refreshed first
+	results = append(results, echo("after a refresh"))
+	if n := as.Refreshes.Load(); n != 1 {
+		t.Fatalf("refreshes = %d; want 1", n)
+	}
+	for _, tok := range as.Tokens() {
+		if strings.HasPrefix(tok, "client") || strings.HasPrefix(tok, "code") {
+			continue
+		}
+		for _, r := range results {
+			if strings.Contains(r, tok) {
+				t.Errorf("a token (%s…) is in a result", tok[:3])
+			}
+		}
+	}
+}
+
+// TestOAuthAuthorizedElsewhere is `toolport mcp`: a process with no
+// callback route. It uses and refreshes the tokens another process (serve)
+// saved; when a new authorization is needed it starts no flow and fails the
+// calls with AUTH_MISSING saying where to authorize; once the other process
+// has saved new tokens, it connects with them without a restart.
+func TestOAuthAuthorizedElsewhere(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	srv, _ := oauthtest.ProtectedServer(t, as)
+	e := newOAuthEnv(t, srv.URL+"/mcp")
+	// serve: the user authorizes there.
+	h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
+	if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
+		t.Fatalf("callback: %d %s", code, body)
+	}
+	h.Close()
+
+	const where = "authorize it from the Settings page of `toolport serve`"
+	away, err := mcphost.NewOAuth(mcphost.OAuthConfig{AuthorizeElsewhere: where, Store: e.store,
+		Now: func() time.Time { return *e.now.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	h2 := attach(t, reg, []mcphost.Server{{Name: "notes", URL: srv.URL + "/mcp"}},
+		mcphost.Options{Logger: e.logger, OAuth: away, Now: func() time.Time { return *e.now.Load() }})
+	if st := h2.Status()[0]; !st.Connected || st.Authorization != mcphost.AuthAuthorized {
+		t.Fatalf("with saved tokens: %+v; want connected", st)
+	}
+	e.advance(2 * time.Hour) // expired: refreshed, and the refresh saved
+	before := savedToken(t, e.path)["access_token"]
+	if res := callWhoami(t, reg); res.Err != nil {
+		t.Fatalf("call after expiry: %+v", res.Err)
+	}
+	if n := as.Refreshes.Load(); n != 1 || savedToken(t, e.path)["access_token"] == before {
+		t.Errorf("refreshes = %d, saved token changed = %v; want a saved refresh", n, savedToken(t, e.path)["access_token"] != before)
+	}
+
+	as.ExpireAll(true) // revoked: only the user can help
+	for i := range 2 { // the call that meets it, and the next, during the backoff
+		res := callWhoami(t, reg)
+		if res.Err == nil || res.Err.Code != tool.CodeAuthMissing || !strings.Contains(res.Err.Message, where) {
+			t.Fatalf("call %d with revoked tokens: %+v; want AUTH_MISSING saying %q", i, res.Err, where)
+		}
+	}
+	if st := h2.Status()[0]; st.Authorization != mcphost.AuthNeeded || st.AuthorizationURL != "" || !strings.Contains(st.Error, where) {
+		t.Errorf("status = %+v; want needs authorization, no URL, saying where", st)
+	}
+	if n := as.Authorizes.Load(); n != 1 {
+		t.Errorf("a flow was started here: %d authorizations", n)
+	}
+
+	// The user authorizes in serve again; this process picks the tokens up.
+	e.oauth = e.newOAuth(t)
+	h3 := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
+	if code, body := browse(t, h3.Status()[0].AuthorizationURL); code != http.StatusOK {
+		t.Fatalf("callback: %d %s", code, body)
+	}
+	e.advance(time.Hour) // past the backoff
+	if res := callWhoami(t, reg); res.Err != nil {
+		t.Fatalf("call once authorized elsewhere: %+v", res.Err)
+	}
+	if st := h2.Status()[0]; !st.Connected || st.Authorization != mcphost.AuthAuthorized || st.Error != "" {
+		t.Errorf("status = %+v; want connected and authorized", st)
+	}
+}
+
+// TestOAuthSharedFileRotation: serve and mcp hold the same saved tokens;
+// one refreshes (the AS rotates the refresh token), then the other's
+// refresh is refused: it takes the tokens the first saved instead of
+// forgetting them and asking the user again.
+func TestOAuthSharedFileRotation(t *testing.T) {
+	as := oauthtest.NewAS(t)
+	srv, _ := oauthtest.ProtectedServer(t, as)
+	e := newOAuthEnv(t, srv.URL+"/mcp")
+	serveReg := tool.NewRegistry()
+	h := e.attach(t, serveReg, srv.URL+"/mcp")
+	if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
+		t.Fatalf("callback: %d %s", code, body)
+	}
+	away, err := mcphost.NewOAuth(mcphost.OAuthConfig{AuthorizeElsewhere: "use serve", Store: e.store,
+		Now: func() time.Time { return *e.now.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpReg := tool.NewRegistry()
+	attach(t, mcpReg, []mcphost.Server{{Name: "notes", URL: srv.URL + "/mcp"}}, mcphost.Options{OAuth: away})
+	e.advance(2 * time.Hour)
+	if res := callWhoami(t, mcpReg); res.Err != nil {
+		t.Fatalf("mcp's call after expiry: %+v", res.Err)
+	}
+	if res := callWhoami(t, serveReg); res.Err != nil {
+		t.Fatalf("serve's call after mcp rotated the tokens: %+v", res.Err)
+	}
+	if n := as.Authorizes.Load(); n != 1 {
+		t.Errorf("the user was sent to the AS %d times; want once", n)
+	}
+	if st := h.Status()[0]; st.Authorization != mcphost.AuthAuthorized {
+		t.Errorf("serve's status = %+v", st)
+	}
+}

@@ -216,6 +216,12 @@ func ProtectedServer(t testing.TB, as *AS) (*httptest.Server, *sync.Map) {
 		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, struct{}, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you are the test user"}}}, struct{}{}, nil
 		})
+	// A careless server that quotes the caller's credentials back: what
+	// the host's scrubber must catch.
+	mcp.AddTool(s, &mcp.Tool{Name: "echo_token", Description: "Quotes the Authorization header it was sent", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, struct{}, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you sent: " + req.Extra.Header.Get("Authorization")}}}, struct{}{}, nil
+		})
 	mux := http.NewServeMux()
 	var srv *httptest.Server
 	verify := func(_ context.Context, tok string, r *http.Request) (*auth.TokenInfo, error) {

@@ -251,6 +251,7 @@ const STRINGS = {
     'setupDown': 'not reachable',
     'setupNeedsAuth': 'needs authorization',
     'setupAuthorize': 'Authorize',
+    'setupAuthorized': 'Authorized: {name} is connected.',
     'setupNextStart': 'at the next start',
     // First run: the tools the model has, and the demo tracks (issue 27).
     'modelToolsLine': 'The model can use {n} tools: {names}.',
@@ -596,6 +597,7 @@ const STRINGS = {
     'setupDown': 'לא זמין',
     'setupNeedsAuth': 'דרוש אישור גישה',
     'setupAuthorize': 'אישור גישה',
+    'setupAuthorized': 'הגישה אושרה: {name} מחובר.',
     'setupNextStart': 'בהפעלה הבאה',
     // First run: the tools the model has, and the demo tracks (issue 27).
     'modelToolsLine': 'המודל יכול להשתמש ב־{n} כלים: {names}.',

@@ -17,6 +17,19 @@ const KEY_LABEL = {
   tidal_client_id: 'setupTidal',
 };
 
+// While a server waits for the person's authorization (in another tab, at
+// its authorization server), the view asks the server again: at once when
+// the page is shown or focused again, and every AUTH_POLL_MS while Settings
+// is open, at most AUTH_POLL_MAX times (ten minutes; reopening Settings
+// starts again).
+const AUTH_POLL_MS = 2000;
+const AUTH_POLL_MAX = 300;
+
+/** awaitsAuth reports whether a server waits for the person's authorization. */
+function awaitsAuth(s) {
+  return !!(s && s.live && !s.connected && str(s.authorization) === 'needs authorization');
+}
+
 let uid = 0;
 /** field is a labelled input; it returns [wrapper, input]. */
 function field(labelKey, attrs) {
@@ -33,11 +46,20 @@ export class Setup {
     this.changed = changed || (() => {});
     this.root = h('div', { class: 'setup', id: 'setup' });
     this.status = h('p', { class: 'dialog-text setup-status', id: 'setup-status', role: 'status', 'aria-live': 'polite' });
+    this.waiting = new Set(); // names of the servers awaiting authorization
+    this.shown = '';          // what the servers' rows show, to re-render only on a change
+    this.polls = 0;
+    this.timer = 0;
+    this.refreshing = false;
+    const again = () => { if (this.waiting.size && document.visibilityState === 'visible') this.refreshAuth(); };
+    window.addEventListener('focus', again);
+    document.addEventListener('visibilitychange', again);
   }
 
   element() { return this.root; }
 
   async load() {
+    this.polls = 0;
     try {
       this.render(await this.api.json('/api/settings'));
     } catch (err) {
@@ -65,13 +87,59 @@ export class Setup {
   }
 
   render(v) {
+    const servers = Array.isArray(v && v.mcpServers) ? v.mcpServers : [];
     clear(this.root);
     this.root.append(
       h('p', { class: 'dialog-text' }, t('setupIntro', { file: str(v && v.credentialsFile) })),
       this.status,
       this.modelsSection(v && v.models),
       this.keysSection(Array.isArray(v && v.keys) ? v.keys : []),
-      this.mcpSection(Array.isArray(v && v.mcpServers) ? v.mcpServers : []));
+      this.mcpSection(servers));
+    this.shown = serversKey(servers);
+    this.waiting = new Set(servers.filter(awaitsAuth).map((s) => str(s.name)));
+    if (this.waiting.size) this.schedule();
+  }
+
+  /** schedule asks the server again in a while, within the bound, while Settings is open. */
+  schedule() {
+    if (this.timer || this.polls >= AUTH_POLL_MAX) return;
+    this.timer = setTimeout(() => {
+      this.timer = 0;
+      const dlg = this.root.closest('dialog');
+      if (!this.waiting.size || (dlg && !dlg.open)) return;
+      this.polls++;
+      this.refreshAuth();
+    }, AUTH_POLL_MS);
+  }
+
+  /** refreshAuth shows the servers' new state once an authorization has come back. */
+  async refreshAuth() {
+    if (this.refreshing) return;
+    this.refreshing = true;
+    try {
+      const v = await this.api.json('/api/settings');
+      const servers = Array.isArray(v && v.mcpServers) ? v.mcpServers : [];
+      // Re-rendering replaces the forms: not while the person types in one.
+      const active = document.activeElement;
+      const typing = active && this.root.contains(active) && (active.tagName === 'INPUT' || active.tagName === 'SELECT') && active.value;
+      if (serversKey(servers) === this.shown || typing) {
+        this.schedule();
+        return;
+      }
+      const before = this.waiting;
+      this.render(v);
+      const done = servers.filter((s) => s.connected && before.has(str(s.name))).map((s) => str(s.name));
+      if (done.length) {
+        const msg = t('setupAuthorized', { name: done.join(', ') });
+        this.status.textContent = msg;
+        this.announce(msg);
+        this.changed();
+      }
+    } catch {
+      this.schedule();
+    } finally {
+      this.refreshing = false;
+    }
   }
 
   modelsSection(m) {
@@ -196,7 +264,7 @@ export class Setup {
       const tools = Array.isArray(s.tools) ? s.tools.length : 0;
       // A server that asked for OAuth waits for the person: the link opens
       // its authorization server, which sends the browser back to
-      // /oauth/callback. Reopen Settings to see it connected.
+      // /oauth/callback; the view then refreshes (refreshAuth).
       const needsAuth = s.live && !s.connected && str(s.authorization) === 'needs authorization' && safeURL(str(s.authorizationUrl));
       const state = !s.live ? t('setupNextStart') : s.connected ? t('setupConnected', { n: tools })
         : needsAuth ? t('setupNeedsAuth') : t('setupDown');
@@ -229,6 +297,12 @@ export class Setup {
       h('h3', { class: 'setup-title', id: 'setup-mcp-title' }, t('setupMCP')),
       servers.length ? list : h('p', { class: 'dialog-text' }, t('setupNoServers')), form);
   }
+}
+
+/** serversKey is what the servers' rows show, to compare. */
+function serversKey(servers) {
+  return JSON.stringify(servers.map((s) => [str(s.name), !!s.connected, !!s.live, str(s.authorization), str(s.error),
+    Array.isArray(s.tools) ? s.tools.length : 0]));
 }
 
 function message(err) {
