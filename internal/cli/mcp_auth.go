@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
@@ -84,17 +83,13 @@ func runMCPAuth(ctx context.Context, env *Env, args []string) error {
 	done := make(chan error, 1)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /oauth/callback", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Referrer-Policy", "no-referrer") // the URL holds the code
 		_, err := oauth.Callback(r.Context(), r.URL.Query())
 		page := struct{ Title, Message string }{"Authorized", "MCP server " + name + " is authorized; `toolport mcp` uses its tokens. You can close this tab."}
 		status := http.StatusOK
 		if err != nil {
 			status, page.Title, page.Message = http.StatusBadRequest, "Not authorized", err.Error()
 		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(status)
-		_ = mcpAuthPage.Execute(w, page)
+		mcphost.WriteCallbackPage(w, status, page.Title, page.Message, "")
 		if !errors.Is(err, mcphost.ErrUnknownState) { // a stray request does not end the wait
 			select {
 			case done <- err:
@@ -121,8 +116,3 @@ func runMCPAuth(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "MCP server %s is authorized (%d tools); its tokens are saved in %s for `toolport mcp`\n", name, len(st.Tools), tokens.Path)
 	return nil
 }
-
-var mcpAuthPage = template.Must(template.New("auth").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Toolport: authorization</title></head>
-<body><main><h1>{{.Title}}</h1><p>{{.Message}}</p></main></body></html>
-`))

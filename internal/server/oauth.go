@@ -2,18 +2,10 @@ package server
 
 import (
 	"errors"
-	"html/template"
 	"net/http"
 
 	"github.com/toolport/toolport/internal/mcphost"
 )
-
-// oauthPage is what the browser shows when the authorization server sends
-// it back: the outcome, and the way back to the page.
-var oauthPage = template.Must(template.New("oauth").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Toolport: authorization</title></head>
-<body><main><h1>{{.Title}}</h1><p>{{.Message}}</p><p><a href="/">Back to Toolport</a></p></main></body></html>
-`))
 
 // oauthCallback is the redirect URI of attached MCP servers' OAuth flows
 // (mcphost.OAuth). The authorization server's redirect is a top-level
@@ -24,8 +16,6 @@ var oauthPage = template.Must(template.New("oauth").Parse(`<!doctype html>
 // through), and acts only when the state matches a pending flow, once:
 // a forged or replayed callback changes nothing.
 func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer") // the URL holds the code
 	if !remoteLoopback(r) {
 		refuse(w, r, http.StatusForbidden, "FORBIDDEN", "the OAuth callback answers only this machine's browser")
 		return
@@ -40,7 +30,5 @@ func (s *Server) oauthCallback(w http.ResponseWriter, r *http.Request) {
 		s.logger.WarnContext(r.Context(), "an MCP server's authorization failed", "server", server, "error", err)
 		status, page.Title, page.Message = http.StatusBadRequest, "Not authorized", err.Error()
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_ = oauthPage.Execute(w, page)
+	mcphost.WriteCallbackPage(w, status, page.Title, page.Message, "/")
 }
