@@ -186,7 +186,7 @@ type Input struct {
 	StartIndex *int `json:"start_index,omitempty" jsonschema:"Character to start reading from (0-based); instead of offset/limit" schema:"minimum=0"`
 	MaxLength  *int `json:"max_length,omitempty" jsonschema:"Maximum number of characters to return (default 5000); instead of offset/limit" schema:"minimum=1,maximum=1000000"`
 	Raw        bool `json:"raw,omitempty" jsonschema:"Return the whole decoded document (e.g. HTML source) instead of its main content as markdown"`
-	Render     bool `json:"render,omitempty" jsonschema:"Run the page's JavaScript in a browser before extracting its content, for pages built by scripts (single-page apps). Pages that look like such apps are rendered without it when a browser is available"`
+	Render     bool `json:"render,omitempty" jsonschema:"Run the page's JavaScript in a browser first (single-page apps; detected ones are rendered anyway)"`
 }
 
 // Output is a fetched page. Content holds the requested part of the
@@ -249,13 +249,10 @@ func (o Output) Summary() string {
 
 // description is what a model reads on every call: the spec's sentences,
 // the default bound, and what the schema cannot say.
-const description = "Fetches content from a specified URL and returns it as markdown: the page's main content " +
-	"(navigation, ads and footers dropped). " +
-	"Supports pagination via offset and limit parameters similar to file_read, or by characters with start_index and max_length. " +
-	"A call with neither returns at most 5000 characters, ending at a line or word break; " +
-	"the result says what to pass to go on (offset or start_index). " +
-	"PDFs come as text, a line <!-- page N --> before each page. " +
-	"Pages built by JavaScript are rendered in a browser when one is available (render: true asks for it). " +
+const description = "Fetches content from a specified URL and returns it as markdown: its main content. " +
+	"Supports pagination via offset and limit parameters similar to file_read, or by characters (start_index, max_length). " +
+	"A call with neither returns at most 5000 characters; the result says how to go on. " +
+	"PDFs come as text with <!-- page N --> before each page. " +
 	"Private network addresses and pages robots.txt disallows are refused."
 
 // Tool declares web_fetch.

@@ -129,7 +129,7 @@ func (c Config) braveReady(toolName string, clientErr error) *tool.Error {
 type NewsInput struct {
 	Query      string `json:"query" jsonschema:"The search query to use" schema:"minLength=2"`
 	Count      int    `json:"count,omitempty" jsonschema:"Number of articles to return (1-50)" schema:"minimum=1,maximum=50,default=10"`
-	Offset     int    `json:"offset,omitempty" jsonschema:"Result offset for pagination: how many results to skip. Brave serves results in pages of count (at most 10 pages), so offset must be a multiple of count below 10 × count (0, 10, 20 … for count 10)." schema:"minimum=0,default=0"`
+	Offset     int    `json:"offset,omitempty" jsonschema:"Result offset for pagination: results to skip, a multiple of count below 10 × count (Brave serves 10 pages of count)" schema:"minimum=0,default=0"`
 	Freshness  string `json:"freshness,omitempty" jsonschema:"Only results Brave found in this period: pd (past day), pw (past week), pm (past month), py (past year), or a date range YYYY-MM-DDtoYYYY-MM-DD" schema:"pattern=^(pd|pw|pm|py|[0-9]{4}-[0-9]{2}-[0-9]{2}to[0-9]{4}-[0-9]{2}-[0-9]{2})$"`
 	Country    string `json:"country,omitempty" jsonschema:"Two-letter country code the results should come from (e.g. US, DE), or ALL" schema:"pattern=^([A-Za-z]{2}|ALL|all)$"`
 	SearchLang string `json:"search_lang,omitempty" jsonschema:"Language code of the results (e.g. en, de, pt-br)" schema:"pattern=^[A-Za-z]{2}(-[A-Za-z]+)?$,maxLength=10"`
@@ -142,7 +142,7 @@ type NewsInput struct {
 type VideoInput struct {
 	Query      string `json:"query" jsonschema:"The search query to use" schema:"minLength=2"`
 	Count      int    `json:"count,omitempty" jsonschema:"Number of videos to return (1-50)" schema:"minimum=1,maximum=50,default=10"`
-	Offset     int    `json:"offset,omitempty" jsonschema:"Result offset for pagination: how many results to skip. Brave serves results in pages of count (at most 10 pages), so offset must be a multiple of count below 10 × count (0, 10, 20 … for count 10)." schema:"minimum=0,default=0"`
+	Offset     int    `json:"offset,omitempty" jsonschema:"Result offset for pagination: results to skip, a multiple of count below 10 × count (Brave serves 10 pages of count)" schema:"minimum=0,default=0"`
 	Freshness  string `json:"freshness,omitempty" jsonschema:"Only results Brave found in this period: pd (past day), pw (past week), pm (past month), py (past year), or a date range YYYY-MM-DDtoYYYY-MM-DD" schema:"pattern=^(pd|pw|pm|py|[0-9]{4}-[0-9]{2}-[0-9]{2}to[0-9]{4}-[0-9]{2}-[0-9]{2})$"`
 	Country    string `json:"country,omitempty" jsonschema:"Two-letter country code the results should come from (e.g. US, DE), or ALL" schema:"pattern=^([A-Za-z]{2}|ALL|all)$"`
 	SearchLang string `json:"search_lang,omitempty" jsonschema:"Language code of the results (e.g. en, de, pt-br)" schema:"pattern=^[A-Za-z]{2}(-[A-Za-z]+)?$,maxLength=10"`
