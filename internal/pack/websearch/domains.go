@@ -72,12 +72,17 @@ func hostOf(rawURL string) string {
 	return stripWWW(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."))
 }
 
-// stripWWW drops a leading "www." unless what is left is a bare TLD.
+// stripWWW drops leading "www." labels unless what is left is a bare TLD.
 func stripWWW(h string) string {
-	if rest, ok := strings.CutPrefix(h, "www."); ok && strings.Contains(rest, ".") {
-		return rest
+	// Every leading "www.", so that a domain and its normalised form
+	// normalise alike ("www.www.example.com"; FuzzDomainFilter found it).
+	for {
+		rest, ok := strings.CutPrefix(h, "www.")
+		if !ok || !strings.Contains(rest, ".") {
+			return h
+		}
+		h = rest
 	}
-	return h
 }
 
 func normalizeDomains(field string, in []string) ([]string, error) {
