@@ -59,19 +59,13 @@ func TestAttachFromThePage(t *testing.T) {
 
 	// The next turn: the model is offered the server's tools and calls one;
 	// its card shows the server's answer.
-	echo := `document.querySelector('.tool-card[data-tool="everything__echo"]')`
-	b.Do(t, to, closeSettings(), send("Please echo a greeting"), waitIdle(),
-		WaitFor(echo+`?.dataset.status === 'completed'`),
-		WaitFor(lastAssistant(`?.textContent.includes('It echoed the message.')`)),
-		chromedp.Evaluate[chromedp.Void](echo+`.querySelector('.tool-head').click()`),
-		Screenshot(t, dir, "desktop-light-attached-echo"))
-	if text := Eval[string](t, b, to, echo+`.querySelector('.tool-content').textContent`); !strings.Contains(text, "Echo: שלום from the page") {
+	text, offered := toolTurn(t, b, to, ms, dir, "everything__echo", "Please echo a greeting", "It echoed the message.", "desktop-light-attached-echo")
+	if !strings.Contains(text, "Echo: שלום from the page") {
 		t.Errorf("the echo card shows %q, want the server's answer", text)
 	}
 	// (Opening Settings runs the doctor's model check first: the turn's
 	// request is the first that carries the message.)
-	turn := slices.IndexFunc(ms.Requests(), func(r servertest.Request) bool { return strings.Contains(string(r.Body), "Please echo a greeting") })
-	if turn < 0 || !strings.Contains(string(ms.Requests()[turn].Body), `"everything__echo"`) {
+	if !offered {
 		t.Error("the model's first request of the turn after attaching does not offer everything__echo")
 	}
 
@@ -95,4 +89,22 @@ func TestAttachFromThePage(t *testing.T) {
 		WaitFor(`!document.querySelector(`+jsString(row)+`)`),
 		WaitForAsync(`(async () => !(await (await fetch('/api/tools')).text()).includes('everything__'))()`),
 		closeSettings())
+}
+
+// toolTurn closes Settings, sends prompt, waits for the turn to call tool
+// and for the answer to end with reply, opens the tool's card and takes a
+// screenshot named shot. It returns the card's content and whether the
+// model's first request of the turn (the first carrying prompt) offered
+// tool.
+func toolTurn(t *testing.T, b *Browser, to time.Duration, ms *servertest.ModelServer, dir, tool, prompt, reply, shot string) (text string, offered bool) {
+	t.Helper()
+	card := `document.querySelector('.tool-card[data-tool="` + tool + `"]')`
+	b.Do(t, to, closeSettings(), send(prompt), waitIdle(),
+		WaitFor(card+`?.dataset.status === 'completed'`),
+		WaitFor(lastAssistant(`?.textContent.includes(`+jsString(reply)+`)`)),
+		chromedp.Evaluate[chromedp.Void](card+`.querySelector('.tool-head').click()`),
+		Screenshot(t, dir, shot))
+	text = Eval[string](t, b, to, card+`.querySelector('.tool-content').textContent`)
+	turn := slices.IndexFunc(ms.Requests(), func(r servertest.Request) bool { return strings.Contains(string(r.Body), prompt) })
+	return text, turn >= 0 && strings.Contains(string(ms.Requests()[turn].Body), `"`+tool+`"`)
 }

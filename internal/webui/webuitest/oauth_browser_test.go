@@ -1,7 +1,6 @@
 package webuitest
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,17 +99,11 @@ func TestOAuthFromThePage(t *testing.T) {
 
 	// The next turn calls the server's tool, with the new tokens; its card
 	// shows the server's answer.
-	card := `document.querySelector('.tool-card[data-tool="notes__whoami"]')`
-	b.Do(t, to, closeSettings(), send("Please ask: who am I?"), waitIdle(),
-		WaitFor(card+`?.dataset.status === 'completed'`),
-		WaitFor(lastAssistant(`?.textContent.includes('The server says you are the test user.')`)),
-		chromedp.Evaluate[chromedp.Void](card+`.querySelector('.tool-head').click()`),
-		Screenshot(t, dir, "desktop-light-oauth-tool-card"))
-	if text := Eval[string](t, b, to, card+`.querySelector('.tool-content').textContent`); !strings.Contains(text, "you are the test user") {
+	text, offered := toolTurn(t, b, to, ms, dir, "notes__whoami", "Please ask: who am I?", "The server says you are the test user.", "desktop-light-oauth-tool-card")
+	if !strings.Contains(text, "you are the test user") {
 		t.Errorf("the card shows %q, want the server's answer", text)
 	}
-	turn := slices.IndexFunc(ms.Requests(), func(r servertest.Request) bool { return strings.Contains(string(r.Body), "Please ask: who am I?") })
-	if turn < 0 || !strings.Contains(string(ms.Requests()[turn].Body), `"notes__whoami"`) {
+	if !offered {
 		t.Error("the model's first request of the turn after authorizing does not offer notes__whoami")
 	}
 	if n := as.Authorizes.Load(); n != 1 {
