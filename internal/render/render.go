@@ -184,29 +184,18 @@ func (r *Renderer) render(ctx context.Context, p Page) (*Result, error) {
 	}
 	defer refuse.Close()
 
-	flags := []chromedp.ExecAllocatorOption{
+	flags := append(QuietFlags(),
 		chromedp.ExecPath(r.opts.ChromiumPath),
 		chromedp.UserDataDir(profile),
-		chromedp.Headless,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("mute-audio", true),
 		// What escapes interception goes to a proxy that refuses it;
 		// "<-loopback>" removes Chromium's implicit exemption of loopback.
-		chromedp.ProxyServer("http://" + refuse.Addr().String()),
+		chromedp.ProxyServer("http://"+refuse.Addr().String()),
 		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
 		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 		chromedp.WindowSize(1280, 1024),
-	}
+	)
 	flags = append(flags, r.opts.ExtraFlags...)
 	if os.Geteuid() == 0 {
 		flags = append(flags, chromedp.NoSandbox) // Chromium refuses to start its sandbox as root
@@ -462,3 +451,23 @@ func startRefusingProxy() (*refusingProxy, error) {
 
 func (p *refusingProxy) Addr() net.Addr { return p.l.Addr() }
 func (p *refusingProxy) Close()         { _ = p.srv.Close() }
+
+// QuietFlags are the options of a headless Chromium that starts nothing of
+// its own: no background networking, updates, sync, extensions or sound
+// (on a closed network those connections fail by the dozen at each start).
+// The page renderer and the browser tests start Chromium with them.
+func QuietFlags() []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.Headless,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("mute-audio", true),
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/toolport/toolport/internal/render"
 	"github.com/toolport/toolport/internal/testexec"
 )
 
@@ -168,26 +169,15 @@ func NewBrowser(t *testing.T, opts Options) *Browser {
 	if err != nil {
 		testexec.Missing(t, "Chromium", "apt-get install chromium (.ci/run installs it), or set CHROMIUM_PATH", err)
 	}
-	flags := []chromedp.ExecAllocatorOption{
+	flags := append(render.QuietFlags(),
 		chromedp.ExecPath(path),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
 		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("mute-audio", true),
 		// The page may name artwork on any https host: no name resolves, so
 		// the browser never reaches beyond the test's own servers.
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"),
 		chromedp.WindowSize(1280, 860),
-	}
+	)
 	flags = append(flags, opts.ExtraFlags...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), flags...)
 	b := &Browser{}
