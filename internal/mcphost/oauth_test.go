@@ -92,6 +92,14 @@ func (e *oauthEnv) attach(t *testing.T, reg *tool.Registry, serverURL string) *m
 	return attach(t, reg, []mcphost.Server{{Name: "notes", URL: serverURL}}, mcphost.Options{Logger: e.logger, OAuth: e.oauth})
 }
 
+// authorize plays the user authorizing h's one server, which waits for it.
+func authorize(t *testing.T, h *mcphost.Host) {
+	t.Helper()
+	if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
+		t.Fatalf("callback: %d %s", code, body)
+	}
+}
+
 // browse plays the user's browser: it opens the authorization URL, the AS
 // approves and redirects to Toolport's callback, which answers.
 func browse(t *testing.T, authURL string) (int, string) {
@@ -313,9 +321,7 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 		e := newOAuthEnv(t, srv.URL+"/mcp")
 		reg := tool.NewRegistry()
 		h := e.attach(t, reg, srv.URL+"/mcp")
-		if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
-			t.Fatalf("callback: %d %s", code, body)
-		}
+		authorize(t, h)
 		as.ExpireAll(false)
 		as.SetFailToken(true)
 		res := callWhoami(t, reg)
@@ -359,9 +365,7 @@ func TestOAuthTokensAreScrubbedAtOnce(t *testing.T) {
 	e := newOAuthEnv(t, srv.URL+"/mcp")
 	reg := tool.NewRegistry()
 	h := e.attach(t, reg, srv.URL+"/mcp")
-	if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
-		t.Fatalf("callback: %d %s", code, body)
-	}
+	authorize(t, h)
 	echo := func(step string) string {
 		t.Helper()
 		res := reg.Call(t.Context(), "notes__echo_token", json.RawMessage(`{}`))
@@ -402,9 +406,7 @@ func TestOAuthAuthorizedElsewhere(t *testing.T) {
 	e := newOAuthEnv(t, srv.URL+"/mcp")
 	// serve: the user authorizes there.
 	h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
-	if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
-		t.Fatalf("callback: %d %s", code, body)
-	}
+	authorize(t, h)
 	h.Close()
 
 	const where = "authorize it from the Settings page of `toolport serve`"
@@ -467,9 +469,7 @@ func TestOAuthSharedFileRotation(t *testing.T) {
 	e := newOAuthEnv(t, srv.URL+"/mcp")
 	serveReg := tool.NewRegistry()
 	h := e.attach(t, serveReg, srv.URL+"/mcp")
-	if code, body := browse(t, h.Status()[0].AuthorizationURL); code != http.StatusOK {
-		t.Fatalf("callback: %d %s", code, body)
-	}
+	authorize(t, h)
 	away, err := mcphost.NewOAuth(mcphost.OAuthConfig{AuthorizeElsewhere: "use serve", Store: e.store,
 		Now: func() time.Time { return *e.now.Load() }})
 	if err != nil {
