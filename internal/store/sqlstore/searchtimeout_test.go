@@ -38,10 +38,12 @@ func fillForSearch(t *testing.T, db *DB, id string, n int) {
 }
 
 // A search of short words over many messages runs into its bound and
-// says so with a TimeoutError; under the default bound the same search is
+// says so with a TimeoutError; under a generous bound the same search is
 // answered, and the store goes on answering after a search was cut off
 // (on PostgreSQL the timeout was SET LOCAL, so the pooled connection is
-// back to no bound).
+// back to no bound). The generous bound is a minute, not the 5 s default:
+// on a loaded CI machine under the race detector this search has taken
+// 5.01 s, and how fast it is belongs in a benchmark, not here.
 func TestSearchConversationsTimesOut(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db *DB) {
 		ctx := context.Background()
@@ -60,12 +62,12 @@ func TestSearchConversationsTimesOut(t *testing.T) {
 			before = showTimeout()
 		}
 
-		start := time.Now()
+		const generous = time.Minute
+		db.SetSearchTimeout(generous)
 		page, err := db.SearchConversations(ctx, query, store.ListOptions{})
 		if err != nil || page.Total != 1 {
-			t.Fatalf("unbounded search: %d found, %v", page.Total, err)
+			t.Fatalf("search under a generous bound: %d found, %v", page.Total, err)
 		}
-		t.Logf("the search takes %v under the default bound", time.Since(start))
 
 		db.SetSearchTimeout(time.Millisecond)
 		_, err = db.SearchConversations(ctx, query, store.ListOptions{})
@@ -81,7 +83,7 @@ func TestSearchConversationsTimesOut(t *testing.T) {
 			t.Errorf("canceled search: %v, want an error that is not a timeout", err)
 		}
 
-		db.SetSearchTimeout(0)
+		db.SetSearchTimeout(generous)
 		for range 4 { // on the connection that timed out or another
 			if page, err := db.SearchConversations(ctx, query, store.ListOptions{}); err != nil || page.Total != 1 {
 				t.Fatalf("search after a timeout: %d found, %v", page.Total, err)
