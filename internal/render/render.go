@@ -66,16 +66,19 @@ type Options struct {
 	HTTP *safehttp.Client
 	// UserAgent replaces the browser's on every request, when set.
 	UserAgent string
-	// CheckNavigation, when set, is asked before a document (a frame or a
-	// navigation away) is loaded, e.g. robots.txt. The page's own document
-	// is not asked: the caller has fetched it.
-	CheckNavigation func(ctx context.Context, u *url.URL) error
-	Timeout         time.Duration
-	MaxConcurrent   int
-	QueueWait       time.Duration
-	MaxRequests     int
-	MaxBytes        int64
-	MaxHTMLBytes    int64
+	// CheckRequest, when set, is asked before any request the page makes
+	// is fetched (a frame, a navigation away, a script, data, an image),
+	// e.g. robots.txt: a render fetches on the user's behalf like any
+	// fetch, and a site's robots.txt may keep its API or assets out of
+	// reach. The page's own document is not asked: the caller has
+	// fetched it.
+	CheckRequest  func(ctx context.Context, u *url.URL) error
+	Timeout       time.Duration
+	MaxConcurrent int
+	QueueWait     time.Duration
+	MaxRequests   int
+	MaxBytes      int64
+	MaxHTMLBytes  int64
 	// ExtraFlags are added to the browser's command line. Tests use it to
 	// switch off Chromium's own Local Network Access checks, so that they
 	// show that Toolport's interception, not Chromium, blocks a request.
@@ -117,13 +120,18 @@ type Page struct {
 	URL         *url.URL // final URL of the document, after redirects
 	ContentType string
 	Body        []byte
+	// CSP holds the document's Content-Security-Policy header values. The
+	// browser gets them with the document, so the page's scripts are held
+	// to the site's own policy too, as in a visitor's browser: a page
+	// whose policy forbids a request does not make it.
+	CSP []string
 }
 
 // Result is a rendered page.
 type Result struct {
 	HTML []byte // the DOM after scripts ran, serialised, UTF-8
 	// Requests counts the page's subrequests; Blocked those refused (by
-	// the address policy, a scheme, a bound or CheckNavigation).
+	// the address policy, a scheme, a bound or CheckRequest).
 	Requests, Blocked int
 }
 
@@ -300,7 +308,11 @@ func (ic *interceptor) answer(ctx context.Context, ev fetch.EventRequestPaused) 
 	}
 	if ev.ResourceType == network.ResourceTypeDocument && !ic.docServed.Load() && sameDocument(u, ic.page.URL) {
 		ic.docServed.Store(true)
-		ic.fulfil(ctx, ev.RequestID, http.StatusOK, http.Header{"Content-Type": {ic.page.ContentType}}, ic.page.Body)
+		h := http.Header{"Content-Type": {ic.page.ContentType}}
+		if len(ic.page.CSP) > 0 {
+			h["Content-Security-Policy"] = ic.page.CSP
+		}
+		ic.fulfil(ctx, ev.RequestID, http.StatusOK, h, ic.page.Body)
 		return
 	}
 	if ic.requests.Add(1) > int64(ic.r.opts.MaxRequests) {
@@ -312,8 +324,8 @@ func (ic *interceptor) answer(ctx context.Context, ev fetch.EventRequestPaused) 
 		ic.fail(ctx, ev.RequestID)
 		return
 	}
-	if ev.ResourceType == network.ResourceTypeDocument && ic.r.opts.CheckNavigation != nil {
-		if err := ic.r.opts.CheckNavigation(ctx, u); err != nil {
+	if ic.r.opts.CheckRequest != nil {
+		if err := ic.r.opts.CheckRequest(ctx, u); err != nil {
 			ic.fail(ctx, ev.RequestID)
 			return
 		}

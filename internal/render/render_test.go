@@ -168,6 +168,39 @@ const m = document.createElement("p"); m.id = "state"; m.textContent = seen; doc
 	}
 }
 
+// TestRenderHoldsThePageToItsCSP: the site's Content-Security-Policy comes
+// with the document, so a request the policy forbids is not made, though
+// the address policy would allow it; without the header the same request
+// is made (which shows the page does make it).
+func TestRenderHoldsThePageToItsCSP(t *testing.T) {
+	path := chromium(t)
+	other := &hits{}
+	tracker := listen(t, "127.0.0.2:0", other)
+	probes := fmt.Sprintf(`fetch(%q).then(r => r.text()).then(s => { document.title = s }, () => {});`, tracker.URL+"/track")
+	srv := listen(t, "127.0.0.2:0", app(probes))
+	r := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), ExtraFlags: withoutChromiumChecks})
+	u, _ := url.Parse(srv.URL + "/")
+	for _, tc := range []struct {
+		csp  []string
+		want int // requests reaching the other origin
+	}{
+		{nil, 1},
+		{[]string{"connect-src 'self'"}, 0},
+	} {
+		before := len(other.list())
+		res, err := r.Render(context.Background(), render.Page{URL: u, ContentType: "text/html; charset=utf-8", Body: []byte(shell(probes)), CSP: tc.csp})
+		if err != nil {
+			t.Fatalf("CSP %q: render: %v", tc.csp, err)
+		}
+		if got := len(other.list()) - before; got != tc.want {
+			t.Errorf("CSP %q: the other origin got %d requests, want %d", tc.csp, got, tc.want)
+		}
+		if !strings.Contains(string(res.HTML), "<h1>Rivers of the North</h1>") {
+			t.Errorf("CSP %q: the page's own data did not build it:\n%s", tc.csp, res.HTML)
+		}
+	}
+}
+
 // TestRenderBounds: a page whose request never answers holds its render to
 // the time bound, and while it does a second render finds the one slot
 // taken and fails with ErrBusy; a page making more requests than allowed

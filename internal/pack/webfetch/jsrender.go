@@ -91,7 +91,7 @@ func (f *fetcher) renderJS(ctx context.Context, resp *safehttp.Response, info *p
 		return fallback.Title, fallback.Markdown, nil
 	}
 	tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 2, Message: "rendering in a browser"})
-	res, err := f.browser.Render(ctx, render.Page{URL: resp.URL, ContentType: resp.ContentType, Body: resp.Body})
+	res, err := f.browser.Render(ctx, renderPage(resp))
 	if err != nil {
 		return "", "", renderError(ctx, err, resp)
 	}
@@ -112,7 +112,7 @@ func (f *fetcher) renderJS(ctx context.Context, resp *safehttp.Response, info *p
 // renderRaw renders the page and returns its DOM as HTML.
 func (f *fetcher) renderRaw(ctx context.Context, resp *safehttp.Response, info *pageInfo) ([]byte, error) {
 	tool.ReportProgress(ctx, tool.Progress{Done: 1, Total: 2, Message: "rendering in a browser"})
-	res, err := f.browser.Render(ctx, render.Page{URL: resp.URL, ContentType: resp.ContentType, Body: resp.Body})
+	res, err := f.browser.Render(ctx, renderPage(resp))
 	if err != nil {
 		return nil, renderError(ctx, err, resp)
 	}
@@ -139,4 +139,10 @@ func renderError(ctx context.Context, err error, resp *safehttp.Response) error 
 	// more than the page's, and not worth a retry.
 	return &tool.Error{Code: tool.CodeUnsupported, Err: err,
 		Message: "Failed to render the page in a browser: " + strings.TrimPrefix(err.Error(), "render: ")}
+}
+
+// renderPage is the fetched document as the renderer takes it, with the site's
+// Content-Security-Policy.
+func renderPage(resp *safehttp.Response) render.Page {
+	return render.Page{URL: resp.URL, ContentType: resp.ContentType, Body: resp.Body, CSP: resp.Header.Values("Content-Security-Policy")}
 }

@@ -164,8 +164,9 @@ func TestFetchAppShellWithoutBrowser(t *testing.T) {
 }
 
 // TestFetchRenderRespectsRobots: the page asked for goes through robots.txt
-// as any fetch does, and so does a document the page's scripts load (here
-// an iframe): the renderer asks robots.txt before fetching it.
+// as any fetch does, and so does every request the page's scripts make (an
+// iframe, data, an image): the renderer asks robots.txt before fetching
+// each, while the allowed article data still builds the page.
 func TestFetchRenderRespectsRobots(t *testing.T) {
 	cfg := browserConfig(t)
 	var hits sync.Map
@@ -173,7 +174,9 @@ func TestFetchRenderRespectsRobots(t *testing.T) {
 		fmt.Fprint(w, "User-agent: *\nDisallow: /app\nDisallow: /private\n")
 	}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Store(r.URL.Path, true)
-		spa(`const f = document.createElement("iframe"); f.src = "/private"; document.body.appendChild(f);`).ServeHTTP(w, r)
+		spa(`const f = document.createElement("iframe"); f.src = "/private"; document.body.appendChild(f);
+fetch("/private/data.json").then(r => r.text()).then(s => { document.title = s }, () => {});
+const img = new Image(); img.src = "/private/pixel.png"; document.body.appendChild(img);`).ServeHTTP(w, r)
 	}))
 	reg := registry(t, cfg)
 	res, _ := call(t, reg, map[string]any{"url": srv.URL + "/app", "render": true})
@@ -187,7 +190,29 @@ func TestFetchRenderRespectsRobots(t *testing.T) {
 	if !res.OK() || !strings.Contains(out.Content, "Rivers carry water") {
 		t.Fatalf("the allowed page: %s", res.JSON)
 	}
-	if _, ok := hits.Load("/private"); ok {
-		t.Error("the page's iframe loaded a path robots.txt disallows")
+	for _, p := range []string{"/private", "/private/data.json", "/private/pixel.png"} {
+		if _, ok := hits.Load(p); ok {
+			t.Errorf("the page's scripts fetched %s, which robots.txt disallows", p)
+		}
+	}
+}
+
+// TestFetchRenderKeepsTheSiteCSP: the site's Content-Security-Policy header
+// reaches the browser with the page, so a script's request to another
+// origin that the policy forbids is not made.
+func TestFetchRenderKeepsTheSiteCSP(t *testing.T) {
+	cfg := browserConfig(t)
+	var tracked sync.Map
+	tracker := server(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { tracked.Store(r.URL.Path, true) }))
+	srv := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "connect-src 'self'")
+		spa(fmt.Sprintf(`fetch(%q).catch(() => {});`, tracker.URL+"/track")).ServeHTTP(w, r)
+	}))
+	res, out := call(t, registry(t, cfg), map[string]any{"url": srv.URL + "/", "render": true})
+	if !res.OK() || !strings.Contains(out.Content, "Rivers carry water") {
+		t.Fatalf("render: %s", res.JSON)
+	}
+	if _, ok := tracked.Load("/track"); ok {
+		t.Error("the page's script reached an origin its own CSP forbids")
 	}
 }

@@ -90,9 +90,8 @@ type Config struct {
 	PDF pdftext.Options
 	// Render configures the browser that renders JavaScript-built pages;
 	// an empty Render.ChromiumPath (TOOLPORT_FETCH_BROWSER unset) disables
-	// rendering. HTTP, UserAgent and CheckNavigation are set by Tool: the
-	// page's requests go through this tool's client, its navigations
-	// through robots.txt.
+	// rendering. HTTP, UserAgent and CheckRequest are set by Tool: the
+	// page's requests go through this tool's client and robots.txt.
 	Render render.Options
 	// HTTP, when set, is used instead of a client built from the fields
 	// above (tests inject resolvers and TLS roots this way).
@@ -284,7 +283,7 @@ func Tool(cfg Config) *tool.Tool {
 		ro := cfg.Render
 		ro.HTTP, ro.UserAgent = hc, cmp.Or(cfg.UserAgent, safehttp.DefaultUserAgent)
 		if f.robots != nil {
-			ro.CheckNavigation = f.robots.Check
+			ro.CheckRequest = f.robots.Check
 		}
 		f.browser = render.New(ro)
 	}
