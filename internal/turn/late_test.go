@@ -74,14 +74,8 @@ func TestOwnTurnIsNotTakenOverWhenItsRenewalIsLate(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(m.Close)
-			conv := newConversation(t, db)
 			ctx := context.Background()
-			stopped := make(chan error, 1)
-			id, err := m.Start(ctx, conv, partial(stopped))
-			if err != nil {
-				t.Fatal(err)
-			}
-			follow(t, m, id, 0, 2)
+			conv, id, stopped := startPartial(t, m, db)
 
 			clock.advance(2 * lease) // no renewal ran: the lease lapsed in the store
 			m.Repair(ctx, "")        // the sweeper's pass
@@ -155,19 +149,7 @@ func TestSlowRenewalDoesNotGiveTurnsUp(t *testing.T) {
 	}
 	t.Cleanup(m.Close)
 	ctx := context.Background()
-	start := func() (conv, id string, stopped chan error) {
-		t.Helper()
-		conv = newConversation(t, db)
-		stopped = make(chan error, 1)
-		id, err := m.Start(ctx, conv, partial(stopped))
-		if err != nil {
-			t.Fatal(err)
-		}
-		follow(t, m, id, 0, 2)
-		return conv, id, stopped
-	}
-
-	conv, id, stopped := start()
+	conv, id, stopped := startPartial(t, m, db)
 	clock.advance(lease / 3)
 	clock.tick(lease / 3) // from 5 s to 10 s into the lease, then fails
 	if _, err := m.Stop(ctx, conv, id); err != nil {
@@ -180,11 +162,26 @@ func TestSlowRenewalDoesNotGiveTurnsUp(t *testing.T) {
 		t.Fatal("the turn did not end")
 	}
 
-	_, _, stopped = start()
+	_, _, stopped = startPartial(t, m, db)
 	clock.advance(lease / 3)
 	clock.tick(lease / 3) // from 5 s to 10 s
 	clock.tick(lease / 3) // from 10 s to 15 s: the lease ends
 	if cause := <-stopped; cause == nil || cause.Error() != lostCause {
 		t.Errorf("after two slow renewals the turn ended with %v, want %q", cause, lostCause)
 	}
+}
+
+// startPartial starts a partial turn on m in a new conversation and waits
+// for its first two events; stopped gets the turn's cause once it is
+// stopped.
+func startPartial(t *testing.T, m *turn.Manager, db *sqlstore.DB) (conv, id string, stopped chan error) {
+	t.Helper()
+	conv = newConversation(t, db)
+	stopped = make(chan error, 1)
+	id, err := m.Start(context.Background(), conv, partial(stopped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow(t, m, id, 0, 2)
+	return conv, id, stopped
 }
