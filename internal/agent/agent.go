@@ -869,8 +869,6 @@ func (t *turn) save(ctx context.Context, incomplete bool) error {
 		t.a.logger.ErrorContext(ctx, "encoding the answer failed", "conversation", t.convID, "error", err)
 		return fmt.Errorf("agent: encoding the answer: %w", err)
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.a.cfg.SaveTimeout)
-	defer cancel()
 	m := store.Message{
 		ID: t.msgID, ConversationID: t.convID, Role: store.RoleAssistant, Content: content,
 		Incomplete: incomplete,
@@ -878,17 +876,52 @@ func (t *turn) save(ctx context.Context, incomplete bool) error {
 		Usage: &store.Usage{InputTokens: int(t.usage.InputTokens), OutputTokens: int(t.usage.OutputTokens),
 			ContextTokens: int(t.usage.ContextTokens)},
 	}
+	for attempt := 1; ; attempt++ {
+		err = t.write(ctx, m, attempt > 1)
+		if err == nil {
+			return nil
+		}
+		if attempt == saveAttempts || !retrySave(err) {
+			t.a.logger.ErrorContext(ctx, "saving the answer failed", "conversation", t.convID, "message", t.msgID,
+				"attempts", attempt, "error", err)
+			return fmt.Errorf("agent: saving the answer: %w", err)
+		}
+		t.a.logger.WarnContext(ctx, "saving the answer failed; trying again", "conversation", t.convID, "message", t.msgID,
+			"attempt", attempt, "error", err)
+	}
+}
+
+// saveAttempts bounds the tries of one save of an answer, each bounded by
+// Config.SaveTimeout. Under a burst of turns a save can wait in the store's
+// queue past its timeout although the store works (the writes ahead of it
+// commit); the answer is in memory only, so the save is tried again rather
+// than the answer given up.
+const saveAttempts = 3
+
+// retrySave reports whether a failed save may succeed when tried again: not
+// when the store refused it for what it is (the turn was taken over, the
+// conversation is gone, the message is invalid).
+func retrySave(err error) bool {
+	return !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrNotFound) &&
+		!errors.Is(err, store.ErrInvalid) && !errors.Is(err, store.ErrConflict)
+}
+
+// write makes one try of a save, bounded by Config.SaveTimeout. After a
+// failed try (again) an append may have landed although its caller was not
+// told (a deadline that passed at its commit): the id then exists, and the
+// message is updated instead.
+func (t *turn) write(ctx context.Context, m store.Message, again bool) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.a.cfg.SaveTimeout)
+	defer cancel()
 	if t.saved {
+		return t.w.UpdateMessage(sctx, m)
+	}
+	_, err := t.w.AppendMessage(sctx, m)
+	if again && errors.Is(err, store.ErrConflict) {
 		err = t.w.UpdateMessage(sctx, m)
-	} else {
-		_, err = t.w.AppendMessage(sctx, m)
-		t.saved = err == nil
 	}
-	if err != nil {
-		t.a.logger.ErrorContext(ctx, "saving the answer failed", "conversation", t.convID, "message", t.msgID, "error", err)
-		return fmt.Errorf("agent: saving the answer: %w", err)
-	}
-	return nil
+	t.saved = err == nil
+	return err
 }
 
 // generate makes one model call, streaming its text out, inside a generation

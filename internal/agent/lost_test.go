@@ -96,7 +96,7 @@ func TestCloseLostIsFenced(t *testing.T) {
 	if _, err := db.StartTurn(ctx, store.Turn{ID: "t1", ConversationID: conv, Owner: "a", LeaseUntil: time.Now().Add(-time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.TakeOverTurns(ctx, time.Now(), conv, "b", time.Now().Add(time.Minute)); err != nil {
+	if _, err := db.TakeOverTurns(ctx, time.Now(), conv, "b", time.Now().Add(time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
 	a := newAgent(t, agent.Config{Store: db, Registry: tool.NewRegistry()})

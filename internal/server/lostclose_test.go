@@ -30,7 +30,7 @@ func TestResumeWaitsForALostTurnsClosingEvents(t *testing.T) {
 		// A closer has taken the turn over and not yet appended its end.
 		ctx := context.Background()
 		later := time.Now().Add(lease + time.Second)
-		lapsed, err := b.db.TakeOverTurns(ctx, later, conv, "closer", later.Add(lease))
+		lapsed, err := b.db.TakeOverTurns(ctx, later, conv, "closer", later.Add(lease), nil)
 		if err != nil || len(lapsed) != 1 || lapsed[0].ID != tid {
 			t.Fatalf("TakeOverTurns = %+v, %v", lapsed, err)
 		}

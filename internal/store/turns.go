@@ -145,8 +145,10 @@ type Turns interface {
 	// and returns them: each lapsed turn goes to exactly one caller, which
 	// closes what the turn left (its log, its answer) and then ends it with
 	// EndTurn. The conversation stays claimed until then, so nothing of a
-	// new turn lands before the lost turn's answer.
-	TakeOverTurns(ctx context.Context, now time.Time, conversationID, owner string, until time.Time) ([]Turn, error)
+	// new turn lands before the lost turn's answer. The turns keep, which
+	// the caller runs itself, are never taken: their lease lapsed only
+	// because a renewal came late, and the turn is not lost.
+	TakeOverTurns(ctx context.Context, now time.Time, conversationID, owner string, until time.Time, keep []string) ([]Turn, error)
 	// GetTurn returns a turn, or [ErrNotFound].
 	GetTurn(ctx context.Context, id string) (Turn, error)
 	// RunningTurn returns the running turn of a conversation, or [ErrNotFound].

@@ -47,7 +47,10 @@
 // the last message's first event waits about as long as the whole burst.
 //
 // A replica whose renewals fail (its database connection is down) gives a turn up at the last
-// heartbeat before the turn's lease would lapse, so it stops before another replica may close it.
+// heartbeat before the turn's lease would lapse, so it stops before another replica may close it
+// (the next try is counted from when the failed one started: a renewal that ran out of time under
+// load is tried again at once, not taken for the last). A replica never takes over the turns it
+// runs itself: a renewal that came late under load made its own sweeper close live turns as lost.
 // A replica that stalls longer than its lease (a long GC pause, SIGSTOP, a partition) is **fenced**:
 // each turn row has a `generation`, 1 at the claim and one more at every take-over, and every write
 // the turn makes after its claim (event appends, the answer's saves, its end) is made under that

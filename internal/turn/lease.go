@@ -16,17 +16,13 @@ func (m *Manager) renew() {
 	if m.bg.Err() != nil || m.dead.Load() {
 		return
 	}
-	m.mu.Lock()
-	ids := make([]string, 0, len(m.local))
-	for id := range m.local {
-		ids = append(ids, id)
-	}
-	m.mu.Unlock()
+	ids := m.localIDs()
 	if len(ids) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(m.bg, lease/3)
-	until := m.cfg.Clock.Now().Add(lease)
+	start := m.cfg.Clock.Now()
+	until := start.Add(lease)
 	kept, err := m.cfg.Store.RenewTurns(ctx, m.cfg.Replica, ids, until)
 	cancel()
 	if err != nil {
@@ -34,7 +30,11 @@ func (m *Manager) renew() {
 		// A turn whose lease would lapse before the next try is given
 		// up now: once it lapses another replica closes it, and this one
 		// must not go on writing to a conversation it no longer holds.
-		next := m.cfg.Clock.Now().Add(lease / 3).UnixNano()
+		// The next try comes a period after this one started (at once
+		// when this one took that long, as a renewal that ran out of time
+		// under load does), not a period after it failed: counted from
+		// the failure, one slow renewal gave up every turn.
+		next := max(start.Add(lease/3).UnixNano(), m.cfg.Clock.Now().UnixNano())
 		for _, id := range ids {
 			if lt := m.localTurn(id); lt != nil && next >= lt.leaseUntil.Load() {
 				m.logger.Warn("giving up a turn whose lease could not be renewed", "turn", id)
@@ -84,11 +84,20 @@ func (m *Manager) sweep() {
 // turn's question cannot land before its answer. The sweeper calls it
 // every Lease/2; a turn started or followed in a conversation calls it for
 // that conversation. Failures are logged: the next sweep tries again.
+//
+// The turns this replica runs are never taken: under load a renewal can
+// come after its lease lapsed (a statement queued behind the turns'
+// writes, the renewing goroutine waiting for a CPU), and the sweeper,
+// running meanwhile, took the replica's own live turns over, fencing them:
+// their answers could not be saved and their streams were cut, although no
+// other replica had them. Another replica may still take them (fencing
+// keeps that safe); this one keeps renewing them, or gives them up when
+// renewals fail (renew).
 func (m *Manager) Repair(ctx context.Context, conv string) {
 	ctx, cancel := context.WithTimeout(ctx, storeOpTimeout)
 	defer cancel()
 	now := m.cfg.Clock.Now()
-	lapsed, err := m.cfg.Store.TakeOverTurns(ctx, now, conv, m.cfg.Replica, now.Add(m.cfg.Lease))
+	lapsed, err := m.cfg.Store.TakeOverTurns(ctx, now, conv, m.cfg.Replica, now.Add(m.cfg.Lease), m.localIDs())
 	if err != nil {
 		m.logger.Warn("taking over lapsed turns", "error", err)
 		return
@@ -143,4 +152,15 @@ func (m *Manager) closeLost(ctx context.Context, f store.Fence, t store.Turn) {
 	if err := m.cfg.Store.Fenced(f).AppendTurnEvents(ctx, t.ID, evs); err != nil {
 		m.logger.Warn("closing a lost turn", "turn", t.ID, "error", err)
 	}
+}
+
+// localIDs returns the ids of the turns this replica runs.
+func (m *Manager) localIDs() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ids := make([]string, 0, len(m.local))
+	for id := range m.local {
+		ids = append(ids, id)
+	}
+	return ids
 }

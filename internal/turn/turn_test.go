@@ -265,14 +265,8 @@ func TestTakenOverTurnIsFenced(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(engine, func(t *testing.T) {
 			a, b, db, _ := replicas(t, engine)
-			conv := newConversation(t, db)
 			ctx := context.Background()
-			stopped := make(chan error, 1)
-			id, err := a.Start(ctx, conv, partial(stopped))
-			if err != nil {
-				t.Fatal(err)
-			}
-			follow(t, a, id, 0, 2)
+			conv, id, stopped := startPartial(t, a, db)
 			b.Repair(ctx, conv) // a is alive but, by b's clock, its lease lapsed
 			if _, err := a.Stop(ctx, conv, id); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("the taken-over turn still runs in the store: Stop = %v", err)

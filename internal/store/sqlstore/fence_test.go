@@ -41,7 +41,7 @@ func TestStalledReplicaIsFenced(t *testing.T) {
 
 		// A stalls; its lease lapses and B takes the turn over.
 		later := time.Now().Add(time.Hour)
-		taken, err := db.TakeOverTurns(ctx, later, c.ID, "replica-b", later.Add(time.Minute))
+		taken, err := db.TakeOverTurns(ctx, later, c.ID, "replica-b", later.Add(time.Minute), nil)
 		if err != nil || len(taken) != 1 || taken[0].Generation != 2 {
 			t.Fatalf("TakeOverTurns = %+v, %v; want turn-1 at generation 2", taken, err)
 		}

@@ -126,7 +126,7 @@ func TestTurnLocksNeverDeadlock(t *testing.T) {
 			for running() {
 				// Every turn's lease has lapsed by then: all are taken.
 				later := time.Now().Add(2 * time.Hour)
-				if _, err := db.TakeOverTurns(ctx, later, "", owner, later.Add(time.Hour)); err != nil {
+				if _, err := db.TakeOverTurns(ctx, later, "", owner, later.Add(time.Hour), nil); err != nil {
 					failed("take over", err)
 					return
 				}

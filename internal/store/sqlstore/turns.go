@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -401,12 +402,27 @@ func (db *DB) endTurn(ctx context.Context, f *store.Fence, id, owner string, sta
 
 // TakeOverTurns moves lapsed leases to owner with UPDATE … RETURNING, so
 // each lapsed turn goes to the one caller whose statement changed it.
-func (db *DB) TakeOverTurns(ctx context.Context, at time.Time, conversationID, owner string, until time.Time) ([]store.Turn, error) {
+func (db *DB) TakeOverTurns(ctx context.Context, at time.Time, conversationID, owner string, until time.Time, keep []string) ([]store.Turn, error) {
 	where := `state = 'running' AND lease_until < $1`
 	args := []any{db.d.time(normTime(at)), owner, db.d.time(normTime(until))}
 	if conversationID != "" {
-		where += ` AND conversation_id = $4`
 		args = append(args, conversationID)
+		where += fmt.Sprintf(` AND conversation_id = $%d`, len(args))
+	}
+	if len(keep) > 0 {
+		// One parameter however many: an array on PostgreSQL, a JSON
+		// array on SQLite.
+		if db.d.name == store.EnginePostgres {
+			args = append(args, keep)
+			where += fmt.Sprintf(` AND NOT (id = ANY($%d::text[]))`, len(args))
+		} else {
+			list, err := json.Marshal(keep)
+			if err != nil {
+				return nil, fmt.Errorf("store: take over turns: %w", err)
+			}
+			args = append(args, string(list))
+			where += fmt.Sprintf(` AND id NOT IN (SELECT value FROM json_each($%d))`, len(args))
+		}
 	}
 	set := `owner = $2, lease_until = $3, generation = generation + 1`
 	q := `UPDATE turns SET ` + set + ` WHERE ` + where

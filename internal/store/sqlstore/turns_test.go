@@ -45,15 +45,15 @@ func TestTurnLease(t *testing.T) {
 			t.Errorf("renewal does not report the stop request: %v", got)
 		}
 		// Nothing has lapsed yet; then the owner stops renewing.
-		if got, err := db.TakeOverTurns(ctx, time.Now(), "", "c", time.Now().Add(time.Minute)); err != nil || len(got) != 0 {
+		if got, err := db.TakeOverTurns(ctx, time.Now(), "", "c", time.Now().Add(time.Minute), nil); err != nil || len(got) != 0 {
 			t.Errorf("TakeOverTurns before the lease ends = %v, %v", got, err)
 		}
 		later := time.Now().Add(time.Hour)
-		taken, err := db.TakeOverTurns(ctx, later, c.ID, "c", later.Add(time.Minute))
+		taken, err := db.TakeOverTurns(ctx, later, c.ID, "c", later.Add(time.Minute), nil)
 		if err != nil || len(taken) != 1 || taken[0].ID != "t1" || taken[0].Owner != "c" || taken[0].State != store.TurnRunning {
 			t.Fatalf("TakeOverTurns = %+v, %v", taken, err)
 		}
-		if got, _ := db.TakeOverTurns(ctx, later, "", "d", later.Add(time.Minute)); len(got) != 0 {
+		if got, _ := db.TakeOverTurns(ctx, later, "", "d", later.Add(time.Minute), nil); len(got) != 0 {
 			t.Errorf("a lapsed turn was handed out twice: %+v", got)
 		}
 		// Until the taker ends it, the conversation stays claimed.
