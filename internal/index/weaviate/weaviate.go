@@ -734,9 +734,9 @@ const maxNegatedTerms = 8
 // another ("piano without vocals": "vocals" brought "solo"), at two to
 // five times the time.
 func (b *Backend) demote(ctx context.Context, q Query, text string, hits []index.Hit) ([]index.Hit, error) {
-	negated, kept := termWeights(clipQuery(q.Negated)), termWeights(text)
-	var terms []string
-	for _, t := range slices.Sorted(maps.Keys(negated)) {
+	kept := termWeights(text)
+	var terms []string // the negated terms asked about: not kept, at most maxNegatedTerms
+	for _, t := range slices.Sorted(maps.Keys(termWeights(clipQuery(q.Negated)))) {
 		if _, ok := kept[t]; !ok && len(terms) < maxNegatedTerms {
 			terms = append(terms, t)
 		}
@@ -755,14 +755,10 @@ func (b *Backend) demote(ctx context.Context, q Query, text string, hits []index
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	negated := make(map[string]float64, len(terms))
 	held := make(map[string][]string, len(terms))
 	for i, t := range terms {
-		held[t] = holding[i]
-	}
-	for t := range negated {
-		if _, ok := held[t]; !ok {
-			delete(negated, t) // kept, or beyond maxNegatedTerms
-		}
+		negated[t], held[t] = 1, holding[i]
 	}
 	holders := func(t string) iter.Seq[string] { return slices.Values(held[t]) }
 	return index.Demote(hits, negated, kept, holders, index.DefaultRankParams().Negation.Demote, len(hits)), nil
