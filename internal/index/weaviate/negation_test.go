@@ -65,16 +65,7 @@ func TestSearchNegation(t *testing.T) {
 	}
 	for i, path := range []struct{ name, grpc string }{{"graphql", ""}, {"grpc", c.Nodes[0].GRPCAddr}} {
 		t.Run(path.name, func(t *testing.T) {
-			b, err := weaviate.Open(weaviate.Config{URL: c.Nodes[0].URL(), GRPCAddr: path.grpc, Collection: fmt.Sprintf("Negation%d", i), Timeout: 20 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.EnsureCollection(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Upsert(ctx, docs); err != nil {
-				t.Fatal(err)
-			}
+			b := weaviatetest.Load(t, weaviate.Config{URL: c.Nodes[0].URL(), GRPCAddr: path.grpc, Collection: fmt.Sprintf("Negation%d", i), Timeout: 20 * time.Second}, docs)
 			for _, tt := range tests {
 				whole := search(t, b, emb, tt.query, len(docs))
 				if len(whole) == 0 || !slices.Contains(tt.without, whole[0].ID) {

@@ -776,14 +776,7 @@ func (b *Backend) holding(ctx context.Context, term string, isrcs []string) ([]s
 		get := ep.client.GraphQL().Get().WithClassName(b.cfg.Collection).WithFields(graphql.Field{Name: propISRC}).
 			WithLimit(len(isrcs)).WithWhere(filters.Where().WithPath([]string{propISRC}).WithOperator(filters.ContainsAny).WithValueText(isrcs...)).
 			WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(term).WithProperties(searchProps()...))
-		resp, err := get.Do(ctx)
-		if err != nil {
-			return wrap("negation search", err)
-		}
-		if err := gqlError("negation search", resp); err != nil {
-			return err
-		}
-		rows, err := classRows(resp, "Get", b.cfg.Collection)
+		rows, err := b.getRows(ctx, get, "negation search")
 		if err != nil {
 			return err
 		}
@@ -827,14 +820,7 @@ func (b *Backend) searchGraphQL(ctx context.Context, ep *endpoint, q Query, term
 	}
 	var hits []index.Hit
 	err := func() error {
-		resp, err := get.Do(ctx)
-		if err != nil {
-			return wrap("search", err)
-		}
-		if err := gqlError("search", resp); err != nil {
-			return err
-		}
-		rows, err := classRows(resp, "Get", b.cfg.Collection)
+		rows, err := b.getRows(ctx, get, "search")
 		if err != nil {
 			return err
 		}
@@ -855,6 +841,19 @@ func (b *Backend) searchGraphQL(ctx context.Context, ep *endpoint, q Query, term
 		return nil
 	}()
 	return hits, err
+}
+
+// getRows runs a GraphQL Get (op names it in errors) and returns its
+// objects.
+func (b *Backend) getRows(ctx context.Context, get *graphql.GetBuilder, op string) ([]map[string]any, error) {
+	resp, err := get.Do(ctx)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	if err := gqlError(op, resp); err != nil {
+		return nil, err
+	}
+	return classRows(resp, "Get", b.cfg.Collection)
 }
 
 // filter keeps the query's embedder's vectors and applies the bounds.
