@@ -44,13 +44,13 @@ func negationTerms(text string) []string {
 	return out
 }
 
-// splitNegation separates the words a query negates from the rest: "piano
+// SplitNegation separates the words a query negates from the rest: "piano
 // without vocals" is kept "piano", negated "vocals"; "a happy song, not sad"
 // is kept "a happy song", negated "sad". A negator ("no", "not", "without" …)
 // reaches negationScope words after it within its clause, as in
 // negationTerms; the negators themselves are dropped. Clauses stay apart
 // (joined by ", ") so that phrases do not form across them.
-func splitNegation(text string) (kept, negated string) {
+func SplitNegation(text string) (kept, negated string) {
 	var k, n []string
 	for clause := range strings.FieldsFuncSeq(text, isClauseBreak) {
 		var kw []string
@@ -78,6 +78,17 @@ func splitNegation(text string) (kept, negated string) {
 	return strings.Join(k, ", "), strings.Join(n, " ")
 }
 
+// DropNegation is [SplitNegation] as a ranking that drops negated words
+// ([NegationParams].Drop) applies it: the words to search for and those
+// to demote. A query that negates nothing, or only negates ("no vocals"),
+// keeps its words and negates none: there is nothing else to search for.
+func DropNegation(query string) (search, negated string) {
+	if kept, neg := SplitNegation(query); neg != "" && len(Terms(kept)) > 0 {
+		return kept, neg
+	}
+	return query, ""
+}
+
 // OnlyNegation reports whether query says only what to leave out ("no
 // vocals", "without drums"): it has negated words and nothing else to search
 // for. It returns the negated words.
@@ -85,6 +96,6 @@ func OnlyNegation(query string) (negated string, only bool) {
 	if len(query) > MaxQueryBytes {
 		query = query[:MaxQueryBytes]
 	}
-	kept, negated := splitNegation(query)
+	kept, negated := SplitNegation(query)
 	return negated, negated != "" && len(Terms(kept)) == 0
 }

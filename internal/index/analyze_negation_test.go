@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"iter"
+	"math"
 	"slices"
 	"testing"
 
@@ -48,9 +50,66 @@ func TestSplitNegation(t *testing.T) {
 		{"no", "no", ""},
 	}
 	for _, tt := range tests {
-		kept, negated := splitNegation(tt.text)
+		kept, negated := SplitNegation(tt.text)
 		if kept != tt.kept || negated != tt.negated {
-			t.Errorf("splitNegation(%q) = %q, %q; want %q, %q", tt.text, kept, negated, tt.kept, tt.negated)
+			t.Errorf("SplitNegation(%q) = %q, %q; want %q, %q", tt.text, kept, negated, tt.kept, tt.negated)
+		}
+	}
+}
+
+func TestDropNegation(t *testing.T) {
+	tests := []struct {
+		query, search, negated string
+	}{
+		{"piano without vocals", "piano", "vocals"},
+		{"a happy song, not sad", "a happy song", "sad"},
+		{"Slow sad piano", "Slow sad piano", ""},
+		// Only negation: nothing else to search for, so nothing is dropped.
+		{"no vocals", "no vocals", ""},
+		{"the, without drums", "the, without drums", ""},
+	}
+	for _, tt := range tests {
+		search, negated := DropNegation(tt.query)
+		if search != tt.search || negated != tt.negated {
+			t.Errorf("DropNegation(%q) = %q, %q; want %q, %q", tt.query, search, negated, tt.search, tt.negated)
+		}
+	}
+}
+
+func TestDemote(t *testing.T) {
+	hits := []Hit{{"vocal", 0.9}, {"singer", 0.8}, {"plain", 0.7}, {"both", 0.6}}
+	holding := map[string][]string{
+		"vocal":  {"vocal", "both", "not-in-pool"},
+		"singer": {"singer", "both"},
+		"piano":  {"vocal", "singer", "plain", "both"},
+	}
+	holders := func(t string) iter.Seq[string] { return slices.Values(holding[t]) }
+	tests := []struct {
+		name          string
+		negated, kept map[string]float64
+		by            float64
+		k             int
+		want          []Hit
+	}{
+		{"a negated word sinks its holders", map[string]float64{"vocal": 1}, nil, 1, 4,
+			[]Hit{{"singer", 0.8}, {"plain", 0.7}, {"vocal", 0.9 - 1}, {"both", 0.6 - 1}}},
+		{"an expansion by its weight, the heaviest held counts once", map[string]float64{"vocal": 2, "singer": 0.5}, nil, 0.5, 4,
+			[]Hit{{"plain", 0.7}, {"singer", 0.8 - 0.25}, {"vocal", 0.9 - 0.5}, {"both", 0.6 - 0.5}}},
+		{"a kept term is never demoted", map[string]float64{"vocal": 1, "piano": 1}, map[string]float64{"piano": 1}, 1, 2,
+			[]Hit{{"singer", 0.8}, {"plain", 0.7}}},
+		{"no holders, no change", map[string]float64{"drum": 1}, nil, 1, 3,
+			[]Hit{{"vocal", 0.9}, {"singer", 0.8}, {"plain", 0.7}}},
+	}
+	for _, tt := range tests {
+		got := Demote(hits, tt.negated, tt.kept, holders, tt.by, tt.k)
+		if len(got) != len(tt.want) {
+			t.Fatalf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+		for i := range got {
+			if got[i].ID != tt.want[i].ID || math.Abs(got[i].Score-tt.want[i].Score) > 1e-9 {
+				t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+				break
+			}
 		}
 	}
 }

@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"fmt"
+	"iter"
+	"maps"
 	"slices"
 
 	"github.com/toolport/toolport/internal/embedding"
@@ -44,7 +46,7 @@ type RankParams struct {
 	Coord float64
 }
 
-// NegationParams say how a query's negated words ([splitNegation]) count.
+// NegationParams say how a query's negated words ([SplitNegation]) count.
 // The zero value searches for them like any other word (the ranking before
 // negation was parsed).
 type NegationParams struct {
@@ -61,10 +63,10 @@ type NegationParams struct {
 	DemoteExpand bool
 }
 
-// negationPool is how many fused candidates a query with negated words
-// ranks before demoting: demotion only reorders, so a pool a little
-// deeper than any page is enough.
-const negationPool = 200
+// NegationPool is how many fused candidates a query with negated words
+// ranks before demoting (here and in the Weaviate backend): demotion only
+// reorders, so a pool a little deeper than any page is enough.
+const NegationPool = 200
 
 // PhraseWeight is the phrases' weight relative to a query word's: Metzler
 // and Croft's published 0.10 against 0.85 for single terms (SIGIR 2005),
@@ -117,11 +119,7 @@ func (e *Engine) search(ctx context.Context, p RankParams, mode Mode, query stri
 	}
 	negated := ""
 	if p.Negation.Drop {
-		// A query that is all negation ("no vocals") keeps its words: there
-		// is nothing else to search for.
-		if kept, neg := splitNegation(query); neg != "" && len(Terms(kept)) > 0 {
-			query, negated = kept, neg
-		}
+		query, negated = DropNegation(query)
 	}
 	switch mode {
 	case Lexical:
@@ -141,7 +139,7 @@ func (e *Engine) search(ctx context.Context, p RankParams, mode Mode, query stri
 		if !demote && len(aspects) < 2 {
 			return e.hybrid(ctx, p, query, k, filter)
 		}
-		hits, err := e.hybrid(ctx, p, query, max(k, negationPool), filter)
+		hits, err := e.hybrid(ctx, p, query, max(k, NegationPool), filter)
 		if err != nil {
 			return nil, err
 		}
@@ -254,11 +252,8 @@ func fuse(lex, vec []Hit, lexWeight float64, k int) []Hit {
 	return topHits(fused, k, nil)
 }
 
-// demote lowers each hit's score by p.Negation.Demote × the weight of the
-// heaviest negated term its text holds (1 for a word of the query, less for
-// an expansion) and returns the best k. What the query asks for (its kept
-// words, expanded) is never demoted: the word vectors put "piano" near
-// "vocals", and "piano without vocals" wants the piano.
+// demote is [Demote] over the engine's index, with the negated words
+// expanded through the word vectors when p asks for it.
 func (e *Engine) demote(hits []Hit, kept, negated string, p RankParams, k int) []Hit {
 	var terms map[string]float64
 	if p.Negation.DemoteExpand {
@@ -268,23 +263,35 @@ func (e *Engine) demote(hits []Hit, kept, negated string, p RankParams, k int) [
 	} else {
 		terms = queryTerms(negated)
 	}
-	for t := range e.lexicalTerms(kept, p.Expand) {
-		delete(terms, t)
-	}
+	holders := func(t string) iter.Seq[string] { return maps.Keys(e.lex.Scores(map[string]float64{t: 1})) }
+	return Demote(hits, terms, e.lexicalTerms(kept, p.Expand), holders, p.Negation.Demote, k)
+}
+
+// Demote lowers each hit's score by by × the weight of the heaviest of the
+// negated terms its text holds (at most 1: 1 for a word of the query, less
+// for an expansion) and returns the best k. holders(t) yields the ids whose
+// text holds term t (ids not among hits are ignored): the engine reads its
+// index, the Weaviate backend asks Weaviate. A term of kept, what the query
+// asks for, is never demoted: the word vectors put "piano" near "vocals",
+// and "piano without vocals" wants the piano.
+func Demote(hits []Hit, negated, kept map[string]float64, holders func(term string) iter.Seq[string], by float64, k int) []Hit {
 	scores := make(map[string]float64, len(hits))
 	for _, h := range hits {
 		scores[h.ID] = h.Score
 	}
 	held := make(map[string]float64, len(hits))
-	for t, w := range terms {
-		for id := range e.lex.Scores(map[string]float64{t: 1}) {
+	for t, w := range negated {
+		if _, ok := kept[t]; ok {
+			continue
+		}
+		for id := range holders(t) {
 			if _, ok := scores[id]; ok {
 				held[id] = max(held[id], min(w, 1))
 			}
 		}
 	}
 	for id, w := range held {
-		scores[id] -= p.Negation.Demote * w
+		scores[id] -= by * w
 	}
 	return topHits(scores, k, nil)
 }

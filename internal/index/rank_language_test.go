@@ -66,17 +66,17 @@ func FuzzSplitNegation(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		kept, negated := splitNegation(s)
+		kept, negated := SplitNegation(s)
 		if negated == "" {
 			if kept != s {
-				t.Fatalf("splitNegation(%q) = %q, %q: no negation but the query changed", s, kept, negated)
+				t.Fatalf("SplitNegation(%q) = %q, %q: no negation but the query changed", s, kept, negated)
 			}
 			return
 		}
 		words := embedding.Words(s)
 		for _, w := range append(embedding.Words(kept), embedding.Words(negated)...) {
 			if !slices.Contains(words, w) {
-				t.Fatalf("splitNegation(%q) = %q, %q: %q is not a word of the query", s, kept, negated, w)
+				t.Fatalf("SplitNegation(%q) = %q, %q: %q is not a word of the query", s, kept, negated, w)
 			}
 		}
 	})

@@ -17,19 +17,19 @@ func (e *Engine) QueryTerms(query string) map[string]float64 {
 	p := e.RankParams()
 	if p.Negation.Drop {
 		// A negated word is not why a track matched.
-		if kept, neg := splitNegation(query); neg != "" && len(Terms(kept)) > 0 {
-			query = kept
-		}
+		query, _ = DropNegation(query)
 	}
 	return e.searchTerms(query, p)
 }
 
-// PlainQueryTerms are a query's terms without expansion, for callers with no
-// engine (the Weaviate backend).
+// PlainQueryTerms are the terms a query searches for without expansion
+// (its negated words left out, [DropNegation]), for callers with no engine
+// (the Weaviate backend).
 func PlainQueryTerms(query string) map[string]float64 {
 	if len(query) > MaxQueryBytes {
 		query = query[:MaxQueryBytes]
 	}
+	query, _ = DropNegation(query)
 	return queryTerms(query)
 }
 

@@ -45,7 +45,8 @@ var consistencyLevels = map[string]pb.ConsistencyLevel{
 	ConsistencyAll:    pb.ConsistencyLevel_CONSISTENCY_LEVEL_ALL,
 }
 
-// searchGRPC is [Backend.Search] over gRPC; terms is the analysed query.
+// searchGRPC is [Backend.Search] over gRPC, up to limit hits; terms is the
+// analysed query.
 func (b *Backend) searchGRPC(ctx context.Context, q Query, terms string, limit int) ([]index.Hit, error) {
 	level := consistencyLevels[b.cfg.Consistency]
 	req := &pb.SearchRequest{
@@ -76,12 +77,9 @@ func (b *Backend) searchGRPC(ctx context.Context, q Query, terms string, limit i
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]index.Hit, 0, min(len(reply.GetResults()), q.K))
+	hits := make([]index.Hit, 0, len(reply.GetResults()))
 	for _, r := range reply.GetResults() {
-		if len(hits) == q.K {
-			break
-		}
-		isrc := r.GetProperties().GetNonRefProps().GetFields()[propISRC].GetTextValue()
+		isrc := resultISRC(r)
 		if isrc == "" {
 			continue
 		}
@@ -93,6 +91,44 @@ func (b *Backend) searchGRPC(ctx context.Context, q Query, terms string, limit i
 		hits = append(hits, index.Hit{ID: isrc, Score: score})
 	}
 	return hits, nil
+}
+
+// holdingGRPC is [Backend.holding] over gRPC.
+func (b *Backend) holdingGRPC(ctx context.Context, term string, isrcs []string) ([]string, error) {
+	level := consistencyLevels[b.cfg.Consistency]
+	req := &pb.SearchRequest{
+		Collection:       b.cfg.Collection,
+		ConsistencyLevel: &level,
+		Limit:            uint32(len(isrcs)),
+		Properties:       &pb.PropertiesRequest{NonRefProperties: []string{propISRC}},
+		Filters: &pb.Filters{Operator: pb.Filters_OPERATOR_CONTAINS_ANY, Target: &pb.FilterTarget{Target: &pb.FilterTarget_Property{Property: propISRC}},
+			TestValue: &pb.Filters_ValueTextArray{ValueTextArray: &pb.TextArray{Values: isrcs}}},
+		Bm25Search:  &pb.BM25{Query: term, Properties: searchProps()},
+		Uses_127Api: true,
+	}
+	if b.cfg.APIKey != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+b.cfg.APIKey)
+	}
+	var reply *pb.SearchReply
+	err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
+		var err error
+		reply, err = ep.grpc.Search(ctx, req)
+		return wrap("negation search", err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range reply.GetResults() {
+		if isrc := resultISRC(r); isrc != "" {
+			out = append(out, isrc)
+		}
+	}
+	return out, nil
+}
+
+func resultISRC(r *pb.SearchResult) string {
+	return r.GetProperties().GetNonRefProps().GetFields()[propISRC].GetTextValue()
 }
 
 func grpcFilter(q Query) *pb.Filters {

@@ -153,16 +153,7 @@ func musicCapsBoth(t testing.TB, collection string) (*devSet, *index.Engine, emb
 	if err := eng.Add(ctx, ds.docs); err != nil {
 		t.Fatal(err)
 	}
-	b, err := weaviate.Open(weaviate.Config{URL: c.Nodes[0].URL(), GRPCAddr: c.Nodes[0].GRPCAddr, Collection: collection, Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.EnsureCollection(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Upsert(ctx, tracks); err != nil {
-		t.Fatal(err)
-	}
+	b := weaviatetest.Load(t, weaviate.Config{URL: c.Nodes[0].URL(), GRPCAddr: c.Nodes[0].GRPCAddr, Collection: collection, Timeout: time.Minute}, tracks)
 	if n, err := b.Count(ctx, ""); err != nil || n != len(tracks) {
 		t.Fatalf("Weaviate holds %d tracks (%v), want %d", n, err, len(tracks))
 	}
@@ -270,6 +261,35 @@ func BenchmarkMusicCapsSearch(b *testing.B) {
 					b.Fatal(err)
 				}
 				if _, err := wb.Search(ctx, weaviate.Query{Text: q, Vector: vs[0], Embedder: emb.Name(), K: 10}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNegatedSearch times "piano without vocals" through Weaviate (one
+// local node, gRPC, over the MusicCaps tracks, query embedding included):
+// the whole text searched, as before negation was parsed, against the kept
+// words searched index.NegationPool deep and the tracks with "vocals"
+// demoted.
+func BenchmarkNegatedSearch(b *testing.B) {
+	_, _, emb, c := musicCapsBoth(b, "NegatedBench")
+	ctx := context.Background()
+	wb, err := weaviate.Open(weaviate.Config{URL: c.Nodes[0].URL(), GRPCAddr: c.Nodes[0].GRPCAddr, Collection: "NegatedBench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const query = "piano without vocals"
+	kept, negated := index.DropNegation(query)
+	for _, run := range []struct{ name, text, negated string }{{"whole-text", query, ""}, {"demoted", kept, negated}} {
+		b.Run(run.name, func(b *testing.B) {
+			for b.Loop() {
+				vs, err := emb.Embed(ctx, []string{run.text})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := wb.Search(ctx, weaviate.Query{Text: run.text, Negated: run.negated, Vector: vs[0], Embedder: emb.Name(), K: 10}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -19,9 +19,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,11 +257,18 @@ type Bound struct {
 
 // Query is a hybrid search.
 type Query struct {
-	Text     string    // the user's words; analysed with index.Terms
-	Vector   []float32 // the text's embedding
+	// Text is what to search for, analysed with index.Terms: the user's
+	// words, less those the query negates ([index.DropNegation]).
+	Text     string
+	Vector   []float32 // Text's embedding
 	Embedder string    // only tracks embedded by this model are searched
 	K        int
 	Bounds   []Bound
+	// Negated are the words the query asks to be without ("vocals" of
+	// "piano without vocals"), not searched for: the index.NegationPool
+	// best hits are ranked and those whose terms hold a negated word's are
+	// demoted as the embedded engine demotes them ([index.Demote]).
+	Negated string
 }
 
 // Backend is a Weaviate collection of tracks. It is safe for concurrent use.
@@ -666,10 +676,11 @@ func (b *Backend) Count(ctx context.Context, embedder string) (int, error) {
 }
 
 // Search runs a hybrid query and returns up to q.K hits, best first, with
-// Weaviate's fused scores: over gRPC at the configured consistency level
-// when a gRPC address is configured, else over GraphQL (which reads one
-// replica per shard). A query without a single term after analysis
-// (only stopwords or punctuation) is ranked by the vector alone.
+// Weaviate's fused scores (lowered for a track that holds a negated word):
+// over gRPC at the configured consistency level when a gRPC address is
+// configured, else over GraphQL (which reads one replica per shard). A query
+// without a single term after analysis (only stopwords or punctuation) is
+// ranked by the vector alone.
 func (b *Backend) Search(ctx context.Context, q Query) ([]index.Hit, error) {
 	if q.K <= 0 {
 		return []index.Hit{}, nil
@@ -677,25 +688,124 @@ func (b *Backend) Search(ctx context.Context, q Query) ([]index.Hit, error) {
 	if len(q.Vector) == 0 {
 		return nil, errors.New("weaviate search: no query vector")
 	}
-	text := q.Text
-	if len(text) > index.MaxQueryBytes {
-		text = text[:index.MaxQueryBytes]
-	}
+	text := clipQuery(q.Text)
 	terms := analysed(text)
 	limit := max(q.K, b.cfg.Pool)
-	if b.eps[0].grpc != nil {
-		return b.searchGRPC(ctx, q, terms, limit)
+	if q.Negated != "" {
+		limit = max(limit, index.NegationPool)
 	}
 	var hits []index.Hit
-	err := b.searchNodes(ctx, func(ctx context.Context, ep *endpoint) (int, error) {
-		var err error
-		hits, err = b.searchGraphQL(ctx, ep, q, terms, limit)
-		return len(hits), err
-	})
-	if hits == nil && err == nil {
+	var err error
+	if b.eps[0].grpc != nil {
+		hits, err = b.searchGRPC(ctx, q, terms, limit)
+	} else {
+		err = b.searchNodes(ctx, func(ctx context.Context, ep *endpoint) (int, error) {
+			var err error
+			hits, err = b.searchGraphQL(ctx, ep, q, terms, limit)
+			return len(hits), err
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if q.Negated != "" && len(hits) > 0 {
+		if hits, err = b.demote(ctx, q, text, hits); err != nil {
+			return nil, err
+		}
+	}
+	if hits == nil {
 		hits = []index.Hit{}
 	}
-	return hits, err
+	return hits[:min(len(hits), q.K)], nil
+}
+
+// maxNegatedTerms bounds the negated terms demoted, each one query: a query
+// negates one to three words, and a text that negates dozens is not worth
+// dozens of queries.
+const maxNegatedTerms = 8
+
+// demote is [index.Demote] over the pool hits: Weaviate says which pooled
+// tracks hold each negated term (a BM25 query of the term over the pool's
+// ISRCs; the queries run at once). The negated words are not expanded
+// through word vectors, as the engine's are: the engine draws the
+// expansion from its index's terms, which Weaviate does not list, and
+// drawing it from the embedder's whole vocabulary instead (tried on the
+// judged queries through Weaviate) won one negation query of ten and lost
+// another ("piano without vocals": "vocals" brought "solo"), at two to
+// five times the time.
+func (b *Backend) demote(ctx context.Context, q Query, text string, hits []index.Hit) ([]index.Hit, error) {
+	kept := termWeights(text)
+	var terms []string // the negated terms asked about: not kept, at most maxNegatedTerms
+	for _, t := range slices.Sorted(maps.Keys(termWeights(clipQuery(q.Negated)))) {
+		if _, ok := kept[t]; !ok && len(terms) < maxNegatedTerms {
+			terms = append(terms, t)
+		}
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	holding := make([][]string, len(terms))
+	errs := make([]error, len(terms))
+	var wg sync.WaitGroup
+	for i, t := range terms {
+		wg.Go(func() { holding[i], errs[i] = b.holding(ctx, t, ids) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	negated := make(map[string]float64, len(terms))
+	held := make(map[string][]string, len(terms))
+	for i, t := range terms {
+		negated[t], held[t] = 1, holding[i]
+	}
+	holders := func(t string) iter.Seq[string] { return slices.Values(held[t]) }
+	return index.Demote(hits, negated, kept, holders, index.DefaultRankParams().Negation.Demote, len(hits)), nil
+}
+
+// holding returns those of isrcs whose terms hold term. An empty answer is
+// believed (most pools have tracks without the word), so it is asked of one
+// node, as writes are.
+func (b *Backend) holding(ctx context.Context, term string, isrcs []string) ([]string, error) {
+	if b.eps[0].grpc != nil {
+		return b.holdingGRPC(ctx, term, isrcs)
+	}
+	var out []string
+	err := b.do(ctx, func(ctx context.Context, ep *endpoint) error {
+		get := ep.client.GraphQL().Get().WithClassName(b.cfg.Collection).WithFields(graphql.Field{Name: propISRC}).
+			WithLimit(len(isrcs)).WithWhere(filters.Where().WithPath([]string{propISRC}).WithOperator(filters.ContainsAny).WithValueText(isrcs...)).
+			WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(term).WithProperties(searchProps()...))
+		rows, err := b.getRows(ctx, get, "negation search")
+		if err != nil {
+			return err
+		}
+		out = out[:0]
+		for _, r := range rows {
+			if isrc, _ := r[propISRC].(string); isrc != "" {
+				out = append(out, isrc)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// clipQuery bounds a query's text as the embedded engine does.
+func clipQuery(text string) string {
+	if len(text) > index.MaxQueryBytes {
+		return text[:index.MaxQueryBytes]
+	}
+	return text
+}
+
+// termWeights are text's terms, each weighing 1.
+func termWeights(text string) map[string]float64 {
+	out := map[string]float64{}
+	for _, t := range index.Terms(text) {
+		out[t] = 1
+	}
+	return out
 }
 
 func (b *Backend) searchGraphQL(ctx context.Context, ep *endpoint, q Query, terms string, limit int) ([]index.Hit, error) {
@@ -710,19 +820,12 @@ func (b *Backend) searchGraphQL(ctx context.Context, ep *endpoint, q Query, term
 	}
 	var hits []index.Hit
 	err := func() error {
-		resp, err := get.Do(ctx)
-		if err != nil {
-			return wrap("search", err)
-		}
-		if err := gqlError("search", resp); err != nil {
-			return err
-		}
-		rows, err := classRows(resp, "Get", b.cfg.Collection)
+		rows, err := b.getRows(ctx, get, "search")
 		if err != nil {
 			return err
 		}
-		hits = make([]index.Hit, 0, min(len(rows), q.K))
-		for _, r := range rows[:min(len(rows), q.K)] {
+		hits = make([]index.Hit, 0, len(rows))
+		for _, r := range rows {
 			isrc, _ := r[propISRC].(string)
 			add, _ := r["_additional"].(map[string]any)
 			var score float64
@@ -738,6 +841,19 @@ func (b *Backend) searchGraphQL(ctx context.Context, ep *endpoint, q Query, term
 		return nil
 	}()
 	return hits, err
+}
+
+// getRows runs a GraphQL Get (op names it in errors) and returns its
+// objects.
+func (b *Backend) getRows(ctx context.Context, get *graphql.GetBuilder, op string) ([]map[string]any, error) {
+	resp, err := get.Do(ctx)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	if err := gqlError(op, resp); err != nil {
+		return nil, err
+	}
+	return classRows(resp, "Get", b.cfg.Collection)
 }
 
 // filter keeps the query's embedder's vectors and applies the bounds.

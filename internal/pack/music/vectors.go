@@ -120,6 +120,10 @@ func (s *Service) searchWeaviate(ctx context.Context, q string, k int, bounds []
 	if len(q) > index.MaxQueryBytes {
 		q = q[:index.MaxQueryBytes]
 	}
+	// The negated words are neither searched for nor embedded ("piano
+	// without vocals" would find vocal tracks): Weaviate demotes the tracks
+	// that hold them, as the embedded engine does.
+	q, negated := index.DropNegation(q)
 	vs, err := emb.Embed(ctx, []string{q})
 	if err != nil {
 		return nil, false, fmt.Errorf("semantic search: embed query: %w", err)
@@ -127,7 +131,7 @@ func (s *Service) searchWeaviate(ctx context.Context, q string, k int, bounds []
 	if len(vs) != 1 {
 		return nil, false, fmt.Errorf("semantic search: embedder returned %d vectors for 1 text", len(vs))
 	}
-	query := weaviate.Query{Text: q, Vector: vs[0], Embedder: emb.Name(), K: k}
+	query := weaviate.Query{Text: q, Negated: negated, Vector: vs[0], Embedder: emb.Name(), K: k}
 	for _, bd := range bounds {
 		query.Bounds = append(query.Bounds, weaviate.Bound{Feature: featureNames[bd.feature], Min: bd.min, Max: bd.max})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/toolport/toolport/internal/index/weaviate"
 	"github.com/toolport/toolport/internal/index/weaviate/weaviatetest"
 	"github.com/toolport/toolport/internal/store/sqlstore"
+	"github.com/toolport/toolport/internal/store/storetest"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -144,4 +145,32 @@ func newServiceRegistryNoSeed(t *testing.T, db *sqlstore.DB, opts ...Option) (*t
 		t.Fatal(err)
 	}
 	return reg, svc
+}
+
+// TestSemanticSearchNegationOnWeaviate: with Weaviate ranking, "piano
+// without vocals" finds the piano tracks without vocals first, not the
+// vocal piano tracks that hold every word of the query; a query of only
+// negations still answers with a note and no tracks.
+func TestSemanticSearchNegationOnWeaviate(t *testing.T) {
+	c := weaviatetest.Start(t, 1)
+	ctx := context.Background()
+	db := openStore(t, storetest.DSN(t, storetest.SQLite))
+	_, svc := newServiceRegistryNoSeed(t, db, WithWeaviate(weaviateConfig(c.Nodes[0])))
+	tracks := `{"isrc":"QZNEG0000001","title":"Ballad for Two","artist":"Ada Lane","interpretation":"A piano ballad with soft female vocals; she sings over the piano."}
+{"isrc":"QZNEG0000002","title":"Lament","artist":"Ben Ross","interpretation":"Male vocals and piano, a slow lament with a singer at the piano."}
+{"isrc":"QZNEG0000003","title":"Nocturne","artist":"Clara Voss","interpretation":"A quiet solo piano nocturne, slow and reflective."}
+{"isrc":"QZNEG0000004","title":"Etude","artist":"Dan Holt","interpretation":"A bright, fast piano etude."}
+`
+	if _, err := svc.Ingest(ctx, strings.NewReader(tracks), IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := isrcsFound(t, svc, SemanticSearchInput{Query: "piano without vocals"})
+	if len(got) < 2 || !slices.Contains([]string{"QZNEG0000003", "QZNEG0000004"}, got[0]) ||
+		!slices.Contains([]string{"QZNEG0000003", "QZNEG0000004"}, got[1]) {
+		t.Errorf("piano without vocals: %v, want QZNEG0000003 and QZNEG0000004 first", got)
+	}
+	out, err := svc.semanticSearch(ctx, SemanticSearchInput{Query: "no vocals", Limit: 10})
+	if err != nil || len(out.Tracks) != 0 || !strings.Contains(out.Note, "only says what to leave out") {
+		t.Errorf("no vocals: %d tracks, note %q, %v; want none and the note", len(out.Tracks), out.Note, err)
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolport/toolport/internal/index/weaviate"
 	"github.com/toolport/toolport/internal/testexec"
 )
 
@@ -112,6 +113,24 @@ func (c *Cluster) ToolportEnv(collection string) map[string]string {
 		"TOOLPORT_WEAVIATE_COLLECTION":  collection,
 		"TOOLPORT_WEAVIATE_REPLICATION": strconv.Itoa(len(c.Nodes)),
 	}
+}
+
+// Load opens a backend for cfg, creates its collection and writes tracks to
+// it, failing the test on any error.
+func Load(t testing.TB, cfg weaviate.Config, tracks []weaviate.Track) *weaviate.Backend {
+	t.Helper()
+	b, err := weaviate.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := b.EnsureCollection(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Upsert(ctx, tracks); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // Start starts a cluster of size nodes (1 for a single server) on loopback
