@@ -695,6 +695,7 @@ func cvCandidates() []cvCandidate {
 		{"page of at most N runes returned whole", []int{400, 800, 1500, 3000, 6000}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortPage = v; return t }},
 		{"what precedes a code block opening the content is kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.CodeLead = true; return t }},
 		{"content of at most N runes kept without lead trimming", []int{300, 600, 1200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortContent = v; return t }},
+		{"pruned page returned when its text is N% of the chosen content's", []int{200, 300, 400, 500, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Fallback = v; return t }},
 	}
 }
 

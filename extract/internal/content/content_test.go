@@ -1,6 +1,7 @@
 package content
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -169,6 +170,49 @@ func TestFind(t *testing.T) {
 			got := Find(root)
 			if got == nil {
 				t.Fatal("Find returned nil")
+			}
+			text := textOf(got)
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("content lacks %q; got %q", w, text)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(text, w) {
+					t.Errorf("content has %q; got %q", w, text)
+				}
+			}
+		})
+	}
+}
+
+// TestFindFallback: content that holds a small part of the page's text
+// (after pruning) gives way to that text, with Tuning.Fallback.
+func TestFindFallback(t *testing.T) {
+	var steps strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&steps, "<li>Stir the pot, step %d of the method</li>", i+1)
+	}
+	recipe := `<nav><a href="/">Home</a> <a href="/recipes">Recipes</a></nav><div class="intro">` + prose + second + `</div><div><ol>` + steps.String() + `</ol></div>`
+	article := `<nav><a href="/">Home</a> <a href="/recipes">Recipes</a></nav><div class="story">` + prose + second + `</div><div><p>Short note.</p></div>`
+	tests := []struct {
+		name     string
+		body     string
+		fallback int
+		want     []string
+		notWant  []string
+	}{
+		{"off: the prose container alone", recipe, 0, []string{"The council met"}, []string{"step 60", "Home"}},
+		{"on: the page less its boilerplate when it has four times the text", recipe, 400, []string{"The council met", "step 1 of", "step 60"}, []string{"Home"}},
+		{"on: an article holding most of the page is kept as chosen", article, 400, []string{"The council met", "The contractor"}, []string{"Short note", "Home"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tu := DefaultTuning()
+			tu.Fallback = tt.fallback
+			got := FindWith(parse(t, "<html><body>"+tt.body+"</body></html>"), tu)
+			if got == nil {
+				t.Fatal("FindWith returned nil")
 			}
 			text := textOf(got)
 			for _, w := range tt.want {
