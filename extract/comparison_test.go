@@ -696,6 +696,7 @@ func cvCandidates() []cvCandidate {
 		{"what precedes a code block opening the content is kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.CodeLead = true; return t }},
 		{"content of at most N runes kept without lead trimming", []int{300, 600, 1200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortContent = v; return t }},
 		{"pruned page returned when its text is N% of the chosen content's", []int{200, 300, 400, 500, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Fallback = v; return t }},
+		{"nearest prose paragraph before the content joins it when fewer than N runes lie between", []int{1, 100, 200, 400}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Lead = v; return t }},
 	}
 }
 

@@ -40,7 +40,9 @@
 // never counts. When the chosen content holds under a quarter of the
 // page's text after pruning, that text is returned instead (trafilatura's
 // fallback: a second reading of the page that wins when it is much
-// longer). Each of these was kept because it raised F on the folds of
+// longer), and the nearest prose paragraph before the content joins it
+// when little text lies between (a lead set apart in the article's
+// header). Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
@@ -128,11 +130,16 @@ type Tuning struct {
 	// text is more often a fragment of the article (a lead, one section)
 	// than the article among much boilerplate, which pruning has removed.
 	Fallback int
+	// Lead, when not zero, adds to the chosen content the nearest prose
+	// paragraph before it (see withLead) when less than Lead runes of
+	// other text lie between them: a standfirst or lead paragraph set
+	// apart from the article's body, in the header beside the headline.
+	Lead int
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
-	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400}
+	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -169,6 +176,9 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 		return whole(body, tu, short)
 	}
 	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st)
+	if tu.Lead > 0 {
+		chosen = withLead(body, chosen, st, tu.Lead)
+	}
 	// With a fallback, the chosen nodes are copied rather than moved, so
 	// that the page stays whole for the second reading.
 	out := trimmed(gather(chosen, tu.Fallback > 0), false, tu)

@@ -229,6 +229,53 @@ func TestFindFallback(t *testing.T) {
 	}
 }
 
+// TestFindLead: a lead paragraph set apart from the article's body, in a
+// header beside the headline, joins the content with Tuning.Lead.
+func TestFindLead(t *testing.T) {
+	const lead = `<p class="lead">The old bridge will be rebuilt, the council decided on Tuesday.</p>`
+	body := `<div class="head"><h1>Bridge to be rebuilt</h1>` + lead + `<span>By A. Writer</span></div><div class="body">` + strings.Repeat(prose+second, 3) + `</div>`
+	far := `<div class="head"><h1>Bridge to be rebuilt</h1>` + lead + `<h2>A long, long subtitle that says a great deal more about the story than a headline should say</h2><h3>By A. Writer, staff reporter at the town hall</h3></div><div class="body">` + strings.Repeat(prose+second, 3) + `</div>`
+	teaserBefore := `<div class="other">` + teaser + `</div><div class="body">` + strings.Repeat(prose+second, 3) + `</div>`
+	caption := `<div class="head"><h1>Bridge to be rebuilt</h1><div class="image"><img src="/b.jpg" alt="The bridge"><p>The old bridge, seen from the east bank on a winter morning last year.</p></div></div><div class="body">` + strings.Repeat(prose+second, 3) + `</div>`
+	byline := `<div class="head"><h1>Bridge to be rebuilt</h1><p>By <a href="/staff/writer">A. Writer</a>, on Tuesday the 4th of May at eleven in the morning.</p></div><div class="body">` + strings.Repeat(prose+second, 3) + `</div>`
+	tests := []struct {
+		name    string
+		body    string
+		lead    int
+		want    []string
+		notWant []string
+	}{
+		{"off: the body alone", body, 0, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"on: the lead joins the body", body, 100, []string{"will be rebuilt", "The council met"}, []string{"By A. Writer"}},
+		{"on: not across more text than allowed", far, 100, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"on: across the text allowed", far, 200, []string{"will be rebuilt", "The council met"}, nil},
+		{"on: a caption beside an image is not a lead", caption, 100, []string{"The council met"}, []string{"seen from the east bank"}},
+		{"on: a paragraph with a link (a byline) is not a lead", byline, 100, []string{"The council met"}, []string{"eleven in the morning"}},
+		{"on: prose right before the content joins it, whatever it is", teaserBefore, 200, []string{"In other news", "The council met"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tu := DefaultTuning()
+			tu.Lead = tt.lead
+			got := FindWith(parse(t, "<html><body>"+tt.body+"</body></html>"), tu)
+			if got == nil {
+				t.Fatal("FindWith returned nil")
+			}
+			text := textOf(got)
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("content lacks %q; got %q", w, text)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(text, w) {
+					t.Errorf("content has %q; got %q", w, text)
+				}
+			}
+		})
+	}
+}
+
 func TestFindNoText(t *testing.T) {
 	for _, page := range []string{"", "<html><body></body></html>", "<div><img src=x></div>", "<script>var a = 1</script>"} {
 		if got := Find(parse(t, page)); got != nil {
