@@ -135,6 +135,11 @@ type Tuning struct {
 	// other text lie between them: a standfirst or lead paragraph set
 	// apart from the article's body, in the header beside the headline.
 	Lead int
+	// FallbackShare, when not zero, makes the fallback (see Fallback)
+	// return the lowest ancestor of the best container that holds at least
+	// this share (percent) of the page's text, rather than the whole page:
+	// the article's column without the page's header and sidebars.
+	FallbackShare int
 }
 
 // DefaultTuning is what Find uses.
@@ -183,7 +188,13 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 	// that the page stays whole for the second reading.
 	out := trimmed(gather(chosen, tu.Fallback > 0), false, tu)
 	if tu.Fallback > 0 && pageRunes*100 >= measure(out).of(out).runes*tu.Fallback {
-		return whole(body, tu, true)
+		wide := body
+		if tu.FallbackShare > 0 {
+			for wide = top; wide != body && st.of(wide).runes*100 < pageRunes*tu.FallbackShare; {
+				wide = wide.Parent
+			}
+		}
+		return whole(wide, tu, true)
 	}
 	return out
 }
