@@ -51,6 +51,7 @@
 package content
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"unicode"
@@ -140,11 +141,14 @@ type Tuning struct {
 	// this share (percent) of the page's text, rather than the whole page:
 	// the article's column without the page's header and sidebars.
 	FallbackShare int
+	// LeadLevels, when not zero, is how far above the content the lead's
+	// container may branch off (see Lead); zero means leadLevels.
+	LeadLevels int
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
-	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100}
+	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -182,7 +186,7 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 	}
 	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st)
 	if tu.Lead > 0 {
-		chosen = withLead(body, chosen, st, tu.Lead)
+		chosen = withLead(body, chosen, st, tu.Lead, cmp.Or(tu.LeadLevels, leadLevels))
 	}
 	// With a fallback, the chosen nodes are copied rather than moved, so
 	// that the page stays whole for the second reading.

@@ -316,8 +316,8 @@ func bestWithin(n *html.Node, c candidates) (*html.Node, float64) {
 // headline, where it scores as a lone paragraph of its own container.
 // A lead is a <p> without links (a byline links its author, a
 // disclaimer its sources), not beside an image (a caption), and in a
-// container that branches off at most leadLevels above the content.
-func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap int) []*html.Node {
+// container that branches off at most levels above the content.
+func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int) []*html.Node {
 	if len(chosen) == 0 || chosen[0] == body {
 		return chosen
 	}
@@ -342,7 +342,7 @@ func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap int) []*htm
 		if !paragraphLike(n, s) && !isHeading(n.DataAtom) || s.runes == 0 || insideParagraph(n, body, st) {
 			continue
 		}
-		if n.DataAtom == atom.P && s.linkRunes == 0 && near(n, first, leadLevels) && !besideImage(n) && classify(n, s) == good {
+		if n.DataAtom == atom.P && s.linkRunes == 0 && near(n, first, levels) && !besideImage(n) && classify(n, s) == good {
 			return append([]*html.Node{n}, chosen...)
 		}
 		gap += s.runes
@@ -351,7 +351,8 @@ func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap int) []*htm
 }
 
 // leadLevels is how far above the content a lead's container may branch
-// off: a lead sits in the article's header, not elsewhere on the page.
+// off by default (see Tuning.LeadLevels): a lead sits in the article's
+// header, not elsewhere on the page.
 const leadLevels = 3
 
 // near tells whether n lies below one of the first levels ancestors of c.
