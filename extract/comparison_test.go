@@ -695,6 +695,10 @@ func cvCandidates() []cvCandidate {
 		{"page of at most N runes returned whole", []int{400, 800, 1500, 3000, 6000}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortPage = v; return t }},
 		{"what precedes a code block opening the content is kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.CodeLead = true; return t }},
 		{"content of at most N runes kept without lead trimming", []int{300, 600, 1200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortContent = v; return t }},
+		{"pruned page returned when its text is N% of the chosen content's", []int{200, 300, 400, 500, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Fallback = v; return t }},
+		{"nearest prose paragraph before the content joins it when fewer than N runes lie between", []int{1, 100, 200, 400}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Lead = v; return t }},
+		{"fallback takes the content's lowest ancestor holding N% of the page's text", []int{40, 60, 80}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.FallbackShare = v; return t }},
+		{"lead's container branches off at most N levels above the content (3 before)", []int{2, 5, 8}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.LeadLevels = v; return t }},
 	}
 }
 

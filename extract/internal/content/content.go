@@ -37,7 +37,12 @@
 // Pruning or trimming that leaves nothing is undone; content of at most
 // 1,200 runes keeps what precedes its first prose block (a short docs
 // page's heading, table and code together). Text inside scripts (JSON-LD)
-// never counts. Each of these was kept because it raised F on the folds of
+// never counts. When the chosen content holds under a quarter of the
+// page's text after pruning, that text is returned instead (trafilatura's
+// fallback: a second reading of the page that wins when it is much
+// longer), and the nearest prose paragraph before the content joins it
+// when little text lies between (a lead set apart in the article's
+// header). Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
@@ -46,6 +51,8 @@
 package content
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -115,16 +122,39 @@ type Tuning struct {
 	// the uncleaned container, else the whole body, is returned rather
 	// than no content.
 	Restore bool
+	// Fallback, when not zero, returns the page's text less its
+	// boilerplate (as for ShortPage) instead of the chosen content when
+	// that text is at least Fallback percent of the chosen content's:
+	// trafilatura's published fallback, a second reading of the page that
+	// wins when it is much longer than the first, with the pruned page as
+	// the second reading. A container holding a small part of a page's
+	// text is more often a fragment of the article (a lead, one section)
+	// than the article among much boilerplate, which pruning has removed.
+	Fallback int
+	// Lead, when not zero, adds to the chosen content the nearest prose
+	// paragraph before it (see withLead) when less than Lead runes of
+	// other text lie between them: a standfirst or lead paragraph set
+	// apart from the article's body, in the header beside the headline.
+	Lead int
+	// FallbackShare, when not zero, makes the fallback (see Fallback)
+	// return the lowest ancestor of the best container that holds at least
+	// this share (percent) of the page's text, rather than the whole page:
+	// the article's column without the page's header and sidebars.
+	FallbackShare int
+	// LeadLevels, when not zero, is how far above the content the lead's
+	// container may branch off (see Lead); zero means leadLevels.
+	LeadLevels int
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
-	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200}
+	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8}
 }
 
 // Find returns the main content of the document below root, as a new <div>
-// holding the chosen nodes (moved out of root's tree), or nil when the page
-// has no text at all. root is modified: boilerplate is removed from it.
+// holding the chosen nodes (moved out of root's tree, or copies of them),
+// or nil when the page has no text at all. root is modified: boilerplate
+// is removed from it.
 func Find(root *html.Node) *html.Node { return FindWith(root, DefaultTuning()) }
 
 // FindWith is Find with the given tuning.
@@ -142,41 +172,94 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 		undo.restore()
 		st = measure(body)
 	}
-	if st.of(body).runes == 0 {
+	pageRunes := st.of(body).runes
+	if pageRunes == 0 {
 		return nil
 	}
 	top, cands := bestCandidate(body, st, tu)
-	short := tu.ShortPage > 0 && st.of(body).runes <= tu.ShortPage
+	short := tu.ShortPage > 0 && pageRunes <= tu.ShortPage
 	if short || top == nil || st.of(top).runes < minContent {
 		// No article here (a portal, a list page), or a page so short that
 		// all of it is the content: the page's text, less its boilerplate,
 		// is the best there is.
-		top = body
+		return whole(body, tu, short)
 	}
-	out := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
-	var chosen []*html.Node
-	if top == body {
-		// The body's children, not the body: a <body> inside a <div>
-		// would hide the blocks from whoever walks the result.
-		for c := body.FirstChild; c != nil; c = c.NextSibling {
-			chosen = append(chosen, c)
+	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st)
+	if tu.Lead > 0 {
+		chosen = withLead(body, chosen, st, tu.Lead, cmp.Or(tu.LeadLevels, leadLevels))
+	}
+	// With a fallback, the chosen nodes are copied rather than moved, so
+	// that the page stays whole for the second reading.
+	out := trimmed(gather(chosen, tu.Fallback > 0), false, tu)
+	if tu.Fallback > 0 && pageRunes*100 >= measure(out).of(out).runes*tu.Fallback {
+		wide := body
+		if tu.FallbackShare > 0 {
+			for wide = top; wide != body && st.of(wide).runes*100 < pageRunes*tu.FallbackShare; {
+				wide = wide.Parent
+			}
 		}
-	} else {
-		chosen = withCousins(body, top, withSiblings(top, cands, st, tu), cands, st)
-	}
-	for _, n := range chosen {
-		n.Parent.RemoveChild(n)
-		out.AppendChild(n)
-	}
-	var trimmed journal
-	if tu.ShortContent > 0 && measure(out).of(out).runes <= tu.ShortContent {
-		short = true
-	}
-	trimBlocks(out, !short, tu.CodeLead, &trimmed)
-	if tu.Restore && measure(out).of(out).runes == 0 {
-		trimmed.restore()
+		return whole(wide, tu, true)
 	}
 	return out
+}
+
+// whole returns the children of body as the content (trimmed, its lead
+// kept when keepLead is set).
+func whole(body *html.Node, tu Tuning, keepLead bool) *html.Node {
+	// The body's children, not the body: a <body> inside a <div> would
+	// hide the blocks from whoever walks the result.
+	var chosen []*html.Node
+	for c := body.FirstChild; c != nil; c = c.NextSibling {
+		chosen = append(chosen, c)
+	}
+	return trimmed(gather(chosen, false), keepLead, tu)
+}
+
+// trimmed trims out (see trimBlocks), keeping its lead when keepLead is
+// set or out is short content (Tuning.ShortContent), and undoes the
+// trimming if it leaves nothing (Tuning.Restore).
+func trimmed(out *html.Node, keepLead bool, tu Tuning) *html.Node {
+	if tu.ShortContent > 0 && measure(out).of(out).runes <= tu.ShortContent {
+		keepLead = true
+	}
+	var j journal
+	trimBlocks(out, !keepLead, tu.CodeLead, &j)
+	if tu.Restore && measure(out).of(out).runes == 0 {
+		j.restore()
+	}
+	return out
+}
+
+// gather returns a new <div> holding nodes, moved out of their tree, or
+// copies of them when clone is set.
+func gather(nodes []*html.Node, clone bool) *html.Node {
+	out := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
+	for _, n := range nodes {
+		if clone {
+			n = cloneTree(n)
+		} else {
+			n.Parent.RemoveChild(n)
+		}
+		out.AppendChild(n)
+	}
+	return out
+}
+
+// cloneTree returns a deep copy of the tree below n, without recursion
+// (pages nest hundreds of levels deep).
+func cloneTree(n *html.Node) *html.Node {
+	copies := make(map[*html.Node]*html.Node)
+	var root *html.Node
+	for c := range htmltree.All(n) {
+		d := &html.Node{Type: c.Type, DataAtom: c.DataAtom, Data: c.Data, Namespace: c.Namespace, Attr: slices.Clone(c.Attr)}
+		copies[c] = d
+		if c == n {
+			root = d
+			continue
+		}
+		copies[c.Parent].AppendChild(d)
+	}
+	return root
 }
 
 // journal records removals so that they can be undone, last first.

@@ -1,6 +1,7 @@
 package content
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -165,22 +166,71 @@ func TestFind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := parse(t, "<html><body>"+tt.body+"</body></html>")
-			got := Find(root)
-			if got == nil {
-				t.Fatal("Find returned nil")
-			}
-			text := textOf(got)
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("content lacks %q; got %q", w, text)
-				}
-			}
-			for _, w := range tt.notWant {
-				if strings.Contains(text, w) {
-					t.Errorf("content has %q; got %q", w, text)
-				}
-			}
+			checkContent(t, Find(parse(t, "<html><body>"+tt.body+"</body></html>")), tt.want, tt.notWant)
+		})
+	}
+}
+
+// checkContent fails t unless the content found holds every string of
+// want and none of notWant.
+func checkContent(t *testing.T, got *html.Node, want, notWant []string) {
+	t.Helper()
+	if got == nil {
+		t.Fatal("no content found")
+	}
+	text := textOf(got)
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("content lacks %q; got %q", w, text)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(text, w) {
+			t.Errorf("content has %q; got %q", w, text)
+		}
+	}
+}
+
+// TestFindWith covers the mechanisms Tuning switches on one at a time:
+// Fallback (content that holds a small part of the page's text, after
+// pruning, gives way to that text) and Lead (a lead paragraph set apart
+// from the article's body, in a header beside the headline, joins it).
+func TestFindWith(t *testing.T) {
+	var steps strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&steps, "<li>Stir the pot, step %d of the method</li>", i+1)
+	}
+	recipe := `<nav><a href="/">Home</a> <a href="/recipes">Recipes</a></nav><div class="intro">` + prose + second + `</div><div><ol>` + steps.String() + `</ol></div>`
+	article := `<nav><a href="/">Home</a> <a href="/recipes">Recipes</a></nav><div class="story">` + prose + second + `</div><div><p>Short note.</p></div>`
+	const lead = `<p class="lead">The old bridge will be rebuilt, the council decided on Tuesday.</p>`
+	body := strings.Repeat(prose+second, 3)
+	near := `<div class="head"><h1>Bridge to be rebuilt</h1>` + lead + `<span>By A. Writer</span></div><div class="body">` + body + `</div>`
+	far := `<div class="head"><h1>Bridge to be rebuilt</h1>` + lead + `<h2>A long, long subtitle that says a great deal more about the story than a headline should say</h2><h3>By A. Writer, staff reporter at the town hall</h3></div><div class="body">` + body + `</div>`
+	teaserBefore := `<div class="other">` + teaser + `</div><div class="body">` + body + `</div>`
+	caption := `<div class="head"><h1>Bridge to be rebuilt</h1><div class="image"><img src="/b.jpg" alt="The bridge"><p>The old bridge, seen from the east bank on a winter morning last year.</p></div></div><div class="body">` + body + `</div>`
+	byline := `<div class="head"><h1>Bridge to be rebuilt</h1><p>By <a href="/staff/writer">A. Writer</a>, on Tuesday the 4th of May at eleven in the morning.</p></div><div class="body">` + body + `</div>`
+	tests := []struct {
+		name           string
+		page           string
+		fallback, lead int
+		want, notWant  []string
+	}{
+		{"fallback off: the prose container alone", recipe, 0, 0, []string{"The council met"}, []string{"step 60", "Home"}},
+		{"fallback on: the page less its boilerplate when it has four times the text", recipe, 400, 0, []string{"The council met", "step 1 of", "step 60"}, []string{"Home"}},
+		{"fallback on: an article holding most of the page is kept as chosen", article, 400, 0, []string{"The council met", "The contractor"}, []string{"Short note", "Home"}},
+		{"lead off: the body alone", near, 0, 0, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"lead on: the lead joins the body", near, 0, 100, []string{"will be rebuilt", "The council met"}, []string{"By A. Writer"}},
+		{"lead on: not across more text than allowed", far, 0, 100, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"lead on: across the text allowed", far, 0, 200, []string{"will be rebuilt", "The council met"}, nil},
+		{"lead on: a caption beside an image is not a lead", caption, 0, 100, []string{"The council met"}, []string{"seen from the east bank"}},
+		{"lead on: a paragraph with a link (a byline) is not a lead", byline, 0, 100, []string{"The council met"}, []string{"eleven in the morning"}},
+		{"lead on: prose right before the content joins it, whatever it is", teaserBefore, 0, 200, []string{"In other news", "The council met"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tu := DefaultTuning()
+			tu.Fallback, tu.Lead = tt.fallback, tt.lead
+			checkContent(t, FindWith(parse(t, "<html><body>"+tt.page+"</body></html>"), tu), tt.want, tt.notWant)
 		})
 	}
 }

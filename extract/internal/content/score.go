@@ -308,3 +308,90 @@ func bestWithin(n *html.Node, c candidates) (*html.Node, float64) {
 	}
 	return best, bs
 }
+
+// withLead returns chosen (in document order) with the nearest paragraph
+// before it that reads as prose (classed good by itself), when the
+// headings and blocks between them hold fewer than maxGap runes: pages
+// set their lead paragraph apart from the body, in a header with the
+// headline, where it scores as a lone paragraph of its own container.
+// A lead is a <p> without links (a byline links its author, a
+// disclaimer its sources), not beside an image (a caption), and in a
+// container that branches off at most levels above the content.
+func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int) []*html.Node {
+	if len(chosen) == 0 || chosen[0] == body {
+		return chosen
+	}
+	first := chosen[0]
+	ancestors := make(map[*html.Node]bool)
+	for p := first.Parent; p != nil; p = p.Parent {
+		ancestors[p] = true
+	}
+	var before []*html.Node
+	for n := range htmltree.All(body) {
+		if n == first {
+			break
+		}
+		if n.Type == html.ElementNode && !ancestors[n] {
+			before = append(before, n)
+		}
+	}
+	gap := 0
+	for i := len(before) - 1; i >= 0 && gap < maxGap; i-- {
+		n := before[i]
+		s := st.of(n)
+		if !paragraphLike(n, s) && !isHeading(n.DataAtom) || s.runes == 0 || insideParagraph(n, body, st) {
+			continue
+		}
+		if n.DataAtom == atom.P && s.linkRunes == 0 && near(n, first, levels) && !besideImage(n) && classify(n, s) == good {
+			return append([]*html.Node{n}, chosen...)
+		}
+		gap += s.runes
+	}
+	return chosen
+}
+
+// leadLevels is how far above the content a lead's container may branch
+// off by default (see Tuning.LeadLevels): a lead sits in the article's
+// header, not elsewhere on the page.
+const leadLevels = 3
+
+// near tells whether n lies below one of the first levels ancestors of c.
+func near(n, c *html.Node, levels int) bool {
+	a := c
+	for range levels {
+		if a = a.Parent; a == nil {
+			return false
+		}
+		for p := n.Parent; p != nil; p = p.Parent {
+			if p == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// besideImage tells a paragraph whose container holds an image: a
+// caption.
+func besideImage(n *html.Node) bool {
+	if n.Parent == nil {
+		return false
+	}
+	for d := range htmltree.All(n.Parent) {
+		if d.Type == html.ElementNode && (d.DataAtom == atom.Img || d.DataAtom == atom.Picture) {
+			return true
+		}
+	}
+	return false
+}
+
+// insideParagraph tells whether n sits inside a paragraph-like block or a
+// heading below body (a <span> of a <p>): that block is the unit, not n.
+func insideParagraph(n, body *html.Node, st stats) bool {
+	for p := n.Parent; p != nil && p != body; p = p.Parent {
+		if paragraphLike(p, st.of(p)) || isHeading(p.DataAtom) {
+			return true
+		}
+	}
+	return false
+}
