@@ -178,24 +178,32 @@ func (f *fakeAPI) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"conversations": out, "nextCursor": next})
 }
 
-func (f *fakeAPI) get(w http.ResponseWriter, r *http.Request) {
+// lockConv locks f and returns the conversation r's path names; when there
+// is none, it answers 404 and leaves f unlocked.
+func (f *fakeAPI) lockConv(w http.ResponseWriter, r *http.Request) (*fakeConv, bool) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	c, ok := f.convs[r.PathValue("id")]
 	if !ok {
+		f.mu.Unlock()
 		apiError(w, 404, "NOT_FOUND", "no such conversation")
+	}
+	return c, ok
+}
+
+func (f *fakeAPI) get(w http.ResponseWriter, r *http.Request) {
+	c, ok := f.lockConv(w, r)
+	if !ok {
 		return
 	}
+	defer f.mu.Unlock()
 	writeJSON(w, 200, c)
 }
 
 func (f *fakeAPI) delete(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.convs[r.PathValue("id")]; !ok {
-		apiError(w, 404, "NOT_FOUND", "no such conversation")
+	if _, ok := f.lockConv(w, r); !ok {
 		return
 	}
+	defer f.mu.Unlock()
 	delete(f.convs, r.PathValue("id"))
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -309,6 +317,19 @@ func (f *fakeAPI) script(prompt string) []step {
 	return append(s, ev("type", "message_end", "usage", map[string]int{"inputTokens": 500, "outputTokens": 120}, "stopReason", "end_turn"))
 }
 
+// eventStream starts w's answer as an event stream and returns what sends
+// one event on it at once.
+func eventStream(w http.ResponseWriter) func(map[string]any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	fl := w.(http.Flusher)
+	return func(m map[string]any) {
+		b, _ := json.Marshal(m)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		fl.Flush()
+	}
+}
+
 // messages plays a scripted turn as an event stream and stores the blocks,
 // as the real server does (incomplete when the client aborts).
 func (f *fakeAPI) messages(w http.ResponseWriter, r *http.Request) {
@@ -319,11 +340,8 @@ func (f *fakeAPI) messages(w http.ResponseWriter, r *http.Request) {
 		apiError(w, 400, "BAD_REQUEST", "content is required")
 		return
 	}
-	f.mu.Lock()
-	c, ok := f.convs[r.PathValue("id")]
+	c, ok := f.lockConv(w, r)
 	if !ok {
-		f.mu.Unlock()
-		apiError(w, 404, "NOT_FOUND", "no such conversation")
 		return
 	}
 	f.seq++
@@ -340,14 +358,7 @@ func (f *fakeAPI) messages(w http.ResponseWriter, r *http.Request) {
 	convID := c.ID
 	f.mu.Unlock()
 
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	fl := w.(http.Flusher)
-	send := func(m map[string]any) {
-		b, _ := json.Marshal(m)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		fl.Flush()
-	}
+	send := eventStream(w)
 	send(map[string]any{"type": "message_start", "messageId": msg.ID, "conversationId": convID, "userMessageId": userID})
 	fmt.Fprint(w, ": ping\n\n")
 	steps := f.script(body.Content)

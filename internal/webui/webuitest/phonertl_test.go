@@ -80,9 +80,7 @@ func TestPhoneAndRTL(t *testing.T) {
 	check := func(name string) {
 		t.Helper()
 		b.Do(t, to, chromedp.Evaluate[chromedp.Void](`window.axe ? 0 : `+axe))
-		for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
-			t.Errorf("%s: axe %s (%s): %s: %v", name, v.ID, v.Impact, v.Help, v.Targets)
-		}
+		reportAxe(t, b, to, name)
 	}
 	measure := func(lang string) {
 		t.Helper()
@@ -330,9 +328,7 @@ func TestNoModelBannerScrollsAndDismisses(t *testing.T) {
 		chromedp.WaitVisible(css("#no-model-banner")), chromedp.WaitVisible(css(".bench-tool")),
 		chromedp.Click(css(`.bench-tool[data-tool="semanticSearch"]`)), chromedp.WaitVisible(css(".bench-form")),
 		Screenshot(t, dir, "phone-light-no-model"), chromedp.Evaluate[chromedp.Void](axe))
-	for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
-		t.Errorf("phone, no model: axe %s (%s): %s: %v", v.ID, v.Impact, v.Help, v.Targets)
-	}
+	reportAxe(t, b, to, "phone, no model")
 	// Scrolled to the end of the bench, the banner is gone from the screen.
 	shown := Eval[struct {
 		Share  float64

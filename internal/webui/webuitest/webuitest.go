@@ -194,6 +194,25 @@ func NewBrowser(t *testing.T, opts Options) *Browser {
 	return b
 }
 
+// loadTimeout bounds opening a page: a hang guard on a loaded machine.
+const loadTimeout = time.Minute
+
+// openPage starts Chromium on the page served at base (the server's root,
+// with #token=opts.Token when set) and waits until the page is ready; first
+// runs before it loads (a viewport, a language). The page's problems
+// (dialogs, exceptions, CSP violations) fail t when the test ends.
+func openPage(t *testing.T, base string, opts Options, first ...chromedp.Action[chromedp.Void]) *Browser {
+	t.Helper()
+	b := NewBrowser(t, opts)
+	t.Cleanup(func() { b.CheckNoProblems(t) })
+	start := strings.TrimRight(base, "/") + "/"
+	if opts.Token != "" {
+		start += "#token=" + opts.Token
+	}
+	b.Do(t, loadTimeout, append(first, chromedp.Navigate(start), waitReady())...)
+	return b
+}
+
 // NewTab opens another tab (with its own sessionStorage) in b's browser.
 func (b *Browser) NewTab(t *testing.T) *Browser {
 	t.Helper()
@@ -428,18 +447,11 @@ func fetchJS(path string) string {
 // `toolport serve` whose scripted model plays the Prompts scenarios.
 // Screenshots of the main states go to opts' artifacts directory.
 func RunPageChecks(t *testing.T, baseURL string, opts Options) {
-	b := NewBrowser(t, opts)
+	b := openPage(t, baseURL, opts, SetView(desktop(), "light"))
 	dir := opts.artifactsDir(t)
 	p := opts.prompts()
 	to := opts.timeout()
 	baseURL = strings.TrimRight(baseURL, "/")
-	start := baseURL + "/"
-	if opts.Token != "" {
-		start += "#token=" + opts.Token
-	}
-	defer b.CheckNoProblems(t)
-
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(start), waitReady())
 	if frag := Eval[string](t, b, to, `location.hash`); strings.Contains(frag, "token") {
 		t.Errorf("the token stays in the address bar: %q", frag)
 	}
@@ -700,16 +712,10 @@ func RunPageChecks(t *testing.T, baseURL string, opts Options) {
 // banner with the server's help text (folded), and the tool bench offered in
 // place of a composer that cannot send.
 func RunNoModelChecks(t *testing.T, baseURL string, opts Options) {
-	b := NewBrowser(t, opts)
-	defer b.CheckNoProblems(t)
+	b := openPage(t, baseURL, opts, SetView(desktop(), "light"))
 	dir := opts.artifactsDir(t)
 	to := opts.timeout()
-	start := strings.TrimRight(baseURL, "/") + "/"
-	if opts.Token != "" {
-		start += "#token=" + opts.Token
-	}
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(start), waitReady(),
-		chromedp.WaitVisible(css("#no-model-banner")), chromedp.WaitVisible(css("#bench")),
+	b.Do(t, to, chromedp.WaitVisible(css("#no-model-banner")), chromedp.WaitVisible(css("#bench")),
 		Screenshot(t, dir, "desktop-light-no-model"),
 		SetView(phone(), "dark"), Screenshot(t, dir, "phone-dark-no-model"))
 	// The help names long URLs: at phone width they must wrap inside the
@@ -758,17 +764,11 @@ type BenchRun struct {
 // the raw JSON and the timing; screenshots of the bench with the result go
 // to the artifacts directory, at desktop and phone widths, light and dark.
 func RunBenchChecks(t *testing.T, baseURL string, opts Options, run BenchRun) {
-	b := NewBrowser(t, opts)
-	defer b.CheckNoProblems(t)
+	b := openPage(t, baseURL, opts, SetView(desktop(), "light"))
 	dir := opts.artifactsDir(t)
 	to := opts.timeout()
-	start := strings.TrimRight(baseURL, "/") + "/"
-	if opts.Token != "" {
-		start += "#token=" + opts.Token
-	}
 	tool := `.bench-tool[data-tool=` + jsString(run.Tool) + `]`
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(start), waitReady(),
-		chromedp.WaitVisible(css("#bench")), chromedp.WaitVisible(css(tool)), chromedp.Click(css(tool)),
+	b.Do(t, to, chromedp.WaitVisible(css("#bench")), chromedp.WaitVisible(css(tool)), chromedp.Click(css(tool)),
 		WaitFor(`document.querySelector('.bench-form').dataset.tool === `+jsString(run.Tool)))
 	for name, v := range run.Fields {
 		q := `.bench-form [data-field=` + jsString(name) + `]`
