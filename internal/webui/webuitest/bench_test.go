@@ -167,7 +167,7 @@ func TestBenchWithModel(t *testing.T) {
 // TestBenchAgainstFakeAPI runs the exported bench checks (the ones the e2e
 // test runs against the real server) against the fake, with a token.
 func TestBenchAgainstFakeAPI(t *testing.T) {
-	art := artServer(t)
+	art := ArtServer(t)
 	srv := newFakeAPI("s3cret-token", false, art.URL).server(t)
 	opts := fakeOptions()
 	RunBenchChecks(t, srv.URL, opts, BenchRun{Tool: "semanticSearch", Fields: map[string]string{"query": "love songs", "limit": "3"}, Want: "Everybody Hurts"})

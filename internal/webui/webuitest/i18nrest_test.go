@@ -45,7 +45,7 @@ const englishInJS = `((sel) => {
 // including a failed model listing, whose label is the page's while the
 // reason is the server's.
 func TestHebrewPlaylistAndSetup(t *testing.T) {
-	art := artServer(t)
+	art := ArtServer(t)
 	api, convID := newPlaylistAPI("s3cret-token", art.URL)
 	srv := api.server(t)
 	b := NewBrowser(t, fakeOptions())

@@ -23,7 +23,7 @@ func fakeOptions() Options {
 }
 
 func TestPageAgainstFakeAPI(t *testing.T) {
-	art := artServer(t)
+	art := ArtServer(t)
 	api := newFakeAPI("s3cret-token", true, art.URL)
 	srv := api.server(t)
 	RunPageChecks(t, srv.URL, fakeOptions())

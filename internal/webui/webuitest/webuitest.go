@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -805,4 +807,22 @@ func RunBenchChecks(t *testing.T, baseURL string, opts Options, run BenchRun) {
 			t.Errorf("%s: the bench is %d px wide in a %d px view", v.name, w.Scroll, w.Client)
 		}
 	}
+}
+
+// ArtServer serves generated album artwork (/art/N.svg) over https on
+// 127.0.0.1 until the test ends: the page shows https artwork only.
+func ArtServer(t *testing.T) *httptest.Server {
+	colors := [][2]string{{"#6d5efc", "#19b6c9"}, {"#f76b1c", "#fad961"}, {"#0f9b8e", "#2c3e50"}, {"#e94057", "#8a2387"}}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		if _, err := fmt.Sscanf(r.URL.Path, "/art/%d.svg", &n); err != nil || n < 0 {
+			http.NotFound(w, r)
+			return
+		}
+		c := colors[n%len(colors)]
+		w.Header().Set("Content-Type", "image/svg+xml")
+		fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100"><defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="%s"/><stop offset="1" stop-color="%s"/></linearGradient></defs><rect width="100" height="100" fill="url(#g)"/><circle cx="50" cy="50" r="22" fill="none" stroke="#fff" stroke-opacity=".6" stroke-width="3"/><circle cx="50" cy="50" r="4" fill="#fff" fill-opacity=".8"/></svg>`, c[0], c[1])
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
