@@ -422,6 +422,24 @@ func cdpCall[P, R any](cmd cdp.Command[P, R], params P) chromedp.Action[chromedp
 	})
 }
 
+// hebrew makes the browser a Hebrew reader's: the languages it asks pages
+// in (its own user agent kept) and the locale Intl formats with.
+func hebrew() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		ua, err := chromedp.Evaluate[string](`navigator.userAgent`)(ctx, tg)
+		if err != nil {
+			return fmt.Errorf("read the user agent: %w", err)
+		}
+		if _, err := cdp.Call(ctx, tg, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}); err != nil {
+			return fmt.Errorf("set the languages: %w", err)
+		}
+		if _, err := cdp.Call(ctx, tg, emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "he_IL"}); err != nil {
+			return fmt.Errorf("set the locale: %w", err)
+		}
+		return nil
+	})
+}
+
 // waitUntil polls cond until it holds, failing the test after a generous
 // bound. It is for what Chromium does on its own, outside the page: writing a
 // download, reporting problems on the DevTools connection. State in the page
@@ -551,13 +569,8 @@ func TestEveryCardType(t *testing.T) {
 func TestHebrewConversation(t *testing.T) {
 	e := newFeatureEnv(t)
 	dir := artifacts(t, "hebrew")
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, e.url, Options{}, hebrew(), SetView(desktop(), "light"))
 	to := 60 * time.Second
-	ua := Eval[string](t, b, to, `navigator.userAgent`)
-	b.Do(t, to, cdpCall(emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}),
-		cdpCall(emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "he_IL"}),
-		SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady())
 	if got := Eval[[]string](t, b, to, `[document.documentElement.lang, document.documentElement.dir, document.getElementById('new-chat').textContent, document.getElementById('composer-input').placeholder]`); strings.Join(got, "|") != "he|rtl|שיחה חדשה|אפשר לשאול הכול…" {
 		t.Errorf("page language, direction and strings = %q, want Hebrew, rtl", got)
 	}

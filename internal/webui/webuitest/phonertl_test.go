@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -174,10 +173,7 @@ func TestPhoneAndRTL(t *testing.T) {
 	})
 
 	// Hebrew: the same conversation, then a Hebrew one.
-	ua := Eval[string](t, b, to, `navigator.userAgent`)
-	b.Do(t, to, cdpCall(emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}),
-		cdpCall(emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "he_IL"}),
-		SetView(phone(), "light"), chromedp.Reload(), waitReady(), WaitFor(`document.documentElement.dir === 'rtl'`),
+	b.Do(t, to, hebrew(), SetView(phone(), "light"), chromedp.Reload(), waitReady(), WaitFor(`document.documentElement.dir === 'rtl'`),
 		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 9`),
 		WaitFor(`!document.getElementById('conv-actions').hidden`))
 	measure("Hebrew")
