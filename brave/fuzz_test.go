@@ -12,12 +12,8 @@ import (
 )
 
 func addFixtures(f *testing.F) {
-	for _, b := range tooltest.Fixtures(f, "brave", "*.json") {
-		f.Add(b)
-	}
-	f.Add([]byte("\xef\xbb\xbf{}"))
-	f.Add([]byte(`{"type":"ErrorResponse","error":{"code":"X","detail":"y"}}`))
-	f.Add([]byte(blocksBody)) // CONSTRUCTED: every optional block
+	tooltest.Seed(f, "brave", "*.json", "\xef\xbb\xbf{}", `{"type":"ErrorResponse","error":{"code":"X","detail":"y"}}`,
+		blocksBody) // CONSTRUCTED: every optional block
 }
 
 // FuzzDecodeSearchResponse: any body yields a response or a typed error, never

@@ -36,7 +36,7 @@ func TestDiscoverChatInBrowser(t *testing.T) {
 		t.Skip("builds toolport and drives Chromium")
 	}
 	bin := buildToolport(t)
-	art := artServer(t)
+	art := webuitest.ArtServer(t)
 	artifacts := os.Getenv("TOOLPORT_ARTIFACTS_DIR")
 	if artifacts == "" {
 		artifacts = t.TempDir()
@@ -421,22 +421,4 @@ func newFlakyServer(t *testing.T) *flakyServer {
 	t.Cleanup(srv.Close)
 	f.URL = srv.URL
 	return f
-}
-
-// artServer serves generated album artwork over https on 127.0.0.1 (the page
-// shows https artwork only).
-func artServer(t *testing.T) *httptest.Server {
-	colors := [][2]string{{"#6d5efc", "#19b6c9"}, {"#f76b1c", "#fad961"}, {"#0f9b8e", "#2c3e50"}, {"#e94057", "#8a2387"}}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var n int
-		if _, err := fmt.Sscanf(r.URL.Path, "/art/%d.svg", &n); err != nil || n < 0 {
-			http.NotFound(w, r)
-			return
-		}
-		c := colors[n%len(colors)]
-		w.Header().Set("Content-Type", "image/svg+xml")
-		fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100"><defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="%s"/><stop offset="1" stop-color="%s"/></linearGradient></defs><rect width="100" height="100" fill="url(#g)"/><circle cx="50" cy="50" r="22" fill="none" stroke="#fff" stroke-opacity=".6" stroke-width="3"/><circle cx="50" cy="50" r="4" fill="#fff" fill-opacity=".8"/></svg>`, c[0], c[1])
-	}))
-	t.Cleanup(srv.Close)
-	return srv
 }

@@ -10,23 +10,15 @@ import (
 )
 
 func addFixtures(f *testing.F) {
-	for _, b := range tooltest.Fixtures(f, "google", "*.json") {
-		f.Add(b)
-	}
-	f.Add([]byte("\xef\xbb\xbf{\"items\":[]}"))
+	tooltest.Seed(f, "google", "*.json", "\xef\xbb\xbf{\"items\":[]}")
 }
 
 // FuzzDecodeSearchResponse: any body yields a response or a *ParseError.
 func FuzzDecodeSearchResponse(f *testing.F) {
 	addFixtures(f)
-	f.Fuzz(func(t *testing.T, body []byte) {
-		if _, err := DecodeSearchResponse(body, "application/json"); err != nil {
-			var pe *ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("untyped error %T: %v", err, err)
-			}
-		}
-	})
+	tooltest.FuzzDecode[*ParseError](f, func(body []byte) (*SearchResponse, error) {
+		return DecodeSearchResponse(body, "application/json")
+	}, nil)
 }
 
 // FuzzCheckResponse: any error body yields a bounded *Error.

@@ -11,24 +11,13 @@ import (
 )
 
 func addFixtures(f *testing.F) {
-	for _, b := range tooltest.Fixtures(f, "lrclib", "*.json") {
-		f.Add(b)
-	}
-	f.Add([]byte("\xef\xbb\xbf[]"))
-	f.Add([]byte(`{"id":1,"duration":1e308,"plainLyrics":null}`))
+	tooltest.Seed(f, "lrclib", "*.json", "\xef\xbb\xbf[]", `{"id":1,"duration":1e308,"plainLyrics":null}`)
 }
 
 // FuzzDecodeRecord: any body yields a record with an id or a *ParseError.
 func FuzzDecodeRecord(f *testing.F) {
 	addFixtures(f)
-	f.Fuzz(func(t *testing.T, body []byte) {
-		r, err := DecodeRecord(body)
-		if err != nil {
-			if !errors.As(err, new(*ParseError)) {
-				t.Fatalf("untyped error %T: %v", err, err)
-			}
-			return
-		}
+	tooltest.FuzzDecode[*ParseError](f, DecodeRecord, func(t *testing.T, r *Record) {
 		if r.ID <= 0 {
 			t.Fatalf("record without id: %+v", r)
 		}
@@ -42,14 +31,7 @@ func FuzzDecodeRecord(f *testing.F) {
 // FuzzDecodeRecords: any body yields a non-nil slice or a *ParseError.
 func FuzzDecodeRecords(f *testing.F) {
 	addFixtures(f)
-	f.Fuzz(func(t *testing.T, body []byte) {
-		rs, err := DecodeRecords(body)
-		if err != nil {
-			if !errors.As(err, new(*ParseError)) {
-				t.Fatalf("untyped error %T: %v", err, err)
-			}
-			return
-		}
+	tooltest.FuzzDecode[*ParseError](f, DecodeRecords, func(t *testing.T, rs []Record) {
 		if rs == nil {
 			t.Fatal("nil slice without an error")
 		}

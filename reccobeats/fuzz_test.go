@@ -11,25 +11,15 @@ import (
 )
 
 func addFixtures(f *testing.F) {
-	for _, b := range tooltest.Fixtures(f, "reccobeats", "*.json") {
-		f.Add(b)
-	}
-	f.Add([]byte(`{"content":null}`))
-	f.Add([]byte("\xef\xbb\xbf{\"content\":[{\"href\":\"https://open.spotify.com/track/4Ub8UsjWuewQrPhuepfVpd\"}]}"))
+	tooltest.Seed(f, "reccobeats", "*.json", `{"content":null}`,
+		"\xef\xbb\xbf{\"content\":[{\"href\":\"https://open.spotify.com/track/4Ub8UsjWuewQrPhuepfVpd\"}]}")
 }
 
 // FuzzDecodeAudioFeaturesList: any body yields rows or a *ParseError, and
 // BySpotifyID never holds more entries than rows.
 func FuzzDecodeAudioFeaturesList(f *testing.F) {
 	addFixtures(f)
-	f.Fuzz(func(t *testing.T, body []byte) {
-		rows, err := DecodeAudioFeaturesList(body)
-		if err != nil {
-			if !errors.As(err, new(*ParseError)) {
-				t.Fatalf("untyped error %T: %v", err, err)
-			}
-			return
-		}
+	tooltest.FuzzDecode[*ParseError](f, DecodeAudioFeaturesList, func(t *testing.T, rows []AudioFeatures) {
 		if rows == nil {
 			t.Fatal("nil rows without an error")
 		}
@@ -43,14 +33,7 @@ func FuzzDecodeAudioFeaturesList(f *testing.F) {
 // *ParseError.
 func FuzzDecodeAudioFeatures(f *testing.F) {
 	addFixtures(f)
-	f.Fuzz(func(t *testing.T, body []byte) {
-		a, err := DecodeAudioFeatures(body)
-		if err != nil {
-			if !errors.As(err, new(*ParseError)) {
-				t.Fatalf("untyped error %T: %v", err, err)
-			}
-			return
-		}
+	tooltest.FuzzDecode[*ParseError](f, DecodeAudioFeatures, func(t *testing.T, a *AudioFeatures) {
 		if a.ID == "" {
 			t.Fatal("features without an id")
 		}
@@ -63,14 +46,7 @@ func FuzzDecodeAudioFeatures(f *testing.F) {
 // FuzzDecodeTracks: any body yields tracks or a *ParseError.
 func FuzzDecodeTracks(f *testing.F) {
 	addFixtures(f)
-	f.Fuzz(func(t *testing.T, body []byte) {
-		ts, err := DecodeTracks(body)
-		if err != nil {
-			if !errors.As(err, new(*ParseError)) {
-				t.Fatalf("untyped error %T: %v", err, err)
-			}
-			return
-		}
+	tooltest.FuzzDecode[*ParseError](f, DecodeTracks, func(t *testing.T, ts []Track) {
 		for _, tr := range ts {
 			if d := tr.Duration(); d < 0 || d > 24*time.Hour {
 				t.Fatalf("Duration = %v", d)
@@ -85,14 +61,7 @@ func FuzzDecodeTracks(f *testing.F) {
 // *ParseError.
 func FuzzDecodeTrackPage(f *testing.F) {
 	addFixtures(f)
-	f.Fuzz(func(t *testing.T, body []byte) {
-		p, err := DecodeTrackPage(body)
-		if err != nil {
-			if !errors.As(err, new(*ParseError)) {
-				t.Fatalf("untyped error %T: %v", err, err)
-			}
-			return
-		}
+	tooltest.FuzzDecode[*ParseError](f, DecodeTrackPage, func(t *testing.T, p *TrackPage) {
 		if p.Content == nil {
 			t.Fatal("nil content without an error")
 		}

@@ -10,24 +10,15 @@ import (
 )
 
 func addFixtures(f *testing.F) {
-	for _, b := range tooltest.Fixtures(f, "searxng", "*.json") {
-		f.Add(b)
-	}
-	f.Add([]byte(`{"results":[],"answers":[1],"unresponsive_engines":[["x"]]}`))
+	tooltest.Seed(f, "searxng", "*.json", `{"results":[],"answers":[1],"unresponsive_engines":[["x"]]}`)
 }
 
 // FuzzDecodeSearchResponse: any body yields a response or a *ParseError.
 func FuzzDecodeSearchResponse(f *testing.F) {
 	addFixtures(f)
-	f.Fuzz(func(t *testing.T, body []byte) {
-		resp, err := DecodeSearchResponse(body, "application/json")
-		if err != nil {
-			var pe *ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("untyped error %T: %v", err, err)
-			}
-			return
-		}
+	tooltest.FuzzDecode[*ParseError](f, func(body []byte) (*SearchResponse, error) {
+		return DecodeSearchResponse(body, "application/json")
+	}, func(t *testing.T, resp *SearchResponse) {
 		if resp == nil {
 			t.Fatal("nil response without an error")
 		}

@@ -4,16 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolport/toolport/internal/cli"
-	"github.com/toolport/toolport/internal/config"
-	"github.com/toolport/toolport/internal/mcphost/oauthtest"
 	"github.com/toolport/toolport/internal/testexec"
 )
 
@@ -23,18 +19,12 @@ import (
 // when they are revoked its tools fail with AUTH_MISSING saying to
 // authorize the server from serve's Settings page.
 func TestMCPUsesTokensSavedByServe(t *testing.T) {
-	as := oauthtest.NewAS(t)
-	mcpSrv, _ := oauthtest.ProtectedServer(t, as)
-	home := t.TempDir()
-	creds := filepath.Join(home, "c.json")
-	if err := os.WriteFile(creds, []byte("{}"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	vars := map[string]string{"HOME": home, "TOOLPORT_CREDENTIALS": creds}
+	u := newOAuthUser(t)
+	as := u.as
 
 	// The user authorizes it in serve.
-	base, _, _ := startServe(t, vars, "--packs", "web")
-	if code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"notes","url":"`+mcpSrv.URL+`/mcp"}`); code != 200 {
+	base, _, _ := startServe(t, u.vars, "--packs", "web")
+	if code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"notes","url":"`+u.mcpURL+`"}`); code != 200 {
 		t.Fatalf("attach: %d %s", code, body)
 	}
 	var s struct {
@@ -44,14 +34,7 @@ func TestMCPUsesTokensSavedByServe(t *testing.T) {
 	if len(s.MCPServers) != 1 || s.MCPServers[0].AuthorizationURL == "" {
 		t.Fatalf("settings: %+v", s)
 	}
-	resp, err := (&http.Client{Transport: navigation{}}).Get(s.MCPServers[0].AuthorizationURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("callback: %d", resp.StatusCode)
-	}
+	authorizeAt(t, s.MCPServers[0].AuthorizationURL)
 
 	// serve's registry scrubs the tokens it has just obtained: the server
 	// quotes the header back, the result does not.
@@ -60,15 +43,7 @@ func TestMCPUsesTokensSavedByServe(t *testing.T) {
 	}
 
 	// An MCP client runs `toolport mcp`.
-	dir := t.TempDir()
-	env := map[string]string{"TOOLPORT_DATABASE_URL": filepath.Join(dir, "toolport.db")}
-	for k, v := range vars {
-		env[k] = v
-	}
-	cfg, err := config.New(func(k string) string { return env[k] }, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := processConfig(t, u.vars)
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	var out, errb testexec.Buffer
@@ -131,18 +106,10 @@ func TestMCPUsesTokensSavedByServe(t *testing.T) {
 // serve. It prints the URL; the browser comes back to its own loopback
 // port; the tokens are saved, and `toolport mcp auth` again says so.
 func TestMCPAuthCommand(t *testing.T) {
-	as := oauthtest.NewAS(t)
-	mcpSrv, _ := oauthtest.ProtectedServer(t, as)
-	dir := t.TempDir()
-	creds := filepath.Join(dir, "c.json")
-	if err := os.WriteFile(creds, []byte(`{"mcp":{"servers":{"notes":{"url":"`+mcpSrv.URL+`/mcp"}}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"HOME": dir, "TOOLPORT_CREDENTIALS": creds, "TOOLPORT_DATABASE_URL": filepath.Join(dir, "toolport.db")}
-	cfg, err := config.New(func(k string) string { return env[k] }, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := newOAuthUser(t)
+	as := u.as
+	u.writeCredentials(t, `{"mcp":{"servers":{"notes":{"url":"`+u.mcpURL+`"}}}}`)
+	cfg := processConfig(t, u.vars)
 	run := func(args ...string) (*testexec.Buffer, *testexec.Buffer, chan int) {
 		var out, errb testexec.Buffer
 		done := make(chan int, 1)
@@ -167,19 +134,13 @@ func TestMCPAuthCommand(t *testing.T) {
 	if authURL == "" {
 		t.Fatalf("stderr holds no authorization URL:\n%s", printed)
 	}
-	resp, err := (&http.Client{Transport: navigation{}}).Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(page), "notes is authorized") {
-		t.Fatalf("callback page: %d %s", resp.StatusCode, page)
+	if page := authorizeAt(t, authURL); !strings.Contains(page, "notes is authorized") {
+		t.Fatalf("callback page: %s", page)
 	}
 	if code := <-done; code != 0 || !strings.Contains(out.String(), "MCP server notes is authorized (2 tools)") {
 		t.Fatalf("mcp auth exited %d: %s\n%s", code, out.String(), errb.String())
 	}
-	if raw, _ := os.ReadFile(creds); !strings.Contains(string(raw), `"refresh_token"`) {
+	if raw, _ := os.ReadFile(u.creds); !strings.Contains(string(raw), `"refresh_token"`) {
 		t.Fatalf("no tokens saved: %s", raw)
 	}
 	out, errb, done = run("mcp", "auth", "notes")

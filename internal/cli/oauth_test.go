@@ -21,14 +21,8 @@ import (
 // credentials file (0600), used again by the next serve, and are nowhere
 // in the page's answers or the log.
 func TestServeAuthorizesAnOAuthServer(t *testing.T) {
-	as := oauthtest.NewAS(t)
-	mcpSrv, _ := oauthtest.ProtectedServer(t, as)
-	home := t.TempDir()
-	creds := filepath.Join(home, "c.json")
-	if err := os.WriteFile(creds, []byte("{}"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	vars := map[string]string{"HOME": home, "TOOLPORT_CREDENTIALS": creds}
+	u := newOAuthUser(t)
+	as, creds, vars := u.as, u.creds, u.vars
 	type status struct {
 		Name, Authorization, AuthorizationURL, Error string
 		Connected                                    bool
@@ -53,7 +47,7 @@ func TestServeAuthorizesAnOAuthServer(t *testing.T) {
 
 	t.Run("authorize", func(t *testing.T) {
 		base, stderr, _ := startServe(t, vars, "--packs", "web")
-		code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"notes","url":"`+mcpSrv.URL+`/mcp"}`)
+		code, body := send(t, "POST", base+"/api/settings/mcp", `{"name":"notes","url":"`+u.mcpURL+`"}`)
 		if code != 200 || !strings.Contains(body, `"authorization":"needs authorization"`) {
 			t.Fatalf("attach: %d %s", code, body)
 		}
@@ -61,16 +55,8 @@ func TestServeAuthorizesAnOAuthServer(t *testing.T) {
 		if !strings.Contains(st.AuthorizationURL, "redirect_uri="+strings.ReplaceAll(strings.ReplaceAll(base, ":", "%3A"), "/", "%2F")+"%2Foauth%2Fcallback") {
 			t.Fatalf("the authorization URL does not send the browser back to serve (%s): %s", base, st.AuthorizationURL)
 		}
-		// The browser: a cross-site top-level navigation, no API token.
-		client := &http.Client{Transport: navigation{}}
-		resp, err := client.Get(st.AuthorizationURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		page, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.Contains(string(page), "notes is authorized") {
-			t.Fatalf("callback page: %d %s", resp.StatusCode, page)
+		if page := authorizeAt(t, st.AuthorizationURL); !strings.Contains(page, "notes is authorized") {
+			t.Fatalf("callback page: %s", page)
 		}
 		st = view(t, base)
 		if !st.Connected || st.Authorization != "authorized" || !slices.Contains(st.Tools, "notes__whoami") {
@@ -123,6 +109,55 @@ func TestServeAuthorizesAnOAuthServer(t *testing.T) {
 			}
 		}
 	}
+}
+
+// oauthUser is a user of the MCP server "notes", which needs OAuth
+// (oauthtest's, CONSTRUCTED from the RFCs): its authorization server, its
+// MCP endpoint, and the user's environment (HOME and TOOLPORT_CREDENTIALS,
+// naming a credentials file of mode 0600).
+type oauthUser struct {
+	as     *oauthtest.AS
+	mcpURL string
+	creds  string
+	vars   map[string]string
+}
+
+// newOAuthUser starts the servers and writes an empty credentials file.
+func newOAuthUser(t *testing.T) *oauthUser {
+	t.Helper()
+	as := oauthtest.NewAS(t)
+	srv, _ := oauthtest.ProtectedServer(t, as)
+	home := t.TempDir()
+	u := &oauthUser{as: as, mcpURL: srv.URL + "/mcp", creds: filepath.Join(home, "c.json")}
+	u.vars = map[string]string{"HOME": home, "TOOLPORT_CREDENTIALS": u.creds}
+	u.writeCredentials(t, "{}")
+	return u
+}
+
+// writeCredentials replaces the credentials file's content.
+func (u *oauthUser) writeCredentials(t *testing.T, credentials string) {
+	t.Helper()
+	if err := os.WriteFile(u.creds, []byte(credentials), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// authorizeAt plays the user's browser at an authorization URL: a
+// cross-site top-level navigation, no API token, that the authorization
+// server approves and sends to the callback. It fails t unless the callback
+// answers 200, and returns its page.
+func authorizeAt(t *testing.T, authURL string) string {
+	t.Helper()
+	resp, err := (&http.Client{Transport: navigation{}}).Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("callback page: %d %s", resp.StatusCode, page)
+	}
+	return string(page)
 }
 
 // navigation sends requests as a browser's top-level cross-site navigation.

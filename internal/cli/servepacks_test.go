@@ -16,10 +16,9 @@ import (
 	"github.com/toolport/toolport/internal/testexec"
 )
 
-// startServe runs `toolport serve` with the real packs, no upstream keys and
-// args until it serves, and returns its base URL and stderr; it is stopped
-// when the test ends. It returns the exit code instead if serve exits first.
-func startServe(t *testing.T, vars map[string]string, args ...string) (base string, stderr *testexec.Buffer, code int) {
+// processConfig is the configuration of a toolport process whose whole
+// environment is vars, with a fresh SQLite store unless vars names one.
+func processConfig(t *testing.T, vars map[string]string) *config.Config {
 	t.Helper()
 	dir := t.TempDir()
 	env := map[string]string{"TOOLPORT_DATABASE_URL": filepath.Join(dir, "toolport.db")}
@@ -30,6 +29,15 @@ func startServe(t *testing.T, vars map[string]string, args ...string) (base stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+// startServe runs `toolport serve` with the real packs, no upstream keys and
+// args until it serves, and returns its base URL and stderr; it is stopped
+// when the test ends. It returns the exit code instead if serve exits first.
+func startServe(t *testing.T, vars map[string]string, args ...string) (base string, stderr *testexec.Buffer, code int) {
+	t.Helper()
+	cfg := processConfig(t, vars)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb testexec.Buffer
 	done := make(chan int, 1)

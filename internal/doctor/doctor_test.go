@@ -264,6 +264,38 @@ func newFakeTidal(t *testing.T) (auth, api *tooltest.Server) {
 // fakeRedis listens on 127.0.0.1 and answers each command line-protocol
 // style: AUTH with wantPass (when set) else an error, PING with PONG.
 func fakeRedis(t *testing.T, wantPass string) string {
+	return tcpServer(t, func(conn net.Conn) {
+		r := bufio.NewReader(conn)
+		authed := wantPass == ""
+		for {
+			args, err := readCommand(r)
+			if err != nil {
+				return
+			}
+			switch strings.ToUpper(args[0]) {
+			case "AUTH":
+				if args[len(args)-1] == wantPass {
+					authed = true
+					conn.Write([]byte("+OK\r\n"))
+				} else {
+					conn.Write([]byte("-WRONGPASS invalid username-password pair or user is disabled.\r\n"))
+				}
+			case "PING":
+				if !authed {
+					conn.Write([]byte("-NOAUTH Authentication required.\r\n"))
+				} else {
+					conn.Write([]byte("+PONG\r\n"))
+				}
+			default:
+				conn.Write([]byte("-ERR unknown command\r\n"))
+			}
+		}
+	})
+}
+
+// tcpServer listens on 127.0.0.1 until the test ends and serves each
+// connection with serve, which it closes after; it returns the address.
+func tcpServer(t *testing.T, serve func(net.Conn)) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -277,31 +309,7 @@ func fakeRedis(t *testing.T, wantPass string) string {
 			}
 			go func() {
 				defer conn.Close()
-				r := bufio.NewReader(conn)
-				authed := wantPass == ""
-				for {
-					args, err := readCommand(r)
-					if err != nil {
-						return
-					}
-					switch strings.ToUpper(args[0]) {
-					case "AUTH":
-						if args[len(args)-1] == wantPass {
-							authed = true
-							conn.Write([]byte("+OK\r\n"))
-						} else {
-							conn.Write([]byte("-WRONGPASS invalid username-password pair or user is disabled.\r\n"))
-						}
-					case "PING":
-						if !authed {
-							conn.Write([]byte("-NOAUTH Authentication required.\r\n"))
-						} else {
-							conn.Write([]byte("+PONG\r\n"))
-						}
-					default:
-						conn.Write([]byte("-ERR unknown command\r\n"))
-					}
-				}
+				serve(conn)
 			}()
 		}
 	}()
@@ -561,26 +569,11 @@ func TestAnswerThatBreaksTheOutputSchema(t *testing.T) {
 func TestSecretsNeverReachTheReport(t *testing.T) {
 	const secret = "leaky-secret-0123456789"
 	// A server that quotes the last argument of whatever it is sent.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				args, err := readCommand(bufio.NewReader(conn))
-				if err == nil {
-					fmt.Fprintf(conn, "-ERR refused %q\r\n", args[len(args)-1])
-				}
-			}()
+	quoting := tcpServer(t, func(conn net.Conn) {
+		if args, err := readCommand(bufio.NewReader(conn)); err == nil {
+			fmt.Fprintf(conn, "-ERR refused %q\r\n", args[len(args)-1])
 		}
-	}()
+	})
 	echo := tooltest.NewServer(t, tooltest.Reply{Status: 401,
 		Header: http.Header{"X-Ratelimit-Policy": {"key=" + secret}, "Content-Type": {"text/plain"}},
 		Body:   []byte("bad credentials " + secret)})
@@ -589,8 +582,8 @@ func TestSecretsNeverReachTheReport(t *testing.T) {
 		name, check string
 		env         map[string]string
 	}{
-		{"redis password", "redis", map[string]string{"TOOLPORT_REDIS_URL": "redis://:" + secret + "@" + ln.Addr().String()}},
-		{"redis password as user", "redis", map[string]string{"TOOLPORT_REDIS_URL": "redis://" + secret + "@" + ln.Addr().String()}},
+		{"redis password", "redis", map[string]string{"TOOLPORT_REDIS_URL": "redis://:" + secret + "@" + quoting}},
+		{"redis password as user", "redis", map[string]string{"TOOLPORT_REDIS_URL": "redis://" + secret + "@" + quoting}},
 		{"OTLP header", "traces", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": echo.URL, "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20" + secret}},
 		{"rate-limit header", "brave", map[string]string{"BRAVE_API_KEY": secret, "BRAVE_API_BASE_URL": echo.URL}},
 	}

@@ -22,9 +22,13 @@ import (
 	"github.com/toolport/toolport/tool"
 )
 
-// oauthEnv is Toolport's side: the credentials file, the callback server
-// (what `toolport serve` routes at /oauth/callback), the clock and the log.
+// oauthEnv is the MCP server "notes", which needs OAuth (oauthtest's, behind
+// an authorization server), and Toolport's side: the credentials file, the
+// callback server (what `toolport serve` routes at /oauth/callback), the
+// clock and the log.
 type oauthEnv struct {
+	server   string    // the notes server's MCP endpoint
+	used     *sync.Map // the access tokens the notes server was sent
 	path     string
 	store    *config.MCPTokens
 	oauth    *mcphost.OAuth
@@ -46,9 +50,10 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
-func newOAuthEnv(t *testing.T, serverURL string) *oauthEnv {
-	e := &oauthEnv{path: filepath.Join(t.TempDir(), "credentials.json"), log: &bytes.Buffer{}, logMu: &sync.Mutex{}}
-	creds := map[string]any{"mcp": map[string]any{"servers": map[string]any{"notes": map[string]any{"url": serverURL}}}}
+func newOAuthEnv(t *testing.T, as *oauthtest.AS) *oauthEnv {
+	srv, used := oauthtest.ProtectedServer(t, as)
+	e := &oauthEnv{server: srv.URL + "/mcp", used: used, path: filepath.Join(t.TempDir(), "credentials.json"), log: &bytes.Buffer{}, logMu: &sync.Mutex{}}
+	creds := map[string]any{"mcp": map[string]any{"servers": map[string]any{"notes": map[string]any{"url": e.server}}}}
 	if err := config.UpdateCredentials(e.path, func(root map[string]any) error { root["mcp"] = creds["mcp"]; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +93,29 @@ func (e *oauthEnv) advance(d time.Duration) {
 	e.now.Store(&next)
 }
 
-func (e *oauthEnv) attach(t *testing.T, reg *tool.Registry, serverURL string) *mcphost.Host {
-	return attach(t, reg, []mcphost.Server{{Name: "notes", URL: serverURL}}, mcphost.Options{Logger: e.logger, OAuth: e.oauth})
+// attach attaches the notes server, its tools going to reg.
+func (e *oauthEnv) attach(t *testing.T, reg *tool.Registry) *mcphost.Host {
+	return attach(t, reg, []mcphost.Server{{Name: "notes", URL: e.server}}, mcphost.Options{Logger: e.logger, OAuth: e.oauth})
+}
+
+// authorized attaches the notes server and plays the user authorizing it.
+func (e *oauthEnv) authorized(t *testing.T, reg *tool.Registry) *mcphost.Host {
+	t.Helper()
+	h := e.attach(t, reg)
+	authorize(t, h)
+	return h
+}
+
+// elsewhere is the broker of a process with no callback route (`toolport
+// mcp`) over e's file and clock: where says where to authorize instead.
+func (e *oauthEnv) elsewhere(t *testing.T, where string) *mcphost.OAuth {
+	t.Helper()
+	o, err := mcphost.NewOAuth(mcphost.OAuthConfig{AuthorizeElsewhere: where, Store: e.store,
+		Now: func() time.Time { return *e.now.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 // authorize plays the user authorizing h's one server, which waits for it.
@@ -127,10 +153,9 @@ func callWhoami(t *testing.T, reg *tool.Registry) *tool.Result {
 
 func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
 	as := oauthtest.NewAS(t)
-	srv, used := oauthtest.ProtectedServer(t, as)
-	e := newOAuthEnv(t, srv.URL+"/mcp")
+	e := newOAuthEnv(t, as)
 	reg := tool.NewRegistry()
-	h := e.attach(t, reg, srv.URL+"/mcp")
+	h := e.attach(t, reg)
 
 	// Attaching meets the 401: the server waits for the user.
 	st := h.Status()[0]
@@ -138,7 +163,7 @@ func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
 		t.Fatalf("status after attach = %+v; want needs authorization with the AS's URL", st)
 	}
 	au, _ := url.Parse(st.AuthorizationURL)
-	if q := au.Query(); q.Get("code_challenge_method") != "S256" || q.Get("resource") != srv.URL+"/mcp" ||
+	if q := au.Query(); q.Get("code_challenge_method") != "S256" || q.Get("resource") != e.server ||
 		q.Get("redirect_uri") != e.callback.URL+"/oauth/callback" {
 		t.Errorf("authorization URL query = %v; want PKCE S256, the resource, Toolport's callback", q)
 	}
@@ -195,7 +220,7 @@ func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
 	if second["access_token"] == first["access_token"] || second["refresh_token"] == first["refresh_token"] {
 		t.Error("the refreshed (rotated) tokens were not saved")
 	}
-	if _, ok := used.Load(second["access_token"]); !ok {
+	if _, ok := e.used.Load(second["access_token"]); !ok {
 		t.Error("the server never saw the refreshed access token")
 	}
 
@@ -205,7 +230,7 @@ func TestOAuthAuthorizeThenCallRefreshAndRestart(t *testing.T) {
 	h.Close()
 	reg2 := tool.NewRegistry()
 	e.oauth = e.newOAuth(t) // a new process over the same file
-	h2 := e.attach(t, reg2, srv.URL+"/mcp")
+	h2 := e.attach(t, reg2)
 	if st := h2.Status()[0]; !st.Connected || st.Authorization != mcphost.AuthAuthorized {
 		t.Fatalf("after a restart: %+v; want connected with the saved (refreshed) tokens", st)
 	}
@@ -287,10 +312,9 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 	t.Run("wrong audience", func(t *testing.T) {
 		as := oauthtest.NewAS(t)
 		as.Audience = "https://elsewhere.example/mcp"
-		srv, _ := oauthtest.ProtectedServer(t, as)
-		e := newOAuthEnv(t, srv.URL+"/mcp")
+		e := newOAuthEnv(t, as)
 		reg := tool.NewRegistry()
-		h := e.attach(t, reg, srv.URL+"/mcp")
+		h := e.attach(t, reg)
 		code, body := browse(t, h.Status()[0].AuthorizationURL)
 		if code != http.StatusBadRequest || !strings.Contains(body, "connecting failed") {
 			t.Fatalf("callback: %d %q; want a failure saying connecting failed", code, body)
@@ -307,9 +331,8 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 	t.Run("authorization server down", func(t *testing.T) {
 		as := oauthtest.NewAS(t)
 		as.FailMeta = true
-		srv, _ := oauthtest.ProtectedServer(t, as)
-		e := newOAuthEnv(t, srv.URL+"/mcp")
-		h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
+		e := newOAuthEnv(t, as)
+		h := e.attach(t, tool.NewRegistry())
 		st := h.Status()[0]
 		if st.Connected || st.Authorization != "" || !strings.Contains(st.Error, "authorization server metadata") {
 			t.Fatalf("status = %+v; want an error naming the authorization server metadata", st)
@@ -317,11 +340,9 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 	})
 	t.Run("token endpoint down at refresh", func(t *testing.T) {
 		as := oauthtest.NewAS(t)
-		srv, _ := oauthtest.ProtectedServer(t, as)
-		e := newOAuthEnv(t, srv.URL+"/mcp")
+		e := newOAuthEnv(t, as)
 		reg := tool.NewRegistry()
-		h := e.attach(t, reg, srv.URL+"/mcp")
-		authorize(t, h)
+		e.authorized(t, reg)
 		as.ExpireAll(false)
 		as.SetFailToken(true)
 		res := callWhoami(t, reg)
@@ -341,9 +362,8 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 	})
 	t.Run("user denies", func(t *testing.T) {
 		as := oauthtest.NewAS(t)
-		srv, _ := oauthtest.ProtectedServer(t, as)
-		e := newOAuthEnv(t, srv.URL+"/mcp")
-		h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
+		e := newOAuthEnv(t, as)
+		h := e.attach(t, tool.NewRegistry())
 		au, _ := url.Parse(h.Status()[0].AuthorizationURL)
 		code, body := browse(t, e.callback.URL+"/oauth/callback?"+url.Values{"error": {"access_denied"}, "state": {au.Query().Get("state")}}.Encode())
 		if code != http.StatusBadRequest || !strings.Contains(body, "refused: access_denied") {
@@ -361,11 +381,9 @@ func TestOAuthFailuresAreClear(t *testing.T) {
 // are scrubbed from the very next result, without a restart.
 func TestOAuthTokensAreScrubbedAtOnce(t *testing.T) {
 	as := oauthtest.NewAS(t)
-	srv, _ := oauthtest.ProtectedServer(t, as)
-	e := newOAuthEnv(t, srv.URL+"/mcp")
+	e := newOAuthEnv(t, as)
 	reg := tool.NewRegistry()
-	h := e.attach(t, reg, srv.URL+"/mcp")
-	authorize(t, h)
+	e.authorized(t, reg)
 	echo := func(step string) string {
 		t.Helper()
 		res := reg.Call(t.Context(), "notes__echo_token", json.RawMessage(`{}`))
@@ -402,21 +420,14 @@ func TestOAuthTokensAreScrubbedAtOnce(t *testing.T) {
 // has saved new tokens, it connects with them without a restart.
 func TestOAuthAuthorizedElsewhere(t *testing.T) {
 	as := oauthtest.NewAS(t)
-	srv, _ := oauthtest.ProtectedServer(t, as)
-	e := newOAuthEnv(t, srv.URL+"/mcp")
+	e := newOAuthEnv(t, as)
 	// serve: the user authorizes there.
-	h := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
-	authorize(t, h)
-	h.Close()
+	e.authorized(t, tool.NewRegistry()).Close()
 
 	const where = "authorize it from the Settings page of `toolport serve`"
-	away, err := mcphost.NewOAuth(mcphost.OAuthConfig{AuthorizeElsewhere: where, Store: e.store,
-		Now: func() time.Time { return *e.now.Load() }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	away := e.elsewhere(t, where)
 	reg := tool.NewRegistry()
-	h2 := attach(t, reg, []mcphost.Server{{Name: "notes", URL: srv.URL + "/mcp"}},
+	h2 := attach(t, reg, []mcphost.Server{{Name: "notes", URL: e.server}},
 		mcphost.Options{Logger: e.logger, OAuth: away, Now: func() time.Time { return *e.now.Load() }})
 	if st := h2.Status()[0]; !st.Connected || st.Authorization != mcphost.AuthAuthorized {
 		t.Fatalf("with saved tokens: %+v; want connected", st)
@@ -446,10 +457,7 @@ func TestOAuthAuthorizedElsewhere(t *testing.T) {
 
 	// The user authorizes in serve again; this process picks the tokens up.
 	e.oauth = e.newOAuth(t)
-	h3 := e.attach(t, tool.NewRegistry(), srv.URL+"/mcp")
-	if code, body := browse(t, h3.Status()[0].AuthorizationURL); code != http.StatusOK {
-		t.Fatalf("callback: %d %s", code, body)
-	}
+	e.authorized(t, tool.NewRegistry())
 	e.advance(time.Hour) // past the backoff
 	if res := callWhoami(t, reg); res.Err != nil {
 		t.Fatalf("call once authorized elsewhere: %+v", res.Err)
@@ -465,18 +473,12 @@ func TestOAuthAuthorizedElsewhere(t *testing.T) {
 // forgetting them and asking the user again.
 func TestOAuthSharedFileRotation(t *testing.T) {
 	as := oauthtest.NewAS(t)
-	srv, _ := oauthtest.ProtectedServer(t, as)
-	e := newOAuthEnv(t, srv.URL+"/mcp")
+	e := newOAuthEnv(t, as)
 	serveReg := tool.NewRegistry()
-	h := e.attach(t, serveReg, srv.URL+"/mcp")
-	authorize(t, h)
-	away, err := mcphost.NewOAuth(mcphost.OAuthConfig{AuthorizeElsewhere: "use serve", Store: e.store,
-		Now: func() time.Time { return *e.now.Load() }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := e.authorized(t, serveReg)
+	away := e.elsewhere(t, "use serve")
 	mcpReg := tool.NewRegistry()
-	attach(t, mcpReg, []mcphost.Server{{Name: "notes", URL: srv.URL + "/mcp"}}, mcphost.Options{OAuth: away})
+	attach(t, mcpReg, []mcphost.Server{{Name: "notes", URL: e.server}}, mcphost.Options{OAuth: away})
 	e.advance(2 * time.Hour)
 	if res := callWhoami(t, mcpReg); res.Err != nil {
 		t.Fatalf("mcp's call after expiry: %+v", res.Err)

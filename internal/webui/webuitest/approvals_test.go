@@ -60,13 +60,11 @@ func genericResult() map[string]any {
 }
 
 func (f *fakeAPI) pendingApprovals(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c, ok := f.convs[r.PathValue("id")]
+	c, ok := f.lockConv(w, r)
 	if !ok {
-		apiError(w, 404, "NOT_FOUND", "no such conversation")
 		return
 	}
+	defer f.mu.Unlock()
 	writeJSON(w, 200, map[string]any{"approvals": append([]map[string]any{}, c.pending...)})
 }
 
@@ -81,11 +79,8 @@ func (f *fakeAPI) approve(w http.ResponseWriter, r *http.Request) {
 		apiError(w, 400, "BAD_REQUEST", "bad JSON")
 		return
 	}
-	f.mu.Lock()
-	c, ok := f.convs[r.PathValue("id")]
+	c, ok := f.lockConv(w, r)
 	if !ok {
-		f.mu.Unlock()
-		apiError(w, 404, "NOT_FOUND", "no such conversation")
 		return
 	}
 	if len(c.pending) == 0 {
@@ -139,13 +134,7 @@ func (f *fakeAPI) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	steps = append(steps, ev("type", "message_end", "usage", map[string]int{"inputTokens": 600, "outputTokens": 60}, "stopReason", "end_turn"))
 
-	w.Header().Set("Content-Type", "text/event-stream")
-	fl := w.(http.Flusher)
-	send := func(m map[string]any) {
-		b, _ := json.Marshal(m)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		fl.Flush()
-	}
+	send := eventStream(w)
 	send(map[string]any{"type": "message_start", "messageId": msg.ID, "conversationId": convID, "userMessageId": userID})
 	for _, st := range steps {
 		if st.pause > 0 {
@@ -163,6 +152,12 @@ func (f *fakeAPI) approve(w http.ResponseWriter, r *http.Request) {
 
 // approvalCard is the card of approvalPrompt's call in the last answer.
 const approvalCard = `document.querySelector('#messages > li:last-child .tool-card[data-tool="savePlaylistToTidal"]')`
+
+// awaitApproval sends the prompt whose call waits for approval and waits
+// for its card.
+func awaitApproval() chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(send(approvalPrompt), waitIdle(), WaitFor(approvalCard+`?.dataset.status === 'awaiting'`))
+}
 
 // TestApprovalCard checks the card of a call waiting for approval: it
 // appears on the approval_required event with the tool's title, what will
@@ -183,11 +178,9 @@ func TestApprovalCard(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := newFakeAPI("", true, "")
 			srv := api.server(t)
-			b := NewBrowser(t, Options{})
-			defer b.CheckNoProblems(t)
+			b := openPage(t, srv.URL, Options{})
 			to := 30 * time.Second
-			b.Do(t, to, chromedp.Navigate(srv.URL+"/"), waitReady(), send(approvalPrompt), waitIdle(),
-				WaitFor(approvalCard+`?.dataset.status === 'awaiting'`))
+			b.Do(t, to, awaitApproval())
 			card := Eval[struct {
 				Head, What, Args, Badge string
 				Buttons                 []string
@@ -239,11 +232,9 @@ func TestApprovalCard(t *testing.T) {
 func TestApprovalSurvivesReload(t *testing.T) {
 	api := newFakeAPI("", true, "")
 	srv := api.server(t)
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, srv.URL, Options{})
 	to := 30 * time.Second
-	b.Do(t, to, chromedp.Navigate(srv.URL+"/"), waitReady(), send(approvalPrompt), waitIdle(),
-		WaitFor(approvalCard+`?.dataset.status === 'awaiting'`),
+	b.Do(t, to, awaitApproval(),
 		chromedp.Reload(), waitReady(), WaitFor(`document.querySelectorAll('#messages > li').length === 2`),
 		WaitFor(approvalCard+`?.dataset.status === 'awaiting'`))
 	if n := Eval[int](t, b, to, `document.querySelectorAll('.approval button:not([disabled])').length`); n != 3 {
@@ -264,11 +255,10 @@ func TestApprovalSurvivesReload(t *testing.T) {
 // result's text, and the structured array of flat objects as a table.
 func TestGenericCard(t *testing.T) {
 	srv := newFakeAPI("", true, "").server(t)
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, srv.URL, Options{})
 	to := 30 * time.Second
 	card := `document.querySelector('.tool-card[data-tool="files__list_directory"]')`
-	b.Do(t, to, chromedp.Navigate(srv.URL+"/"), waitReady(), send(genericPrompt), waitIdle(),
+	b.Do(t, to, send(genericPrompt), waitIdle(),
 		WaitFor(card+`?.dataset.status === 'completed'`), chromedp.Evaluate[chromedp.Void](card+`.querySelector('.tool-head').click()`))
 	got := Eval[struct {
 		Name, Input, Text, Caption string
@@ -299,30 +289,23 @@ func TestGenericCard(t *testing.T) {
 func TestApprovalAccessibility(t *testing.T) {
 	axe := axeSource(t)
 	srv := newFakeAPI("", true, "").server(t)
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, srv.URL, Options{}, SetView(desktop(), "light"))
 	to := 60 * time.Second
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(srv.URL+"/"), waitReady(),
-		send(genericPrompt), waitIdle(), chromedp.Evaluate[chromedp.Void](`document.querySelector('.tool-card .tool-head').click()`),
-		send(approvalPrompt), waitIdle(), WaitFor(approvalCard+`?.dataset.status === 'awaiting'`),
+	b.Do(t, to, send(genericPrompt), waitIdle(), chromedp.Evaluate[chromedp.Void](`document.querySelector('.tool-card .tool-head').click()`),
+		awaitApproval(),
 		chromedp.Evaluate[chromedp.Void](axe))
-	check := func(name string) {
-		for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
-			t.Errorf("%s: axe %s (%s): %s: %v", name, v.ID, v.Impact, v.Help, v.Targets)
-		}
-	}
-	check("approval, light")
+	reportAxe(t, b, to, "approval, light")
 	b.Do(t, to, SetView(desktop(), "dark"))
-	check("approval, dark")
+	reportAxe(t, b, to, "approval, dark")
 	b.Do(t, to, SetView(phone(), "dark"))
-	check("approval, phone dark")
+	reportAxe(t, b, to, "approval, phone dark")
 
 	ua := Eval[string](t, b, to, `navigator.userAgent`)
 	b.Do(t, to, SetView(desktop(), "light"),
 		cdpCall(emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}),
 		chromedp.Reload(), waitReady(), WaitFor(`document.documentElement.dir === 'rtl'`),
 		WaitFor(approvalCard+`?.dataset.status === 'awaiting'`), chromedp.Evaluate[chromedp.Void](axe))
-	check("approval, Hebrew")
+	reportAxe(t, b, to, "approval, Hebrew")
 	if got := Eval[[]string](t, b, to, `[...document.querySelectorAll('.approval button')].map(b => b.textContent)`); !slices.Equal(got, []string{"אישור חד־פעמי", "תמיד בשיחה הזו", "דחייה"}) {
 		t.Errorf("Hebrew decisions = %q", got)
 	}
@@ -334,12 +317,11 @@ func TestApprovalAccessibility(t *testing.T) {
 func TestApprovalOfTwoCalls(t *testing.T) {
 	api := newFakeAPI("", true, "")
 	srv := api.server(t)
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, srv.URL, Options{})
 	to := 30 * time.Second
 	first := `document.querySelector('.tool-card[data-tool-call-id="toolu_ap1"]')`
 	second := `document.querySelector('.tool-card[data-tool-call-id="toolu_ap2"]')`
-	b.Do(t, to, chromedp.Navigate(srv.URL+"/"), waitReady(), send(twoApprovalsPrompt), waitIdle(),
+	b.Do(t, to, send(twoApprovalsPrompt), waitIdle(),
 		WaitFor(first+`?.dataset.status === 'awaiting' && `+second+`?.dataset.status === 'awaiting'`),
 		chromedp.Evaluate[chromedp.Void](first+`.querySelector('[data-decision="allow_once"]').click()`),
 		WaitFor(first+`.querySelector('.approval-note') != null`))
@@ -371,11 +353,9 @@ func TestApprovalOfTwoCalls(t *testing.T) {
 func TestApprovalRefused(t *testing.T) {
 	api := newFakeAPI("", true, "")
 	srv := api.server(t)
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, srv.URL, Options{})
 	to := 30 * time.Second
-	b.Do(t, to, chromedp.Navigate(srv.URL+"/"), waitReady(), send(approvalPrompt), waitIdle(),
-		WaitFor(approvalCard+`?.dataset.status === 'awaiting'`))
+	b.Do(t, to, awaitApproval())
 	// Another tab's decision takes the waiting call.
 	api.mu.Lock()
 	var pending []map[string]any

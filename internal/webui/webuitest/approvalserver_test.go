@@ -2,8 +2,6 @@ package webuitest
 
 import (
 	"context"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,12 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/toolport/toolport/internal/agent"
-	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/server/servertest"
-	"github.com/toolport/toolport/internal/store/sqlstore"
-	"github.com/toolport/toolport/internal/webui"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -61,37 +55,16 @@ func TestApprovalAgainstServer(t *testing.T) {
 		}))); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "toolport.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ms := servertest.NewModelServer(t,
+	scripted, _ := scriptedAgent(t,
 		servertest.Turn{Match: "note", Events: []servertest.Event{servertest.Text("I'll write it."),
 			servertest.Call("w1", "files__write_note", `{"path":"/notes/today.md","text":"שלום"}`)}, InputTokens: 100, OutputTokens: 10},
 		servertest.Turn{Match: "note", Step: 1, Events: []servertest.Event{servertest.Text("The note is written.")}, InputTokens: 200, OutputTokens: 10})
-	model, err := llm.NewAnthropic(servertest.ModelName, llm.Options{APIKey: servertest.APIKey, BaseURL: ms.AnthropicBaseURL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.Config{Store: db, Registry: reg, Version: "test", Web: webui.Handler()}
-	parts, err := server.Wire(cfg, server.Wiring{Agent: agent.Config{Provider: model, ModelName: "anthropic:" + servertest.ModelName,
-		ContextWindow: 10000, ModelRetryDelay: time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(cfg, parts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	base := startServer(t, server.Config{Store: newStore(t), Registry: reg}, server.Wiring{Agent: scripted})
 
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, base, Options{})
 	to := 30 * time.Second
 	card := `document.querySelector('.tool-card[data-tool="files__write_note"]')`
-	b.Do(t, to, chromedp.Navigate(hs.URL+"/"), waitReady(), send("Write a note for today"), waitIdle(),
+	b.Do(t, to, send("Write a note for today"), waitIdle(),
 		WaitFor(card+`?.dataset.status === 'awaiting'`))
 	if what := Eval[string](t, b, to, card+`.querySelector('.approval').textContent`); !strings.Contains(what, "Write a note") ||
 		!strings.Contains(what, "may delete or overwrite") || !strings.Contains(what, "שלום") {

@@ -33,22 +33,13 @@ func TestAttachFromThePage(t *testing.T) {
 		servertest.Turn{Match: "echo", Step: 1, Events: []servertest.Event{servertest.Text("It echoed the message.")}},
 		servertest.Turn{Match: "logging", Events: []servertest.Event{servertest.Call("l1", "everything__toggle-simulated-logging", `{}`)}},
 		servertest.Turn{Match: "logging", Step: 1, Events: []servertest.Event{servertest.Text("Simulated logging is on.")}})
-	vars := map[string]string{}
-	for _, kv := range ms.Env("openai") {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
-	base := runServe(t, vars, "--packs", "web")
+	base := serveWithModel(t, ms, "--packs", "web")
 
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, base, Options{}, SetView(desktop(), "light"))
 	dir := artifacts(t, "attach")
 	to := 60 * time.Second
 	row := `#setup-mcp li[data-server="everything"]`
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(base+"/"), waitReady(), openSettings(),
-		setField(`#setup-mcp-form input[name="name"]`, "everything"),
-		setField(`#setup-mcp-form input[name="command"]`, n.Node+" "+script+" stdio"),
-		chromedp.Click(css("#setup-attach")),
+	b.Do(t, to, attachFromSettings("everything", "command", n.Node+" "+script+" stdio"),
 		WaitFor(`document.querySelector(`+jsString(row)+`)?.dataset.connected === 'true'`),
 		chromedp.ScrollIntoView(css(row)), Screenshot(t, dir, "desktop-light-settings-attached"),
 		chromedp.Evaluate[chromedp.Void](axe))

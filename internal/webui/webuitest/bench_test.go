@@ -14,11 +14,9 @@ import (
 func TestBenchForms(t *testing.T) {
 	api := newFakeAPI("", false, "")
 	srv := api.server(t)
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, srv.URL, Options{}, SetView(desktop(), "light"))
 	to := 30 * time.Second
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(srv.URL+"/"), waitReady(),
-		chromedp.WaitVisible(css(`.bench-tool[data-tool="semanticSearch"]`)))
+	b.Do(t, to, chromedp.WaitVisible(css(`.bench-tool[data-tool="semanticSearch"]`)))
 
 	// Grouped by pack, in the order the server lists them.
 	packs := Eval[[][]string](t, b, to, `[...document.querySelectorAll('.bench-pack')].map(p =>
@@ -154,10 +152,9 @@ func TestBenchForms(t *testing.T) {
 // button in the header switches to the bench and back.
 func TestBenchWithModel(t *testing.T) {
 	srv := newFakeAPI("", true, "").server(t)
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, srv.URL, Options{})
 	to := 30 * time.Second
-	b.Do(t, to, chromedp.Navigate(srv.URL+"/"), waitReady(), chromedp.WaitVisible(css("#composer-input")))
+	b.Do(t, to, chromedp.WaitVisible(css("#composer-input")))
 	if Eval[bool](t, b, to, `!document.getElementById('bench').hidden`) {
 		t.Fatal("with a model the page opens on the bench, not the chat")
 	}
@@ -170,7 +167,7 @@ func TestBenchWithModel(t *testing.T) {
 // TestBenchAgainstFakeAPI runs the exported bench checks (the ones the e2e
 // test runs against the real server) against the fake, with a token.
 func TestBenchAgainstFakeAPI(t *testing.T) {
-	art := artServer(t)
+	art := ArtServer(t)
 	srv := newFakeAPI("s3cret-token", false, art.URL).server(t)
 	opts := fakeOptions()
 	RunBenchChecks(t, srv.URL, opts, BenchRun{Tool: "semanticSearch", Fields: map[string]string{"query": "love songs", "limit": "3"}, Want: "Everybody Hurts"})

@@ -26,12 +26,10 @@ func TestDailyFeatures(t *testing.T) {
 	e := newFeatureEnvTitled(t, true)
 	axe := axeSource(t)
 	dir := artifacts(t, "daily")
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, e.url, Options{}, SetView(desktop(), "light"))
 	to := 60 * time.Second
 	// The clipboard is read where the page writes it.
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady(),
-		chromedp.Evaluate[chromedp.Void](`window.__copied = []; navigator.clipboard.writeText = (s) => { window.__copied.push(s); return Promise.resolve(); }`),
+	b.Do(t, to, chromedp.Evaluate[chromedp.Void](`window.__copied = []; navigator.clipboard.writeText = (s) => { window.__copied.push(s); return Promise.resolve(); }`),
 		send("code please"), waitIdle(), WaitFor(lastAssistant(`?.textContent.includes('The end.')`)),
 		WaitFor(`document.getElementById('conv-title').textContent === 'Go snippets and tables'`),
 		WaitFor(`document.querySelector('.conv-name')?.textContent === 'Go snippets and tables'`))
@@ -51,12 +49,7 @@ func TestDailyFeatures(t *testing.T) {
 		t.Errorf("code block = %v, want Go labelled, func a keyword, the comment marked, focusable", code)
 	}
 	b.Do(t, to, Screenshot(t, dir, "desktop-light-code"), chromedp.Evaluate[chromedp.Void](axe))
-	check := func(name string) {
-		for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
-			t.Errorf("%s: axe %s (%s): %s: %v", name, v.ID, v.Impact, v.Help, v.Targets)
-		}
-	}
-	check("code and copy buttons")
+	reportAxe(t, b, to, "code and copy buttons")
 
 	// Copy: the code as written, the table as TSV, the answer's Markdown.
 	b.Do(t, to, chromedp.Click(css(".copy-code")), chromedp.Click(css(".copy-table")), chromedp.Click(css(".msg-copy")),
@@ -87,7 +80,7 @@ func TestDailyFeatures(t *testing.T) {
 	b.Do(t, to, chromedp.SendKeys(css("#conv-search"), "greet"),
 		WaitFor(`document.querySelector('.conv-snippet mark')?.textContent.toLowerCase() === 'greet'`),
 		Screenshot(t, dir, "desktop-light-snippet"))
-	check("groups and snippet")
+	reportAxe(t, b, to, "groups and snippet")
 	if s := Eval[map[string]any](t, b, to, `(s => ({text: s.textContent, marks: s.querySelectorAll('mark').length, elements: s.querySelectorAll('*').length}))(document.querySelector('.conv-snippet'))`); !strings.Contains(s["text"].(string), "// greet") || s["marks"] != 1.0 || s["elements"] != 1.0 {
 		t.Errorf("snippet = %v, want the text around greet with one mark and no other element", s)
 	}
@@ -120,7 +113,7 @@ func TestDailyFeatures(t *testing.T) {
 		t.Errorf("track links = %q, want %q", links, want)
 	}
 	b.Do(t, to, Screenshot(t, dir, "desktop-light-track-links"), chromedp.Evaluate[chromedp.Void](axe))
-	check("track links")
+	reportAxe(t, b, to, "track links")
 }
 
 func toStrings(v any) []string {

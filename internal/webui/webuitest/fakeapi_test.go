@@ -178,24 +178,32 @@ func (f *fakeAPI) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"conversations": out, "nextCursor": next})
 }
 
-func (f *fakeAPI) get(w http.ResponseWriter, r *http.Request) {
+// lockConv locks f and returns the conversation r's path names; when there
+// is none, it answers 404 and leaves f unlocked.
+func (f *fakeAPI) lockConv(w http.ResponseWriter, r *http.Request) (*fakeConv, bool) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	c, ok := f.convs[r.PathValue("id")]
 	if !ok {
+		f.mu.Unlock()
 		apiError(w, 404, "NOT_FOUND", "no such conversation")
+	}
+	return c, ok
+}
+
+func (f *fakeAPI) get(w http.ResponseWriter, r *http.Request) {
+	c, ok := f.lockConv(w, r)
+	if !ok {
 		return
 	}
+	defer f.mu.Unlock()
 	writeJSON(w, 200, c)
 }
 
 func (f *fakeAPI) delete(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.convs[r.PathValue("id")]; !ok {
-		apiError(w, 404, "NOT_FOUND", "no such conversation")
+	if _, ok := f.lockConv(w, r); !ok {
 		return
 	}
+	defer f.mu.Unlock()
 	delete(f.convs, r.PathValue("id"))
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -309,6 +317,19 @@ func (f *fakeAPI) script(prompt string) []step {
 	return append(s, ev("type", "message_end", "usage", map[string]int{"inputTokens": 500, "outputTokens": 120}, "stopReason", "end_turn"))
 }
 
+// eventStream starts w's answer as an event stream and returns what sends
+// one event on it at once.
+func eventStream(w http.ResponseWriter) func(map[string]any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	fl := w.(http.Flusher)
+	return func(m map[string]any) {
+		b, _ := json.Marshal(m)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		fl.Flush()
+	}
+}
+
 // messages plays a scripted turn as an event stream and stores the blocks,
 // as the real server does (incomplete when the client aborts).
 func (f *fakeAPI) messages(w http.ResponseWriter, r *http.Request) {
@@ -319,11 +340,8 @@ func (f *fakeAPI) messages(w http.ResponseWriter, r *http.Request) {
 		apiError(w, 400, "BAD_REQUEST", "content is required")
 		return
 	}
-	f.mu.Lock()
-	c, ok := f.convs[r.PathValue("id")]
+	c, ok := f.lockConv(w, r)
 	if !ok {
-		f.mu.Unlock()
-		apiError(w, 404, "NOT_FOUND", "no such conversation")
 		return
 	}
 	f.seq++
@@ -340,14 +358,7 @@ func (f *fakeAPI) messages(w http.ResponseWriter, r *http.Request) {
 	convID := c.ID
 	f.mu.Unlock()
 
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	fl := w.(http.Flusher)
-	send := func(m map[string]any) {
-		b, _ := json.Marshal(m)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		fl.Flush()
-	}
+	send := eventStream(w)
 	send(map[string]any{"type": "message_start", "messageId": msg.ID, "conversationId": convID, "userMessageId": userID})
 	fmt.Fprint(w, ": ping\n\n")
 	steps := f.script(body.Content)
@@ -416,21 +427,4 @@ func (f *fakeAPI) store(msg *fakeMessage, e map[string]any) {
 			msg.Incomplete = true
 		}
 	}
-}
-
-// artServer serves generated album artwork over https on 127.0.0.1.
-func artServer(t *testing.T) *httptest.Server {
-	colors := [][2]string{{"#6d5efc", "#19b6c9"}, {"#f76b1c", "#fad961"}, {"#0f9b8e", "#2c3e50"}, {"#e94057", "#8a2387"}}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var n int
-		if _, err := fmt.Sscanf(r.URL.Path, "/art/%d.svg", &n); err != nil || n < 0 {
-			http.NotFound(w, r)
-			return
-		}
-		c := colors[n%len(colors)]
-		w.Header().Set("Content-Type", "image/svg+xml")
-		fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100"><defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="%s"/><stop offset="1" stop-color="%s"/></linearGradient></defs><rect width="100" height="100" fill="url(#g)"/><circle cx="50" cy="50" r="22" fill="none" stroke="#fff" stroke-opacity=".6" stroke-width="3"/><circle cx="50" cy="50" r="4" fill="#fff" fill-opacity=".8"/></svg>`, c[0], c[1])
-	}))
-	t.Cleanup(srv.Close)
-	return srv
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +21,6 @@ import (
 	"github.com/toolport/toolport/internal/server/servertest"
 	"github.com/toolport/toolport/internal/store/sqlstore"
 	"github.com/toolport/toolport/internal/testexec"
-	"github.com/toolport/toolport/internal/webui"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -248,34 +246,16 @@ func newFeatureEnv(t *testing.T) *featureEnv { return newFeatureEnvTitled(t, fal
 // newFeatureEnvTitled is newFeatureEnv whose agent asks the model for a
 // title after a conversation's first answer when titles is set.
 func newFeatureEnvTitled(t *testing.T, titles bool) *featureEnv {
-	db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "toolport.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ms := servertest.NewModelServer(t, cardTurns()...)
-	def, err := llm.NewAnthropic(servertest.ModelName, llm.Options{APIKey: servertest.APIKey, BaseURL: ms.AnthropicBaseURL()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := newStore(t)
+	scripted, ms := scriptedAgent(t, cardTurns()...)
 	other, err := llm.NewOpenAI("other-model", llm.Options{APIKey: servertest.APIKey, BaseURL: ms.OpenAIBaseURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{Store: db, Registry: cardTools(t), Version: "test", Web: webui.Handler()}
-	parts, err := server.Wire(cfg, server.Wiring{
-		Agent: agent.Config{Provider: def, ModelName: "anthropic:" + servertest.ModelName, ContextWindow: 10000,
-			Models: []agent.Model{{Name: "openai:other-model", Provider: other}}, ModelRetryDelay: time.Millisecond, Titles: titles}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(cfg, parts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	return &featureEnv{url: hs.URL, db: db, model: ms}
+	scripted.Models = []agent.Model{{Name: "openai:other-model", Provider: other}}
+	scripted.Titles = titles
+	base := startServer(t, server.Config{Store: db, Registry: cardTools(t)}, server.Wiring{Agent: scripted})
+	return &featureEnv{url: base, db: db, model: ms}
 }
 
 // storedTexts lists a conversation's messages as role:text from the store.
@@ -320,10 +300,8 @@ func artifacts(t *testing.T, sub string) string {
 func TestConversationFeatures(t *testing.T) {
 	e := newFeatureEnv(t)
 	dir := artifacts(t, "features")
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, e.url, Options{}, SetView(desktop(), "light"))
 	to := 60 * time.Second
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady())
 
 	// A first answer, with its token usage and the context window filling.
 	b.Do(t, to, send("hello"), WaitFor(lastAssistant(`?.textContent.includes('First answer.')`)), waitIdle(),
@@ -444,6 +422,24 @@ func cdpCall[P, R any](cmd cdp.Command[P, R], params P) chromedp.Action[chromedp
 	})
 }
 
+// hebrew makes the browser a Hebrew reader's: the languages it asks pages
+// in (its own user agent kept) and the locale Intl formats with.
+func hebrew() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		ua, err := chromedp.Evaluate[string](`navigator.userAgent`)(ctx, tg)
+		if err != nil {
+			return fmt.Errorf("read the user agent: %w", err)
+		}
+		if _, err := cdp.Call(ctx, tg, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}); err != nil {
+			return fmt.Errorf("set the languages: %w", err)
+		}
+		if _, err := cdp.Call(ctx, tg, emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "he_IL"}); err != nil {
+			return fmt.Errorf("set the locale: %w", err)
+		}
+		return nil
+	})
+}
+
 // waitUntil polls cond until it holds, failing the test after a generous
 // bound. It is for what Chromium does on its own, outside the page: writing a
 // download, reporting problems on the DevTools connection. State in the page
@@ -465,10 +461,9 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func TestEveryCardType(t *testing.T) {
 	e := newFeatureEnv(t)
 	dir := artifacts(t, "cards")
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, e.url, Options{}, SetView(desktop(), "light"))
 	to := 60 * time.Second
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady(), send("show me cards"), waitIdle(),
+	b.Do(t, to, send("show me cards"), waitIdle(),
 		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 9`),
 		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.tool-card .tool-head').forEach(h => h.click())`))
 
@@ -574,13 +569,8 @@ func TestEveryCardType(t *testing.T) {
 func TestHebrewConversation(t *testing.T) {
 	e := newFeatureEnv(t)
 	dir := artifacts(t, "hebrew")
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, e.url, Options{}, hebrew(), SetView(desktop(), "light"))
 	to := 60 * time.Second
-	ua := Eval[string](t, b, to, `navigator.userAgent`)
-	b.Do(t, to, cdpCall(emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}),
-		cdpCall(emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "he_IL"}),
-		SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady())
 	if got := Eval[[]string](t, b, to, `[document.documentElement.lang, document.documentElement.dir, document.getElementById('new-chat').textContent, document.getElementById('composer-input').placeholder]`); strings.Join(got, "|") != "he|rtl|שיחה חדשה|אפשר לשאול הכול…" {
 		t.Errorf("page language, direction and strings = %q, want Hebrew, rtl", got)
 	}
@@ -664,6 +654,15 @@ type axeViolation struct {
 const runAxe = `axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
 	.then(r => r.violations.map(v => ({ID: v.id, Impact: v.impact || '', Help: v.help, Targets: v.nodes.map(n => n.target.join(' ')).slice(0, 5)})))`
 
+// reportAxe runs axe-core (already loaded into the page) and fails t with
+// each violation, under name.
+func reportAxe(t *testing.T, b *Browser, to time.Duration, name string) {
+	t.Helper()
+	for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
+		t.Errorf("%s: axe %s (%s): %s: %v", name, v.ID, v.Impact, v.Help, v.Targets)
+	}
+}
+
 // TestAccessibility checks the page with axe-core (WCAG 2.1 A and AA rules:
 // names and labels of every control, contrast, ARIA use) in light and dark,
 // on desktop and phone, with a conversation of tool cards open, in English
@@ -672,27 +671,21 @@ const runAxe = `axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wc
 func TestAccessibility(t *testing.T) {
 	e := newFeatureEnv(t)
 	axe := axeSource(t)
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, e.url, Options{}, SetView(desktop(), "light"))
 	to := 90 * time.Second
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(e.url+"/"), waitReady(), send("cards for axe"), waitIdle(),
+	b.Do(t, to, send("cards for axe"), waitIdle(),
 		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 9`),
 		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.tool-card .tool-head').forEach(h => h.click())`),
 		chromedp.Evaluate[chromedp.Void](axe))
-	check := func(name string) {
-		for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
-			t.Errorf("%s: axe %s (%s): %s: %v", name, v.ID, v.Impact, v.Help, v.Targets)
-		}
-	}
-	check("desktop light")
+	reportAxe(t, b, to, "desktop light")
 	b.Do(t, to, SetView(desktop(), "dark"))
-	check("desktop dark")
+	reportAxe(t, b, to, "desktop dark")
 	b.Do(t, to, SetView(phone(), "light"))
-	check("phone light")
+	reportAxe(t, b, to, "phone light")
 	b.Do(t, to, SetView(phone(), "dark"))
-	check("phone dark")
+	reportAxe(t, b, to, "phone dark")
 	b.Do(t, to, SetView(desktop(), "light"), chromedp.Click(css("#bench-btn")), chromedp.WaitVisible(css(".bench-form")))
-	check("tool bench")
+	reportAxe(t, b, to, "tool bench")
 
 	// Keyboard only: from the top of a fresh page, Tab goes through the
 	// skip link, the sidebar, the top bar and the thread to the message box,
@@ -736,5 +729,5 @@ func TestAccessibility(t *testing.T) {
 	ua := Eval[string](t, b, to, `navigator.userAgent`)
 	b.Do(t, to, cdpCall(emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}),
 		chromedp.Reload(), waitReady(), WaitFor(`document.documentElement.dir === 'rtl'`), chromedp.Evaluate[chromedp.Void](axe))
-	check("Hebrew")
+	reportAxe(t, b, to, "Hebrew")
 }

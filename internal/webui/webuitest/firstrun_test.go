@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +19,6 @@ import (
 	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/pack/music"
 	"github.com/toolport/toolport/internal/server"
-	"github.com/toolport/toolport/internal/store/sqlstore"
-	"github.com/toolport/toolport/internal/webui"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -51,13 +48,9 @@ func (d *heldDemo) Load(ctx context.Context, progress func(int)) (int, error) {
 
 // firstRunServer is the real chat server over a fresh store with the music
 // pack and no keys: TIDAL's tools are declared but not offered.
-func firstRunServer(t *testing.T, wiring server.Wiring, logger *slog.Logger) (*httptest.Server, *heldDemo) {
+func firstRunServer(t *testing.T, wiring server.Wiring, logger *slog.Logger) (base string, demo *heldDemo) {
 	t.Helper()
-	db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "toolport.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := newStore(t)
 	emb, err := embedding.NewDefault()
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +62,7 @@ func firstRunServer(t *testing.T, wiring server.Wiring, logger *slog.Logger) (*h
 			t.Fatal(err)
 		}
 	}
-	demo := &heldDemo{DemoIndex: music.DemoIndex{Service: svc, Limit: firstRunDemo}, shown: make(chan struct{}), release: make(chan struct{})}
+	demo = &heldDemo{DemoIndex: music.DemoIndex{Service: svc, Limit: firstRunDemo}, shown: make(chan struct{}), release: make(chan struct{})}
 	t.Cleanup(func() {
 		select {
 		case <-demo.release:
@@ -77,20 +70,8 @@ func firstRunServer(t *testing.T, wiring server.Wiring, logger *slog.Logger) (*h
 			close(demo.release)
 		}
 	})
-	cfg := server.Config{Store: db, Playlists: db, Registry: reg, Version: "test", Web: webui.Handler(), DemoIndex: demo, Logger: logger}
 	wiring.Agent.Logger = logger
-	parts, err := server.Wire(cfg, wiring)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(cfg, parts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	t.Cleanup(srv.Close)
-	return hs, demo
+	return startServer(t, server.Config{Store: db, Playlists: db, Registry: reg, DemoIndex: demo, Logger: logger}, wiring), demo
 }
 
 // TestFirstRunNoKeys is a first run with no keys and no model: the bench
@@ -99,21 +80,17 @@ func firstRunServer(t *testing.T, wiring server.Wiring, logger *slog.Logger) (*h
 // shows the load's progress and then the count, and a semantic search
 // then finds the tracks.
 func TestFirstRunNoKeys(t *testing.T) {
-	hs, demo := firstRunServer(t, server.Wiring{}, nil)
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	base, demo := firstRunServer(t, server.Wiring{}, nil)
+	b := openPage(t, base, Options{}, SetView(desktop(), "light"))
 	dir := Options{}.artifactsDir(t)
 	axe := axeSource(t)
 	checkAxe := func(name string) {
 		t.Helper()
 		b.Do(t, 30*time.Second, chromedp.Evaluate[chromedp.Void](axe))
-		for _, v := range Eval[[]axeViolation](t, b, 30*time.Second, runAxe) {
-			t.Errorf("%s: axe %s (%s): %s: %v", name, v.ID, v.Impact, v.Help, v.Targets)
-		}
+		reportAxe(t, b, 30*time.Second, name)
 	}
 	to := 60 * time.Second
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(hs.URL+"/"), waitReady(),
-		chromedp.WaitVisible(css("#bench-load-demo")))
+	b.Do(t, to, chromedp.WaitVisible(css("#bench-load-demo")))
 
 	// The bench opens on a tool the model is offered (no key needed).
 	opened := Eval[string](t, b, to, `document.querySelector('.bench-tool[aria-pressed="true"]').dataset.tool`)
@@ -194,14 +171,12 @@ func TestModelFailureNamesURL(t *testing.T) {
 	var logBuf bytes.Buffer
 	var logMu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logBuf, mu: &logMu}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	hs, _ := firstRunServer(t, server.Wiring{Agent: agent.Config{Provider: model, ModelName: "anthropic:no-such-model",
+	base, _ := firstRunServer(t, server.Wiring{Agent: agent.Config{Provider: model, ModelName: "anthropic:no-such-model",
 		ContextWindow: 10000, ModelRetryDelay: time.Millisecond}}, logger)
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, base, Options{}, SetView(desktop(), "light"))
 	dir := Options{}.artifactsDir(t)
 	to := 60 * time.Second
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(hs.URL+"/"), waitReady(),
-		chromedp.WaitVisible(css(".suggestion")), chromedp.Click(css(".suggestion")))
+	b.Do(t, to, chromedp.WaitVisible(css(".suggestion")), chromedp.Click(css(".suggestion")))
 	chip := Eval[struct {
 		Value, Chip string
 		Visible     bool
@@ -220,9 +195,7 @@ func TestModelFailureNamesURL(t *testing.T) {
 	b.Do(t, to, Screenshot(t, dir, "firstrun-model-refused"))
 	axe := axeSource(t)
 	b.Do(t, to, chromedp.Evaluate[chromedp.Void](axe))
-	for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
-		t.Errorf("model refused: axe %s (%s): %s: %v", v.ID, v.Impact, v.Help, v.Targets)
-	}
+	reportAxe(t, b, to, "model refused")
 	logMu.Lock()
 	logged := logBuf.String()
 	logMu.Unlock()

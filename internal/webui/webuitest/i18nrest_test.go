@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -45,15 +44,13 @@ const englishInJS = `((sel) => {
 // including a failed model listing, whose label is the page's while the
 // reason is the server's.
 func TestHebrewPlaylistAndSetup(t *testing.T) {
-	art := artServer(t)
+	art := ArtServer(t)
 	api, convID := newPlaylistAPI("s3cret-token", art.URL)
 	srv := api.server(t)
 	b := NewBrowser(t, fakeOptions())
 	defer b.CheckNoProblems(t)
 	to := 60 * time.Second
-	ua := Eval[string](t, b, to, `navigator.userAgent`)
-	b.Do(t, to, cdpCall(emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}),
-		cdpCall(emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "he_IL"}))
+	b.Do(t, to, hebrew())
 
 	card := `document.querySelector('.tool-card[data-tool="suggestPlaylist"]')`
 	b.Do(t, to, chromedp.Navigate(srv.URL+"/?c="+convID+"#token=s3cret-token"), waitReady(),

@@ -29,23 +29,14 @@ func TestOAuthFromThePage(t *testing.T) {
 		servertest.Turn{Match: "who am I", Events: []servertest.Event{servertest.Text("Asking the notes server."),
 			servertest.Call("w1", "notes__whoami", `{}`)}},
 		servertest.Turn{Match: "who am I", Step: 1, Events: []servertest.Event{servertest.Text("The server says you are the test user.")}})
-	vars := map[string]string{}
-	for _, kv := range ms.Env("openai") {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
-	base := runServe(t, vars, "--packs", "web")
+	base := serveWithModel(t, ms, "--packs", "web")
 
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, base, Options{}, SetView(desktop(), "light"))
 	dir := artifacts(t, "oauth")
 	to := 60 * time.Second
 	row := `#setup-mcp li[data-server="notes"]`
 	authorize := row + ` a.setup-authorize`
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(base+"/"), waitReady(), openSettings(),
-		setField(`#setup-mcp-form input[name="name"]`, "notes"),
-		setField(`#setup-mcp-form input[name="url"]`, notes.URL+"/mcp"),
-		chromedp.Click(css("#setup-attach")),
+	b.Do(t, to, attachFromSettings("notes", "url", notes.URL+"/mcp"),
 		WaitFor(`!!document.querySelector(`+jsString(authorize)+`)`),
 		chromedp.ScrollIntoView(css(row)), Screenshot(t, dir, "desktop-light-settings-needs-authorization"),
 		chromedp.Evaluate[chromedp.Void](axe))
@@ -55,9 +46,7 @@ func TestOAuthFromThePage(t *testing.T) {
 	if href := Eval[string](t, b, to, `document.querySelector(`+jsString(authorize)+`).href`); !strings.HasPrefix(href, as.Srv.URL+"/authorize?") {
 		t.Fatalf("the Authorize link = %q; want the authorization server's endpoint", href)
 	}
-	for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
-		t.Errorf("settings, needs authorization: axe %s (%s): %s: %v", v.ID, v.Impact, v.Help, v.Targets)
-	}
+	reportAxe(t, b, to, "settings, needs authorization")
 
 	// The click opens another tab; the authorization server approves and
 	// sends it to serve's callback.

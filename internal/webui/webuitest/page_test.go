@@ -23,7 +23,7 @@ func fakeOptions() Options {
 }
 
 func TestPageAgainstFakeAPI(t *testing.T) {
-	art := artServer(t)
+	art := ArtServer(t)
 	api := newFakeAPI("s3cret-token", true, art.URL)
 	srv := api.server(t)
 	RunPageChecks(t, srv.URL, fakeOptions())
@@ -238,10 +238,8 @@ func TestFailuresSurviveReload(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newFakeAPI("", tc.model, "").server(t)
-			b := NewBrowser(t, Options{})
-			defer b.CheckNoProblems(t)
+			b := openPage(t, srv.URL, Options{})
 			to := 30 * time.Second
-			b.Do(t, to, chromedp.Navigate(srv.URL+"/"), waitReady())
 			if !tc.model {
 				// The page does not let a person send without a model; a
 				// client can, and the server answers with the error.

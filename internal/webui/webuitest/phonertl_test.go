@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -80,9 +79,7 @@ func TestPhoneAndRTL(t *testing.T) {
 	check := func(name string) {
 		t.Helper()
 		b.Do(t, to, chromedp.Evaluate[chromedp.Void](`window.axe ? 0 : `+axe))
-		for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
-			t.Errorf("%s: axe %s (%s): %s: %v", name, v.ID, v.Impact, v.Help, v.Targets)
-		}
+		reportAxe(t, b, to, name)
 	}
 	measure := func(lang string) {
 		t.Helper()
@@ -176,10 +173,7 @@ func TestPhoneAndRTL(t *testing.T) {
 	})
 
 	// Hebrew: the same conversation, then a Hebrew one.
-	ua := Eval[string](t, b, to, `navigator.userAgent`)
-	b.Do(t, to, cdpCall(emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "he-IL,he"}),
-		cdpCall(emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: "he_IL"}),
-		SetView(phone(), "light"), chromedp.Reload(), waitReady(), WaitFor(`document.documentElement.dir === 'rtl'`),
+	b.Do(t, to, hebrew(), SetView(phone(), "light"), chromedp.Reload(), waitReady(), WaitFor(`document.documentElement.dir === 'rtl'`),
 		WaitFor(`document.querySelectorAll('.tool-card[data-status="completed"]').length === 9`),
 		WaitFor(`!document.getElementById('conv-actions').hidden`))
 	measure("Hebrew")
@@ -330,9 +324,7 @@ func TestNoModelBannerScrollsAndDismisses(t *testing.T) {
 		chromedp.WaitVisible(css("#no-model-banner")), chromedp.WaitVisible(css(".bench-tool")),
 		chromedp.Click(css(`.bench-tool[data-tool="semanticSearch"]`)), chromedp.WaitVisible(css(".bench-form")),
 		Screenshot(t, dir, "phone-light-no-model"), chromedp.Evaluate[chromedp.Void](axe))
-	for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
-		t.Errorf("phone, no model: axe %s (%s): %s: %v", v.ID, v.Impact, v.Help, v.Targets)
-	}
+	reportAxe(t, b, to, "phone, no model")
 	// Scrolled to the end of the bench, the banner is gone from the screen.
 	shown := Eval[struct {
 		Share  float64

@@ -125,7 +125,7 @@ func newPlaylistAPI(token, artBase string) (*playlistAPI, string) {
 // it, saves it to Tidal, and checks that the card survives a reload and then
 // shows the playlist as saved.
 func TestPlaylistCard(t *testing.T) {
-	art := artServer(t)
+	art := ArtServer(t)
 	api, convID := newPlaylistAPI("s3cret-token", art.URL)
 	srv := api.server(t)
 	b := NewBrowser(t, fakeOptions())

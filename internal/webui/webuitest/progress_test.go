@@ -2,20 +2,14 @@ package webuitest
 
 import (
 	"context"
-	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/toolport/toolport/internal/agent"
-	"github.com/toolport/toolport/internal/llm"
 	"github.com/toolport/toolport/internal/server"
 	"github.com/toolport/toolport/internal/server/servertest"
-	"github.com/toolport/toolport/internal/store/sqlstore"
-	"github.com/toolport/toolport/internal/webui"
 	"github.com/toolport/toolport/tool"
 )
 
@@ -42,36 +36,15 @@ func TestAnswerCardShowsTheAnswerAsItStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), "toolport.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ms := servertest.NewModelServer(t,
+	scripted, _ := scriptedAgent(t,
 		servertest.Turn{Match: "air", Events: []servertest.Event{servertest.Call("a1", "answer_brave", `{"query":"is haifa's air good?"}`)}},
 		servertest.Turn{Match: "air", Step: 1, Events: []servertest.Event{servertest.Text("Mostly good.")}})
-	model, err := llm.NewAnthropic(servertest.ModelName, llm.Options{APIKey: servertest.APIKey, BaseURL: ms.AnthropicBaseURL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.Config{Store: db, Registry: reg, Version: "test", Web: webui.Handler()}
-	parts, err := server.Wire(cfg, server.Wiring{Agent: agent.Config{Provider: model, ModelName: "anthropic:" + servertest.ModelName}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(cfg, parts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	base := startServer(t, server.Config{Store: newStore(t), Registry: reg}, server.Wiring{Agent: scripted})
 
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, base, Options{}, SetView(desktop(), "light"))
 	to := 60 * time.Second
 	card := `document.querySelector('.tool-card[data-tool="answer_brave"]')`
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(hs.URL+"/"), waitReady(), send("is the air good?"),
+	b.Do(t, to, send("is the air good?"),
 		WaitFor(card+`?.dataset.status === 'executing' && `+card+`.querySelector('.tool-summary')?.textContent === "Haifa's air is mostly"`))
 	finish()
 	b.Do(t, to, waitIdle(), WaitFor(card+`?.dataset.status === 'completed'`),

@@ -155,9 +155,7 @@ func checkAxe(t *testing.T, b *Browser, to time.Duration, name string) {
 	t.Helper()
 	for _, scheme := range []string{"light", "dark"} {
 		b.Do(t, to, SetView(desktop(), scheme))
-		for _, v := range Eval[[]axeViolation](t, b, to, runAxe) {
-			t.Errorf("%s, %s: axe %s (%s): %s: %v", name, scheme, v.ID, v.Impact, v.Help, v.Targets)
-		}
+		reportAxe(t, b, to, name+", "+scheme)
 	}
 	b.Do(t, to, SetView(desktop(), "light"))
 }
@@ -210,12 +208,10 @@ func TestSettingsModelAndKeyFromThePage(t *testing.T) {
 	brave, tokens := braveEcho(t)
 	base := runServe(t, map[string]string{"BRAVE_API_BASE_URL": brave.URL}, "--packs", "web")
 
-	b := NewBrowser(t, Options{})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, base, Options{}, SetView(desktop(), "light"))
 	dir := artifacts(t, "settings")
 	to := 60 * time.Second
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(base+"/"), waitReady(),
-		chromedp.WaitVisible(css("#no-model-banner")), openSettings(),
+	b.Do(t, to, chromedp.WaitVisible(css("#no-model-banner")), openSettings(),
 		WaitFor(`document.getElementById('settings-dialog').dataset.state === 'done'`),
 		chromedp.Evaluate[chromedp.Void](axe), Screenshot(t, dir, "desktop-light-settings-empty"))
 	checkAxe(t, b, to, "settings, empty")

@@ -53,12 +53,10 @@ func (f *fakeAPI) doctor(w http.ResponseWriter, r *http.Request) {
 func TestSettingsPanel(t *testing.T) {
 	api := newFakeAPI("s3cret-token", true, "")
 	srv := api.server(t)
-	b := NewBrowser(t, Options{Token: "s3cret-token"})
-	defer b.CheckNoProblems(t)
+	b := openPage(t, srv.URL, Options{Token: "s3cret-token"}, SetView(desktop(), "light"))
 	to := 30 * time.Second
 	rows := `[...document.querySelectorAll('#settings-list .settings-row')].map(r => [r.dataset.upstream, r.dataset.status, r.querySelector('.settings-badge').textContent])`
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(srv.URL+"/#token=s3cret-token"), waitReady(),
-		chromedp.Click(css("#settings-btn")),
+	b.Do(t, to, chromedp.Click(css("#settings-btn")),
 		WaitFor(`document.getElementById('settings-dialog')?.open && document.getElementById('settings-dialog').dataset.state === 'done'`))
 	got := Eval[[][]string](t, b, to, rows)
 	want := [][]string{{"brave", "skipped", "Skipped"}, {"google", "not configured", "Not configured"}, {"ckan", "failing", "Failing"}, {"redis", "not configured", "Not configured"}}

@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,6 +193,25 @@ func NewBrowser(t *testing.T, opts Options) *Browser {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("start chromium %s: %v", path, err)
 	}
+	return b
+}
+
+// loadTimeout bounds opening a page: a hang guard on a loaded machine.
+const loadTimeout = time.Minute
+
+// openPage starts Chromium on the page served at base (the server's root,
+// with #token=opts.Token when set) and waits until the page is ready; first
+// runs before it loads (a viewport, a language). The page's problems
+// (dialogs, exceptions, CSP violations) fail t when the test ends.
+func openPage(t *testing.T, base string, opts Options, first ...chromedp.Action[chromedp.Void]) *Browser {
+	t.Helper()
+	b := NewBrowser(t, opts)
+	t.Cleanup(func() { b.CheckNoProblems(t) })
+	start := strings.TrimRight(base, "/") + "/"
+	if opts.Token != "" {
+		start += "#token=" + opts.Token
+	}
+	b.Do(t, loadTimeout, append(first, chromedp.Navigate(start), waitReady())...)
 	return b
 }
 
@@ -428,18 +449,11 @@ func fetchJS(path string) string {
 // `toolport serve` whose scripted model plays the Prompts scenarios.
 // Screenshots of the main states go to opts' artifacts directory.
 func RunPageChecks(t *testing.T, baseURL string, opts Options) {
-	b := NewBrowser(t, opts)
+	b := openPage(t, baseURL, opts, SetView(desktop(), "light"))
 	dir := opts.artifactsDir(t)
 	p := opts.prompts()
 	to := opts.timeout()
 	baseURL = strings.TrimRight(baseURL, "/")
-	start := baseURL + "/"
-	if opts.Token != "" {
-		start += "#token=" + opts.Token
-	}
-	defer b.CheckNoProblems(t)
-
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(start), waitReady())
 	if frag := Eval[string](t, b, to, `location.hash`); strings.Contains(frag, "token") {
 		t.Errorf("the token stays in the address bar: %q", frag)
 	}
@@ -700,16 +714,10 @@ func RunPageChecks(t *testing.T, baseURL string, opts Options) {
 // banner with the server's help text (folded), and the tool bench offered in
 // place of a composer that cannot send.
 func RunNoModelChecks(t *testing.T, baseURL string, opts Options) {
-	b := NewBrowser(t, opts)
-	defer b.CheckNoProblems(t)
+	b := openPage(t, baseURL, opts, SetView(desktop(), "light"))
 	dir := opts.artifactsDir(t)
 	to := opts.timeout()
-	start := strings.TrimRight(baseURL, "/") + "/"
-	if opts.Token != "" {
-		start += "#token=" + opts.Token
-	}
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(start), waitReady(),
-		chromedp.WaitVisible(css("#no-model-banner")), chromedp.WaitVisible(css("#bench")),
+	b.Do(t, to, chromedp.WaitVisible(css("#no-model-banner")), chromedp.WaitVisible(css("#bench")),
 		Screenshot(t, dir, "desktop-light-no-model"),
 		SetView(phone(), "dark"), Screenshot(t, dir, "phone-dark-no-model"))
 	// The help names long URLs: at phone width they must wrap inside the
@@ -758,17 +766,11 @@ type BenchRun struct {
 // the raw JSON and the timing; screenshots of the bench with the result go
 // to the artifacts directory, at desktop and phone widths, light and dark.
 func RunBenchChecks(t *testing.T, baseURL string, opts Options, run BenchRun) {
-	b := NewBrowser(t, opts)
-	defer b.CheckNoProblems(t)
+	b := openPage(t, baseURL, opts, SetView(desktop(), "light"))
 	dir := opts.artifactsDir(t)
 	to := opts.timeout()
-	start := strings.TrimRight(baseURL, "/") + "/"
-	if opts.Token != "" {
-		start += "#token=" + opts.Token
-	}
 	tool := `.bench-tool[data-tool=` + jsString(run.Tool) + `]`
-	b.Do(t, to, SetView(desktop(), "light"), chromedp.Navigate(start), waitReady(),
-		chromedp.WaitVisible(css("#bench")), chromedp.WaitVisible(css(tool)), chromedp.Click(css(tool)),
+	b.Do(t, to, chromedp.WaitVisible(css("#bench")), chromedp.WaitVisible(css(tool)), chromedp.Click(css(tool)),
 		WaitFor(`document.querySelector('.bench-form').dataset.tool === `+jsString(run.Tool)))
 	for name, v := range run.Fields {
 		q := `.bench-form [data-field=` + jsString(name) + `]`
@@ -805,4 +807,22 @@ func RunBenchChecks(t *testing.T, baseURL string, opts Options, run BenchRun) {
 			t.Errorf("%s: the bench is %d px wide in a %d px view", v.name, w.Scroll, w.Client)
 		}
 	}
+}
+
+// ArtServer serves generated album artwork (/art/N.svg) over https on
+// 127.0.0.1 until the test ends: the page shows https artwork only.
+func ArtServer(t *testing.T) *httptest.Server {
+	colors := [][2]string{{"#6d5efc", "#19b6c9"}, {"#f76b1c", "#fad961"}, {"#0f9b8e", "#2c3e50"}, {"#e94057", "#8a2387"}}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		if _, err := fmt.Sscanf(r.URL.Path, "/art/%d.svg", &n); err != nil || n < 0 {
+			http.NotFound(w, r)
+			return
+		}
+		c := colors[n%len(colors)]
+		w.Header().Set("Content-Type", "image/svg+xml")
+		fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100"><defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="%s"/><stop offset="1" stop-color="%s"/></linearGradient></defs><rect width="100" height="100" fill="url(#g)"/><circle cx="50" cy="50" r="22" fill="none" stroke="#fff" stroke-opacity=".6" stroke-width="3"/><circle cx="50" cy="50" r="4" fill="#fff" fill-opacity=".8"/></svg>`, c[0], c[1])
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
