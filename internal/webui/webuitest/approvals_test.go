@@ -155,8 +155,13 @@ const approvalCard = `document.querySelector('#messages > li:last-child .tool-ca
 
 // awaitApproval sends the prompt whose call waits for approval and waits
 // for its card.
+//
+// The card is awaited first, then the end of the stream: the card turns
+// "awaiting" while the answer streams, and the page moves the keyboard to
+// its first decision when the stream ends. Waiting for idle first could
+// pass before the stream began (CI under load saw the focus not yet moved).
 func awaitApproval() chromedp.Action[chromedp.Void] {
-	return chromedp.Steps(send(approvalPrompt), waitIdle(), WaitFor(approvalCard+`?.dataset.status === 'awaiting'`))
+	return chromedp.Steps(send(approvalPrompt), WaitFor(approvalCard+`?.dataset.status === 'awaiting'`), waitIdle())
 }
 
 // TestApprovalCard checks the card of a call waiting for approval: it
