@@ -93,9 +93,7 @@ func DropNegation(query string) (search, negated string) {
 // vocals", "without drums"): it has negated words and nothing else to search
 // for. It returns the negated words.
 func OnlyNegation(query string) (negated string, only bool) {
-	if len(query) > MaxQueryBytes {
-		query = query[:MaxQueryBytes]
-	}
+	query = ClipQuery(query)
 	kept, negated := SplitNegation(query)
 	return negated, negated != "" && len(Terms(kept)) == 0
 }

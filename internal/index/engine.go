@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/toolport/toolport/internal/embedding"
+	"github.com/toolport/toolport/internal/textclip"
 )
 
 // Document is an indexed track: its id (the ISRC), its text fields and,
@@ -62,6 +63,11 @@ func (m Mode) String() string {
 
 // MaxQueryBytes bounds a query's text; the rest is ignored.
 const MaxQueryBytes = 4096
+
+// ClipQuery is query cut to MaxQueryBytes on a character boundary: every
+// reader of a query (the engine, the Weaviate backend, the music pack)
+// reads the same words.
+func ClipQuery(query string) string { return textclip.Prefix(query, MaxQueryBytes) }
 
 // Engine answers text queries over indexed tracks by fusing BM25 and vector
 // similarity. It is safe for concurrent use.

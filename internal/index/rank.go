@@ -114,9 +114,7 @@ func (e *Engine) search(ctx context.Context, p RankParams, mode Mode, query stri
 	if k <= 0 {
 		return []Hit{}, nil
 	}
-	if len(query) > MaxQueryBytes {
-		query = query[:MaxQueryBytes]
-	}
+	query = ClipQuery(query)
 	negated := ""
 	if p.Negation.Drop {
 		query, negated = DropNegation(query)

@@ -55,9 +55,7 @@ func ReadQuery(emb embedding.Embedder, known func(term string) bool, query strin
 	if !ok {
 		return Reading{}
 	}
-	if len(query) > MaxQueryBytes {
-		query = query[:MaxQueryBytes]
-	}
+	query = ClipQuery(query)
 	var r Reading
 	read := 0
 	for _, w := range embedding.Words(query) {

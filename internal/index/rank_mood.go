@@ -95,9 +95,7 @@ var moodNegators = map[string]bool{"no": true, "not": true, "without": true, "ne
 // "not sad" is not "happy"), and a feature asked both high and low is
 // dropped ("happy or sad").
 func MoodTargets(query string) []MoodTarget {
-	if len(query) > MaxQueryBytes {
-		query = query[:MaxQueryBytes]
-	}
+	query = ClipQuery(query)
 	table := moodWords()
 	var out []MoodTarget
 	dir := map[string]int{} // feature → +1 high, −1 low, 2 both

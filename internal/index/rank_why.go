@@ -11,9 +11,7 @@ import (
 // query: its own terms and, with the engine's parameters, the expansion
 // terms. [Explain] uses them to show why a document matched.
 func (e *Engine) QueryTerms(query string) map[string]float64 {
-	if len(query) > MaxQueryBytes {
-		query = query[:MaxQueryBytes]
-	}
+	query = ClipQuery(query)
 	p := e.RankParams()
 	if p.Negation.Drop {
 		// A negated word is not why a track matched.
@@ -26,9 +24,7 @@ func (e *Engine) QueryTerms(query string) map[string]float64 {
 // (its negated words left out, [DropNegation]), for callers with no engine
 // (the Weaviate backend).
 func PlainQueryTerms(query string) map[string]float64 {
-	if len(query) > MaxQueryBytes {
-		query = query[:MaxQueryBytes]
-	}
+	query = ClipQuery(query)
 	query, _ = DropNegation(query)
 	return queryTerms(query)
 }

@@ -688,7 +688,7 @@ func (b *Backend) Search(ctx context.Context, q Query) ([]index.Hit, error) {
 	if len(q.Vector) == 0 {
 		return nil, errors.New("weaviate search: no query vector")
 	}
-	text := clipQuery(q.Text)
+	text := index.ClipQuery(q.Text)
 	terms := analysed(text)
 	limit := max(q.K, b.cfg.Pool)
 	if q.Negated != "" {
@@ -736,7 +736,7 @@ const maxNegatedTerms = 8
 func (b *Backend) demote(ctx context.Context, q Query, text string, hits []index.Hit) ([]index.Hit, error) {
 	kept := termWeights(text)
 	var terms []string // the negated terms asked about: not kept, at most maxNegatedTerms
-	for _, t := range slices.Sorted(maps.Keys(termWeights(clipQuery(q.Negated)))) {
+	for _, t := range slices.Sorted(maps.Keys(termWeights(index.ClipQuery(q.Negated)))) {
 		if _, ok := kept[t]; !ok && len(terms) < maxNegatedTerms {
 			terms = append(terms, t)
 		}
@@ -789,14 +789,6 @@ func (b *Backend) holding(ctx context.Context, term string, isrcs []string) ([]s
 		return nil
 	})
 	return out, err
-}
-
-// clipQuery bounds a query's text as the embedded engine does.
-func clipQuery(text string) string {
-	if len(text) > index.MaxQueryBytes {
-		return text[:index.MaxQueryBytes]
-	}
-	return text
 }
 
 // termWeights are text's terms, each weighing 1.

@@ -117,9 +117,7 @@ func (s *Service) searchWeaviate(ctx context.Context, q string, k int, bounds []
 	if err != nil {
 		return nil, false, err
 	}
-	if len(q) > index.MaxQueryBytes {
-		q = q[:index.MaxQueryBytes]
-	}
+	q = index.ClipQuery(q)
 	// The negated words are neither searched for nor embedded ("piano
 	// without vocals" would find vocal tracks): Weaviate demotes the tracks
 	// that hold them, as the embedded engine does.
