@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/toolport/toolport/internal/render"
+	"github.com/toolport/toolport/internal/render/rendertest"
 	"github.com/toolport/toolport/internal/testexec"
 	"github.com/toolport/toolport/internal/webui/webuitest"
 	"github.com/toolport/toolport/safehttp"
@@ -64,49 +63,10 @@ func (h *hits) list() []string {
 	return append([]string(nil), h.paths...)
 }
 
-// withoutChromiumChecks switches off Chromium's own Local Network Access
-// checks (which block a public page's requests to loopback, and a page the
-// renderer fulfils has no address, so counts as public): with them on, the
-// tests could not tell whether Toolport or Chromium blocked a request.
-var withoutChromiumChecks = []chromedp.ExecAllocatorOption{chromedp.Flag("disable-features",
-	"LocalNetworkAccessChecks,LocalNetworkAccessChecksWebSockets,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights")}
-
 // guarded is the client web_fetch's tests use: only 127.0.0.2 is allowed
 // past the default policy, so 127.0.0.1 and 169.254.0.0/16 stay refused.
 func guarded() *safehttp.Client {
 	return safehttp.NewClient(safehttp.Options{Policy: safehttp.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}}})
-}
-
-// shell is a single-page app's document (CONSTRUCTED): no content until
-// its script runs. probes is more script run first.
-func shell(probes string) string {
-	return `<!doctype html><html><head><title>App</title></head><body><div id="root"></div>
-<noscript>You need to enable JavaScript to run this app.</noscript>
-<script>
-` + probes + `
-fetch("/api/article.json").then(r => r.json()).then(a => {
-  const art = document.createElement("article");
-  const h = document.createElement("h1"); h.textContent = a.title; art.appendChild(h);
-  for (const p of a.paragraphs) { const e = document.createElement("p"); e.textContent = p; art.appendChild(e); }
-  document.getElementById("root").appendChild(art);
-});
-</script></body></html>`
-}
-
-const articleJSON = `{"title":"Rivers of the North","paragraphs":["Rivers carry water from the hills to the sea, shaping valleys over thousands of years.","In spring the melt swells them, and towns along the banks prepare for floods."]}`
-
-// app serves shell(probes) at / and the article at /api/article.json.
-func app(probes string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/api/article.json":
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, articleJSON)
-		default:
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprint(w, shell(probes))
-		}
-	})
 }
 
 func TestRenderBuildsArticleAndBlocksPrivateAddresses(t *testing.T) {
@@ -121,10 +81,10 @@ const img = new Image(); img.src = "http://127.0.0.1:%[1]d/pixel.png"; document.
 const s = document.createElement("script"); s.src = "http://127.0.0.1:%[1]d/lib.js"; document.head.appendChild(s);
 try { const ws = new WebSocket("ws://127.0.0.1:%[1]d/ws"); ws.onmessage = e => { document.title = e.data }; } catch (e) {}
 `, port)
-	srv := listen(t, "127.0.0.2:0", app(probes))
-	r := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), ExtraFlags: withoutChromiumChecks})
+	srv := listen(t, "127.0.0.2:0", rendertest.App(probes))
+	r := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), ExtraFlags: rendertest.WithoutChromiumChecks})
 	u, _ := url.Parse(srv.URL + "/")
-	res, err := r.Render(context.Background(), render.Page{URL: u, ContentType: "text/html; charset=utf-8", Body: []byte(shell(probes))})
+	res, err := r.Render(context.Background(), render.Page{URL: u, ContentType: "text/html; charset=utf-8", Body: []byte(rendertest.AppShell(probes))})
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
@@ -154,11 +114,11 @@ const seen = "cookie=" + document.cookie + ";storage=" + localStorage.getItem("k
 document.cookie = "k=v1; path=/"; localStorage.setItem("k", "v1");
 const m = document.createElement("p"); m.id = "state"; m.textContent = seen; document.body.appendChild(m);
 `
-	srv := listen(t, "127.0.0.2:0", app(probes))
-	r := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), ExtraFlags: withoutChromiumChecks})
+	srv := listen(t, "127.0.0.2:0", rendertest.App(probes))
+	r := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), ExtraFlags: rendertest.WithoutChromiumChecks})
 	u, _ := url.Parse(srv.URL + "/")
 	for i := range 2 {
-		res, err := r.Render(context.Background(), render.Page{URL: u, ContentType: "text/html; charset=utf-8", Body: []byte(shell(probes))})
+		res, err := r.Render(context.Background(), render.Page{URL: u, ContentType: "text/html; charset=utf-8", Body: []byte(rendertest.AppShell(probes))})
 		if err != nil {
 			t.Fatalf("render %d: %v", i, err)
 		}
@@ -177,8 +137,8 @@ func TestRenderHoldsThePageToItsCSP(t *testing.T) {
 	other := &hits{}
 	tracker := listen(t, "127.0.0.2:0", other)
 	probes := fmt.Sprintf(`fetch(%q).then(r => r.text()).then(s => { document.title = s }, () => {});`, tracker.URL+"/track")
-	srv := listen(t, "127.0.0.2:0", app(probes))
-	r := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), ExtraFlags: withoutChromiumChecks})
+	srv := listen(t, "127.0.0.2:0", rendertest.App(probes))
+	r := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), ExtraFlags: rendertest.WithoutChromiumChecks})
 	u, _ := url.Parse(srv.URL + "/")
 	for _, tc := range []struct {
 		csp  []string
@@ -188,7 +148,7 @@ func TestRenderHoldsThePageToItsCSP(t *testing.T) {
 		{[]string{"connect-src 'self'"}, 0},
 	} {
 		before := len(other.list())
-		res, err := r.Render(context.Background(), render.Page{URL: u, ContentType: "text/html; charset=utf-8", Body: []byte(shell(probes)), CSP: tc.csp})
+		res, err := r.Render(context.Background(), render.Page{URL: u, ContentType: "text/html; charset=utf-8", Body: []byte(rendertest.AppShell(probes)), CSP: tc.csp})
 		if err != nil {
 			t.Fatalf("CSP %q: render: %v", tc.csp, err)
 		}
@@ -219,7 +179,7 @@ func TestRenderBounds(t *testing.T) {
 			case <-r.Context().Done():
 			}
 		case "/api/article.json":
-			fmt.Fprint(w, articleJSON)
+			fmt.Fprint(w, rendertest.Article)
 		}
 	}))
 	t.Cleanup(func() { close(release) })
@@ -227,7 +187,7 @@ func TestRenderBounds(t *testing.T) {
 	r := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), MaxConcurrent: 1, QueueWait: time.Millisecond,
 		Timeout: 8 * time.Second, MaxRequests: 3})
 
-	hanging := render.Page{URL: u, ContentType: "text/html", Body: []byte(shell(`fetch("/hang");`))}
+	hanging := render.Page{URL: u, ContentType: "text/html", Body: []byte(rendertest.AppShell(`fetch("/hang");`))}
 	first := make(chan error, 1)
 	go func() {
 		_, err := r.Render(context.Background(), hanging)
@@ -247,7 +207,7 @@ func TestRenderBounds(t *testing.T) {
 
 	// Six requests besides the document, three allowed: the article's
 	// among the first, by order in the page.
-	many := render.Page{URL: u, ContentType: "text/html", Body: []byte(shell(`for (let i = 0; i < 5; i++) fetch("/api/article.json?n=" + i);`))}
+	many := render.Page{URL: u, ContentType: "text/html", Body: []byte(rendertest.AppShell(`for (let i = 0; i < 5; i++) fetch("/api/article.json?n=" + i);`))}
 	res, err := r.Render(context.Background(), many)
 	if err != nil {
 		t.Fatalf("render: %v", err)
@@ -257,7 +217,7 @@ func TestRenderBounds(t *testing.T) {
 	}
 
 	small := render.New(render.Options{ChromiumPath: path, HTTP: guarded(), MaxHTMLBytes: 200})
-	if _, err := small.Render(context.Background(), render.Page{URL: u, ContentType: "text/html", Body: []byte(shell(""))}); !errors.Is(err, render.ErrTooLarge) {
+	if _, err := small.Render(context.Background(), render.Page{URL: u, ContentType: "text/html", Body: []byte(rendertest.AppShell(""))}); !errors.Is(err, render.ErrTooLarge) {
 		t.Errorf("a page over MaxHTMLBytes: %v, want ErrTooLarge", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolport/toolport/internal/config"
 	"github.com/toolport/toolport/internal/pack/webfetch"
+	"github.com/toolport/toolport/internal/render/rendertest"
 )
 
 func TestLooksLikeAppShell(t *testing.T) {
@@ -16,7 +17,7 @@ func TestLooksLikeAppShell(t *testing.T) {
 		name, html string
 		want       bool
 	}{
-		{"app shell", appShell(""), true},
+		{"app shell", rendertest.AppShell(""), true},
 		{"root div and a bundle", `<html><body><div id="app"></div><script src="/main.js"></script></body></html>`, true},
 		{"noscript asks for JavaScript", `<html><body><p>Loading the catalogue…</p><noscript>Please enable JavaScript.</noscript></body></html>`, true},
 		{"article", article, false},
@@ -33,7 +34,7 @@ func TestLooksLikeAppShell(t *testing.T) {
 // FuzzLooksLikeAppShell: any bytes (a page is untrusted) are read without
 // a panic, and the same bytes give the same answer.
 func FuzzLooksLikeAppShell(f *testing.F) {
-	f.Add([]byte(appShell("")))
+	f.Add([]byte(rendertest.AppShell("")))
 	f.Add([]byte(article))
 	f.Add([]byte("<noscript><noscript>javascript</noscript><script><style></script>"))
 	f.Fuzz(func(t *testing.T, doc []byte) {

@@ -9,50 +9,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/toolport/toolport/internal/pack/webfetch"
 	"github.com/toolport/toolport/internal/render"
+	"github.com/toolport/toolport/internal/render/rendertest"
 	"github.com/toolport/toolport/internal/testexec"
 	"github.com/toolport/toolport/internal/webui/webuitest"
 )
-
-// appShell is a single-page app's document (CONSTRUCTED, in the shape
-// create-react-app and similar tools emit): an empty root, a <noscript>
-// and a script that builds the article from JSON fetched from its origin.
-// probes is script run first.
-func appShell(probes string) string {
-	return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Rivers</title></head><body>
-<noscript>You need to enable JavaScript to run this app.</noscript>
-<div id="root"></div>
-<script>
-` + probes + `
-fetch("/api/article.json").then(r => r.json()).then(a => {
-  const art = document.createElement("article");
-  const h = document.createElement("h1"); h.textContent = a.title; art.appendChild(h);
-  for (const p of a.paragraphs) { const e = document.createElement("p"); e.textContent = p; art.appendChild(e); }
-  document.getElementById("root").appendChild(art);
-});
-</script></body></html>`
-}
-
-// appArticle is the JSON the app fetches (CONSTRUCTED).
-const appArticle = `{"title":"Rivers of the North","paragraphs":[
-"Rivers carry water from the hills to the sea, shaping valleys over thousands of years, and every valley keeps a record of the floods that made it.",
-"In spring the melt swells them, and the towns along the banks prepare for floods with levees, sandbags and the patience of long practice.",
-"In late summer they run low and clear, and the stones of their beds, rounded by centuries of current, show through the shallows."]}`
-
-func spa(probes string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/article.json" {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, appArticle)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, appShell(probes))
-	})
-}
 
 // privateHits is a server on 127.0.0.1, which the tests' policy refuses:
 // it records every request that reaches it and answers a secret.
@@ -91,9 +53,7 @@ func browserConfig(t *testing.T) webfetch.Config {
 	if err != nil {
 		testexec.Missing(t, "Chromium", "apt-get install chromium (.ci/run installs it), or set CHROMIUM_PATH", err)
 	}
-	return webfetch.Config{Render: render.Options{ChromiumPath: path, ExtraFlags: []chromedp.ExecAllocatorOption{
-		chromedp.Flag("disable-features", "LocalNetworkAccessChecks,LocalNetworkAccessChecksWebSockets,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights"),
-	}}}
+	return webfetch.Config{Render: render.Options{ChromiumPath: path, ExtraFlags: rendertest.WithoutChromiumChecks}}
 }
 
 func TestFetchRendersAppShell(t *testing.T) {
@@ -107,7 +67,7 @@ const img = new Image(); img.src = "http://127.0.0.1:%[1]d/pixel.png"; document.
 const s = document.createElement("script"); s.src = "http://127.0.0.1:%[1]d/lib.js"; document.head.appendChild(s);
 try { const ws = new WebSocket("ws://127.0.0.1:%[1]d/ws"); ws.onmessage = e => { document.title = e.data }; } catch (e) {}
 `, port)
-	srv := server(t, spa(probes))
+	srv := server(t, rendertest.App(probes))
 	reg := registry(t, cfg)
 	for _, args := range []map[string]any{
 		{"url": srv.URL + "/"},                 // detected as an app shell
@@ -135,7 +95,7 @@ try { const ws = new WebSocket("ws://127.0.0.1:%[1]d/ws"); ws.onmessage = e => {
 }
 
 func TestFetchAppShellWithoutBrowser(t *testing.T) {
-	srv := server(t, spa(""))
+	srv := server(t, rendertest.App(""))
 	reg := registry(t, webfetch.Config{})
 	for _, args := range []map[string]any{
 		{"url": srv.URL + "/"},
@@ -174,7 +134,7 @@ func TestFetchRenderRespectsRobots(t *testing.T) {
 		fmt.Fprint(w, "User-agent: *\nDisallow: /app\nDisallow: /private\n")
 	}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Store(r.URL.Path, true)
-		spa(`const f = document.createElement("iframe"); f.src = "/private"; document.body.appendChild(f);
+		rendertest.App(`const f = document.createElement("iframe"); f.src = "/private"; document.body.appendChild(f);
 fetch("/private/data.json").then(r => r.text()).then(s => { document.title = s }, () => {});
 const img = new Image(); img.src = "/private/pixel.png"; document.body.appendChild(img);`).ServeHTTP(w, r)
 	}))
@@ -206,7 +166,7 @@ func TestFetchRenderKeepsTheSiteCSP(t *testing.T) {
 	tracker := server(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { tracked.Store(r.URL.Path, true) }))
 	srv := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", "connect-src 'self'")
-		spa(fmt.Sprintf(`fetch(%q).catch(() => {});`, tracker.URL+"/track")).ServeHTTP(w, r)
+		rendertest.App(fmt.Sprintf(`fetch(%q).catch(() => {});`, tracker.URL+"/track")).ServeHTTP(w, r)
 	}))
 	res, out := call(t, registry(t, cfg), map[string]any{"url": srv.URL + "/", "render": true})
 	if !res.OK() || !strings.Contains(out.Content, "Rivers carry water") {
