@@ -502,7 +502,7 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 			}
 		}
 		sums = slices.Grow(sums[:0], len(cand))[:len(cand)]
-		x.scanner.refineDots(rq.ints, x.rcodes, cand, sums)
+		x.scanner.refineDots(rq.ints, x.rcodes, x.rfac, cand, sums)
 		counts.estimated += len(cand)
 		for ci, i := range cand {
 			// Until k are in, every vector is pushed; after, only one

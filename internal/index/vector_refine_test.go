@@ -44,9 +44,10 @@ func TestRefineDotSameAsGeneric(t *testing.T) {
 				codes[j] = int8(r.IntN(255) - 127)
 			}
 			copy(codes[2*stride:], c)
+			fac := make([]float32, 2*5)
 			slots := []int32{2, 0, 4, 2, 1, 3, 3}
 			got, want := make([]int32, len(slots)), make([]int32, len(slots))
-			machine.refineDots(q, codes, slots, got)
+			machine.refineDots(q, codes, fac, slots, got)
 			refineDotsGeneric(q, codes, slots, want)
 			if !slices.Equal(got, want) {
 				t.Fatalf("stride %d, trial %d: kernel %v, generic %v", stride, trial, got, want)
@@ -56,7 +57,7 @@ func TestRefineDotSameAsGeneric(t *testing.T) {
 			}
 			for n := range len(slots) { // batches shorter than the prefetch distance
 				part := make([]int32, n)
-				machine.refineDots(q, codes, slots[:n], part)
+				machine.refineDots(q, codes, fac, slots[:n], part)
 				if !slices.Equal(part, want[:n]) {
 					t.Fatalf("stride %d, %d slots: kernel %v, generic %v", stride, n, part, want[:n])
 				}
@@ -85,7 +86,7 @@ func checkRefineBound(t *testing.T, q, v []float32) {
 		t.Fatalf("query integers sum to %d in magnitude, more than %d", l1, refineQueryL1)
 	}
 	var sums [1]int32
-	newFastScanner().refineDots(rq.ints, code, []int32{0}, sums[:])
+	newFastScanner().refineDots(rq.ints, code, make([]float32, 2), []int32{0}, sums[:])
 	sum := sums[0]
 	if g := refineDotGeneric(rq.ints, code); sum != g {
 		t.Fatalf("kernel %d, generic %d", sum, g)
