@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -236,5 +238,49 @@ func BenchmarkFastScan(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/1M")
 		})
+	}
+}
+
+// BenchmarkFastScanResident separates the kernel's memory from its
+// arithmetic: 1M vectors' worth of scanning over codes that fit L1 (16
+// blocks, 24 KB), L2 (160 blocks, 240 KB) and none (31,250 blocks, 48 MB),
+// in interleaved rounds, reported as the thread's CPU ns per vector, median
+// (min–max) over the rounds. Run with -benchtime 1x -cpu 1.
+func BenchmarkFastScanResident(b *testing.B) {
+	const rounds, vectors = 7, 1_000_000
+	r := rand.New(rand.NewPCG(29, 31))
+	c := newScanCase(r, 31250, 48)
+	sizes := []int{16, 160, 31250}
+	s := newFastScanner()
+	masks := make([]uint32, scanChunk)
+	perVec := make([][]float64, len(sizes))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for b.Loop() {
+		for round := range rounds {
+			for i := range sizes {
+				i = (i + round) % len(sizes)
+				blocks := sizes[i]
+				consts := c.consts
+				consts.threshold = 1
+				n := 0
+				start := threadCPU()
+				for ; n < vectors; n += blocks * blockVecs {
+					for b0 := 0; b0 < blocks; b0 += scanChunk {
+						step := min(scanChunk, blocks-b0)
+						s.scan(c.codes[b0*blockVecs*c.pairs:], c.factors[b0*2*blockVecs:], step, c.pairs, c.lut, &consts, masks[:step])
+					}
+				}
+				perVec[i] = append(perVec[i], (threadCPU()-start)*1e9/float64(n))
+			}
+		}
+	}
+	for i, blocks := range sizes {
+		p := perVec[i]
+		slices.Sort(p)
+		name := fmt.Sprintf("%dblocks-", blocks)
+		b.ReportMetric(p[len(p)/2], name+"ns/vec")
+		b.ReportMetric(p[0], name+"min")
+		b.ReportMetric(p[len(p)-1], name+"max")
 	}
 }

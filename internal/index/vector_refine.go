@@ -3,8 +3,9 @@ package index
 import "math"
 
 // The second stage of a search. The one-bit codes' bound (vector.go) lets
-// through every vector whose cosine could reach the k best within about two
-// standard errors of a one-bit estimate, ±0.04 at 384 dimensions: on data
+// through every vector whose cosine could reach the k best within
+// DefaultErrorBound (1.7) standard errors of a one-bit estimate, ±0.04 at
+// 384 dimensions: on data
 // whose neighbours barely stand out, tens of thousands of vectors at a
 // million, each 1.5 KB of float32 read from memory for its exact cosine.
 // Each vector is also kept as 8-bit integers, its own scale, and the length

@@ -1,22 +1,28 @@
 package index
 
 // refineDotsAVX2 is refineDotsGeneric for a stride (a positive multiple of
-// 16) of 16-bit query integers at q and 8-bit codes at codes, n slots.
+// 16) of 16-bit query integers at q and 8-bit codes at codes, n slots. It
+// also prefetches each slot's two factors at fac, which the caller reads
+// next.
 //
 //go:noescape
-func refineDotsAVX2(q *int16, codes *int8, stride int, slots *int32, n int, out *int32)
+func refineDotsAVX2(q *int16, codes *int8, stride int, slots *int32, n int, out *int32, fac *float32)
 
 // refineDots is refineDotsGeneric, in assembly where the CPU has AVX2 (the
 // fast scan's test): its 32-bit sums are exact, so the results are the same.
-func (f fastScanner) refineDots(q []int16, codes []int8, slots []int32, out []int32) {
+// fac holds two factors per slot, which the assembly prefetches with the
+// codes: the caller's bound reads them next, and each is a cache miss of
+// its own at a random slot.
+func (f fastScanner) refineDots(q []int16, codes []int8, fac []float32, slots []int32, out []int32) {
 	stride := len(q)
 	if !f.avx2 || stride == 0 || stride%refineAlign != 0 || len(slots) == 0 {
 		refineDotsGeneric(q, codes, slots, out)
 		return
 	}
 	_ = out[len(slots)-1]
-	for _, s := range slots { // the codes are there
+	for _, s := range slots { // the codes and factors are there
 		_ = codes[int(s)*stride+stride-1]
+		_ = fac[2*int(s)+1]
 	}
-	refineDotsAVX2(&q[0], &codes[0], stride, &slots[0], len(slots), &out[0])
+	refineDotsAVX2(&q[0], &codes[0], stride, &slots[0], len(slots), &out[0], &fac[0])
 }

@@ -11,14 +11,15 @@
 
 #define refineAhead 8
 
-// func refineDotsAVX2(q *int16, codes *int8, stride int, slots *int32, n int, out *int32)
-TEXT ·refineDotsAVX2(SB), NOSPLIT, $0-48
+// func refineDotsAVX2(q *int16, codes *int8, stride int, slots *int32, n int, out *int32, fac *float32)
+TEXT ·refineDotsAVX2(SB), NOSPLIT, $0-56
 	MOVQ q+0(FP), SI
 	MOVQ codes+8(FP), R8
 	MOVQ stride+16(FP), CX
 	MOVQ slots+24(FP), R9
 	MOVQ n+32(FP), BX
 	MOVQ out+40(FP), DX
+	MOVQ fac+48(FP), R14
 	XORQ R10, R10 // slot index
 
 	// Prefetch the first refineAhead slots' codes.
@@ -30,6 +31,7 @@ warm:
 	CMPQ R11, $refineAhead
 	JGE  slot
 	MOVLQSX (R9)(R11*4), R12
+	PREFETCHT0 (R14)(R12*8)
 	IMULQ   CX, R12
 	ADDQ    R8, R12
 	XORQ    R13, R13
@@ -52,6 +54,7 @@ slot:
 	CMPQ R11, BX
 	JGE  sum
 	MOVLQSX (R9)(R11*4), R12
+	PREFETCHT0 (R14)(R12*8)
 	IMULQ   CX, R12
 	ADDQ    R8, R12
 	XORQ    R13, R13

@@ -3,6 +3,6 @@
 package index
 
 // refineDots is refineDotsGeneric.
-func (fastScanner) refineDots(q []int16, codes []int8, slots []int32, out []int32) {
+func (fastScanner) refineDots(q []int16, codes []int8, _ []float32, slots []int32, out []int32) {
 	refineDotsGeneric(q, codes, slots, out)
 }

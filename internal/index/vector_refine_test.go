@@ -44,9 +44,10 @@ func TestRefineDotSameAsGeneric(t *testing.T) {
 				codes[j] = int8(r.IntN(255) - 127)
 			}
 			copy(codes[2*stride:], c)
+			fac := make([]float32, 2*5)
 			slots := []int32{2, 0, 4, 2, 1, 3, 3}
 			got, want := make([]int32, len(slots)), make([]int32, len(slots))
-			machine.refineDots(q, codes, slots, got)
+			machine.refineDots(q, codes, fac, slots, got)
 			refineDotsGeneric(q, codes, slots, want)
 			if !slices.Equal(got, want) {
 				t.Fatalf("stride %d, trial %d: kernel %v, generic %v", stride, trial, got, want)
@@ -56,7 +57,7 @@ func TestRefineDotSameAsGeneric(t *testing.T) {
 			}
 			for n := range len(slots) { // batches shorter than the prefetch distance
 				part := make([]int32, n)
-				machine.refineDots(q, codes, slots[:n], part)
+				machine.refineDots(q, codes, fac, slots[:n], part)
 				if !slices.Equal(part, want[:n]) {
 					t.Fatalf("stride %d, %d slots: kernel %v, generic %v", stride, n, part, want[:n])
 				}
@@ -85,7 +86,7 @@ func checkRefineBound(t *testing.T, q, v []float32) {
 		t.Fatalf("query integers sum to %d in magnitude, more than %d", l1, refineQueryL1)
 	}
 	var sums [1]int32
-	newFastScanner().refineDots(rq.ints, code, []int32{0}, sums[:])
+	newFastScanner().refineDots(rq.ints, code, make([]float32, 2), []int32{0}, sums[:])
 	sum := sums[0]
 	if g := refineDotGeneric(rq.ints, code); sum != g {
 		t.Fatalf("kernel %d, generic %d", sum, g)
@@ -130,7 +131,7 @@ func TestRefineBound(t *testing.T) {
 	}
 	// What makes the stage worth having: at 384 dimensions the bound of a
 	// vector without a dominant component is within 0.02 of the cosine,
-	// against ±0.08 for the one-bit codes' two standard errors.
+	// against ±0.07 for the one-bit codes' bound at DefaultErrorBound.
 	t.Logf("largest bound − cosine at 384 dimensions, no dominant component: %.4f", slack)
 	if slack > 0.02 {
 		t.Errorf("the 8-bit bound is %.4f above the cosine, want ≤ 0.02", slack)
@@ -240,5 +241,43 @@ func TestSearchSameAsMain(t *testing.T) {
 			}
 			compare("edited")
 		})
+	}
+}
+
+// TestDefaultErrorBound: on uniform vectors, the hardest case, the default
+// error bound keeps recall@10 at 0.985 or more while it passes at most 4/5
+// of the vectors the bound of 2 (main's default) passed to the second stage.
+// (On main, whose default was 2, the second condition fails.)
+func TestDefaultErrorBound(t *testing.T) {
+	const n, nq, dims, k = 20000, 100, 384, 10
+	vecs, qs := uniform(n, nq, dims, 5)
+	x := NewVectorIndex(dims)
+	x.SetExactBelow(0)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprint(i)
+	}
+	if err := x.AddBatch(ids, vecs); err != nil {
+		t.Fatal(err)
+	}
+	var recall float64
+	var passed, passed2 int
+	for _, q := range qs {
+		got, c := x.search(q, k, nil)
+		recall += recallAt(got, x.SearchExact(q, k, nil))
+		passed += c.estimated
+	}
+	x.SetErrorBound(2)
+	for _, q := range qs {
+		_, c := x.search(q, k, nil)
+		passed2 += c.estimated
+	}
+	recall /= nq
+	t.Logf("recall@10 %.4f, %d past the one-bit bound per query (%d at 2)", recall, passed/nq, passed2/nq)
+	if recall < 0.985 {
+		t.Errorf("recall@10 = %.4f at the default error bound, want ≥ 0.985", recall)
+	}
+	if passed*5 > passed2*4 {
+		t.Errorf("%d past the one-bit bound at the default, %d at 2: want at most 4/5", passed, passed2)
 	}
 }
