@@ -42,7 +42,10 @@
 // fallback: a second reading of the page that wins when it is much
 // longer), and the nearest prose paragraph before the content joins it
 // when little text lies between (a lead set apart in the article's
-// header). Each of these was kept because it raised F on the folds of
+// header, be it a <p>, a <div> of text or a sub-heading written as a
+// sentence). A <header> whose text is at most a fifth links is the
+// article's (headline, standfirst), not the site's menu, and is not
+// pruned. Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
@@ -144,11 +147,25 @@ type Tuning struct {
 	// LeadLevels, when not zero, is how far above the content the lead's
 	// container may branch off (see Lead); zero means leadLevels.
 	LeadLevels int
+	// LeadBlocks, when set, lets the lead (see Lead) be any block that
+	// reads as a paragraph, not only a <p>: a <div> of text or a
+	// sub-heading written as a sentence (a standfirst, a deck, an
+	// excerpt), as pages mark their leads up.
+	LeadBlocks bool
+	// HeaderLinks, when not zero, keeps a <header> element whose text is
+	// at most this share (percent) links: an article's header (headline,
+	// standfirst) rather than the site's, which is a menu of links.
+	HeaderLinks int
+	// CousinLevels, when not zero, is how far above the best container
+	// withCousins looks for the article's other sections; zero means
+	// cousinLevels.
+	CousinLevels int
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
-	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8}
+	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -184,9 +201,10 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 		// is the best there is.
 		return whole(body, tu, short)
 	}
-	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st)
+	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st,
+		cmp.Or(tu.CousinLevels, cousinLevels))
 	if tu.Lead > 0 {
-		chosen = withLead(body, chosen, st, tu.Lead, cmp.Or(tu.LeadLevels, leadLevels))
+		chosen = withLead(body, chosen, st, tu.Lead, cmp.Or(tu.LeadLevels, leadLevels), tu.LeadBlocks)
 	}
 	// With a fallback, the chosen nodes are copied rather than moved, so
 	// that the page stays whole for the second reading.

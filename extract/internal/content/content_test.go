@@ -235,6 +235,56 @@ func TestFindWith(t *testing.T) {
 	}
 }
 
+// TestFindWithKnobs covers the later Tuning mechanisms, each off (as
+// before it) and on: LeadBlocks, HeaderLinks and CousinLevels.
+func TestFindWithKnobs(t *testing.T) {
+	body := strings.Repeat(prose+second, 3)
+	const standfirst = "The old bridge will be rebuilt, the council decided on Tuesday."
+	divLead := `<div class="head"><h1>Bridge to be rebuilt</h1><div class="standfirst">` + standfirst + `</div></div><div class="body">` + body + `</div>`
+	deck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + standfirst + `</h2></div><div class="body">` + body + `</div>`
+	headline := `<div class="head"><h1>` + standfirst + `</h1></div><div class="body">` + body + `</div>`
+	header := `<header><h1>Bridge to be rebuilt</h1><p>` + standfirst + `</p></header><div class="body">` + body + `</div>`
+	siteHeader := `<header><a href="/">Home</a> <a href="/news">News and more news</a> <a href="/sport">Sport</a><p>` + standfirst + `</p></header><div class="body">` + body + `</div>`
+	// The best container four wrappers down (each beside a stub, so that
+	// none is an only child), and a section of the article beside the
+	// outermost: five levels above the best container.
+	var deep strings.Builder
+	deep.WriteString(`<div id="page">`)
+	for range 5 {
+		deep.WriteString(`<div><div>stub</div>`)
+	}
+	deep.WriteString(`<div id="main">` + body + `</div>`)
+	for range 5 {
+		deep.WriteString(`</div>`)
+	}
+	deep.WriteString(`<div class="part">` + teaser + teaser + teaser + teaser + `</div></div>`)
+	tests := []struct {
+		name          string
+		page          string
+		tune          func(*Tuning)
+		want, notWant []string
+	}{
+		{"lead blocks off: a <div> lead is left out", divLead, func(tu *Tuning) { tu.LeadBlocks = false }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"lead blocks on: a <div> lead joins the body", divLead, func(tu *Tuning) { tu.LeadBlocks = true }, []string{standfirst, "The council met"}, []string{"Bridge to be"}},
+		{"lead blocks off: a deck is left out", deck, func(tu *Tuning) { tu.LeadBlocks = false }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"lead blocks on: a deck joins the body", deck, func(tu *Tuning) { tu.LeadBlocks = true }, []string{standfirst, "The council met"}, nil},
+		{"lead blocks on: the headline is not a lead", headline, func(tu *Tuning) { tu.LeadBlocks = true }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"header links off: an article's <header> is pruned", header, func(tu *Tuning) { tu.HeaderLinks = 0 }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"header links on: an article's <header> keeps its lead", header, func(tu *Tuning) { tu.HeaderLinks = 20 }, []string{standfirst, "The council met"}, nil},
+		{"header links on: the site's <header>, mostly links, is pruned", siteHeader, func(tu *Tuning) { tu.HeaderLinks = 20 }, []string{"The council met"}, []string{"will be rebuilt", "Home"}},
+		{"cousin levels 4: a section five levels up is left out", deep.String(), func(tu *Tuning) { tu.CousinLevels = 4 }, []string{"The council met"}, []string{"In other news"}},
+		{"cousin levels 6: a section five levels up joins", deep.String(), func(tu *Tuning) { tu.CousinLevels = 6 }, []string{"The council met", "In other news"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tu := DefaultTuning()
+			tu.Fallback = 0 // the content chosen, not the page's text
+			tt.tune(&tu)
+			checkContent(t, FindWith(parse(t, "<html><body>"+tt.page+"</body></html>"), tu), tt.want, tt.notWant)
+		})
+	}
+}
+
 func TestFindNoText(t *testing.T) {
 	for _, page := range []string{"", "<html><body></body></html>", "<div><img src=x></div>", "<script>var a = 1</script>"} {
 		if got := Find(parse(t, page)); got != nil {

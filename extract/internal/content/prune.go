@@ -40,6 +40,9 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 			drop = append(drop, n)
 			return false
 		case byName:
+			if n.DataAtom == atom.Header && tu.HeaderLinks > 0 && st.of(n).linkRunes*100 <= st.of(n).runes*tu.HeaderLinks {
+				return true
+			}
 			mostProse := tu.PageProse > 0 && pageProse > 0 && proseRunes(n, st)*100 >= pageProse*tu.PageProse
 			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) && !contentLike(n, st, tu) && !mostProse {
 				drop = append(drop, n)

@@ -232,7 +232,8 @@ func withSiblings(top *html.Node, c candidates, st stats, tu Tuning) []*html.Nod
 // depths (a lead section, then a wrapper holding the rest) is joined up by
 // climbing from the best container and taking, in each branch beside the
 // path climbed, the branch's best container when it scores at least
-// cousinShare of the best and is not link-heavy.
+// cousinShare of the best and is not link-heavy. cousinLevels holds when
+// Tuning does not set CousinLevels (DefaultTuning does).
 const (
 	cousinShare    = 0.3
 	cousinMaxLinks = 0.25
@@ -246,7 +247,7 @@ const (
 // best container of each branch beside top and its ancestors, up to
 // cousinLevels above top, that scores comparably; the result is in document
 // order.
-func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st stats) []*html.Node {
+func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st stats, levels int) []*html.Node {
 	topScore := c.scores[top]
 	if top == body || top.Parent == nil {
 		return chosen
@@ -257,7 +258,7 @@ func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st sta
 	}
 	added := false
 	on := top
-	for level := 0; level < cousinLevels && on != body && on.Parent != nil; level++ {
+	for level := 0; level < levels && on != body && on.Parent != nil; level++ {
 		anc := on.Parent
 		for b := anc.FirstChild; b != nil; b = b.NextSibling {
 			if b == on || b.Type != html.ElementNode || taken[b] {
@@ -317,7 +318,7 @@ func bestWithin(n *html.Node, c candidates) (*html.Node, float64) {
 // A lead is a <p> without links (a byline links its author, a
 // disclaimer its sources), not beside an image (a caption), and in a
 // container that branches off at most levels above the content.
-func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int) []*html.Node {
+func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int, blocks bool) []*html.Node {
 	if len(chosen) == 0 || chosen[0] == body {
 		return chosen
 	}
@@ -342,12 +343,24 @@ func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int
 		if !paragraphLike(n, s) && !isHeading(n.DataAtom) || s.runes == 0 || insideParagraph(n, body, st) {
 			continue
 		}
-		if n.DataAtom == atom.P && s.linkRunes == 0 && near(n, first, levels) && !besideImage(n) && classify(n, s) == good {
+		if leadBlock(n.DataAtom, blocks) && s.linkRunes == 0 && near(n, first, levels) && !besideImage(n) && classify(n, s) == good {
 			return append([]*html.Node{n}, chosen...)
 		}
 		gap += s.runes
 	}
 	return chosen
+}
+
+// leadBlock tells the blocks a lead may be: a <p>, or with blocks a
+// <div> or <section> of text or a sub-heading (not the headline).
+func leadBlock(a atom.Atom, blocks bool) bool {
+	switch a {
+	case atom.P:
+		return true
+	case atom.Div, atom.Section, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return blocks
+	}
+	return false
 }
 
 // leadLevels is how far above the content a lead's container may branch
