@@ -702,6 +702,8 @@ func cvCandidates() []cvCandidate {
 		{"lead may be a <div> of text or a sub-heading, not only a <p>", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.LeadBlocks = true; return t }},
 		{"<header> kept when at most N% of its text is links", []int{5, 10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.HeaderLinks = v; return t }},
 		{"cousins looked for up to N levels above the best container (4 before)", []int{2, 6, 8}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
+		{"best container widened to its parent while N% of what the parent adds is prose", []int{50, 70, 90}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ParentProse = v; return t }},
+		{"content ends at a heading below which N% of the text is links (a box of teasers)", []int{20, 30, 40, 50}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Tail = v; return t }},
 	}
 }
 

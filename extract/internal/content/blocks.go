@@ -1,6 +1,7 @@
 package content
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -107,9 +108,12 @@ func classify(n *html.Node, s stat) class {
 // good is a code block: code is content, but not the prose that tells
 // where an article starts, and a docs page opens with what explains it.
 // Removals are recorded in j.
-func trimBlocks(root *html.Node, lead, codeLead bool, j *journal) {
+func trimBlocks(root *html.Node, lead, codeLead bool, tail int, j *journal) {
 	st := measure(root)
 	bs := leafBlocks(root, st)
+	if tail > 0 {
+		bs = cutTail(bs, st, tail, j)
+	}
 	first, last := -1, -1
 	for i, b := range bs {
 		if b.class == good {
@@ -159,6 +163,43 @@ func trimBlocks(root *html.Node, lead, codeLead bool, j *journal) {
 			j.remove(b.n)
 		}
 	}
+}
+
+// minTailLinks is the fewest links below a heading that make a box of
+// teasers (see Tuning.Tail).
+const minTailLinks = 3
+
+// cutTail removes the first heading after the first good block below
+// which at least tail percent of the text is links, in at least
+// minTailLinks links, and everything after it; it returns the blocks
+// left.
+func cutTail(bs []leafBlock, st stats, tail int, j *journal) []leafBlock {
+	first := slices.IndexFunc(bs, func(b leafBlock) bool { return b.class == good })
+	if first < 0 {
+		return bs
+	}
+	runes, linkRunes, links := 0, 0, 0
+	cut := -1
+	for i := len(bs) - 1; i > first; i-- {
+		s := st.of(bs[i].n)
+		runes += s.runes
+		linkRunes += s.linkRunes
+		for d := range htmltree.All(bs[i].n) {
+			if d.Type == html.ElementNode && d.DataAtom == atom.A && st.of(d).linkRunes > 0 {
+				links++
+			}
+		}
+		if cut < 0 && bs[i].heading && links >= minTailLinks && linkRunes*100 >= runes*tail {
+			cut = i
+		}
+	}
+	if cut < 0 {
+		return bs
+	}
+	for _, b := range bs[cut:] {
+		j.remove(b.n)
+	}
+	return bs[:cut]
 }
 
 // inContainer tells a short paragraph or list item that is a child of the

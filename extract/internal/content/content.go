@@ -160,6 +160,19 @@ type Tuning struct {
 	// withCousins looks for the article's other sections; zero means
 	// cousinLevels.
 	CousinLevels int
+	// ParentProse, when not zero, widens the best container to its parent
+	// (and on up) while at least this share (percent) of the text the
+	// parent adds is prose (see proseRunes): a container that holds only
+	// part of the article, its other paragraphs beside it in a wrapper,
+	// gives way to the wrapper when what the wrapper adds reads as the
+	// article rather than as links and labels.
+	ParentProse int
+	// Tail, when not zero, ends the content at the first heading after
+	// its first prose block below which at least this share (percent) of
+	// the text is links, in at least minTailLinks links: a "read more"
+	// box of teasers after the article, each a linked headline and its
+	// summary, whose summaries read as prose.
+	Tail int
 }
 
 // DefaultTuning is what Find uses.
@@ -201,6 +214,9 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 		// is the best there is.
 		return whole(body, tu, short)
 	}
+	if tu.ParentProse > 0 {
+		top = widen(body, top, cands, st, tu.ParentProse)
+	}
 	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st,
 		cmp.Or(tu.CousinLevels, cousinLevels))
 	if tu.Lead > 0 {
@@ -241,7 +257,7 @@ func trimmed(out *html.Node, keepLead bool, tu Tuning) *html.Node {
 		keepLead = true
 	}
 	var j journal
-	trimBlocks(out, !keepLead, tu.CodeLead, &j)
+	trimBlocks(out, !keepLead, tu.CodeLead, tu.Tail, &j)
 	if tu.Restore && measure(out).of(out).runes == 0 {
 		j.restore()
 	}

@@ -236,7 +236,8 @@ func TestFindWith(t *testing.T) {
 }
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
-// before it) and on: LeadBlocks, HeaderLinks and CousinLevels.
+// before it) and on: LeadBlocks, HeaderLinks and CousinLevels (kept),
+// ParentProse and Tail (tried, not kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
 	const standfirst = "The old bridge will be rebuilt, the council decided on Tuesday."
@@ -258,6 +259,15 @@ func TestFindWithKnobs(t *testing.T) {
 		deep.WriteString(`</div>`)
 	}
 	deep.WriteString(`<div class="part">` + teaser + teaser + teaser + teaser + `</div></div>`)
+	// The best container, and beside it in the same wrapper a paragraph
+	// two levels down (too weak to join as a sibling or a cousin).
+	wrapped := `<div id="page"><div id="wrap"><div id="main">` + body + `</div><div><div>` + teaser + `</div></div></div><div>stub</div></div>`
+	var teasers strings.Builder
+	teasers.WriteString(`<div class="story">` + body + `<h2>Read on</h2>`)
+	for i := range 3 {
+		fmt.Fprintf(&teasers, `<h3><a href="/%d">Library hours, story %d</a></h3>%s`, i, i, teaser)
+	}
+	teasers.WriteString(`</div>`)
 	tests := []struct {
 		name          string
 		page          string
@@ -274,6 +284,10 @@ func TestFindWithKnobs(t *testing.T) {
 		{"header links on: the site's <header>, mostly links, is pruned", siteHeader, func(tu *Tuning) { tu.HeaderLinks = 20 }, []string{"The council met"}, []string{"will be rebuilt", "Home"}},
 		{"cousin levels 4: a section five levels up is left out", deep.String(), func(tu *Tuning) { tu.CousinLevels = 4 }, []string{"The council met"}, []string{"In other news"}},
 		{"cousin levels 6: a section five levels up joins", deep.String(), func(tu *Tuning) { tu.CousinLevels = 6 }, []string{"The council met", "In other news"}, nil},
+		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
+		{"parent prose on: the wrapper, adding prose only, is the content", wrapped, func(tu *Tuning) { tu.ParentProse = 90 }, []string{"The council met", "In other news"}, []string{"stub"}},
+		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
+		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -162,6 +162,26 @@ func bestCandidate(body *html.Node, st stats, tu Tuning) (*html.Node, candidates
 	return top, c
 }
 
+// widen returns the highest of top and its ancestors below body reached
+// by climbing while at least share percent of the text each parent adds
+// is prose, the widened container scored as top was.
+func widen(body, top *html.Node, c candidates, st stats, share int) *html.Node {
+	n, prose := top, proseRunes(top, st)
+	for n.Parent != nil && n.Parent != body && n.Parent.Type == html.ElementNode {
+		p := n.Parent
+		pp := proseRunes(p, st)
+		added := st.of(p).runes - st.of(n).runes
+		if pp <= prose || (pp-prose)*100 < added*share {
+			break
+		}
+		n, prose = p, pp
+	}
+	if n != top && c.scores[n] < c.scores[top] {
+		c.scores[n] = c.scores[top]
+	}
+	return n
+}
+
 func onlyElementChild(n *html.Node) bool {
 	p := n.Parent
 	if p == nil || p.Type != html.ElementNode {
