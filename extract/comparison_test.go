@@ -704,6 +704,8 @@ func cvCandidates() []cvCandidate {
 		{"cousins looked for up to N levels above the best container (4 before)", []int{2, 6, 8}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
 		{"best container widened to its parent while N% of what the parent adds is prose", []int{50, 70, 90}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ParentProse = v; return t }},
 		{"content ends at a heading below which N% of the text is links (a box of teasers)", []int{20, 30, 40, 50}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Tail = v; return t }},
+		{"a paragraph beside an image is a caption, not a lead, only when no headline precedes it there", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.LeadImage = true; return t }},
+		{"a sub-heading of at least N runes is a lead however it ends", []int{60, 80, 100, 150}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.LeadHeading = v; return t }},
 	}
 }
 

@@ -43,7 +43,8 @@
 // longer), and the nearest prose paragraph before the content joins it
 // when little text lies between (a lead set apart in the article's
 // header, be it a <p>, a <div> of text or a sub-heading written as a
-// sentence). A <header> whose text is at most a fifth links is the
+// sentence, or a long sub-heading however it ends; beside the hero image
+// in a header with the headline, which a caption is not). A <header> whose text is at most a fifth links is the
 // article's (headline, standfirst), not the site's menu, and is not
 // pruned. Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
@@ -173,12 +174,22 @@ type Tuning struct {
 	// box of teasers after the article, each a linked headline and its
 	// summary, whose summaries read as prose.
 	Tail int
+	// LeadImage, when set, takes a paragraph beside an image for a
+	// caption (and not a lead) only when no headline (a heading without
+	// links) precedes it in their container: an article's header holds
+	// its headline and hero image before the lead, a caption's container
+	// the image and the caption, a teaser card a linked heading.
+	LeadImage bool
+	// LeadHeading, when not zero, takes a sub-heading of at least this
+	// many runes, without links, for a lead however it ends: decks are
+	// written without a full stop, and headings are seldom that long.
+	LeadHeading int
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -220,7 +231,7 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st,
 		cmp.Or(tu.CousinLevels, cousinLevels))
 	if tu.Lead > 0 {
-		chosen = withLead(body, chosen, st, tu.Lead, cmp.Or(tu.LeadLevels, leadLevels), tu.LeadBlocks)
+		chosen = withLead(body, chosen, st, tu.Lead, cmp.Or(tu.LeadLevels, leadLevels), tu)
 	}
 	// With a fallback, the chosen nodes are copied rather than moved, so
 	// that the page stays whole for the second reading.

@@ -230,13 +230,15 @@ func TestFindWith(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tu := DefaultTuning()
 			tu.Fallback, tu.Lead = tt.fallback, tt.lead
+			tu.LeadHeading = 0 // the subtitles here are not the leads (see TestFindWithKnobs)
 			checkContent(t, FindWith(parse(t, "<html><body>"+tt.page+"</body></html>"), tu), tt.want, tt.notWant)
 		})
 	}
 }
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
-// before it) and on: LeadBlocks, HeaderLinks and CousinLevels (kept),
+// before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
+// LeadHeading (kept),
 // ParentProse and Tail (tried, not kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
@@ -268,6 +270,9 @@ func TestFindWithKnobs(t *testing.T) {
 		fmt.Fprintf(&teasers, `<h3><a href="/%d">Library hours, story %d</a></h3>%s`, i, i, teaser)
 	}
 	teasers.WriteString(`</div>`)
+	hero := `<div class="head"><img src="/b.jpg" alt="The bridge"><h1>Bridge to be rebuilt</h1><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
+	const deckText = "The old bridge over the river will be rebuilt within two years while one lane stays open to traffic"
+	openDeck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body">` + body + `</div>`
 	tests := []struct {
 		name          string
 		page          string
@@ -284,6 +289,11 @@ func TestFindWithKnobs(t *testing.T) {
 		{"header links on: the site's <header>, mostly links, is pruned", siteHeader, func(tu *Tuning) { tu.HeaderLinks = 20 }, []string{"The council met"}, []string{"will be rebuilt", "Home"}},
 		{"cousin levels 4: a section five levels up is left out", deep.String(), func(tu *Tuning) { tu.CousinLevels = 4 }, []string{"The council met"}, []string{"In other news"}},
 		{"cousin levels 6: a section five levels up joins", deep.String(), func(tu *Tuning) { tu.CousinLevels = 6 }, []string{"The council met", "In other news"}, nil},
+		{"lead image off: a paragraph beside the hero image is a caption", hero, func(tu *Tuning) { tu.LeadImage = false }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"lead image on: beside the hero image and the headline, it is the lead", hero, func(tu *Tuning) { tu.LeadImage = true }, []string{standfirst, "The council met"}, nil},
+		{"lead heading off: a deck without a full stop is left out", openDeck, func(tu *Tuning) { tu.LeadHeading = 0 }, []string{"The council met"}, []string{"one lane stays open"}},
+		{"lead heading on: a long deck joins however it ends", openDeck, func(tu *Tuning) { tu.LeadHeading = 60 }, []string{deckText, "The council met"}, nil},
+		{"lead heading on: a short sub-heading is not a lead", openDeck, func(tu *Tuning) { tu.LeadHeading = 100 }, []string{"The council met"}, []string{"one lane stays open"}},
 		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"parent prose on: the wrapper, adding prose only, is the content", wrapped, func(tu *Tuning) { tu.ParentProse = 90 }, []string{"The council met", "In other news"}, []string{"stub"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},

@@ -338,7 +338,7 @@ func bestWithin(n *html.Node, c candidates) (*html.Node, float64) {
 // A lead is a <p> without links (a byline links its author, a
 // disclaimer its sources), not beside an image (a caption), and in a
 // container that branches off at most levels above the content.
-func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int, blocks bool) []*html.Node {
+func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int, tu Tuning) []*html.Node {
 	if len(chosen) == 0 || chosen[0] == body {
 		return chosen
 	}
@@ -363,7 +363,8 @@ func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int
 		if !paragraphLike(n, s) && !isHeading(n.DataAtom) || s.runes == 0 || insideParagraph(n, body, st) {
 			continue
 		}
-		if leadBlock(n.DataAtom, blocks) && s.linkRunes == 0 && near(n, first, levels) && !besideImage(n) && classify(n, s) == good {
+		if leadBlock(n.DataAtom, tu.LeadBlocks) && s.linkRunes == 0 && near(n, first, levels) && !caption(n, st, tu.LeadImage) &&
+			(classify(n, s) == good || tu.LeadHeading > 0 && isHeading(n.DataAtom) && s.runes >= tu.LeadHeading) {
 			return append([]*html.Node{n}, chosen...)
 		}
 		gap += s.runes
@@ -402,6 +403,27 @@ func near(n, c *html.Node, levels int) bool {
 		}
 	}
 	return false
+}
+
+// caption tells a paragraph beside an image (see besideImage), with
+// headlines set, only when no headline precedes it in their container: a
+// heading without links (a teaser card's heading links its story).
+func caption(n *html.Node, st stats, headlines bool) bool {
+	if !besideImage(n) {
+		return false
+	}
+	if !headlines {
+		return true
+	}
+	for d := range htmltree.All(n.Parent) {
+		if d == n {
+			break
+		}
+		if d.Type == html.ElementNode && isHeading(d.DataAtom) && st.of(d).runes > 0 && st.of(d).linkRunes == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // besideImage tells a paragraph whose container holds an image: a
