@@ -107,8 +107,8 @@ func classify(n *html.Node, s stat) class {
 // code block. With codeLead, the same holds when the first block classed
 // good is a code block: code is content, but not the prose that tells
 // where an article starts, and a docs page opens with what explains it.
-// Removals are recorded in j.
-func trimBlocks(root *html.Node, lead, codeLead bool, tail int, j *journal) {
+// Blocks at or below keep are never removed. Removals are recorded in j.
+func trimBlocks(root *html.Node, lead, codeLead bool, tail int, keep *html.Node, j *journal) {
 	st := measure(root)
 	bs := leafBlocks(root, st)
 	if tail > 0 {
@@ -159,10 +159,20 @@ func trimBlocks(root *html.Node, lead, codeLead bool, tail int, j *journal) {
 			// links to the author and the date) is the article's.
 			drop = drop || (hasLink(b.n, st) && b.n.DataAtom != atom.Blockquote) || b.heading
 		}
-		if drop {
+		if drop && !within(b.n, keep) {
 			j.remove(b.n)
 		}
 	}
+}
+
+// within tells whether n is a or lies below it.
+func within(n, a *html.Node) bool {
+	for ; a != nil && n != nil; n = n.Parent {
+		if n == a {
+			return true
+		}
+	}
+	return false
 }
 
 // minTailLinks is the fewest links below a heading that make a box of

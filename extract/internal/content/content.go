@@ -184,6 +184,14 @@ type Tuning struct {
 	// many runes, without links, for a lead however it ends: decks are
 	// written without a full stop, and headings are seldom that long.
 	LeadHeading int
+	// LeadKept, when set, exempts the lead (see Lead) from the trimming
+	// of what precedes the first prose block: it was chosen as prose, and
+	// a deck is short by the trimming's measure.
+	LeadKept bool
+	// Standfirst, when set, keeps a standfirst: the sentence-long
+	// headings before the first paragraph, which the extract package's
+	// cleaning drops otherwise (it reads the setting; Find does not).
+	Standfirst bool
 }
 
 // DefaultTuning is what Find uses.
@@ -230,12 +238,20 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 	}
 	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st,
 		cmp.Or(tu.CousinLevels, cousinLevels))
+	lead := false
 	if tu.Lead > 0 {
+		n := len(chosen)
 		chosen = withLead(body, chosen, st, tu.Lead, cmp.Or(tu.LeadLevels, leadLevels), tu)
+		lead = len(chosen) > n
 	}
 	// With a fallback, the chosen nodes are copied rather than moved, so
 	// that the page stays whole for the second reading.
-	out := trimmed(gather(chosen, tu.Fallback > 0), false, tu)
+	out := gather(chosen, tu.Fallback > 0)
+	var keep *html.Node
+	if lead && tu.LeadKept {
+		keep = out.FirstChild
+	}
+	out = trimmed(out, false, keep, tu)
 	if tu.Fallback > 0 && pageRunes*100 >= measure(out).of(out).runes*tu.Fallback {
 		wide := body
 		if tu.FallbackShare > 0 {
@@ -257,18 +273,19 @@ func whole(body *html.Node, tu Tuning, keepLead bool) *html.Node {
 	for c := body.FirstChild; c != nil; c = c.NextSibling {
 		chosen = append(chosen, c)
 	}
-	return trimmed(gather(chosen, false), keepLead, tu)
+	return trimmed(gather(chosen, false), keepLead, nil, tu)
 }
 
 // trimmed trims out (see trimBlocks), keeping its lead when keepLead is
-// set or out is short content (Tuning.ShortContent), and undoes the
+// set or out is short content (Tuning.ShortContent) and the blocks at or
+// below keep (when not nil) in any case, and undoes the
 // trimming if it leaves nothing (Tuning.Restore).
-func trimmed(out *html.Node, keepLead bool, tu Tuning) *html.Node {
+func trimmed(out *html.Node, keepLead bool, keep *html.Node, tu Tuning) *html.Node {
 	if tu.ShortContent > 0 && measure(out).of(out).runes <= tu.ShortContent {
 		keepLead = true
 	}
 	var j journal
-	trimBlocks(out, !keepLead, tu.CodeLead, tu.Tail, &j)
+	trimBlocks(out, !keepLead, tu.CodeLead, tu.Tail, keep, &j)
 	if tu.Restore && measure(out).of(out).runes == 0 {
 		j.restore()
 	}

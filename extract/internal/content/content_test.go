@@ -238,8 +238,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading (kept),
-// ParentProse and Tail (tried, not kept).
+// LeadHeading (kept), ParentProse, Tail and LeadKept (tried, not kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
 	const standfirst = "The old bridge will be rebuilt, the council decided on Tuesday."
@@ -270,8 +269,10 @@ func TestFindWithKnobs(t *testing.T) {
 		fmt.Fprintf(&teasers, `<h3><a href="/%d">Library hours, story %d</a></h3>%s`, i, i, teaser)
 	}
 	teasers.WriteString(`</div>`)
-	hero := `<div class="head"><img src="/b.jpg" alt="The bridge"><h1>Bridge to be rebuilt</h1><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
 	const deckText = "The old bridge over the river will be rebuilt within two years while one lane stays open to traffic"
+	hero := `<div class="head"><img src="/b.jpg" alt="The bridge"><h1>Bridge to be rebuilt</h1><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
+	bylineFirst := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body"><div>By A. Writer</div>` + body + body + `</div>` // past ShortContent
+	card := `<div class="card"><img src="/b.jpg" alt="The bridge"><h3><a href="/bridge">Bridge to be rebuilt</a></h3><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
 	openDeck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body">` + body + `</div>`
 	tests := []struct {
 		name          string
@@ -291,9 +292,12 @@ func TestFindWithKnobs(t *testing.T) {
 		{"cousin levels 6: a section five levels up joins", deep.String(), func(tu *Tuning) { tu.CousinLevels = 6 }, []string{"The council met", "In other news"}, nil},
 		{"lead image off: a paragraph beside the hero image is a caption", hero, func(tu *Tuning) { tu.LeadImage = false }, []string{"The council met"}, []string{"will be rebuilt"}},
 		{"lead image on: beside the hero image and the headline, it is the lead", hero, func(tu *Tuning) { tu.LeadImage = true }, []string{standfirst, "The council met"}, nil},
+		{"lead image on: a teaser card's paragraph, under its linked heading, is not a lead", card, func(tu *Tuning) { tu.LeadImage = true }, []string{"The council met"}, []string{"will be rebuilt"}},
 		{"lead heading off: a deck without a full stop is left out", openDeck, func(tu *Tuning) { tu.LeadHeading = 0 }, []string{"The council met"}, []string{"one lane stays open"}},
 		{"lead heading on: a long deck joins however it ends", openDeck, func(tu *Tuning) { tu.LeadHeading = 60 }, []string{deckText, "The council met"}, nil},
 		{"lead heading on: a short sub-heading is not a lead", openDeck, func(tu *Tuning) { tu.LeadHeading = 100 }, []string{"The council met"}, []string{"one lane stays open"}},
+		{"lead kept off: a deck before the body's byline is trimmed with it", bylineFirst, func(tu *Tuning) { tu.LeadKept = false }, []string{"The council met"}, []string{"one lane stays open", "By A. Writer"}},
+		{"lead kept on: the deck stays, the byline goes", bylineFirst, func(tu *Tuning) { tu.LeadKept = true }, []string{deckText, "The council met"}, []string{"By A. Writer"}},
 		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"parent prose on: the wrapper, adding prose only, is the content", wrapped, func(tu *Tuning) { tu.ParentProse = 90 }, []string{"The council met", "In other news"}, []string{"stub"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
