@@ -707,6 +707,8 @@ func cvCandidates() []cvCandidate {
 		{"a paragraph beside an image is a caption, not a lead, only when no headline precedes it there", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.LeadImage = true; return t }},
 		{"a sub-heading of at least N runes is a lead however it ends", []int{60, 80, 100, 150}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.LeadHeading = v; return t }},
 		{"the lead is not trimmed with what precedes the first prose block", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.LeadKept = true; return t }},
+		{"<figcaption> of at least N runes, few of them links, kept", []int{100, 150, 300}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Captions = v; return t }},
+		{"a sentence-long paragraph at most N% links is prose when trimming (30% before)", []int{40, 50}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.LinkedProse = v; return t }},
 		{"sentence-long headings before the first paragraph (a standfirst) kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Standfirst = true; return t }},
 	}
 }

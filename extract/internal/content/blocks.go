@@ -104,15 +104,28 @@ func classify(n *html.Node, s stat) class {
 //
 // With lead false (short content), the blocks before the first prose block
 // are kept: a short page's heading, table and introduction belong with its
-// code block. With codeLead, the same holds when the first block classed
+// code block. With tu.CodeLead, the same holds when the first block classed
 // good is a code block: code is content, but not the prose that tells
 // where an article starts, and a docs page opens with what explains it.
+// With tu.LinkedProse, a paragraph ending like a sentence with links under
+// that share counts as prose (see Tuning.LinkedProse); with tu.Tail, the
+// content ends at a box of teasers (cutTail).
 // Blocks at or below keep are never removed. Removals are recorded in j.
-func trimBlocks(root *html.Node, lead, codeLead bool, tail int, keep *html.Node, j *journal) {
+func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journal) {
+	codeLead := tu.CodeLead
 	st := measure(root)
 	bs := leafBlocks(root, st)
-	if tail > 0 {
-		bs = cutTail(bs, st, tail, j)
+	if tu.Tail > 0 {
+		bs = cutTail(bs, st, tu.Tail, j)
+	}
+	if tu.LinkedProse > 0 {
+		for i, b := range bs {
+			s := st.of(b.n)
+			if b.class == short && b.n.DataAtom == atom.P && s.runes >= sentenceRunes &&
+				s.linkRunes*100 <= s.runes*tu.LinkedProse && endsSentence(textOf(b.n)) {
+				bs[i].class = good
+			}
+		}
 	}
 	first, last := -1, -1
 	for i, b := range bs {

@@ -46,7 +46,9 @@
 // sentence, or a long sub-heading however it ends; beside the hero image
 // in a header with the headline, which a caption is not). A <header> whose text is at most a fifth links is the
 // article's (headline, standfirst), not the site's menu, and is not
-// pruned. Each of these was kept because it raised F on the folds of
+// pruned; a paragraph ending like a sentence counts as prose when
+// trimming while at most half of it is links (an article's closing
+// paragraphs that point to their sources). Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
@@ -188,6 +190,17 @@ type Tuning struct {
 	// of what precedes the first prose block: it was chosen as prose, and
 	// a deck is short by the trimming's measure.
 	LeadKept bool
+	// LinkedProse, when not zero, takes a paragraph of at least
+	// sentenceRunes that ends like a sentence for prose when at most this
+	// share (percent) of it is links, where maxGoodLinks is the bound
+	// otherwise: an article's closing paragraphs that point to their
+	// sources in several links are still its text.
+	LinkedProse int
+	// Captions, when not zero, keeps a <figcaption> of at least this many
+	// runes, with at most maxGoodLinks of them links: a caption that long
+	// tells the story (a slideshow's text), where a short one credits a
+	// photo.
+	Captions int
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
@@ -197,7 +210,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -285,7 +298,7 @@ func trimmed(out *html.Node, keepLead bool, keep *html.Node, tu Tuning) *html.No
 		keepLead = true
 	}
 	var j journal
-	trimBlocks(out, !keepLead, tu.CodeLead, tu.Tail, keep, &j)
+	trimBlocks(out, !keepLead, keep, tu, &j)
 	if tu.Restore && measure(out).of(out).runes == 0 {
 		j.restore()
 	}

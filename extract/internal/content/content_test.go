@@ -238,7 +238,8 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading (kept), ParentProse, Tail and LeadKept (tried, not kept).
+// LeadHeading, LinkedProse (kept), ParentProse, Tail, LeadKept and
+// Captions (tried, not kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
 	const standfirst = "The old bridge will be rebuilt, the council decided on Tuesday."
@@ -272,6 +273,10 @@ func TestFindWithKnobs(t *testing.T) {
 	const deckText = "The old bridge over the river will be rebuilt within two years while one lane stays open to traffic"
 	hero := `<div class="head"><img src="/b.jpg" alt="The bridge"><h1>Bridge to be rebuilt</h1><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
 	bylineFirst := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body"><div>By A. Writer</div>` + body + body + `</div>` // past ShortContent
+	const sources = `<p>Read the <a href="/r">full council report</a> and the <a href="/m">meeting minutes</a> for the details of the vote.</p>`
+	linkedEnd := `<div class="story">` + body + sources + `</div>`
+	const longCaption = "The old bridge, seen from the east bank, where the floods of the spring tore two piers away and left the road above them hanging over the river."
+	figure := `<div class="story">` + prose + `<figure><img src="/b.jpg" alt=""><figcaption>` + longCaption + `</figcaption></figure><figure><img src="/c.jpg" alt=""><figcaption>Photo: A. Writer</figcaption></figure>` + body + `</div>`
 	card := `<div class="card"><img src="/b.jpg" alt="The bridge"><h3><a href="/bridge">Bridge to be rebuilt</a></h3><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
 	openDeck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body">` + body + `</div>`
 	tests := []struct {
@@ -298,6 +303,11 @@ func TestFindWithKnobs(t *testing.T) {
 		{"lead heading on: a short sub-heading is not a lead", openDeck, func(tu *Tuning) { tu.LeadHeading = 100 }, []string{"The council met"}, []string{"one lane stays open"}},
 		{"lead kept off: a deck before the body's byline is trimmed with it", bylineFirst, func(tu *Tuning) { tu.LeadKept = false }, []string{"The council met"}, []string{"one lane stays open", "By A. Writer"}},
 		{"lead kept on: the deck stays, the byline goes", bylineFirst, func(tu *Tuning) { tu.LeadKept = true }, []string{deckText, "The council met"}, []string{"By A. Writer"}},
+		{"linked prose off: a closing paragraph two-fifths links is trimmed", linkedEnd, func(tu *Tuning) { tu.LinkedProse = 0 }, []string{"The council met"}, []string{"meeting minutes"}},
+		{"linked prose 50: the closing paragraph is the article's", linkedEnd, func(tu *Tuning) { tu.LinkedProse = 50 }, []string{"The council met", "full council report and the meeting minutes for the details"}, nil},
+		{"linked prose 40: not past its bound", linkedEnd, func(tu *Tuning) { tu.LinkedProse = 40 }, []string{"The council met"}, []string{"meeting minutes"}},
+		{"captions off: every <figcaption> is pruned", figure, func(tu *Tuning) { tu.Captions = 0 }, []string{"The council met"}, []string{"east bank", "Photo:"}},
+		{"captions 100: a long caption stays, a credit goes", figure, func(tu *Tuning) { tu.Captions = 100 }, []string{"The council met", longCaption}, []string{"Photo:"}},
 		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"parent prose on: the wrapper, adding prose only, is the content", wrapped, func(tu *Tuning) { tu.ParentProse = 90 }, []string{"The council met", "In other news"}, []string{"stub"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},

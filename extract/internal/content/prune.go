@@ -35,6 +35,11 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 		if v == byMarkup && tu.Labels && n.DataAtom == atom.Label {
 			v = notBoilerplate
 		}
+		if v == byMarkup && tu.Captions > 0 && n.DataAtom == atom.Figcaption && !hidden(n) {
+			if s := st.of(n); s.runes >= tu.Captions && s.linkDensity() <= maxGoodLinks {
+				v = notBoilerplate
+			}
+		}
 		switch v {
 		case byMarkup:
 			drop = append(drop, n)
