@@ -709,6 +709,8 @@ func cvCandidates() []cvCandidate {
 		{"the lead is not trimmed with what precedes the first prose block", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.LeadKept = true; return t }},
 		{"<figcaption> of at least N runes, few of them links, kept", []int{100, 150, 300}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Captions = v; return t }},
 		{"a sentence-long paragraph at most N% links is prose when trimming (30% before)", []int{40, 50}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.LinkedProse = v; return t }},
+		{"fallback re-chosen with the mechanisms above (400 before)", []int{300, 500, 600}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Fallback = v; return t }},
+		{"lead's gap re-chosen with the mechanisms above (100 before)", []int{50, 150, 200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Lead = v; return t }},
 		{"sentence-long headings before the first paragraph (a standfirst) kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Standfirst = true; return t }},
 	}
 }
