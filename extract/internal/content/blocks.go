@@ -116,7 +116,10 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 	st := measure(root)
 	bs := leafBlocks(root, st)
 	if tu.Tail > 0 {
-		bs = cutTail(bs, st, tu.Tail, j)
+		bs = cutTail(bs, st, tu.Tail, false, j)
+	}
+	if tu.Teasers > 0 {
+		bs = cutTail(bs, st, tu.Teasers, true, j)
 	}
 	if tu.LinkedProse > 0 {
 		for i, b := range bs {
@@ -189,19 +192,27 @@ func within(n, a *html.Node) bool {
 }
 
 // minTailLinks is the fewest links below a heading that make a box of
-// teasers (see Tuning.Tail).
-const minTailLinks = 3
+// teasers (see Tuning.Tail), minTeasers the fewest linked headlines
+// (Tuning.Teasers).
+const (
+	minTailLinks = 3
+	minTeasers   = 2
+)
 
 // cutTail removes the first heading after the first good block below
 // which at least tail percent of the text is links, in at least
 // minTailLinks links, and everything after it; it returns the blocks
 // left.
-func cutTail(bs []leafBlock, st stats, tail int, j *journal) []leafBlock {
+//
+// With teasers, the heading must not be a link itself and must head at
+// least minTeasers headings that are nothing but a link (the teasers'
+// headlines).
+func cutTail(bs []leafBlock, st stats, tail int, teasers bool, j *journal) []leafBlock {
 	first := slices.IndexFunc(bs, func(b leafBlock) bool { return b.class == good })
 	if first < 0 {
 		return bs
 	}
-	runes, linkRunes, links := 0, 0, 0
+	runes, linkRunes, links, linked := 0, 0, 0, 0
 	cut := -1
 	for i := len(bs) - 1; i > first; i-- {
 		s := st.of(bs[i].n)
@@ -212,7 +223,11 @@ func cutTail(bs []leafBlock, st stats, tail int, j *journal) []leafBlock {
 				links++
 			}
 		}
-		if cut < 0 && bs[i].heading && links >= minTailLinks && linkRunes*100 >= runes*tail {
+		if teasers && bs[i].heading && s.runes > 0 && s.linkRunes >= s.runes {
+			linked++
+			continue
+		}
+		if cut < 0 && bs[i].heading && links >= minTailLinks && linkRunes*100 >= runes*tail && (!teasers || linked >= minTeasers) {
 			cut = i
 		}
 	}

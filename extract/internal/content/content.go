@@ -190,6 +190,10 @@ type Tuning struct {
 	// of what precedes the first prose block: it was chosen as prose, and
 	// a deck is short by the trimming's measure.
 	LeadKept bool
+	// Teasers is Tail for a box of teasers told by its headlines: the
+	// heading that ends the content is not a link and heads at least
+	// minTeasers headings that are nothing but a link.
+	Teasers int
 	// LinkedProse, when not zero, takes a paragraph of at least
 	// sentenceRunes that ends like a sentence for prose when at most this
 	// share (percent) of it is links, where maxGoodLinks is the bound
