@@ -712,6 +712,7 @@ func cvCandidates() []cvCandidate {
 		{"fallback re-chosen with the mechanisms above (400 before)", []int{300, 500, 600}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Fallback = v; return t }},
 		{"lead's gap re-chosen with the mechanisms above (100 before)", []int{50, 150, 200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Lead = v; return t }},
 		{"content ends at a heading over N% links and two or more linked headlines (teasers)", []int{10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Teasers = v; return t }},
+		{"elements of the best container's class elsewhere, mostly prose, join it", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.SameClass = true; return t }},
 		{"sentence-long headings before the first paragraph (a standfirst) kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Standfirst = true; return t }},
 	}
 }

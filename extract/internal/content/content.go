@@ -48,7 +48,9 @@
 // article's (headline, standfirst), not the site's menu, and is not
 // pruned; a paragraph ending like a sentence counts as prose when
 // trimming while at most half of it is links (an article's closing
-// paragraphs that point to their sources). Each of these was kept because it raised F on the folds of
+// paragraphs that point to their sources), and boxes of the best
+// container's class elsewhere on the page that are mostly prose join it
+// (an article's sections in a page builder's boxes). Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
@@ -190,6 +192,13 @@ type Tuning struct {
 	// of what precedes the first prose block: it was chosen as prose, and
 	// a deck is short by the trimming's measure.
 	LeadKept bool
+	// SameClass, when set, joins to the content every element elsewhere
+	// on the page whose class is the best container's and whose text is
+	// mostly prose: a page builder sets an article's sections apart in
+	// boxes of one kind, at depths withCousins does not reach. A box
+	// with a heading that is nothing but a link holds teasers of other
+	// articles and does not join.
+	SameClass bool
 	// Teasers is Tail for a box of teasers told by its headlines: the
 	// heading that ends the content is not a link and heads at least
 	// minTeasers headings that are nothing but a link.
@@ -214,7 +223,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -255,6 +264,9 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 	}
 	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st,
 		cmp.Or(tu.CousinLevels, cousinLevels))
+	if tu.SameClass {
+		chosen = withSameClass(body, top, chosen, st)
+	}
 	lead := false
 	if tu.Lead > 0 {
 		n := len(chosen)

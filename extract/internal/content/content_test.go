@@ -238,7 +238,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse (kept), ParentProse, Tail, LeadKept, Captions
+// LeadHeading, LinkedProse, SameClass (kept), ParentProse, Tail, LeadKept, Captions
 // and Teasers (tried, not kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
@@ -277,6 +277,12 @@ func TestFindWithKnobs(t *testing.T) {
 	linkedEnd := `<div class="story">` + body + sources + `</div>`
 	const longCaption = "The old bridge, seen from the east bank, where the floods of the spring tore two piers away and left the road above them hanging over the river."
 	linkedSection := `<div class="story">` + body + `<h2>Sources</h2>` + strings.Repeat(sources, 3) + prose + `</div>`
+	// Two boxes of one class far apart in the tree (the second too weak
+	// and too far to join as a sibling or a cousin), and a box of that
+	// class holding teasers.
+	sameClass := `<div id="page"><div><div><div><div><div class="box">` + body + `</div><div>stub</div></div><div>stub</div></div><div>stub</div></div><div>stub</div></div>` +
+		`<div><div><div class="box">` + teaser + `</div></div><div>stub</div></div>` +
+		`<div class="box"><h3><a href="/other">Another story</a></h3>` + second + `</div></div>`
 	figure := `<div class="story">` + prose + `<figure><img src="/b.jpg" alt=""><figcaption>` + longCaption + `</figcaption></figure><figure><img src="/c.jpg" alt=""><figcaption>Photo: A. Writer</figcaption></figure>` + body + `</div>`
 	card := `<div class="card"><img src="/b.jpg" alt="The bridge"><h3><a href="/bridge">Bridge to be rebuilt</a></h3><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
 	openDeck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body">` + body + `</div>`
@@ -311,6 +317,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"captions 100: a long caption stays, a credit goes", figure, func(tu *Tuning) { tu.Captions = 100 }, []string{"The council met", longCaption}, []string{"Photo:"}},
 		{"teasers on: the content ends at the heading over linked headlines", teasers.String(), func(tu *Tuning) { tu.Teasers = 10 }, []string{"The council met"}, []string{"Read on", "In other news"}},
 		{"teasers on: a section whose prose links its sources is not teasers", linkedSection, func(tu *Tuning) { tu.Teasers = 10 }, []string{"The council met", "Sources", "meeting minutes"}, nil},
+		{"same class off: a box of the best container's class far away is left out", sameClass, func(tu *Tuning) { tu.SameClass = false }, []string{"The council met"}, []string{"In other news"}},
+		{"same class on: the box joins, the teaser box of that class does not", sameClass, func(tu *Tuning) { tu.SameClass = true }, []string{"The council met", "In other news"}, []string{"Another story"}},
 		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"parent prose on: the wrapper, adding prose only, is the content", wrapped, func(tu *Tuning) { tu.ParentProse = 90 }, []string{"The council met", "In other news"}, []string{"stub"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},

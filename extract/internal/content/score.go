@@ -308,6 +308,61 @@ func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st sta
 	return out
 }
 
+// withSameClass returns chosen, in document order, with every element
+// outside it whose class attribute is top's and whose text is mostly
+// prose (see Tuning.SameClass), but for boxes of teasers (linkedHeading).
+func withSameClass(body, top *html.Node, chosen []*html.Node, st stats) []*html.Node {
+	class := attr(top, "class")
+	if class == "" {
+		return chosen
+	}
+	taken := make(map[*html.Node]bool, len(chosen))
+	for _, n := range chosen {
+		taken[n] = true
+	}
+	var out []*html.Node
+	htmltree.Walk(body, func(n *html.Node) bool {
+		if taken[n] {
+			out = append(out, n)
+			return false
+		}
+		if n.Type != html.ElementNode {
+			return false
+		}
+		if n != body && attr(n, "class") == class {
+			if s := st.of(n); s.runes > 0 && proseRunes(n, st)*2 >= s.runes && !holdsAny(n, taken) && !linkedHeading(n, st) {
+				out = append(out, n)
+				return false
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// linkedHeading tells whether n holds a heading that is nothing but a
+// link: a teaser's headline.
+func linkedHeading(n *html.Node, st stats) bool {
+	for d := range htmltree.All(n) {
+		if d.Type == html.ElementNode && isHeading(d.DataAtom) {
+			if s := st.of(d); s.runes > 0 && s.linkRunes >= s.runes {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// holdsAny tells whether any of the nodes in set lies below n.
+func holdsAny(n *html.Node, set map[*html.Node]bool) bool {
+	for d := range htmltree.All(n) {
+		if set[d] {
+			return true
+		}
+	}
+	return false
+}
+
 // insideLink tells whether n sits inside a link, at or below top.
 func insideLink(n, top *html.Node) bool {
 	for p := n; p != nil && p != top.Parent; p = p.Parent {
