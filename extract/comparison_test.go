@@ -713,6 +713,9 @@ func cvCandidates() []cvCandidate {
 		{"lead's gap re-chosen with the mechanisms above (100 before)", []int{50, 150, 200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Lead = v; return t }},
 		{"content ends at a heading over N% links and two or more linked headlines (teasers)", []int{10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Teasers = v; return t }},
 		{"elements of the best container's class elsewhere, mostly prose, join it", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.SameClass = true; return t }},
+		{"siblings of the best container that are mostly prose join it (tried again on the mechanisms above)", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.SiblingProse = true; return t }},
+		{"a page without an article container, returned whole, keeps what precedes its first prose block", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.WholeLead = true; return t }},
+		{"content of at most N runes kept without lead trimming, past the first grid's top (1200 before)", []int{1800, 2500, 4000, 6000, 10000}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortContent = v; return t }},
 		{"sentence-long headings before the first paragraph (a standfirst) kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Standfirst = true; return t }},
 	}
 }

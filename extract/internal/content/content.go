@@ -50,7 +50,8 @@
 // trimming while at most half of it is links (an article's closing
 // paragraphs that point to their sources), and boxes of the best
 // container's class elsewhere on the page that are mostly prose join it
-// (an article's sections in a page builder's boxes). Each of these was kept because it raised F on the folds of
+// (an article's sections in a page builder's boxes). A page without an
+// article container is returned whole with its first blocks. Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
@@ -199,6 +200,12 @@ type Tuning struct {
 	// with a heading that is nothing but a link holds teasers of other
 	// articles and does not join.
 	SameClass bool
+	// WholeLead, when set, keeps what precedes the first prose block of
+	// a page that has no article container and is returned whole: there
+	// is no article start to trim to, and the page's first blocks (a
+	// short post, a recipe's ingredients) are as much its content as the
+	// rest.
+	WholeLead bool
 	// Teasers is Tail for a box of teasers told by its headlines: the
 	// heading that ends the content is not a link and heads at least
 	// minTeasers headings that are nothing but a link.
@@ -223,7 +230,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -257,7 +264,7 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 		// No article here (a portal, a list page), or a page so short that
 		// all of it is the content: the page's text, less its boilerplate,
 		// is the best there is.
-		return whole(body, tu, short)
+		return whole(body, tu, short || tu.WholeLead)
 	}
 	if tu.ParentProse > 0 {
 		top = widen(body, top, cands, st, tu.ParentProse)

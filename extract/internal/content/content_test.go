@@ -238,7 +238,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass (kept), ParentProse, Tail, LeadKept, Captions
+// LeadHeading, LinkedProse, SameClass, WholeLead (kept), ParentProse, Tail, LeadKept, Captions
 // and Teasers (tried, not kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
@@ -283,6 +283,9 @@ func TestFindWithKnobs(t *testing.T) {
 	sameClass := `<div id="page"><div><div><div><div><div class="box">` + body + `</div><div>stub</div></div><div>stub</div></div><div>stub</div></div><div>stub</div></div>` +
 		`<div><div><div class="box">` + teaser + `</div></div><div>stub</div></div>` +
 		`<div class="box"><h3><a href="/other">Another story</a></h3>` + second + `</div></div>`
+	// A post without paragraphs to speak of (no container holds
+	// minContent runes of them), past ShortContent.
+	noArticle := `<div><h2>Bridge works, day one</h2><div>Tuesday</div></div><div>` + strings.Repeat("<div><span>a few words</span></div>", 200) + `</div><div>` + prose + `</div>`
 	figure := `<div class="story">` + prose + `<figure><img src="/b.jpg" alt=""><figcaption>` + longCaption + `</figcaption></figure><figure><img src="/c.jpg" alt=""><figcaption>Photo: A. Writer</figcaption></figure>` + body + `</div>`
 	card := `<div class="card"><img src="/b.jpg" alt="The bridge"><h3><a href="/bridge">Bridge to be rebuilt</a></h3><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
 	openDeck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body">` + body + `</div>`
@@ -319,6 +322,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"teasers on: a section whose prose links its sources is not teasers", linkedSection, func(tu *Tuning) { tu.Teasers = 10 }, []string{"The council met", "Sources", "meeting minutes"}, nil},
 		{"same class off: a box of the best container's class far away is left out", sameClass, func(tu *Tuning) { tu.SameClass = false }, []string{"The council met"}, []string{"In other news"}},
 		{"same class on: the box joins, the teaser box of that class does not", sameClass, func(tu *Tuning) { tu.SameClass = true }, []string{"The council met", "In other news"}, []string{"Another story"}},
+		{"whole lead off: a page without an article loses what precedes its first prose", noArticle, func(tu *Tuning) { tu.WholeLead = false }, []string{"The council met"}, []string{"Bridge works, day one"}},
+		{"whole lead on: a page without an article keeps it", noArticle, func(tu *Tuning) { tu.WholeLead = true }, []string{"Bridge works, day one", "The council met"}, nil},
 		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"parent prose on: the wrapper, adding prose only, is the content", wrapped, func(tu *Tuning) { tu.ParentProse = 90 }, []string{"The council met", "In other news"}, []string{"stub"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
