@@ -12,11 +12,16 @@ import (
 // first paragraph, and headings and link lists trailing the article. Each
 // step was kept because it improved precision on the development set
 // without costing recall.
-func cleanContent(content *html.Node, title string) {
+//
+// With keepStandfirst the standfirst stays: trafilatura's judged pages
+// count it as the article's (maincontent.Tuning.Standfirst).
+func cleanContent(content *html.Node, title string, keepStandfirst bool) {
 	dropTitleHeading(content, title)
 	bs := blocks(content)
 	bs = trimTail(bs)
-	dropStandfirst(bs)
+	if !keepStandfirst {
+		dropStandfirst(bs)
+	}
 }
 
 // textOf returns the text below n with whitespace runs collapsed.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	maincontent "github.com/toolport/toolport/extract/internal/content"
 )
 
 func TestCleanContent(t *testing.T) {
@@ -65,5 +67,23 @@ func TestCleanContent(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCleanContentStandfirst: with Tuning.Standfirst the standfirst that
+// cleanContent drops by default stays.
+func TestCleanContentStandfirst(t *testing.T) {
+	para := `<p>An ordinary paragraph of the article, with enough words in it to be read as body text by anyone.</p>`
+	page := `<html><head><title>Test Article Title</title></head><body><article><h1>Test Article Title</h1><h2>A long summary line that tells the reader in one sentence what the story says.</h2>` + para + para + `</article></body></html>`
+	for _, keep := range []bool{false, true} {
+		tu := maincontent.DefaultTuning()
+		tu.Standfirst = keep
+		doc, err := extractWith(context.Background(), []byte(page), mustURL(t, "https://example.com/x"), Options{}, ownFinder(tu))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(doc.Markdown, "A long summary line"); got != keep {
+			t.Errorf("Standfirst %v: standfirst in the Markdown %v, want %v\n--- got:\n%s", keep, got, keep, doc.Markdown)
+		}
 	}
 }

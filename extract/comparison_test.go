@@ -699,6 +699,24 @@ func cvCandidates() []cvCandidate {
 		{"nearest prose paragraph before the content joins it when fewer than N runes lie between", []int{1, 100, 200, 400}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Lead = v; return t }},
 		{"fallback takes the content's lowest ancestor holding N% of the page's text", []int{40, 60, 80}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.FallbackShare = v; return t }},
 		{"lead's container branches off at most N levels above the content (3 before)", []int{2, 5, 8}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.LeadLevels = v; return t }},
+		{"lead may be a <div> of text or a sub-heading, not only a <p>", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.LeadBlocks = true; return t }},
+		{"<header> kept when at most N% of its text is links", []int{5, 10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.HeaderLinks = v; return t }},
+		{"cousins looked for up to N levels above the best container (4 before)", []int{2, 6, 8}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
+		{"best container widened to its parent while N% of what the parent adds is prose", []int{50, 70, 90}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ParentProse = v; return t }},
+		{"content ends at a heading below which N% of the text is links (a box of teasers)", []int{20, 30, 40, 50}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Tail = v; return t }},
+		{"a paragraph beside an image is a caption, not a lead, only when no headline precedes it there", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.LeadImage = true; return t }},
+		{"a sub-heading of at least N runes is a lead however it ends", []int{60, 80, 100, 150}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.LeadHeading = v; return t }},
+		{"the lead is not trimmed with what precedes the first prose block", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.LeadKept = true; return t }},
+		{"<figcaption> of at least N runes, few of them links, kept", []int{100, 150, 300}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Captions = v; return t }},
+		{"a sentence-long paragraph at most N% links is prose when trimming (30% before)", []int{40, 50}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.LinkedProse = v; return t }},
+		{"fallback re-chosen with the mechanisms above (400 before)", []int{300, 500, 600}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Fallback = v; return t }},
+		{"lead's gap re-chosen with the mechanisms above (100 before)", []int{50, 150, 200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Lead = v; return t }},
+		{"content ends at a heading over N% links and two or more linked headlines (teasers)", []int{10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Teasers = v; return t }},
+		{"elements of the best container's class elsewhere, mostly prose, join it", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.SameClass = true; return t }},
+		{"siblings of the best container that are mostly prose join it (tried again on the mechanisms above)", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.SiblingProse = true; return t }},
+		{"a page without an article container, returned whole, keeps what precedes its first prose block", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.WholeLead = true; return t }},
+		{"content of at most N runes kept without lead trimming, past the first grid's top (1200 before)", []int{1800, 2500, 4000, 6000, 10000}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortContent = v; return t }},
+		{"sentence-long headings before the first paragraph (a standfirst) kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Standfirst = true; return t }},
 	}
 }
 
@@ -711,6 +729,10 @@ func cvCandidates() []cvCandidate {
 // kept when the pooled held-out F (the left-out folds' counts summed)
 // beats the tuning kept so far with precision held the same way. It logs the table BENCHMARKS.md keeps. The starting point is every
 // mechanism off (the extractor as it was before them).
+//
+// EXTRACT_CV_FROM=i tries only the candidates from the i-th (0-based) on,
+// starting from DefaultTuning: the same decisions when the default is
+// what the earlier candidates kept, in a fraction of the time.
 func TestComparisonCV(t *testing.T) {
 	comparisonEnabled(t)
 	pages := loadComparison(t)
@@ -725,8 +747,16 @@ func TestComparisonCV(t *testing.T) {
 	}
 	f := func(r cmpResult, keep func(cmpPage) bool) float64 { _, _, _, f := r.sum(pages, keep).perf(); return f }
 	kept := maincontent.Tuning{}
+	cands := cvCandidates()
+	if v := os.Getenv("EXTRACT_CV_FROM"); v != "" {
+		from, err := strconv.Atoi(v)
+		if err != nil || from < 0 || from > len(cands) {
+			t.Fatalf("EXTRACT_CV_FROM=%q: want a candidate index from 0 to %d", v, len(cands))
+		}
+		kept, cands = maincontent.DefaultTuning(), cands[from:]
+	}
 	t.Logf("| candidate | setting chosen per fold | base F per held-out fold | candidate F per held-out fold | pooled held-out F base → candidate (P, R) | kept |")
-	for _, c := range cvCandidates() {
+	for _, c := range cands {
 		base := run(kept)
 		var held, heldBase cmpCounts
 		var chosen []string

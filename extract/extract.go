@@ -117,7 +117,7 @@ func ownFinder(tu maincontent.Tuning) finder {
 			content = findBody(root)
 		}
 		absolutize(content, base)
-		cleanContent(content, meta.title)
+		cleanContent(content, meta.title, tu.Standfirst)
 		filterImages(content, base)
 		return content, meta
 	}}

@@ -83,7 +83,7 @@ func findLegacy(root *html.Node, base *url.URL) (*html.Node, pageMeta) {
 		}
 	}
 	absolutize(content, base)
-	cleanContent(content, meta.title)
+	cleanContent(content, meta.title, false)
 	if fromTrafilatura {
 		restoreImages(content, collectImages(root, base))
 	} else {

@@ -1,6 +1,7 @@
 package content
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -103,13 +104,32 @@ func classify(n *html.Node, s stat) class {
 //
 // With lead false (short content), the blocks before the first prose block
 // are kept: a short page's heading, table and introduction belong with its
-// code block. With codeLead, the same holds when the first block classed
+// code block. With tu.CodeLead, the same holds when the first block classed
 // good is a code block: code is content, but not the prose that tells
 // where an article starts, and a docs page opens with what explains it.
-// Removals are recorded in j.
-func trimBlocks(root *html.Node, lead, codeLead bool, j *journal) {
+// With tu.LinkedProse, a paragraph ending like a sentence with links under
+// that share counts as prose (see Tuning.LinkedProse); with tu.Tail, the
+// content ends at a box of teasers (cutTail).
+// Blocks at or below keep are never removed. Removals are recorded in j.
+func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journal) {
+	codeLead := tu.CodeLead
 	st := measure(root)
 	bs := leafBlocks(root, st)
+	if tu.Tail > 0 {
+		bs = cutTail(bs, st, tu.Tail, false, j)
+	}
+	if tu.Teasers > 0 {
+		bs = cutTail(bs, st, tu.Teasers, true, j)
+	}
+	if tu.LinkedProse > 0 {
+		for i, b := range bs {
+			s := st.of(b.n)
+			if b.class == short && b.n.DataAtom == atom.P && s.runes >= sentenceRunes &&
+				s.linkRunes*100 <= s.runes*tu.LinkedProse && endsSentence(textOf(b.n)) {
+				bs[i].class = good
+			}
+		}
+	}
 	first, last := -1, -1
 	for i, b := range bs {
 		if b.class == good {
@@ -155,10 +175,69 @@ func trimBlocks(root *html.Node, lead, codeLead bool, j *journal) {
 			// links to the author and the date) is the article's.
 			drop = drop || (hasLink(b.n, st) && b.n.DataAtom != atom.Blockquote) || b.heading
 		}
-		if drop {
+		if drop && !within(b.n, keep) {
 			j.remove(b.n)
 		}
 	}
+}
+
+// within tells whether n is a or lies below it.
+func within(n, a *html.Node) bool {
+	for ; a != nil && n != nil; n = n.Parent {
+		if n == a {
+			return true
+		}
+	}
+	return false
+}
+
+// minTailLinks is the fewest links below a heading that make a box of
+// teasers (see Tuning.Tail), minTeasers the fewest linked headlines
+// (Tuning.Teasers).
+const (
+	minTailLinks = 3
+	minTeasers   = 2
+)
+
+// cutTail removes the first heading after the first good block below
+// which at least tail percent of the text is links, in at least
+// minTailLinks links, and everything after it; it returns the blocks
+// left.
+//
+// With teasers, the heading must not be a link itself and must head at
+// least minTeasers headings that are nothing but a link (the teasers'
+// headlines).
+func cutTail(bs []leafBlock, st stats, tail int, teasers bool, j *journal) []leafBlock {
+	first := slices.IndexFunc(bs, func(b leafBlock) bool { return b.class == good })
+	if first < 0 {
+		return bs
+	}
+	runes, linkRunes, links, linked := 0, 0, 0, 0
+	cut := -1
+	for i := len(bs) - 1; i > first; i-- {
+		s := st.of(bs[i].n)
+		runes += s.runes
+		linkRunes += s.linkRunes
+		for d := range htmltree.All(bs[i].n) {
+			if d.Type == html.ElementNode && d.DataAtom == atom.A && st.of(d).linkRunes > 0 {
+				links++
+			}
+		}
+		if teasers && bs[i].heading && s.runes > 0 && s.linkRunes >= s.runes {
+			linked++
+			continue
+		}
+		if cut < 0 && bs[i].heading && links >= minTailLinks && linkRunes*100 >= runes*tail && (!teasers || linked >= minTeasers) {
+			cut = i
+		}
+	}
+	if cut < 0 {
+		return bs
+	}
+	for _, b := range bs[cut:] {
+		j.remove(b.n)
+	}
+	return bs[:cut]
 }
 
 // inContainer tells a short paragraph or list item that is a child of the

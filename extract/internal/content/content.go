@@ -42,7 +42,16 @@
 // fallback: a second reading of the page that wins when it is much
 // longer), and the nearest prose paragraph before the content joins it
 // when little text lies between (a lead set apart in the article's
-// header). Each of these was kept because it raised F on the folds of
+// header, be it a <p>, a <div> of text or a sub-heading written as a
+// sentence, or a long sub-heading however it ends; beside the hero image
+// in a header with the headline, which a caption is not). A <header> whose text is at most a fifth links is the
+// article's (headline, standfirst), not the site's menu, and is not
+// pruned; a paragraph ending like a sentence counts as prose when
+// trimming while at most half of it is links (an article's closing
+// paragraphs that point to their sources), and boxes of the best
+// container's class elsewhere on the page that are mostly prose join it
+// (an article's sections in a page builder's boxes). A page without an
+// article container is returned whole with its first blocks. Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
@@ -144,11 +153,84 @@ type Tuning struct {
 	// LeadLevels, when not zero, is how far above the content the lead's
 	// container may branch off (see Lead); zero means leadLevels.
 	LeadLevels int
+	// LeadBlocks, when set, lets the lead (see Lead) be any block that
+	// reads as a paragraph, not only a <p>: a <div> of text or a
+	// sub-heading written as a sentence (a standfirst, a deck, an
+	// excerpt), as pages mark their leads up.
+	LeadBlocks bool
+	// HeaderLinks, when not zero, keeps a <header> element whose text is
+	// at most this share (percent) links: an article's header (headline,
+	// standfirst) rather than the site's, which is a menu of links.
+	HeaderLinks int
+	// CousinLevels, when not zero, is how far above the best container
+	// withCousins looks for the article's other sections; zero means
+	// cousinLevels.
+	CousinLevels int
+	// ParentProse, when not zero, widens the best container to its parent
+	// (and on up) while at least this share (percent) of the text the
+	// parent adds is prose (see proseRunes): a container that holds only
+	// part of the article, its other paragraphs beside it in a wrapper,
+	// gives way to the wrapper when what the wrapper adds reads as the
+	// article rather than as links and labels.
+	ParentProse int
+	// Tail, when not zero, ends the content at the first heading after
+	// its first prose block below which at least this share (percent) of
+	// the text is links, in at least minTailLinks links: a "read more"
+	// box of teasers after the article, each a linked headline and its
+	// summary, whose summaries read as prose.
+	Tail int
+	// LeadImage, when set, takes a paragraph beside an image for a
+	// caption (and not a lead) only when no headline (a heading without
+	// links) precedes it in their container: an article's header holds
+	// its headline and hero image before the lead, a caption's container
+	// the image and the caption, a teaser card a linked heading.
+	LeadImage bool
+	// LeadHeading, when not zero, takes a sub-heading of at least this
+	// many runes, without links, for a lead however it ends: decks are
+	// written without a full stop, and headings are seldom that long.
+	LeadHeading int
+	// LeadKept, when set, exempts the lead (see Lead) from the trimming
+	// of what precedes the first prose block: it was chosen as prose, and
+	// a deck is short by the trimming's measure.
+	LeadKept bool
+	// SameClass, when set, joins to the content every element elsewhere
+	// on the page whose class is the best container's and whose text is
+	// mostly prose: a page builder sets an article's sections apart in
+	// boxes of one kind, at depths withCousins does not reach. A box
+	// with a heading that is nothing but a link holds teasers of other
+	// articles and does not join.
+	SameClass bool
+	// WholeLead, when set, keeps what precedes the first prose block of
+	// a page that has no article container and is returned whole: there
+	// is no article start to trim to, and the page's first blocks (a
+	// short post, a recipe's ingredients) are as much its content as the
+	// rest.
+	WholeLead bool
+	// Teasers is Tail for a box of teasers told by its headlines: the
+	// heading that ends the content is not a link and heads at least
+	// minTeasers headings that are nothing but a link.
+	Teasers int
+	// LinkedProse, when not zero, takes a paragraph of at least
+	// sentenceRunes that ends like a sentence for prose when at most this
+	// share (percent) of it is links, where maxGoodLinks is the bound
+	// otherwise: an article's closing paragraphs that point to their
+	// sources in several links are still its text.
+	LinkedProse int
+	// Captions, when not zero, keeps a <figcaption> of at least this many
+	// runes, with at most maxGoodLinks of them links: a caption that long
+	// tells the story (a slideshow's text), where a short one credits a
+	// photo.
+	Captions int
+	// Standfirst, when set, keeps a standfirst: the sentence-long
+	// headings before the first paragraph, which the extract package's
+	// cleaning drops otherwise (it reads the setting; Find does not).
+	Standfirst bool
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
-	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8}
+	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -182,15 +264,30 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 		// No article here (a portal, a list page), or a page so short that
 		// all of it is the content: the page's text, less its boilerplate,
 		// is the best there is.
-		return whole(body, tu, short)
+		return whole(body, tu, short || tu.WholeLead)
 	}
-	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st)
+	if tu.ParentProse > 0 {
+		top = widen(body, top, cands, st, tu.ParentProse)
+	}
+	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st,
+		cmp.Or(tu.CousinLevels, cousinLevels))
+	if tu.SameClass {
+		chosen = withSameClass(body, top, chosen, st)
+	}
+	lead := false
 	if tu.Lead > 0 {
-		chosen = withLead(body, chosen, st, tu.Lead, cmp.Or(tu.LeadLevels, leadLevels))
+		n := len(chosen)
+		chosen = withLead(body, chosen, st, tu.Lead, cmp.Or(tu.LeadLevels, leadLevels), tu)
+		lead = len(chosen) > n
 	}
 	// With a fallback, the chosen nodes are copied rather than moved, so
 	// that the page stays whole for the second reading.
-	out := trimmed(gather(chosen, tu.Fallback > 0), false, tu)
+	out := gather(chosen, tu.Fallback > 0)
+	var keep *html.Node
+	if lead && tu.LeadKept {
+		keep = out.FirstChild
+	}
+	out = trimmed(out, false, keep, tu)
 	if tu.Fallback > 0 && pageRunes*100 >= measure(out).of(out).runes*tu.Fallback {
 		wide := body
 		if tu.FallbackShare > 0 {
@@ -212,18 +309,19 @@ func whole(body *html.Node, tu Tuning, keepLead bool) *html.Node {
 	for c := body.FirstChild; c != nil; c = c.NextSibling {
 		chosen = append(chosen, c)
 	}
-	return trimmed(gather(chosen, false), keepLead, tu)
+	return trimmed(gather(chosen, false), keepLead, nil, tu)
 }
 
 // trimmed trims out (see trimBlocks), keeping its lead when keepLead is
-// set or out is short content (Tuning.ShortContent), and undoes the
+// set or out is short content (Tuning.ShortContent) and the blocks at or
+// below keep (when not nil) in any case, and undoes the
 // trimming if it leaves nothing (Tuning.Restore).
-func trimmed(out *html.Node, keepLead bool, tu Tuning) *html.Node {
+func trimmed(out *html.Node, keepLead bool, keep *html.Node, tu Tuning) *html.Node {
 	if tu.ShortContent > 0 && measure(out).of(out).runes <= tu.ShortContent {
 		keepLead = true
 	}
 	var j journal
-	trimBlocks(out, !keepLead, tu.CodeLead, &j)
+	trimBlocks(out, !keepLead, keep, tu, &j)
 	if tu.Restore && measure(out).of(out).runes == 0 {
 		j.restore()
 	}

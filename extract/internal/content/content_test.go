@@ -230,6 +230,110 @@ func TestFindWith(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tu := DefaultTuning()
 			tu.Fallback, tu.Lead = tt.fallback, tt.lead
+			tu.LeadHeading = 0 // the subtitles here are not the leads (see TestFindWithKnobs)
+			checkContent(t, FindWith(parse(t, "<html><body>"+tt.page+"</body></html>"), tu), tt.want, tt.notWant)
+		})
+	}
+}
+
+// TestFindWithKnobs covers the later Tuning mechanisms, each off (as
+// before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
+// LeadHeading, LinkedProse, SameClass, WholeLead (kept), ParentProse, Tail, LeadKept, Captions
+// and Teasers (tried, not kept).
+func TestFindWithKnobs(t *testing.T) {
+	body := strings.Repeat(prose+second, 3)
+	const standfirst = "The old bridge will be rebuilt, the council decided on Tuesday."
+	divLead := `<div class="head"><h1>Bridge to be rebuilt</h1><div class="standfirst">` + standfirst + `</div></div><div class="body">` + body + `</div>`
+	deck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + standfirst + `</h2></div><div class="body">` + body + `</div>`
+	headline := `<div class="head"><h1>` + standfirst + `</h1></div><div class="body">` + body + `</div>`
+	header := `<header><h1>Bridge to be rebuilt</h1><p>` + standfirst + `</p></header><div class="body">` + body + `</div>`
+	siteHeader := `<header><a href="/">Home</a> <a href="/news">News and more news</a> <a href="/sport">Sport</a><p>` + standfirst + `</p></header><div class="body">` + body + `</div>`
+	// The best container four wrappers down (each beside a stub, so that
+	// none is an only child), and a section of the article beside the
+	// outermost: five levels above the best container.
+	var deep strings.Builder
+	deep.WriteString(`<div id="page">`)
+	for range 5 {
+		deep.WriteString(`<div><div>stub</div>`)
+	}
+	deep.WriteString(`<div id="main">` + body + `</div>`)
+	for range 5 {
+		deep.WriteString(`</div>`)
+	}
+	deep.WriteString(`<div class="part">` + teaser + teaser + teaser + teaser + `</div></div>`)
+	// The best container, and beside it in the same wrapper a paragraph
+	// two levels down (too weak to join as a sibling or a cousin).
+	wrapped := `<div id="page"><div id="wrap"><div id="main">` + body + `</div><div><div>` + teaser + `</div></div></div><div>stub</div></div>`
+	var teasers strings.Builder
+	teasers.WriteString(`<div class="story">` + body + `<h2>Read on</h2>`)
+	for i := range 3 {
+		fmt.Fprintf(&teasers, `<h3><a href="/%d">Library hours, story %d</a></h3>%s`, i, i, teaser)
+	}
+	teasers.WriteString(`</div>`)
+	const deckText = "The old bridge over the river will be rebuilt within two years while one lane stays open to traffic"
+	hero := `<div class="head"><img src="/b.jpg" alt="The bridge"><h1>Bridge to be rebuilt</h1><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
+	bylineFirst := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body"><div>By A. Writer</div>` + body + body + `</div>` // past ShortContent
+	const sources = `<p>Read the <a href="/r">full council report</a> and the <a href="/m">meeting minutes</a> for the details of the vote.</p>`
+	linkedEnd := `<div class="story">` + body + sources + `</div>`
+	const longCaption = "The old bridge, seen from the east bank, where the floods of the spring tore two piers away and left the road above them hanging over the river."
+	linkedSection := `<div class="story">` + body + `<h2>Sources</h2>` + strings.Repeat(sources, 3) + prose + `</div>`
+	// Two boxes of one class far apart in the tree (the second too weak
+	// and too far to join as a sibling or a cousin), and a box of that
+	// class holding teasers.
+	sameClass := `<div id="page"><div><div><div><div><div class="box">` + body + `</div><div>stub</div></div><div>stub</div></div><div>stub</div></div><div>stub</div></div>` +
+		`<div><div><div class="box">` + teaser + `</div></div><div>stub</div></div>` +
+		`<div class="box"><h3><a href="/other">Another story</a></h3>` + second + `</div></div>`
+	// A post without paragraphs to speak of (no container holds
+	// minContent runes of them), past ShortContent.
+	noArticle := `<div><h2>Bridge works, day one</h2><div>Tuesday</div></div><div>` + strings.Repeat("<div><span>a few words</span></div>", 200) + `</div><div>` + prose + `</div>`
+	figure := `<div class="story">` + prose + `<figure><img src="/b.jpg" alt=""><figcaption>` + longCaption + `</figcaption></figure><figure><img src="/c.jpg" alt=""><figcaption>Photo: A. Writer</figcaption></figure>` + body + `</div>`
+	card := `<div class="card"><img src="/b.jpg" alt="The bridge"><h3><a href="/bridge">Bridge to be rebuilt</a></h3><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
+	openDeck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body">` + body + `</div>`
+	tests := []struct {
+		name          string
+		page          string
+		tune          func(*Tuning)
+		want, notWant []string
+	}{
+		{"lead blocks off: a <div> lead is left out", divLead, func(tu *Tuning) { tu.LeadBlocks = false }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"lead blocks on: a <div> lead joins the body", divLead, func(tu *Tuning) { tu.LeadBlocks = true }, []string{standfirst, "The council met"}, []string{"Bridge to be"}},
+		{"lead blocks off: a deck is left out", deck, func(tu *Tuning) { tu.LeadBlocks = false }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"lead blocks on: a deck joins the body", deck, func(tu *Tuning) { tu.LeadBlocks = true }, []string{standfirst, "The council met"}, nil},
+		{"lead blocks on: the headline is not a lead", headline, func(tu *Tuning) { tu.LeadBlocks = true }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"header links off: an article's <header> is pruned", header, func(tu *Tuning) { tu.HeaderLinks = 0 }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"header links on: an article's <header> keeps its lead", header, func(tu *Tuning) { tu.HeaderLinks = 20 }, []string{standfirst, "The council met"}, nil},
+		{"header links on: the site's <header>, mostly links, is pruned", siteHeader, func(tu *Tuning) { tu.HeaderLinks = 20 }, []string{"The council met"}, []string{"will be rebuilt", "Home"}},
+		{"cousin levels 4: a section five levels up is left out", deep.String(), func(tu *Tuning) { tu.CousinLevels = 4 }, []string{"The council met"}, []string{"In other news"}},
+		{"cousin levels 6: a section five levels up joins", deep.String(), func(tu *Tuning) { tu.CousinLevels = 6 }, []string{"The council met", "In other news"}, nil},
+		{"lead image off: a paragraph beside the hero image is a caption", hero, func(tu *Tuning) { tu.LeadImage = false }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"lead image on: beside the hero image and the headline, it is the lead", hero, func(tu *Tuning) { tu.LeadImage = true }, []string{standfirst, "The council met"}, nil},
+		{"lead image on: a teaser card's paragraph, under its linked heading, is not a lead", card, func(tu *Tuning) { tu.LeadImage = true }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"lead heading off: a deck without a full stop is left out", openDeck, func(tu *Tuning) { tu.LeadHeading = 0 }, []string{"The council met"}, []string{"one lane stays open"}},
+		{"lead heading on: a long deck joins however it ends", openDeck, func(tu *Tuning) { tu.LeadHeading = 60 }, []string{deckText, "The council met"}, nil},
+		{"lead heading on: a short sub-heading is not a lead", openDeck, func(tu *Tuning) { tu.LeadHeading = 100 }, []string{"The council met"}, []string{"one lane stays open"}},
+		{"lead kept off: a deck before the body's byline is trimmed with it", bylineFirst, func(tu *Tuning) { tu.LeadKept = false }, []string{"The council met"}, []string{"one lane stays open", "By A. Writer"}},
+		{"lead kept on: the deck stays, the byline goes", bylineFirst, func(tu *Tuning) { tu.LeadKept = true }, []string{deckText, "The council met"}, []string{"By A. Writer"}},
+		{"linked prose off: a closing paragraph two-fifths links is trimmed", linkedEnd, func(tu *Tuning) { tu.LinkedProse = 0 }, []string{"The council met"}, []string{"meeting minutes"}},
+		{"linked prose 50: the closing paragraph is the article's", linkedEnd, func(tu *Tuning) { tu.LinkedProse = 50 }, []string{"The council met", "full council report and the meeting minutes for the details"}, nil},
+		{"linked prose 40: not past its bound", linkedEnd, func(tu *Tuning) { tu.LinkedProse = 40 }, []string{"The council met"}, []string{"meeting minutes"}},
+		{"captions off: every <figcaption> is pruned", figure, func(tu *Tuning) { tu.Captions = 0 }, []string{"The council met"}, []string{"east bank", "Photo:"}},
+		{"captions 100: a long caption stays, a credit goes", figure, func(tu *Tuning) { tu.Captions = 100 }, []string{"The council met", longCaption}, []string{"Photo:"}},
+		{"teasers on: the content ends at the heading over linked headlines", teasers.String(), func(tu *Tuning) { tu.Teasers = 10 }, []string{"The council met"}, []string{"Read on", "In other news"}},
+		{"teasers on: a section whose prose links its sources is not teasers", linkedSection, func(tu *Tuning) { tu.Teasers = 10 }, []string{"The council met", "Sources", "meeting minutes"}, nil},
+		{"same class off: a box of the best container's class far away is left out", sameClass, func(tu *Tuning) { tu.SameClass = false }, []string{"The council met"}, []string{"In other news"}},
+		{"same class on: the box joins, the teaser box of that class does not", sameClass, func(tu *Tuning) { tu.SameClass = true }, []string{"The council met", "In other news"}, []string{"Another story"}},
+		{"whole lead off: a page without an article loses what precedes its first prose", noArticle, func(tu *Tuning) { tu.WholeLead = false }, []string{"The council met"}, []string{"Bridge works, day one"}},
+		{"whole lead on: a page without an article keeps it", noArticle, func(tu *Tuning) { tu.WholeLead = true }, []string{"Bridge works, day one", "The council met"}, nil},
+		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
+		{"parent prose on: the wrapper, adding prose only, is the content", wrapped, func(tu *Tuning) { tu.ParentProse = 90 }, []string{"The council met", "In other news"}, []string{"stub"}},
+		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
+		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tu := DefaultTuning()
+			tu.Fallback = 0 // the content chosen, not the page's text
+			tt.tune(&tu)
 			checkContent(t, FindWith(parse(t, "<html><body>"+tt.page+"</body></html>"), tu), tt.want, tt.notWant)
 		})
 	}

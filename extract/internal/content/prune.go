@@ -35,11 +35,19 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 		if v == byMarkup && tu.Labels && n.DataAtom == atom.Label {
 			v = notBoilerplate
 		}
+		if v == byMarkup && tu.Captions > 0 && n.DataAtom == atom.Figcaption && !hidden(n) {
+			if s := st.of(n); s.runes >= tu.Captions && s.linkDensity() <= maxGoodLinks {
+				v = notBoilerplate
+			}
+		}
 		switch v {
 		case byMarkup:
 			drop = append(drop, n)
 			return false
 		case byName:
+			if n.DataAtom == atom.Header && tu.HeaderLinks > 0 && st.of(n).linkRunes*100 <= st.of(n).runes*tu.HeaderLinks {
+				return true
+			}
 			mostProse := tu.PageProse > 0 && pageProse > 0 && proseRunes(n, st)*100 >= pageProse*tu.PageProse
 			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) && !contentLike(n, st, tu) && !mostProse {
 				drop = append(drop, n)

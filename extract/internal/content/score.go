@@ -162,6 +162,26 @@ func bestCandidate(body *html.Node, st stats, tu Tuning) (*html.Node, candidates
 	return top, c
 }
 
+// widen returns the highest of top and its ancestors below body reached
+// by climbing while at least share percent of the text each parent adds
+// is prose, the widened container scored as top was.
+func widen(body, top *html.Node, c candidates, st stats, share int) *html.Node {
+	n, prose := top, proseRunes(top, st)
+	for n.Parent != nil && n.Parent != body && n.Parent.Type == html.ElementNode {
+		p := n.Parent
+		pp := proseRunes(p, st)
+		added := st.of(p).runes - st.of(n).runes
+		if pp <= prose || (pp-prose)*100 < added*share {
+			break
+		}
+		n, prose = p, pp
+	}
+	if n != top && c.scores[n] < c.scores[top] {
+		c.scores[n] = c.scores[top]
+	}
+	return n
+}
+
 func onlyElementChild(n *html.Node) bool {
 	p := n.Parent
 	if p == nil || p.Type != html.ElementNode {
@@ -232,7 +252,8 @@ func withSiblings(top *html.Node, c candidates, st stats, tu Tuning) []*html.Nod
 // depths (a lead section, then a wrapper holding the rest) is joined up by
 // climbing from the best container and taking, in each branch beside the
 // path climbed, the branch's best container when it scores at least
-// cousinShare of the best and is not link-heavy.
+// cousinShare of the best and is not link-heavy. cousinLevels holds when
+// Tuning does not set CousinLevels (DefaultTuning does).
 const (
 	cousinShare    = 0.3
 	cousinMaxLinks = 0.25
@@ -246,7 +267,7 @@ const (
 // best container of each branch beside top and its ancestors, up to
 // cousinLevels above top, that scores comparably; the result is in document
 // order.
-func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st stats) []*html.Node {
+func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st stats, levels int) []*html.Node {
 	topScore := c.scores[top]
 	if top == body || top.Parent == nil {
 		return chosen
@@ -257,7 +278,7 @@ func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st sta
 	}
 	added := false
 	on := top
-	for level := 0; level < cousinLevels && on != body && on.Parent != nil; level++ {
+	for level := 0; level < levels && on != body && on.Parent != nil; level++ {
 		anc := on.Parent
 		for b := anc.FirstChild; b != nil; b = b.NextSibling {
 			if b == on || b.Type != html.ElementNode || taken[b] {
@@ -285,6 +306,61 @@ func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st sta
 		return true
 	})
 	return out
+}
+
+// withSameClass returns chosen, in document order, with every element
+// outside it whose class attribute is top's and whose text is mostly
+// prose (see Tuning.SameClass), but for boxes of teasers (linkedHeading).
+func withSameClass(body, top *html.Node, chosen []*html.Node, st stats) []*html.Node {
+	class := attr(top, "class")
+	if class == "" {
+		return chosen
+	}
+	taken := make(map[*html.Node]bool, len(chosen))
+	for _, n := range chosen {
+		taken[n] = true
+	}
+	var out []*html.Node
+	htmltree.Walk(body, func(n *html.Node) bool {
+		if taken[n] {
+			out = append(out, n)
+			return false
+		}
+		if n.Type != html.ElementNode {
+			return false
+		}
+		if n != body && attr(n, "class") == class {
+			if s := st.of(n); s.runes > 0 && proseRunes(n, st)*2 >= s.runes && !holdsAny(n, taken) && !linkedHeading(n, st) {
+				out = append(out, n)
+				return false
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// linkedHeading tells whether n holds a heading that is nothing but a
+// link: a teaser's headline.
+func linkedHeading(n *html.Node, st stats) bool {
+	for d := range htmltree.All(n) {
+		if d.Type == html.ElementNode && isHeading(d.DataAtom) {
+			if s := st.of(d); s.runes > 0 && s.linkRunes >= s.runes {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// holdsAny tells whether any of the nodes in set lies below n.
+func holdsAny(n *html.Node, set map[*html.Node]bool) bool {
+	for d := range htmltree.All(n) {
+		if set[d] {
+			return true
+		}
+	}
+	return false
 }
 
 // insideLink tells whether n sits inside a link, at or below top.
@@ -317,7 +393,7 @@ func bestWithin(n *html.Node, c candidates) (*html.Node, float64) {
 // A lead is a <p> without links (a byline links its author, a
 // disclaimer its sources), not beside an image (a caption), and in a
 // container that branches off at most levels above the content.
-func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int) []*html.Node {
+func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int, tu Tuning) []*html.Node {
 	if len(chosen) == 0 || chosen[0] == body {
 		return chosen
 	}
@@ -342,12 +418,25 @@ func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int
 		if !paragraphLike(n, s) && !isHeading(n.DataAtom) || s.runes == 0 || insideParagraph(n, body, st) {
 			continue
 		}
-		if n.DataAtom == atom.P && s.linkRunes == 0 && near(n, first, levels) && !besideImage(n) && classify(n, s) == good {
+		if leadBlock(n.DataAtom, tu.LeadBlocks) && s.linkRunes == 0 && near(n, first, levels) && !caption(n, st, tu.LeadImage) &&
+			(classify(n, s) == good || tu.LeadHeading > 0 && isHeading(n.DataAtom) && s.runes >= tu.LeadHeading) {
 			return append([]*html.Node{n}, chosen...)
 		}
 		gap += s.runes
 	}
 	return chosen
+}
+
+// leadBlock tells the blocks a lead may be: a <p>, or with blocks a
+// <div> or <section> of text or a sub-heading (not the headline).
+func leadBlock(a atom.Atom, blocks bool) bool {
+	switch a {
+	case atom.P:
+		return true
+	case atom.Div, atom.Section, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return blocks
+	}
+	return false
 }
 
 // leadLevels is how far above the content a lead's container may branch
@@ -369,6 +458,27 @@ func near(n, c *html.Node, levels int) bool {
 		}
 	}
 	return false
+}
+
+// caption tells a paragraph beside an image (see besideImage), with
+// headlines set, only when no headline precedes it in their container: a
+// heading without links (a teaser card's heading links its story).
+func caption(n *html.Node, st stats, headlines bool) bool {
+	if !besideImage(n) {
+		return false
+	}
+	if !headlines {
+		return true
+	}
+	for d := range htmltree.All(n.Parent) {
+		if d == n {
+			break
+		}
+		if d.Type == html.ElementNode && isHeading(d.DataAtom) && st.of(d).runes > 0 && st.of(d).linkRunes == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // besideImage tells a paragraph whose container holds an image: a
