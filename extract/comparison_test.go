@@ -717,6 +717,8 @@ func cvCandidates() []cvCandidate {
 		{"a page without an article container, returned whole, keeps what precedes its first prose block", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.WholeLead = true; return t }},
 		{"content of at most N runes kept without lead trimming, past the first grid's top (1200 before)", []int{1800, 2500, 4000, 6000, 10000}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortContent = v; return t }},
 		{"sentence-long headings before the first paragraph (a standfirst) kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Standfirst = true; return t }},
+		{"content ends at the last prose block of a text container when at most N% of the prose follows it", []int{5, 10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TextTail = v; return t }},
+		{"as above, removing only what lies outside the text container", []int{5, 10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TextTailBoxes = v; return t }},
 	}
 }
 
