@@ -719,6 +719,7 @@ func cvCandidates() []cvCandidate {
 		{"sentence-long headings before the first paragraph (a standfirst) kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Standfirst = true; return t }},
 		{"content ends at the last prose block of a text container when at most N% of the prose follows it", []int{5, 10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TextTail = v; return t }},
 		{"as above, removing only what lies outside the text container", []int{5, 10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TextTailBoxes = v; return t }},
+		{"a short block after the last prose block kept only within that block's ancestor N levels up", []int{1, 2, 3}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TailLevels = v; return t }},
 	}
 }
 

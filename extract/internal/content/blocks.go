@@ -180,11 +180,23 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 			// A quotation closing the article (an embedded post, with its
 			// links to the author and the date) is the article's.
 			drop = drop || (hasLink(b.n, st) && b.n.DataAtom != atom.Blockquote) || b.heading
+			if tu.TailLevels > 0 && b.n.DataAtom != atom.Blockquote {
+				drop = drop || !within(b.n, ancestor(bs[last].n, tu.TailLevels))
+			}
 		}
 		if drop && !within(b.n, keep) {
 			j.remove(b.n)
 		}
 	}
+}
+
+// ancestor returns n's ancestor levels up, or the topmost one when the
+// tree is not that deep.
+func ancestor(n *html.Node, levels int) *html.Node {
+	for ; levels > 0 && n.Parent != nil; levels-- {
+		n = n.Parent
+	}
+	return n
 }
 
 // within tells whether n is a or lies below it.

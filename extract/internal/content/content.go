@@ -55,7 +55,10 @@
 // chosen content ends with the article's text container (the last element
 // holding two prose blocks as children) when what follows it in other
 // boxes holds at most a tenth of its prose: a lone summary under a
-// teaser's headline, an advertisement, an author's box. Each of these was kept because it raised F on the folds of
+// teaser's headline, an advertisement, an author's box; and a short line
+// after the last prose block is kept only inside that block's parent (a
+// sign-off written into the article, not "Comments" or "Most read" in a
+// box after it). Neither applies to a page returned whole. Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
@@ -236,6 +239,11 @@ type Tuning struct {
 	// TextTailBoxes is TextTail removing only the blocks outside the text
 	// container: a sign-off or a note in the article's own container stays.
 	TextTailBoxes int
+	// TailLevels, when not zero, keeps a short block after the last prose
+	// block (a sign-off, a correction note) only when it lies within that
+	// block's ancestor this many levels up: written into the article's
+	// text, not a box after it ("Comments", "Most read", a poll).
+	TailLevels int
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
@@ -245,7 +253,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -324,7 +332,7 @@ func whole(body *html.Node, tu Tuning, keepLead bool) *html.Node {
 	// The page has no text container that is the article (or it is the
 	// fallback's second reading, which wins by being longer): the blocks
 	// after one are not another box's to cut.
-	tu.TextTail, tu.TextTailBoxes = 0, 0
+	tu.TextTail, tu.TextTailBoxes, tu.TailLevels = 0, 0, 0
 	for c := body.FirstChild; c != nil; c = c.NextSibling {
 		chosen = append(chosen, c)
 	}

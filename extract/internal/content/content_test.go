@@ -238,7 +238,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes (kept), ParentProse, Tail,
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels (kept), ParentProse, Tail,
 // LeadKept, Captions, Teasers and TextTail (tried, not kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
@@ -296,6 +296,10 @@ func TestFindWithKnobs(t *testing.T) {
 	const ad = `<p>Find out how, with our planning tools, you can plan your sales for the year ahead, week by week.</p>`
 	boxes := `<div class="post"><div class="text">` + body + `<p>Updated Tuesday</p></div><h3>You may also like</h3>` + ad + `</div>`
 	section := `<div class="post"><div class="text">` + body + `<p>Updated Tuesday</p></div><h3>You may also like</h3>` + ad + ad + `</div>`
+	// Paragraphs each in a wrapper of their own, then a box with a short
+	// line after them.
+	paras := `<div class="post">` + strings.Repeat(`<div class="para">`+prose+`</div><div class="para">`+second+`</div>`, 3) +
+		`<div class="box"><div>Most read this week</div></div></div>`
 	tests := []struct {
 		name          string
 		page          string
@@ -337,6 +341,9 @@ func TestFindWithKnobs(t *testing.T) {
 		{"text tail boxes on: the content ends with the article's container", boxes, func(tu *Tuning) { tu.TextTailBoxes = 10 }, []string{"The council met", "Updated Tuesday"}, []string{"plan your sales for the year"}},
 		{"text tail boxes on: a box of two paragraphs is a text container", section, func(tu *Tuning) { tu.TextTailBoxes = 10 }, []string{"The council met", "plan your sales for the year"}, nil},
 		{"text tail on: the article's closing line goes too", boxes, func(tu *Tuning) { tu.TextTail = 10; tu.TextTailBoxes = 0 }, []string{"The council met"}, []string{"Updated Tuesday", "plan your sales for the year"}},
+		{"tail levels off: a short line in a box after the last prose block is kept", paras, func(tu *Tuning) { tu.TailLevels = 0 }, []string{"The council met", "Most read this week"}, nil},
+		{"tail levels 1: it is not the article's", paras, func(tu *Tuning) { tu.TailLevels = 1 }, []string{"The council met", "The contractor"}, []string{"Most read this week"}},
+		{"tail levels 1: a sign-off in the last paragraph's container stays", boxes, func(tu *Tuning) { tu.TailLevels = 1 }, []string{"The council met", "Updated Tuesday"}, nil},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}
