@@ -720,6 +720,8 @@ func cvCandidates() []cvCandidate {
 		{"content ends at the last prose block of a text container when at most N% of the prose follows it", []int{5, 10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TextTail = v; return t }},
 		{"as above, removing only what lies outside the text container", []int{5, 10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TextTailBoxes = v; return t }},
 		{"a short block after the last prose block kept only within that block's ancestor N levels up", []int{1, 2, 3}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TailLevels = v; return t }},
+		{"a <textarea> pruned with its highest ancestor of at most N runes (a reply form's heading and notes)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ReplyForm = v; return t }},
+		{"as above, with larger ancestors (the form's labels and notes counted)", []int{1600, 3200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ReplyForm = v; return t }},
 	}
 }
 

@@ -244,6 +244,10 @@ type Tuning struct {
 	// block's ancestor this many levels up: written into the article's
 	// text, not a box after it ("Comments", "Most read", a poll).
 	TailLevels int
+	// ReplyForm, when not zero, prunes with each <textarea> its highest
+	// ancestor holding at most this many runes of text: a comment form's
+	// heading and notes, not only its controls.
+	ReplyForm int
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).

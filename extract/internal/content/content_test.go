@@ -239,7 +239,8 @@ func TestFindWith(t *testing.T) {
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
 // LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels (kept), ParentProse, Tail,
-// LeadKept, Captions, Teasers and TextTail (tried, not kept).
+// LeadKept, Captions, Teasers, TextTail and ReplyForm (tried, not
+// kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
 	const standfirst = "The old bridge will be rebuilt, the council decided on Tuesday."
@@ -300,6 +301,9 @@ func TestFindWithKnobs(t *testing.T) {
 	// line after them.
 	paras := `<div class="post">` + strings.Repeat(`<div class="para">`+prose+`</div><div class="para">`+second+`</div>`, 3) +
 		`<div class="box"><div>Most read this week</div></div></div>`
+	// A comment form inside the article's container, its note beside
+	// the text box.
+	form := `<div class="post">` + body + `<div class="box"><p>You must be logged in to post a comment</p><textarea></textarea></div></div>`
 	tests := []struct {
 		name          string
 		page          string
@@ -344,6 +348,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"tail levels off: a short line in a box after the last prose block is kept", paras, func(tu *Tuning) { tu.TailLevels = 0 }, []string{"The council met", "Most read this week"}, nil},
 		{"tail levels 1: it is not the article's", paras, func(tu *Tuning) { tu.TailLevels = 1 }, []string{"The council met", "The contractor"}, []string{"Most read this week"}},
 		{"tail levels 1: a sign-off in the last paragraph's container stays", boxes, func(tu *Tuning) { tu.TailLevels = 1 }, []string{"The council met", "Updated Tuesday"}, nil},
+		{"reply form off: the form's note stays", form, func(tu *Tuning) { tu.ReplyForm = 0 }, []string{"The council met", "logged in"}, nil},
+		{"reply form 100: the note goes with the form", form, func(tu *Tuning) { tu.ReplyForm = 100 }, []string{"The council met"}, []string{"logged in"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}
