@@ -722,6 +722,7 @@ func cvCandidates() []cvCandidate {
 		{"a short block after the last prose block kept only within that block's ancestor N levels up", []int{1, 2, 3}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TailLevels = v; return t }},
 		{"a <textarea> pruned with its highest ancestor of at most N runes (a reply form's heading and notes)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ReplyForm = v; return t }},
 		{"as above, with larger ancestors (the form's labels and notes counted)", []int{1600, 3200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ReplyForm = v; return t }},
+		{"any <form> pruned with its highest ancestor of at most N runes (a newsletter sign-up, a login)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.FormBox = v; return t }},
 	}
 }
 

@@ -58,7 +58,9 @@
 // teaser's headline, an advertisement, an author's box; and a short line
 // after the last prose block is kept only inside that block's parent (a
 // sign-off written into the article, not "Comments" or "Most read" in a
-// box after it). Neither applies to a page returned whole. Each of these was kept because it raised F on the folds of
+// box after it). Neither applies to a page returned whole. A <form> goes
+// with its highest ancestor of at most 100 runes: a sign-up's or a login's
+// words around it, not only its controls. Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
@@ -248,6 +250,9 @@ type Tuning struct {
 	// ancestor holding at most this many runes of text: a comment form's
 	// heading and notes, not only its controls.
 	ReplyForm int
+	// FormBox is ReplyForm for every <form>: a newsletter's sign-up, a
+	// search box or a login with the words around them.
+	FormBox int
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
@@ -257,7 +262,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100}
 }
 
 // Find returns the main content of the document below root, as a new <div>

@@ -238,7 +238,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels (kept), ParentProse, Tail,
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox (kept), ParentProse, Tail,
 // LeadKept, Captions, Teasers, TextTail and ReplyForm (tried, not
 // kept).
 func TestFindWithKnobs(t *testing.T) {
@@ -304,6 +304,10 @@ func TestFindWithKnobs(t *testing.T) {
 	// A comment form inside the article's container, its note beside
 	// the text box.
 	form := `<div class="post">` + body + `<div class="box"><p>You must be logged in to post a comment</p><textarea></textarea></div></div>`
+	// A newsletter's sign-up inside the article's container, and a search
+	// form written straight into it.
+	signup := `<div class="post">` + body + `<div class="box"><p>Our news in your inbox every week</p><form><input type="email"></form></div></div>`
+	search := `<div class="post">` + body + `<form><input type="search"></form><p>Updated Tuesday</p></div>`
 	tests := []struct {
 		name          string
 		page          string
@@ -350,6 +354,9 @@ func TestFindWithKnobs(t *testing.T) {
 		{"tail levels 1: a sign-off in the last paragraph's container stays", boxes, func(tu *Tuning) { tu.TailLevels = 1 }, []string{"The council met", "Updated Tuesday"}, nil},
 		{"reply form off: the form's note stays", form, func(tu *Tuning) { tu.ReplyForm = 0 }, []string{"The council met", "logged in"}, nil},
 		{"reply form 100: the note goes with the form", form, func(tu *Tuning) { tu.ReplyForm = 100 }, []string{"The council met"}, []string{"logged in"}},
+		{"form box off: a sign-up's words stay", signup, func(tu *Tuning) { tu.FormBox = 0 }, []string{"The council met", "in your inbox"}, nil},
+		{"form box 100: they go with the form", signup, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met"}, []string{"in your inbox"}},
+		{"form box 100: a form in the article takes only itself", search, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met", "Updated Tuesday"}, nil},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}
