@@ -717,6 +717,12 @@ func cvCandidates() []cvCandidate {
 		{"a page without an article container, returned whole, keeps what precedes its first prose block", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.WholeLead = true; return t }},
 		{"content of at most N runes kept without lead trimming, past the first grid's top (1200 before)", []int{1800, 2500, 4000, 6000, 10000}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ShortContent = v; return t }},
 		{"sentence-long headings before the first paragraph (a standfirst) kept", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.Standfirst = true; return t }},
+		{"content ends at the last prose block of a text container when at most N% of the prose follows it", []int{5, 10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TextTail = v; return t }},
+		{"as above, removing only what lies outside the text container", []int{5, 10, 20, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TextTailBoxes = v; return t }},
+		{"a short block after the last prose block kept only within that block's ancestor N levels up", []int{1, 2, 3}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TailLevels = v; return t }},
+		{"a <textarea> pruned with its highest ancestor of at most N runes (a reply form's heading and notes)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ReplyForm = v; return t }},
+		{"as above, with larger ancestors (the form's labels and notes counted)", []int{1600, 3200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ReplyForm = v; return t }},
+		{"any <form> pruned with its highest ancestor of at most N runes (a newsletter sign-up, a login)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.FormBox = v; return t }},
 	}
 }
 

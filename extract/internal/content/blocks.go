@@ -121,6 +121,12 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 	if tu.Teasers > 0 {
 		bs = cutTail(bs, st, tu.Teasers, true, j)
 	}
+	if tu.TextTail > 0 {
+		bs = cutTextTail(bs, st, tu.TextTail, false, keep, j)
+	}
+	if tu.TextTailBoxes > 0 {
+		bs = cutTextTail(bs, st, tu.TextTailBoxes, true, keep, j)
+	}
 	if tu.LinkedProse > 0 {
 		for i, b := range bs {
 			s := st.of(b.n)
@@ -174,11 +180,23 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 			// A quotation closing the article (an embedded post, with its
 			// links to the author and the date) is the article's.
 			drop = drop || (hasLink(b.n, st) && b.n.DataAtom != atom.Blockquote) || b.heading
+			if tu.TailLevels > 0 && b.n.DataAtom != atom.Blockquote {
+				drop = drop || !within(b.n, ancestor(bs[last].n, tu.TailLevels))
+			}
 		}
 		if drop && !within(b.n, keep) {
 			j.remove(b.n)
 		}
 	}
+}
+
+// ancestor returns n's ancestor levels up, or the topmost one when the
+// tree is not that deep.
+func ancestor(n *html.Node, levels int) *html.Node {
+	for ; levels > 0 && n.Parent != nil; levels-- {
+		n = n.Parent
+	}
+	return n
 }
 
 // within tells whether n is a or lies below it.
@@ -238,6 +256,50 @@ func cutTail(bs []leafBlock, st stats, tail int, teasers bool, j *journal) []lea
 		j.remove(b.n)
 	}
 	return bs[:cut]
+}
+
+// cutTextTail removes the blocks after the last good block whose parent
+// holds another good block as a child (the article's text container),
+// when the good blocks among them hold at most share percent of the good
+// blocks' runes; it returns the blocks left. Blocks at or below keep
+// stay, and with boxes only, those inside the text container.
+func cutTextTail(bs []leafBlock, st stats, share int, boxes bool, keep *html.Node, j *journal) []leafBlock {
+	goods := make(map[*html.Node]int) // good blocks by parent
+	total := 0
+	for _, b := range bs {
+		if b.class == good {
+			goods[b.n.Parent]++
+			total += st.of(b.n).runes
+		}
+	}
+	end := -1
+	for i := len(bs) - 1; i >= 0; i-- {
+		if bs[i].class == good && goods[bs[i].n.Parent] >= 2 {
+			end = i
+			break
+		}
+	}
+	if end < 0 || end == len(bs)-1 {
+		return bs
+	}
+	after := 0
+	for _, b := range bs[end+1:] {
+		if b.class == good {
+			after += st.of(b.n).runes
+		}
+	}
+	if after*100 > total*share {
+		return bs
+	}
+	left := bs[:end+1]
+	for _, b := range bs[end+1:] {
+		if within(b.n, keep) || boxes && within(b.n, bs[end].n.Parent) {
+			left = append(left, b)
+			continue
+		}
+		j.remove(b.n)
+	}
+	return left
 }
 
 // inContainer tells a short paragraph or list item that is a child of the

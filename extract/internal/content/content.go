@@ -51,7 +51,16 @@
 // paragraphs that point to their sources), and boxes of the best
 // container's class elsewhere on the page that are mostly prose join it
 // (an article's sections in a page builder's boxes). A page without an
-// article container is returned whole with its first blocks. Each of these was kept because it raised F on the folds of
+// article container is returned whole with its first blocks. The
+// chosen content ends with the article's text container (the last element
+// holding two prose blocks as children) when what follows it in other
+// boxes holds at most a tenth of its prose: a lone summary under a
+// teaser's headline, an advertisement, an author's box; and a short line
+// after the last prose block is kept only inside that block's parent (a
+// sign-off written into the article, not "Comments" or "Most read" in a
+// box after it). Neither applies to a page returned whole. A <form> goes
+// with its highest ancestor of at most 100 runes: a sign-up's or a login's
+// words around it, not only its controls. Each of these was kept because it raised F on the folds of
 // trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
 //
 // No regular expressions and no tables are built at package initialisation:
@@ -221,6 +230,29 @@ type Tuning struct {
 	// tells the story (a slideshow's text), where a short one credits a
 	// photo.
 	Captions int
+	// TextTail, when not zero, ends the content at the last prose block
+	// of a text container (an element holding two or more prose blocks as
+	// its children) when the prose after it is at most this share
+	// (percent) of the content's prose: what follows the article's own
+	// paragraphs in other boxes is teasers with their summaries, an
+	// advertisement, an author's box or a comment, each a lone paragraph
+	// in a card of its own.
+	TextTail int
+	// TextTailBoxes is TextTail removing only the blocks outside the text
+	// container: a sign-off or a note in the article's own container stays.
+	TextTailBoxes int
+	// TailLevels, when not zero, keeps a short block after the last prose
+	// block (a sign-off, a correction note) only when it lies within that
+	// block's ancestor this many levels up: written into the article's
+	// text, not a box after it ("Comments", "Most read", a poll).
+	TailLevels int
+	// ReplyForm, when not zero, prunes with each <textarea> its highest
+	// ancestor holding at most this many runes of text: a comment form's
+	// heading and notes, not only its controls.
+	ReplyForm int
+	// FormBox is ReplyForm for every <form>: a newsletter's sign-up, a
+	// search box or a login with the words around them.
+	FormBox int
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
@@ -230,7 +262,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -306,6 +338,10 @@ func whole(body *html.Node, tu Tuning, keepLead bool) *html.Node {
 	// The body's children, not the body: a <body> inside a <div> would
 	// hide the blocks from whoever walks the result.
 	var chosen []*html.Node
+	// The page has no text container that is the article (or it is the
+	// fallback's second reading, which wins by being longer): the blocks
+	// after one are not another box's to cut.
+	tu.TextTail, tu.TextTailBoxes, tu.TailLevels = 0, 0, 0
 	for c := body.FirstChild; c != nil; c = c.NextSibling {
 		chosen = append(chosen, c)
 	}

@@ -238,8 +238,9 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead (kept), ParentProse, Tail, LeadKept, Captions
-// and Teasers (tried, not kept).
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox (kept), ParentProse, Tail,
+// LeadKept, Captions, Teasers, TextTail and ReplyForm (tried, not
+// kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
 	const standfirst = "The old bridge will be rebuilt, the council decided on Tuesday."
@@ -289,6 +290,24 @@ func TestFindWithKnobs(t *testing.T) {
 	figure := `<div class="story">` + prose + `<figure><img src="/b.jpg" alt=""><figcaption>` + longCaption + `</figcaption></figure><figure><img src="/c.jpg" alt=""><figcaption>Photo: A. Writer</figcaption></figure>` + body + `</div>`
 	card := `<div class="card"><img src="/b.jpg" alt="The bridge"><h3><a href="/bridge">Bridge to be rebuilt</a></h3><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
 	openDeck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body">` + body + `</div>`
+	// The article's text container, with a short closing line, then a
+	// lone paragraph outside it (an advertisement's summary, joined as a
+	// paragraph sibling); and two such paragraphs, a text container of
+	// their own (a section of the article).
+	const ad = `<p>Find out how, with our planning tools, you can plan your sales for the year ahead, week by week.</p>`
+	boxes := `<div class="post"><div class="text">` + body + `<p>Updated Tuesday</p></div><h3>You may also like</h3>` + ad + `</div>`
+	section := `<div class="post"><div class="text">` + body + `<p>Updated Tuesday</p></div><h3>You may also like</h3>` + ad + ad + `</div>`
+	// Paragraphs each in a wrapper of their own, then a box with a short
+	// line after them.
+	paras := `<div class="post">` + strings.Repeat(`<div class="para">`+prose+`</div><div class="para">`+second+`</div>`, 3) +
+		`<div class="box"><div>Most read this week</div></div></div>`
+	// A comment form inside the article's container, its note beside
+	// the text box.
+	form := `<div class="post">` + body + `<div class="box"><p>You must be logged in to post a comment</p><textarea></textarea></div></div>`
+	// A newsletter's sign-up inside the article's container, and a search
+	// form written straight into it.
+	signup := `<div class="post">` + body + `<div class="box"><p>Our news in your inbox every week</p><form><input type="email"></form></div></div>`
+	search := `<div class="post">` + body + `<form><input type="search"></form><p>Updated Tuesday</p></div>`
 	tests := []struct {
 		name          string
 		page          string
@@ -326,6 +345,18 @@ func TestFindWithKnobs(t *testing.T) {
 		{"whole lead on: a page without an article keeps it", noArticle, func(tu *Tuning) { tu.WholeLead = true }, []string{"Bridge works, day one", "The council met"}, nil},
 		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"parent prose on: the wrapper, adding prose only, is the content", wrapped, func(tu *Tuning) { tu.ParentProse = 90 }, []string{"The council met", "In other news"}, []string{"stub"}},
+		{"text tail boxes off: the box after the article is kept", boxes, func(tu *Tuning) { tu.TextTailBoxes = 0 }, []string{"The council met", "Updated Tuesday", "plan your sales for the year"}, nil},
+		{"text tail boxes on: the content ends with the article's container", boxes, func(tu *Tuning) { tu.TextTailBoxes = 10 }, []string{"The council met", "Updated Tuesday"}, []string{"plan your sales for the year"}},
+		{"text tail boxes on: a box of two paragraphs is a text container", section, func(tu *Tuning) { tu.TextTailBoxes = 10 }, []string{"The council met", "plan your sales for the year"}, nil},
+		{"text tail on: the article's closing line goes too", boxes, func(tu *Tuning) { tu.TextTail = 10; tu.TextTailBoxes = 0 }, []string{"The council met"}, []string{"Updated Tuesday", "plan your sales for the year"}},
+		{"tail levels off: a short line in a box after the last prose block is kept", paras, func(tu *Tuning) { tu.TailLevels = 0 }, []string{"The council met", "Most read this week"}, nil},
+		{"tail levels 1: it is not the article's", paras, func(tu *Tuning) { tu.TailLevels = 1 }, []string{"The council met", "The contractor"}, []string{"Most read this week"}},
+		{"tail levels 1: a sign-off in the last paragraph's container stays", boxes, func(tu *Tuning) { tu.TailLevels = 1 }, []string{"The council met", "Updated Tuesday"}, nil},
+		{"reply form off: the form's note stays", form, func(tu *Tuning) { tu.ReplyForm = 0 }, []string{"The council met", "logged in"}, nil},
+		{"reply form 100: the note goes with the form", form, func(tu *Tuning) { tu.ReplyForm = 100 }, []string{"The council met"}, []string{"logged in"}},
+		{"form box off: a sign-up's words stay", signup, func(tu *Tuning) { tu.FormBox = 0 }, []string{"The council met", "in your inbox"}, nil},
+		{"form box 100: they go with the form", signup, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met"}, []string{"in your inbox"}},
+		{"form box 100: a form in the article takes only itself", search, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met", "Updated Tuesday"}, nil},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}

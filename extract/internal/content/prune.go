@@ -2,6 +2,7 @@ package content
 
 import (
 	"iter"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -23,9 +24,22 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 		pageProse = proseRunes(body, st)
 	}
 	var drop []*html.Node
+	if tu.ReplyForm > 0 {
+		drop = replyForms(body, st, atom.Textarea, tu.ReplyForm)
+	}
+	if tu.FormBox > 0 {
+		for _, n := range replyForms(body, st, atom.Form, tu.FormBox) {
+			if !slices.ContainsFunc(drop, func(o *html.Node) bool { return within(n, o) }) {
+				drop = append(drop, n)
+			}
+		}
+	}
 	htmltree.Walk(body, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == body {
 			return true
+		}
+		if slices.Contains(drop, n) {
+			return false
 		}
 		if linkCard(n, st) {
 			drop = append(drop, n)
@@ -59,6 +73,29 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 	for _, n := range drop {
 		j.remove(n)
 	}
+}
+
+// replyForms returns, for each element of kind a below body (a <textarea>,
+// a box to write a comment or a message in; a <form>), its highest ancestor below body holding at
+// most limit runes of text: the form with its heading and its notes
+// ("Leave a comment", "You must be logged in to post"), which outlive the
+// form's controls when only those are pruned.
+func replyForms(body *html.Node, st stats, a atom.Atom, limit int) []*html.Node {
+	var out []*html.Node
+	for n := range htmltree.All(body) {
+		if n.Type != html.ElementNode || n.DataAtom != a {
+			continue
+		}
+		top := n
+		for top.Parent != nil && top.Parent != body && st.of(top.Parent).runes <= limit {
+			top = top.Parent
+		}
+		if !slices.ContainsFunc(out, func(o *html.Node) bool { return within(top, o) }) {
+			out = slices.DeleteFunc(out, func(o *html.Node) bool { return within(o, top) })
+			out = append(out, top)
+		}
+	}
+	return out
 }
 
 // contentLike tells an element whose own content reads as the article's,
