@@ -171,6 +171,25 @@ func TestExtractDeepNesting(t *testing.T) {
 	}
 }
 
+// A page may hold a form (or a comment box) per element: pruning forms with
+// the words around them must take time in proportion to the page, as the
+// rest of the extractor does (a list of forms searched per element took
+// minutes here).
+func TestExtractManyForms(t *testing.T) {
+	const forms = 60000
+	page := article(strings.Repeat(`<div><form><label>Subscribe</label><input></form></div>`, forms/2) +
+		strings.Repeat(`<div><textarea></textarea></div>`, forms/2))
+	doc, err := Extract(context.Background(), []byte(page), nil, Options{})
+	if err != nil {
+		t.Fatalf("Extract: %v", err)
+	}
+	for _, w := range []string{"The first paragraph of the article", "The last paragraph wraps the story up"} {
+		if !strings.Contains(doc.Markdown, w) {
+			t.Errorf("the article's %q is lost", w)
+		}
+	}
+}
+
 func TestExtractMaxNodes(t *testing.T) {
 	// Past MaxNodes the page is rendered whole instead of extracted (less
 	// its navigation and footer, which are dropped before anything else).

@@ -2,7 +2,6 @@ package content
 
 import (
 	"iter"
-	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -24,21 +23,22 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 		pageProse = proseRunes(body, st)
 	}
 	var drop []*html.Node
+	// A set, not a list: a page may hold a form per element, and the walk
+	// asks of every node.
+	forms := make(map[*html.Node]bool)
 	if tu.ReplyForm > 0 {
-		drop = replyForms(body, st, atom.Textarea, tu.ReplyForm)
+		replyForms(body, st, atom.Textarea, tu.ReplyForm, forms)
 	}
 	if tu.FormBox > 0 {
-		for _, n := range replyForms(body, st, atom.Form, tu.FormBox) {
-			if !slices.ContainsFunc(drop, func(o *html.Node) bool { return within(n, o) }) {
-				drop = append(drop, n)
-			}
-		}
+		replyForms(body, st, atom.Form, tu.FormBox, forms)
 	}
 	htmltree.Walk(body, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == body {
 			return true
 		}
-		if slices.Contains(drop, n) {
+		if forms[n] {
+			// The walk reaches the outermost first and goes no deeper.
+			drop = append(drop, n)
 			return false
 		}
 		if linkCard(n, st) {
@@ -75,13 +75,12 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 	}
 }
 
-// replyForms returns, for each element of kind a below body (a <textarea>,
-// a box to write a comment or a message in; a <form>), its highest ancestor below body holding at
-// most limit runes of text: the form with its heading and its notes
+// replyForms adds to into, for each element of kind a below body (a
+// <textarea>, a box to write a comment or a message in; a <form>), its
+// highest ancestor below body holding at most limit runes of text: the form with its heading and its notes
 // ("Leave a comment", "You must be logged in to post"), which outlive the
 // form's controls when only those are pruned.
-func replyForms(body *html.Node, st stats, a atom.Atom, limit int) []*html.Node {
-	var out []*html.Node
+func replyForms(body *html.Node, st stats, a atom.Atom, limit int, into map[*html.Node]bool) {
 	for n := range htmltree.All(body) {
 		if n.Type != html.ElementNode || n.DataAtom != a {
 			continue
@@ -90,12 +89,8 @@ func replyForms(body *html.Node, st stats, a atom.Atom, limit int) []*html.Node 
 		for top.Parent != nil && top.Parent != body && st.of(top.Parent).runes <= limit {
 			top = top.Parent
 		}
-		if !slices.ContainsFunc(out, func(o *html.Node) bool { return within(top, o) }) {
-			out = slices.DeleteFunc(out, func(o *html.Node) bool { return within(o, top) })
-			out = append(out, top)
-		}
+		into[top] = true
 	}
-	return out
 }
 
 // contentLike tells an element whose own content reads as the article's,
