@@ -106,15 +106,7 @@ func TestVectorIndexRecall(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			vecs, qs := tt.generate(n, nq, dims, 7)
-			x := NewVectorIndex(dims)
-			x.SetExactBelow(0)
-			ids := make([]string, n)
-			for i := range ids {
-				ids[i] = fmt.Sprint(i)
-			}
-			if err := x.AddBatch(ids, vecs); err != nil {
-				t.Fatal(err)
-			}
+			x := codedIndex(t, vecs)
 			old := newHammingBaseline(x, 8000*n/100_000, 100)
 			var recall, oldRecall float64
 			for _, q := range qs {
@@ -370,4 +362,20 @@ func TestEngineErrors(t *testing.T) {
 	if err := e.Add(ctx, []Document{{ID: "a", Vector: []float32{1}}}); !errors.Is(err, ErrDimensions) {
 		t.Errorf("wrong-length vector: %v", err)
 	}
+}
+
+// codedIndex returns an index of vecs under the ids "0", "1", … that
+// searches by its codes however small it is.
+func codedIndex(t testing.TB, vecs [][]float32) *VectorIndex {
+	t.Helper()
+	x := NewVectorIndex(len(vecs[0]))
+	x.SetExactBelow(0)
+	ids := make([]string, len(vecs))
+	for i := range ids {
+		ids[i] = fmt.Sprint(i)
+	}
+	if err := x.AddBatch(ids, vecs); err != nil {
+		t.Fatal(err)
+	}
+	return x
 }

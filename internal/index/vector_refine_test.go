@@ -186,15 +186,7 @@ func TestSearchSameAsMain(t *testing.T) {
 	}{{"uniform", uniform}, {"clustered", gaussianClusters}} {
 		t.Run(g.name, func(t *testing.T) {
 			vecs, qs := g.generate(n, nq, dims, 23)
-			x := NewVectorIndex(dims)
-			x.SetExactBelow(0)
-			ids := make([]string, n)
-			for i := range ids {
-				ids[i] = fmt.Sprint(i)
-			}
-			if err := x.AddBatch(ids, vecs); err != nil {
-				t.Fatal(err)
-			}
+			x := codedIndex(t, vecs)
 			compare := func(stage string) {
 				var estimated, exact, mainExact int
 				for _, q := range qs {
@@ -227,12 +219,12 @@ func TestSearchSameAsMain(t *testing.T) {
 			// Replace some vectors with others' (a query's neighbours
 			// move), remove some, add a few: the codes follow.
 			for i := 0; i < n; i += 97 {
-				if err := x.Add(ids[i], vecs[(i*31)%n]); err != nil {
+				if err := x.Add(fmt.Sprint(i), vecs[(i*31)%n]); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for i := 5; i < n; i += 113 {
-				x.Remove(ids[i])
+				x.Remove(fmt.Sprint(i))
 			}
 			for i, q := range qs[:5] {
 				if err := x.Add(fmt.Sprint("q", i), q); err != nil {
@@ -251,15 +243,7 @@ func TestSearchSameAsMain(t *testing.T) {
 func TestDefaultErrorBound(t *testing.T) {
 	const n, nq, dims, k = 20000, 100, 384, 10
 	vecs, qs := uniform(n, nq, dims, 5)
-	x := NewVectorIndex(dims)
-	x.SetExactBelow(0)
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprint(i)
-	}
-	if err := x.AddBatch(ids, vecs); err != nil {
-		t.Fatal(err)
-	}
+	x := codedIndex(t, vecs)
 	var recall float64
 	var passed, passed2 int
 	for _, q := range qs {
