@@ -309,7 +309,7 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 	lead := false
 	if tu.Lead > 0 {
 		n := len(chosen)
-		chosen = withLead(body, chosen, st, tu.Lead, cmp.Or(tu.LeadLevels, leadLevels), tu)
+		chosen = withLead(body, chosen, st, tu)
 		lead = len(chosen) > n
 	}
 	// With a fallback, the chosen nodes are copied rather than moved, so

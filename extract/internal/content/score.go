@@ -1,6 +1,7 @@
 package content
 
 import (
+	"cmp"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -387,16 +388,18 @@ func bestWithin(n *html.Node, c candidates) (*html.Node, float64) {
 
 // withLead returns chosen (in document order) with the nearest paragraph
 // before it that reads as prose (classed good by itself), when the
-// headings and blocks between them hold fewer than maxGap runes: pages
+// headings and blocks between them hold fewer than tu.Lead runes: pages
 // set their lead paragraph apart from the body, in a header with the
 // headline, where it scores as a lone paragraph of its own container.
 // A lead is a <p> without links (a byline links its author, a
 // disclaimer its sources), not beside an image (a caption), and in a
-// container that branches off at most levels above the content.
-func withLead(body *html.Node, chosen []*html.Node, st stats, maxGap, levels int, tu Tuning) []*html.Node {
+// container that branches off at most tu.LeadLevels (or leadLevels)
+// above the content.
+func withLead(body *html.Node, chosen []*html.Node, st stats, tu Tuning) []*html.Node {
 	if len(chosen) == 0 || chosen[0] == body {
 		return chosen
 	}
+	maxGap, levels := tu.Lead, cmp.Or(tu.LeadLevels, leadLevels)
 	first := chosen[0]
 	ancestors := make(map[*html.Node]bool)
 	for p := first.Parent; p != nil; p = p.Parent {
