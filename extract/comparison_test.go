@@ -723,6 +723,8 @@ func cvCandidates() []cvCandidate {
 		{"a <textarea> pruned with its highest ancestor of at most N runes (a reply form's heading and notes)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ReplyForm = v; return t }},
 		{"as above, with larger ancestors (the form's labels and notes counted)", []int{1600, 3200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ReplyForm = v; return t }},
 		{"any <form> pruned with its highest ancestor of at most N runes (a newsletter sign-up, a login)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.FormBox = v; return t }},
+		{"a box left holding only a title of at most N runes by pruning or a link list's removal goes too", []int{30, 60, 100}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.BoxTitle = v; return t }},
+		{"as above, past the first grid's top (100 before)", []int{150, 250, 400}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.BoxTitle = v; return t }},
 	}
 }
 

@@ -159,6 +159,7 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 	for start > 0 && inContainer(bs[start-1], bs[first].n.Parent) {
 		start--
 	}
+	var lists []removal // link lists removed, for tu.BoxTitle
 	for i, b := range bs {
 		// A list inside the article whose items link their sources but
 		// say something of their own is part of it; items that are
@@ -185,8 +186,14 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 			}
 		}
 		if drop && !within(b.n, keep) {
+			if b.class == bad && b.n.Parent != nil {
+				lists = append(lists, removal{n: b.n, parent: b.n.Parent})
+			}
 			j.remove(b.n)
 		}
+	}
+	if tu.BoxTitle > 0 {
+		dropTitles(root, st, lists, tu.BoxTitle, keep, j)
 	}
 }
 

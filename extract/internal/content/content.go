@@ -257,12 +257,18 @@ type Tuning struct {
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
 	Standfirst bool
+	// BoxTitle, when not zero, removes with boilerplate that pruning or
+	// trimming (a link list) takes out the highest box around it left
+	// holding at most this many runes, when what is left reads as a
+	// title ("Read more", "Most read"): a related-stories box's heading
+	// outlives its links otherwise.
+	BoxTitle int
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, BoxTitle: 100}
 }
 
 // Find returns the main content of the document below root, as a new <div>

@@ -238,7 +238,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox (kept), ParentProse, Tail,
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle (kept), ParentProse, Tail,
 // LeadKept, Captions, Teasers, TextTail and ReplyForm (tried, not
 // kept).
 func TestFindWithKnobs(t *testing.T) {
@@ -308,6 +308,13 @@ func TestFindWithKnobs(t *testing.T) {
 	// form written straight into it.
 	signup := `<div class="post">` + body + `<div class="box"><p>Our news in your inbox every week</p><form><input type="email"></form></div></div>`
 	search := `<div class="post">` + body + `<form><input type="search"></form><p>Updated Tuesday</p></div>`
+	// Boxes between the article's paragraphs: one of linked headlines
+	// (trimmed as a link list), one named as related stories (pruned),
+	// each under a title; and a box whose title heads prose of its own.
+	const links = `<ul><li><a href="/a">Library hours extended on Thursdays</a></li><li><a href="/b">Ferry timetable changes in May</a></li></ul>`
+	titled := `<div class="post">` + prose + `<div class="box"><h4>Read also</h4>` + links + `</div>` + second +
+		`<div class="box"><h3>Most read</h3><div class="related">` + teaser + `</div></div>` + body +
+		`<div class="box"><h3>The tender</h3>` + second + `</div>` + prose + `</div>`
 	tests := []struct {
 		name          string
 		page          string
@@ -357,6 +364,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"form box off: a sign-up's words stay", signup, func(tu *Tuning) { tu.FormBox = 0 }, []string{"The council met", "in your inbox"}, nil},
 		{"form box 100: they go with the form", signup, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met"}, []string{"in your inbox"}},
 		{"form box 100: a form in the article takes only itself", search, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met", "Updated Tuesday"}, nil},
+		{"box title off: a box's title outlives its links", titled, func(tu *Tuning) { tu.BoxTitle = 0 }, []string{"The council met", "Read also", "Most read"}, []string{"Library hours", "In other news"}},
+		{"box title on: the title goes with them", titled, func(tu *Tuning) { tu.BoxTitle = 100 }, []string{"The council met", "The tender"}, []string{"Read also", "Most read", "Library hours", "In other news"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}

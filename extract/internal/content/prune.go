@@ -70,9 +70,62 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 		}
 		return true
 	})
+	from := len(*j)
 	for _, n := range drop {
 		j.remove(n)
 	}
+	if tu.BoxTitle > 0 {
+		dropTitles(body, st, (*j)[from:], tu.BoxTitle, nil, j)
+	}
+}
+
+// dropTitles removes, for each removal in rs, the highest ancestor of the
+// removed element below root that now holds at most limit runes of text,
+// when that text is a title (see isTitle) and the ancestor held at least
+// twice as much before (old): a box whose content went as boilerplate
+// keeps only its heading ("Related stories", "Most read"), which titles
+// nothing the reader gets. Boxes at or around keep stay. The walk up
+// stops at an ancestor another removal has passed, so that it costs one
+// visit per node, however many removals there are.
+func dropTitles(root *html.Node, old stats, rs []removal, limit int, keep *html.Node, j *journal) {
+	if len(rs) == 0 {
+		return
+	}
+	st := measure(root)
+	seen := make(map[*html.Node]bool)
+	var boxes []*html.Node
+	for _, r := range rs {
+		var box *html.Node
+		for p := r.parent; p != nil && p != root && !seen[p]; p = p.Parent {
+			seen[p] = true
+			if st.of(p).runes > limit {
+				break
+			}
+			box = p
+		}
+		if box == nil || st[box] == nil {
+			continue // nothing left, or not in root's tree any more
+		}
+		if n := st.of(box).runes; n > 0 && old.of(box).runes >= 2*n && isTitle(box) && !within(keep, box) && !within(box, keep) {
+			boxes = append(boxes, box)
+		}
+	}
+	for _, b := range boxes {
+		j.remove(b)
+	}
+}
+
+// isTitle tells a box whose text reads as a title: it does not end like a
+// sentence (but for a colon, which introduces what followed it), and it
+// is not the page's headline (an <h1>).
+func isTitle(box *html.Node) bool {
+	for c := range htmltree.All(box) {
+		if c.Type == html.ElementNode && c.DataAtom == atom.H1 {
+			return false
+		}
+	}
+	t := strings.TrimRight(textOf(box), " \t\n\r\u00a0")
+	return t != "" && (strings.HasSuffix(t, ":") || !endsSentence(t))
 }
 
 // replyForms adds to into, for each element of kind a below body (a
