@@ -725,6 +725,7 @@ func cvCandidates() []cvCandidate {
 		{"any <form> pruned with its highest ancestor of at most N runes (a newsletter sign-up, a login)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.FormBox = v; return t }},
 		{"a box left holding only a title of at most N runes by pruning or a link list's removal goes too", []int{30, 60, 100}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.BoxTitle = v; return t }},
 		{"as above, past the first grid's top (100 before)", []int{150, 250, 400}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.BoxTitle = v; return t }},
+		{"a line of at most N runes ending with a colon goes with the boilerplate pruned or the link list trimmed right after it", []int{40, 80, 150}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Intro = v; return t }},
 	}
 }
 

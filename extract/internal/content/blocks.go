@@ -186,14 +186,15 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 			}
 		}
 		if drop && !within(b.n, keep) {
-			if b.class == bad && b.n.Parent != nil {
-				lists = append(lists, removal{n: b.n, parent: b.n.Parent})
-			}
+			n := len(*j)
 			j.remove(b.n)
+			if b.class == bad && len(*j) > n {
+				lists = append(lists, (*j)[n])
+			}
 		}
 	}
-	if tu.BoxTitle > 0 {
-		dropTitles(root, st, lists, tu.BoxTitle, keep, j)
+	if tu.BoxTitle > 0 || tu.Intro > 0 {
+		dropTitles(root, st, lists, tu, keep, j)
 	}
 }
 

@@ -263,12 +263,17 @@ type Tuning struct {
 	// title ("Read more", "Most read"): a related-stories box's heading
 	// outlives its links otherwise.
 	BoxTitle int
+	// Intro, when not zero, removes with boilerplate that pruning or
+	// trimming (a link list) takes out the line of at most this many
+	// runes ending with a colon right before it: "Read also:" introduces
+	// the links, not the article's text.
+	Intro int
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, BoxTitle: 100}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, BoxTitle: 100, Intro: 40}
 }
 
 // Find returns the main content of the document below root, as a new <div>

@@ -238,7 +238,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle (kept), ParentProse, Tail,
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle, Intro (kept), ParentProse, Tail,
 // LeadKept, Captions, Teasers, TextTail and ReplyForm (tried, not
 // kept).
 func TestFindWithKnobs(t *testing.T) {
@@ -315,6 +315,9 @@ func TestFindWithKnobs(t *testing.T) {
 	titled := `<div class="post">` + prose + `<div class="box"><h4>Read also</h4>` + links + `</div>` + second +
 		`<div class="box"><h3>Most read</h3><div class="related">` + teaser + `</div></div>` + body +
 		`<div class="box"><h3>The tender</h3>` + second + `</div>` + prose + `</div>`
+	// A line introducing a link list written into the article's text,
+	// and one introducing the article's own paragraph.
+	intro := `<div class="post">` + prose + `<p><strong>Read also:</strong></p>` + links + second + `<p>The plan:</p>` + body + `</div>`
 	tests := []struct {
 		name          string
 		page          string
@@ -366,6 +369,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"form box 100: a form in the article takes only itself", search, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met", "Updated Tuesday"}, nil},
 		{"box title off: a box's title outlives its links", titled, func(tu *Tuning) { tu.BoxTitle = 0 }, []string{"The council met", "Read also", "Most read"}, []string{"Library hours", "In other news"}},
 		{"box title on: the title goes with them", titled, func(tu *Tuning) { tu.BoxTitle = 100 }, []string{"The council met", "The tender"}, []string{"Read also", "Most read", "Library hours", "In other news"}},
+		{"intro off: a link list's introduction outlives it", intro, func(tu *Tuning) { tu.Intro = 0 }, []string{"The council met", "Read also:", "The plan:"}, []string{"Library hours"}},
+		{"intro on: it goes with the list, an introduction to prose stays", intro, func(tu *Tuning) { tu.Intro = 40 }, []string{"The council met", "The plan:"}, []string{"Read also:", "Library hours"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}

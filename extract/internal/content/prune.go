@@ -74,8 +74,8 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 	for _, n := range drop {
 		j.remove(n)
 	}
-	if tu.BoxTitle > 0 {
-		dropTitles(body, st, (*j)[from:], tu.BoxTitle, nil, j)
+	if tu.BoxTitle > 0 || tu.Intro > 0 {
+		dropTitles(body, st, (*j)[from:], tu, nil, j)
 	}
 }
 
@@ -87,14 +87,21 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 // nothing the reader gets. Boxes at or around keep stay. The walk up
 // stops at an ancestor another removal has passed, so that it costs one
 // visit per node, however many removals there are.
-func dropTitles(root *html.Node, old stats, rs []removal, limit int, keep *html.Node, j *journal) {
+func dropTitles(root *html.Node, old stats, rs []removal, tu Tuning, keep *html.Node, j *journal) {
 	if len(rs) == 0 {
 		return
 	}
 	st := measure(root)
 	seen := make(map[*html.Node]bool)
 	var boxes []*html.Node
+	if tu.Intro > 0 {
+		boxes = intros(root, st, rs, tu.Intro, keep)
+	}
+	limit := tu.BoxTitle
 	for _, r := range rs {
+		if limit == 0 {
+			break
+		}
 		var box *html.Node
 		for p := r.parent; p != nil && p != root && !seen[p]; p = p.Parent {
 			seen[p] = true
@@ -113,6 +120,60 @@ func dropTitles(root *html.Node, old stats, rs []removal, limit int, keep *html.
 	for _, b := range boxes {
 		j.remove(b)
 	}
+}
+
+// maxIntroGap is how many empty siblings (the remains of what was
+// removed) may lie between an introduction and what it introduced.
+const maxIntroGap = 8
+
+// intros returns, for each removal in rs, the element right before its
+// place (or before the highest ancestor it left empty) when that element
+// holds at most limit runes of text ending with a colon: "Read also:",
+// whose links were removed. Elements at or around keep are not returned.
+func intros(root *html.Node, st stats, rs []removal, limit int, keep *html.Node) []*html.Node {
+	var out []*html.Node
+	seen := make(map[*html.Node]bool)
+	for _, r := range rs {
+		var prev *html.Node
+		switch {
+		case r.parent == nil || seen[r.parent]:
+			continue
+		case st[r.parent] == nil || st.of(r.parent).runes > 0 || r.parent == root:
+			// The parent keeps text: the removed element's own place.
+			if r.next == nil {
+				prev = r.parent.LastChild
+			} else if r.next.Parent == r.parent {
+				prev = r.next.PrevSibling
+			} else {
+				continue
+			}
+		default:
+			e := r.parent
+			for e.Parent != nil && e.Parent != root && !seen[e.Parent] && st.of(e.Parent).runes == 0 {
+				seen[e] = true
+				e = e.Parent
+			}
+			seen[e] = true
+			prev = e.PrevSibling
+		}
+		for i := 0; prev != nil && i < maxIntroGap && (prev.Type != html.ElementNode || st.of(prev).runes == 0); i++ {
+			if prev.Type == html.TextNode && strings.TrimSpace(prev.Data) != "" {
+				prev = nil // text of the parent's own: not a block before it
+				break
+			}
+			prev = prev.PrevSibling
+		}
+		if prev == nil || prev.Type != html.ElementNode || st[prev] == nil || within(keep, prev) || within(prev, keep) {
+			continue
+		}
+		if n := st.of(prev).runes; n == 0 || n > limit || st.of(prev).linkRunes*2 > n {
+			continue
+		}
+		if t := strings.TrimRight(textOf(prev), " \t\n\r\u00a0"); strings.HasSuffix(t, ":") {
+			out = append(out, prev)
+		}
+	}
+	return out
 }
 
 // isTitle tells a box whose text reads as a title: it does not end like a
