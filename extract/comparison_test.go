@@ -726,6 +726,11 @@ func cvCandidates() []cvCandidate {
 		{"a box left holding only a title of at most N runes by pruning or a link list's removal goes too", []int{30, 60, 100}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.BoxTitle = v; return t }},
 		{"as above, past the first grid's top (100 before)", []int{150, 250, 400}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.BoxTitle = v; return t }},
 		{"a line of at most N runes ending with a colon goes with the boilerplate pruned or the link list trimmed right after it", []int{40, 80, 150}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Intro = v; return t }},
+		{"a short block after the last prose block, in its container, kept when at most N% of it is links", []int{10, 20, 35}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TailLinks = v; return t }},
+		{"a paragraph ending like a sentence between prose blocks of the text container kept when at most N% links", []int{70, 90, 100}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.MidLinks = v; return t }},
+		{"a table between prose blocks kept unless at least N% of it is links", []int{70, 90}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TableLinks = v; return t }},
+		{"closing line's links past the first grid's top (35 before)", []int{50, 70}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TailLinks = v; return t }},
+		{"table's links past the first grid's bottom (70 before)", []int{40, 55}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TableLinks = v; return t }},
 	}
 }
 

@@ -173,6 +173,22 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 			(b.n.Parent == bs[first].n.Parent || b.n.Parent == bs[last].n.Parent) {
 			drop = false
 		}
+		inText := b.n.Parent == bs[first].n.Parent || b.n.Parent == bs[last].n.Parent
+		s := st.of(b.n)
+		// A paragraph of the article's own text container between its
+		// prose blocks, ending like a sentence, is a sentence of the
+		// article however much of it links (a list of people, each
+		// linked to a profile; a question linking its answer).
+		if drop && tu.MidLinks > 0 && i > first && i < last && inText && b.n.DataAtom == atom.P &&
+			s.linkRunes*100 <= s.runes*tu.MidLinks && endsSentence(textOf(b.n)) {
+			drop = false
+		}
+		// A table between the article's prose blocks is a table of the
+		// article (products compared, each linked), unless it is nearly
+		// all links.
+		if drop && tu.TableLinks > 0 && i > first && i < last && b.n.DataAtom == atom.Table && s.linkRunes*100 < s.runes*tu.TableLinks {
+			drop = false
+		}
 		switch {
 		case i < start && !lead:
 		case i < start:
@@ -180,7 +196,13 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 		case i > last:
 			// A quotation closing the article (an embedded post, with its
 			// links to the author and the date) is the article's.
-			drop = drop || (hasLink(b.n, st) && b.n.DataAtom != atom.Blockquote) || b.heading
+			// A short line written into the last prose block's container
+			// with few links is a closing line pointing somewhere (a
+			// sign-off with a link to the author's site), not a box of links.
+			// Links showing their address count here: after the article,
+			// one is a "follow us" line, not a cited source.
+			closing := tu.TailLinks > 0 && b.class == short && b.n.Parent == bs[last].n.Parent && anchorRunes(b.n, st)*100 <= s.runes*tu.TailLinks
+			drop = drop || (hasLink(b.n, st) && b.n.DataAtom != atom.Blockquote && !closing) || b.heading
 			if tu.TailLevels > 0 && b.n.DataAtom != atom.Blockquote {
 				drop = drop || !within(b.n, ancestor(bs[last].n, tu.TailLevels))
 			}
@@ -323,6 +345,20 @@ func inContainer(b leafBlock, c *html.Node) bool {
 		return b.n.Parent != nil && b.n.Parent.Parent == c
 	}
 	return false
+}
+
+// anchorRunes counts the runes of n's text inside links, be they
+// addresses or names.
+func anchorRunes(n *html.Node, st stats) int {
+	total := 0
+	htmltree.Walk(n, func(c *html.Node) bool {
+		if c.Type == html.ElementNode && c.DataAtom == atom.A {
+			total += st.of(c).runes
+			return false
+		}
+		return c.Type == html.ElementNode
+	})
+	return total
 }
 
 // hasLink tells whether n holds a link with text, be it an address or a

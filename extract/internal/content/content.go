@@ -268,12 +268,25 @@ type Tuning struct {
 	// runes ending with a colon right before it: "Read also:" introduces
 	// the links, not the article's text.
 	Intro int
+	// TailLinks, when not zero, keeps a short block after the last prose
+	// block, in that block's own container, when at most this share
+	// (percent) of it is links: a closing line that points somewhere,
+	// which is otherwise dropped for holding a link.
+	TailLinks int
+	// MidLinks, when not zero, keeps a paragraph of the article's text
+	// container between its prose blocks that ends like a sentence and is
+	// at most this share (percent) links, where a link-dense block is
+	// dropped otherwise.
+	MidLinks int
+	// TableLinks, when not zero, keeps a table between the article's
+	// prose blocks unless at least this share (percent) of it is links.
+	TableLinks int
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, BoxTitle: 100, Intro: 40}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, BoxTitle: 100, Intro: 40, TailLinks: 35, TableLinks: 70}
 }
 
 // Find returns the main content of the document below root, as a new <div>

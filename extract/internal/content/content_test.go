@@ -238,8 +238,8 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle, Intro (kept), ParentProse, Tail,
-// LeadKept, Captions, Teasers, TextTail and ReplyForm (tried, not
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle, Intro, TailLinks, TableLinks (kept), ParentProse, Tail,
+// LeadKept, Captions, Teasers, TextTail, ReplyForm and MidLinks (tried, not
 // kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
@@ -317,6 +317,17 @@ func TestFindWithKnobs(t *testing.T) {
 		`<div class="box"><h3>The tender</h3>` + second + `</div>` + prose + `</div>`
 	// A line introducing a link list written into the article's text,
 	// and one introducing the article's own paragraph.
+	// A closing line with a link after the article's last paragraph, and
+	// one that is mostly a link.
+	closing := `<div class="post">` + body + `<p>Written by A. Writer, who blogs at <a href="/w">her site</a></p><p>Photos and more at <a href="/t">the town site</a></p></div>`
+	// Tables between the article's paragraphs: one comparing linked
+	// models (more than half links), one of links only.
+	const row = `<tr><td><a href="/m">Riverside Model A Deluxe</a></td><td>two lanes wide</td></tr>`
+	tables := `<div class="post">` + prose + `<table>` + row + row + `</table>` + second +
+		`<table><tr><td><a href="/x">Ferry timetable</a></td><td><a href="/y">Bus timetable</a></td></tr></table>` + body + `</div>`
+	// A sentence of the article's text between its paragraphs, mostly
+	// its links.
+	people := `<div class="post">` + prose + `<p>It was signed by <a href="/a">Anna Berg</a>, <a href="/b">Carl Dahl</a> and <a href="/c">Eva Falk</a>.</p>` + body + `</div>`
 	intro := `<div class="post">` + prose + `<p><strong>Read also:</strong></p>` + links + second + `<p>The plan:</p>` + body + `</div>`
 	tests := []struct {
 		name          string
@@ -371,6 +382,12 @@ func TestFindWithKnobs(t *testing.T) {
 		{"box title on: the title goes with them", titled, func(tu *Tuning) { tu.BoxTitle = 100 }, []string{"The council met", "The tender"}, []string{"Read also", "Most read", "Library hours", "In other news"}},
 		{"intro off: a link list's introduction outlives it", intro, func(tu *Tuning) { tu.Intro = 0 }, []string{"The council met", "Read also:", "The plan:"}, []string{"Library hours"}},
 		{"intro on: it goes with the list, an introduction to prose stays", intro, func(tu *Tuning) { tu.Intro = 40 }, []string{"The council met", "The plan:"}, []string{"Read also:", "Library hours"}},
+		{"tail links off: a closing line with a link is trimmed", closing, func(tu *Tuning) { tu.TailLinks = 0 }, []string{"The council met"}, []string{"Written by", "Photos and more"}},
+		{"tail links 35: it stays, a line two-fifths links does not", closing, func(tu *Tuning) { tu.TailLinks = 35 }, []string{"The council met", "Written by A. Writer, who blogs at her site"}, []string{"Photos and more"}},
+		{"table links off: a table more than half links is trimmed", tables, func(tu *Tuning) { tu.TableLinks = 0 }, []string{"The council met"}, []string{"Riverside Model A", "Ferry timetable"}},
+		{"table links 70: it stays, a table of links does not", tables, func(tu *Tuning) { tu.TableLinks = 70 }, []string{"The council met", "Riverside Model A", "two lanes wide"}, []string{"Ferry timetable"}},
+		{"mid links off: a sentence of links between paragraphs is trimmed", people, func(tu *Tuning) { tu.MidLinks = 0 }, []string{"The council met"}, []string{"Carl Dahl"}},
+		{"mid links 90: it stays", people, func(tu *Tuning) { tu.MidLinks = 90 }, []string{"The council met", "It was signed by Anna Berg, Carl Dahl and Eva Falk."}, nil},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}
