@@ -731,6 +731,8 @@ func cvCandidates() []cvCandidate {
 		{"a table between prose blocks kept unless at least N% of it is links", []int{70, 90}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TableLinks = v; return t }},
 		{"closing line's links past the first grid's top (35 before)", []int{50, 70}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TailLinks = v; return t }},
 		{"table's links past the first grid's bottom (70 before)", []int{40, 55}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TableLinks = v; return t }},
+		{"an inline element named as boilerplate kept inside a paragraph of at least N other runes", []int{20, 50, 150}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.InlineNames = v; return t }},
+		{"as above, past the first grid's bottom (20 before)", []int{1, 10}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.InlineNames = v; return t }},
 	}
 }
 

@@ -281,12 +281,17 @@ type Tuning struct {
 	// TableLinks, when not zero, keeps a table between the article's
 	// prose blocks unless at least this share (percent) of it is links.
 	TableLinks int
+	// InlineNames, when not zero, keeps an inline element named as
+	// boilerplate (a "dateline" <span>) that is written into a paragraph
+	// holding at least this many runes of text besides it: the sentence
+	// reads through it.
+	InlineNames int
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, BoxTitle: 100, Intro: 40, TailLinks: 35, TableLinks: 70}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, BoxTitle: 100, Intro: 40, TailLinks: 35, TableLinks: 70, InlineNames: 20}
 }
 
 // Find returns the main content of the document below root, as a new <div>

@@ -238,7 +238,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle, Intro, TailLinks, TableLinks (kept), ParentProse, Tail,
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle, Intro, TailLinks, TableLinks, InlineNames (kept), ParentProse, Tail,
 // LeadKept, Captions, Teasers, TextTail, ReplyForm and MidLinks (tried, not
 // kept).
 func TestFindWithKnobs(t *testing.T) {
@@ -328,6 +328,9 @@ func TestFindWithKnobs(t *testing.T) {
 	// A sentence of the article's text between its paragraphs, mostly
 	// its links.
 	people := `<div class="post">` + prose + `<p>It was signed by <a href="/a">Anna Berg</a>, <a href="/b">Carl Dahl</a> and <a href="/c">Eva Falk</a>.</p>` + body + `</div>`
+	// A dateline named as such inside the first paragraph, and a byline
+	// alone in one.
+	dateline := `<div class="post"><p><span class="byline">By A. Writer</span></p><p><span class="dateline">KOBE –</span> ` + strings.TrimPrefix(prose, "<p>") + second + body + `</div>`
 	intro := `<div class="post">` + prose + `<p><strong>Read also:</strong></p>` + links + second + `<p>The plan:</p>` + body + `</div>`
 	tests := []struct {
 		name          string
@@ -388,6 +391,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"table links 70: it stays, a table of links does not", tables, func(tu *Tuning) { tu.TableLinks = 70 }, []string{"The council met", "Riverside Model A", "two lanes wide"}, []string{"Ferry timetable"}},
 		{"mid links off: a sentence of links between paragraphs is trimmed", people, func(tu *Tuning) { tu.MidLinks = 0 }, []string{"The council met"}, []string{"Carl Dahl"}},
 		{"mid links 90: it stays", people, func(tu *Tuning) { tu.MidLinks = 90 }, []string{"The council met", "It was signed by Anna Berg, Carl Dahl and Eva Falk."}, nil},
+		{"inline names off: a dateline named as such is pruned from its sentence", dateline, func(tu *Tuning) { tu.InlineNames = 0 }, []string{"The council met"}, []string{"KOBE", "By A. Writer"}},
+		{"inline names 20: it stays, a byline alone in its paragraph does not", dateline, func(tu *Tuning) { tu.InlineNames = 20 }, []string{"KOBE – The council met"}, []string{"By A. Writer"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}

@@ -62,6 +62,9 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 			if n.DataAtom == atom.Header && tu.HeaderLinks > 0 && st.of(n).linkRunes*100 <= st.of(n).runes*tu.HeaderLinks {
 				return true
 			}
+			if tu.InlineNames > 0 && inSentence(n, st, tu.InlineNames) {
+				return true
+			}
 			mostProse := tu.PageProse > 0 && pageProse > 0 && proseRunes(n, st)*100 >= pageProse*tu.PageProse
 			if st.of(n).runes*2 <= total && !holdsArticle(n) && !wrapsQuote(n, st) && !contentLike(n, st, tu) && !mostProse {
 				drop = append(drop, n)
@@ -187,6 +190,28 @@ func isTitle(box *html.Node) bool {
 	}
 	t := strings.TrimRight(textOf(box), " \t\n\r\u00a0")
 	return t != "" && (strings.HasSuffix(t, ":") || !endsSentence(t))
+}
+
+// maxInlineDepth bounds the walk from an inline element up to the block
+// it is written in: inline elements nest a few levels, not hundreds.
+const maxInlineDepth = 8
+
+// inSentence tells an inline element (a <span>, an <a>) written into a
+// paragraph holding at least min runes of text besides it: a dateline
+// ("KOBE –") or a name in a sentence, which its class names but which
+// the sentence reads through.
+func inSentence(n *html.Node, st stats, min int) bool {
+	if isBlock(n.DataAtom) {
+		return false
+	}
+	p := n.Parent
+	for i := 0; p != nil && !isBlock(p.DataAtom) && i < maxInlineDepth; i++ {
+		p = p.Parent
+	}
+	if p == nil || p.DataAtom != atom.P {
+		return false
+	}
+	return st.of(p).runes-st.of(n).runes >= min
 }
 
 // replyForms adds to into, for each element of kind a below body (a
