@@ -733,6 +733,8 @@ func cvCandidates() []cvCandidate {
 		{"table's links past the first grid's bottom (70 before)", []int{40, 55}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.TableLinks = v; return t }},
 		{"an inline element named as boilerplate kept inside a paragraph of at least N other runes", []int{20, 50, 150}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.InlineNames = v; return t }},
 		{"as above, past the first grid's bottom (20 before)", []int{1, 10}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.InlineNames = v; return t }},
+		{"a title of at most N runes before boilerplate removed, followed by a heading or nothing, goes with it", []int{30, 60, 100}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Orphan = v; return t }},
+		{"as above, past the first grid's bottom (30 before)", []int{10, 20}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Orphan = v; return t }},
 	}
 }
 

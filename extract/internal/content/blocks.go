@@ -215,7 +215,7 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 			}
 		}
 	}
-	if tu.BoxTitle > 0 || tu.Intro > 0 {
+	if tu.BoxTitle > 0 || tu.Intro > 0 || tu.Orphan > 0 {
 		dropTitles(root, st, lists, tu, keep, j)
 	}
 }

@@ -63,7 +63,9 @@
 // words around it, not only its controls. A box that pruning or a link
 // list's removal leaves holding only a title of at most 100 runes goes
 // too ("Most read"), as does a line of at most 40 runes ending with a
-// colon right before what was removed ("Read also:"); a short closing line
+// colon right before what was removed ("Read also:"), and a title of at
+// most 30 runes right before it with only a heading or the end of its
+// container after ("About the author"); a short closing line
 // at most 35% links in the last prose block's container, a table between
 // prose blocks under 70% links and an inline element named as boilerplate
 // inside a paragraph of 20 other runes (a dateline) stay. Each of these was kept because it raised F on the folds of
@@ -292,12 +294,17 @@ type Tuning struct {
 	// holding at least this many runes of text besides it: the sentence
 	// reads through it.
 	InlineNames int
+	// Orphan, when not zero, removes with boilerplate that pruning or
+	// trimming (a link list) takes out the title of at most this many
+	// runes right before it, when nothing but a heading or the end of
+	// their container follows: "About the author" over an author's box.
+	Orphan int
 }
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, BoxTitle: 100, Intro: 40, TailLinks: 35, TableLinks: 70, InlineNames: 20}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, BoxTitle: 100, Intro: 40, TailLinks: 35, TableLinks: 70, InlineNames: 20, Orphan: 30}
 }
 
 // Find returns the main content of the document below root, as a new <div>

@@ -238,7 +238,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle, Intro, TailLinks, TableLinks, InlineNames (kept), ParentProse, Tail,
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle, Intro, TailLinks, TableLinks, InlineNames, Orphan (kept), ParentProse, Tail,
 // LeadKept, Captions, Teasers, TextTail, ReplyForm and MidLinks (tried, not
 // kept).
 func TestFindWithKnobs(t *testing.T) {
@@ -331,6 +331,12 @@ func TestFindWithKnobs(t *testing.T) {
 	// A dateline named as such inside the first paragraph, and a byline
 	// alone in one.
 	dateline := `<div class="post"><p><span class="byline">By A. Writer</span></p><p><span class="dateline">KOBE –</span> ` + strings.TrimPrefix(prose, "<p>") + second + body + `</div>`
+	// An author's box under its title between sections, an
+	// advertisement between a section's title and its text, and a short
+	// table (a title by its length) before a box of related links.
+	orphan := `<div class="post">` + prose + `<h4>About the author</h4><div class="author">A. Writer covers roads and bridges.</div><h2>The vote</h2>` + second +
+		`<h4>The tender</h4><div class="ad">Buy now</div>` + body +
+		`<table><tr><th>Span</th><td>80 m</td></tr></table><div class="related"><a href="/x">Other bridges</a></div></div>`
 	intro := `<div class="post">` + prose + `<p><strong>Read also:</strong></p>` + links + second + `<p>The plan:</p>` + body + `</div>`
 	tests := []struct {
 		name          string
@@ -378,10 +384,10 @@ func TestFindWithKnobs(t *testing.T) {
 		{"tail levels 1: a sign-off in the last paragraph's container stays", boxes, func(tu *Tuning) { tu.TailLevels = 1 }, []string{"The council met", "Updated Tuesday"}, nil},
 		{"reply form off: the form's note stays", form, func(tu *Tuning) { tu.ReplyForm = 0 }, []string{"The council met", "logged in"}, nil},
 		{"reply form 100: the note goes with the form", form, func(tu *Tuning) { tu.ReplyForm = 100 }, []string{"The council met"}, []string{"logged in"}},
-		{"form box off: a sign-up's words stay", signup, func(tu *Tuning) { tu.FormBox = 0 }, []string{"The council met", "in your inbox"}, nil},
+		{"form box off: a sign-up's words stay", signup, func(tu *Tuning) { tu.FormBox, tu.Orphan = 0, 0 }, []string{"The council met", "in your inbox"}, nil},
 		{"form box 100: they go with the form", signup, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met"}, []string{"in your inbox"}},
 		{"form box 100: a form in the article takes only itself", search, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met", "Updated Tuesday"}, nil},
-		{"box title off: a box's title outlives its links", titled, func(tu *Tuning) { tu.BoxTitle = 0 }, []string{"The council met", "Read also", "Most read"}, []string{"Library hours", "In other news"}},
+		{"box title off: a box's title outlives its links", titled, func(tu *Tuning) { tu.BoxTitle, tu.Orphan = 0, 0 }, []string{"The council met", "Read also", "Most read"}, []string{"Library hours", "In other news"}},
 		{"box title on: the title goes with them", titled, func(tu *Tuning) { tu.BoxTitle = 100 }, []string{"The council met", "The tender"}, []string{"Read also", "Most read", "Library hours", "In other news"}},
 		{"intro off: a link list's introduction outlives it", intro, func(tu *Tuning) { tu.Intro = 0 }, []string{"The council met", "Read also:", "The plan:"}, []string{"Library hours"}},
 		{"intro on: it goes with the list, an introduction to prose stays", intro, func(tu *Tuning) { tu.Intro = 40 }, []string{"The council met", "The plan:"}, []string{"Read also:", "Library hours"}},
@@ -393,6 +399,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"mid links 90: it stays", people, func(tu *Tuning) { tu.MidLinks = 90 }, []string{"The council met", "It was signed by Anna Berg, Carl Dahl and Eva Falk."}, nil},
 		{"inline names off: a dateline named as such is pruned from its sentence", dateline, func(tu *Tuning) { tu.InlineNames = 0 }, []string{"The council met"}, []string{"KOBE", "By A. Writer"}},
 		{"inline names 20: it stays, a byline alone in its paragraph does not", dateline, func(tu *Tuning) { tu.InlineNames = 20 }, []string{"KOBE – The council met"}, []string{"By A. Writer"}},
+		{"orphan off: the author box's title outlives it", orphan, func(tu *Tuning) { tu.Orphan = 0 }, []string{"The council met", "About the author", "The tender"}, []string{"covers roads", "Buy now"}},
+		{"orphan 30: it goes with the box, a section title over prose stays", orphan, func(tu *Tuning) { tu.Orphan = 30 }, []string{"The council met", "The vote", "The tender", "80 m"}, []string{"About the author", "covers roads", "Buy now", "Other bridges"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}

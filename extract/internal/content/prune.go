@@ -77,7 +77,7 @@ func prune(body *html.Node, st stats, tu Tuning, j *journal) {
 	for _, n := range drop {
 		j.remove(n)
 	}
-	if tu.BoxTitle > 0 || tu.Intro > 0 {
+	if tu.BoxTitle > 0 || tu.Intro > 0 || tu.Orphan > 0 {
 		dropTitles(body, st, (*j)[from:], tu, nil, j)
 	}
 }
@@ -97,8 +97,8 @@ func dropTitles(root *html.Node, old stats, rs []removal, tu Tuning, keep *html.
 	st := measure(root)
 	seen := make(map[*html.Node]bool)
 	var boxes []*html.Node
-	if tu.Intro > 0 {
-		boxes = intros(root, st, rs, tu.Intro, keep)
+	if tu.Intro > 0 || tu.Orphan > 0 {
+		boxes = intros(root, st, rs, tu, keep)
 	}
 	limit := tu.BoxTitle
 	for _, r := range rs {
@@ -131,13 +131,17 @@ const maxIntroGap = 8
 
 // intros returns, for each removal in rs, the element right before its
 // place (or before the highest ancestor it left empty) when that element
-// holds at most limit runes of text ending with a colon: "Read also:",
-// whose links were removed. Elements at or around keep are not returned.
-func intros(root *html.Node, st stats, rs []removal, limit int, keep *html.Node) []*html.Node {
+// holds at most tu.Intro runes of text ending with a colon ("Read also:",
+// whose links were removed), or at most tu.Orphan runes reading as a
+// title (see isTitle) with nothing after the removal but a heading or the
+// end of its container ("About the author", whose box was removed).
+// Elements at or around keep are not returned.
+func intros(root *html.Node, st stats, rs []removal, tu Tuning, keep *html.Node) []*html.Node {
 	var out []*html.Node
 	seen := make(map[*html.Node]bool)
+	empty := func(c *html.Node) bool { return c.Type != html.ElementNode || st.of(c).runes == 0 }
 	for _, r := range rs {
-		var prev *html.Node
+		var prev, next *html.Node
 		switch {
 		case r.parent == nil || seen[r.parent]:
 			continue
@@ -146,7 +150,7 @@ func intros(root *html.Node, st stats, rs []removal, limit int, keep *html.Node)
 			if r.next == nil {
 				prev = r.parent.LastChild
 			} else if r.next.Parent == r.parent {
-				prev = r.next.PrevSibling
+				prev, next = r.next.PrevSibling, r.next
 			} else {
 				continue
 			}
@@ -157,9 +161,9 @@ func intros(root *html.Node, st stats, rs []removal, limit int, keep *html.Node)
 				e = e.Parent
 			}
 			seen[e] = true
-			prev = e.PrevSibling
+			prev, next = e.PrevSibling, e.NextSibling
 		}
-		for i := 0; prev != nil && i < maxIntroGap && (prev.Type != html.ElementNode || st.of(prev).runes == 0); i++ {
+		for i := 0; prev != nil && i < maxIntroGap && empty(prev); i++ {
 			if prev.Type == html.TextNode && strings.TrimSpace(prev.Data) != "" {
 				prev = nil // text of the parent's own: not a block before it
 				break
@@ -169,10 +173,29 @@ func intros(root *html.Node, st stats, rs []removal, limit int, keep *html.Node)
 		if prev == nil || prev.Type != html.ElementNode || st[prev] == nil || within(keep, prev) || within(prev, keep) {
 			continue
 		}
-		if n := st.of(prev).runes; n == 0 || n > limit || st.of(prev).linkRunes*2 > n {
+		n := st.of(prev).runes
+		if n == 0 || st.of(prev).linkRunes*2 > n {
 			continue
 		}
-		if t := strings.TrimRight(textOf(prev), " \t\n\r\u00a0"); strings.HasSuffix(t, ":") {
+		t := strings.TrimRight(textOf(prev), " \t\n\r\u00a0")
+		if tu.Intro > 0 && n <= tu.Intro && strings.HasSuffix(t, ":") {
+			out = append(out, prev)
+			continue
+		}
+		// A title is a heading or a line: not a table or a list, which
+		// are as short when they hold a product's specifications.
+		line := isHeading(prev.DataAtom) || (prev.DataAtom == atom.P || prev.DataAtom == atom.Div) && !st.of(prev).blockChild
+		if tu.Orphan == 0 || n > tu.Orphan || !line || !isTitle(prev) {
+			continue
+		}
+		i := 0
+		for ; next != nil && i < maxIntroGap && empty(next); i++ {
+			if next.Type == html.TextNode && strings.TrimSpace(next.Data) != "" {
+				break
+			}
+			next = next.NextSibling
+		}
+		if i < maxIntroGap && (next == nil || next.Type == html.ElementNode && isHeading(next.DataAtom)) {
 			out = append(out, prev)
 		}
 	}
