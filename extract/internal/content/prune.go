@@ -174,8 +174,8 @@ func intros(root *html.Node, st stats, rs []removal, tu Tuning, keep *html.Node)
 			continue
 		}
 		n := st.of(prev).runes
-		if n == 0 || st.of(prev).linkRunes*2 > n {
-			continue
+		if n == 0 || st.of(prev).linkRunes*2 > n || n > max(tu.Intro, tu.Orphan) {
+			continue // the text is built only for a line short enough to be one
 		}
 		t := strings.TrimRight(textOf(prev), " \t\n\r\u00a0")
 		if tu.Intro > 0 && n <= tu.Intro && strings.HasSuffix(t, ":") {
