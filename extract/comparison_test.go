@@ -723,6 +723,7 @@ func cvCandidates() []cvCandidate {
 		{"a <textarea> pruned with its highest ancestor of at most N runes (a reply form's heading and notes)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ReplyForm = v; return t }},
 		{"as above, with larger ancestors (the form's labels and notes counted)", []int{1600, 3200}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.ReplyForm = v; return t }},
 		{"any <form> pruned with its highest ancestor of at most N runes (a newsletter sign-up, a login)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.FormBox = v; return t }},
+		{"a cousin's best container of prose (half its text, 150 runes, links <= 10%, no lone caption) joins at N% of the best; the fallback weighs the content without it", []int{5, 10, 20}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinProse = v; return t }},
 	}
 }
 

@@ -50,7 +50,11 @@
 // trimming while at most half of it is links (an article's closing
 // paragraphs that point to their sources), and boxes of the best
 // container's class elsewhere on the page that are mostly prose join it
-// (an article's sections in a page builder's boxes). A page without an
+// (an article's sections in a page builder's boxes); so do the best
+// containers of the branches beside the content that are mostly prose,
+// score a fifth of the best and have a paragraph of their own (a page
+// builder's column, a tab panel), though the fallback weighs the content
+// without them. A page without an
 // article container is returned whole with its first blocks. The
 // chosen content ends with the article's text container (the last element
 // holding two prose blocks as children) when what follows it in other
@@ -253,6 +257,14 @@ type Tuning struct {
 	// FormBox is ReplyForm for every <form>: a newsletter's sign-up, a
 	// search box or a login with the words around them.
 	FormBox int
+	// CousinProse, when not zero, also joins a branch's best container
+	// (see withCousins) that scores at least this share (percent) of the
+	// best, has a paragraph of its own and is mostly prose, without a
+	// heading that is nothing but a link: a page builder's column or a tab
+	// panel holding one or two paragraphs of the article, short of
+	// cousinParagraphs. The fallback (see Fallback) weighs the content
+	// chosen without them.
+	CousinProse int
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
@@ -262,7 +274,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, CousinProse: 20}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -301,26 +313,46 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 	if tu.ParentProse > 0 {
 		top = widen(body, top, cands, st, tu.ParentProse)
 	}
-	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st,
-		cmp.Or(tu.CousinLevels, cousinLevels))
-	if tu.SameClass {
-		chosen = withSameClass(body, top, chosen, st)
+	// choose returns the nodes chosen with cousins that are mostly prose
+	// joined at prose (see Tuning.CousinProse), and whether a lead joined.
+	choose := func(prose int) ([]*html.Node, bool) {
+		chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st,
+			cmp.Or(tu.CousinLevels, cousinLevels), prose)
+		if tu.SameClass {
+			chosen = withSameClass(body, top, chosen, st)
+		}
+		if tu.Lead > 0 {
+			n := len(chosen)
+			chosen = withLead(body, chosen, st, tu)
+			return chosen, len(chosen) > n
+		}
+		return chosen, false
 	}
-	lead := false
-	if tu.Lead > 0 {
-		n := len(chosen)
-		chosen = withLead(body, chosen, st, tu)
-		lead = len(chosen) > n
+	// finish gathers and trims the chosen nodes. With a fallback, they are
+	// copied rather than moved, so that the page stays whole for the
+	// second reading.
+	finish := func(chosen []*html.Node, lead bool) *html.Node {
+		out := gather(chosen, tu.Fallback > 0)
+		var keep *html.Node
+		if lead && tu.LeadKept {
+			keep = out.FirstChild
+		}
+		return trimmed(out, false, keep, tu)
 	}
-	// With a fallback, the chosen nodes are copied rather than moved, so
-	// that the page stays whole for the second reading.
-	out := gather(chosen, tu.Fallback > 0)
-	var keep *html.Node
-	if lead && tu.LeadKept {
-		keep = out.FirstChild
+	chosen, lead := choose(tu.CousinProse)
+	out := finish(chosen, lead)
+	// The fallback weighs the content as the scores chose it: a
+	// container holding a small part of the page is a fragment (a bio,
+	// a comment) however many short cousins join it. Weighing the content
+	// with them lost whole articles the fallback had found (CV in
+	// BENCHMARKS.md).
+	scored := out
+	if tu.CousinProse > 0 && tu.Fallback > 0 {
+		if c0, lead0 := choose(0); !slices.Equal(c0, chosen) {
+			scored = finish(c0, lead0)
+		}
 	}
-	out = trimmed(out, false, keep, tu)
-	if tu.Fallback > 0 && pageRunes*100 >= measure(out).of(out).runes*tu.Fallback {
+	if tu.Fallback > 0 && pageRunes*100 >= measure(scored).of(scored).runes*tu.Fallback {
 		wide := body
 		if tu.FallbackShare > 0 {
 			for wide = top; wide != body && st.of(wide).runes*100 < pageRunes*tu.FallbackShare; {

@@ -153,12 +153,6 @@ func TestFind(t *testing.T) {
 			notWant: []string{"In other news"},
 		},
 		{
-			name:    "two paragraphs beside the article (a caption, a bio) are not a section of it",
-			body:    `<div class="post"><article>` + strings.Repeat(prose, 8) + `</article><div class="embed"><div><div><div class="c1">` + strings.Repeat(second, 2) + `</div></div></div></div></div>`,
-			want:    []string{"The council met"},
-			notWant: []string{"The contractor"},
-		},
-		{
 			name: "a page without an article keeps its text",
 			body: `<div><a href="/a">Sports</a></div><div><p>Weather: sunny.</p><p>Markets: up.</p></div>`,
 			want: []string{"Weather: sunny.", "Markets: up."},
@@ -238,7 +232,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox (kept), ParentProse, Tail,
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, CousinProse (kept), ParentProse, Tail,
 // LeadKept, Captions, Teasers, TextTail and ReplyForm (tried, not
 // kept).
 func TestFindWithKnobs(t *testing.T) {
@@ -308,6 +302,11 @@ func TestFindWithKnobs(t *testing.T) {
 	// form written straight into it.
 	signup := `<div class="post">` + body + `<div class="box"><p>Our news in your inbox every week</p><form><input type="email"></form></div></div>`
 	search := `<div class="post">` + body + `<form><input type="search"></form><p>Updated Tuesday</p></div>`
+	// Two paragraphs of prose in a box beside the article, short of
+	// cousinParagraphs (a page builder's column, or a bio), and a box
+	// of one teaser under a linked heading.
+	cousin := `<div class="post"><article>` + strings.Repeat(prose, 8) + `</article><div class="embed"><div><div><div class="c1">` + strings.Repeat(second, 2) + `</div></div></div></div>` +
+		`<div class="more"><div><h3><a href="/other">Another story</a></h3>` + teaser + `</div></div></div>`
 	tests := []struct {
 		name          string
 		page          string
@@ -339,7 +338,7 @@ func TestFindWithKnobs(t *testing.T) {
 		{"captions 100: a long caption stays, a credit goes", figure, func(tu *Tuning) { tu.Captions = 100 }, []string{"The council met", longCaption}, []string{"Photo:"}},
 		{"teasers on: the content ends at the heading over linked headlines", teasers.String(), func(tu *Tuning) { tu.Teasers = 10 }, []string{"The council met"}, []string{"Read on", "In other news"}},
 		{"teasers on: a section whose prose links its sources is not teasers", linkedSection, func(tu *Tuning) { tu.Teasers = 10 }, []string{"The council met", "Sources", "meeting minutes"}, nil},
-		{"same class off: a box of the best container's class far away is left out", sameClass, func(tu *Tuning) { tu.SameClass = false }, []string{"The council met"}, []string{"In other news"}},
+		{"same class off: a box of the best container's class far away is left out", sameClass, func(tu *Tuning) { tu.SameClass = false; tu.CousinProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"same class on: the box joins, the teaser box of that class does not", sameClass, func(tu *Tuning) { tu.SameClass = true }, []string{"The council met", "In other news"}, []string{"Another story"}},
 		{"whole lead off: a page without an article loses what precedes its first prose", noArticle, func(tu *Tuning) { tu.WholeLead = false }, []string{"The council met"}, []string{"Bridge works, day one"}},
 		{"whole lead on: a page without an article keeps it", noArticle, func(tu *Tuning) { tu.WholeLead = true }, []string{"Bridge works, day one", "The council met"}, nil},
@@ -357,6 +356,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"form box off: a sign-up's words stay", signup, func(tu *Tuning) { tu.FormBox = 0 }, []string{"The council met", "in your inbox"}, nil},
 		{"form box 100: they go with the form", signup, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met"}, []string{"in your inbox"}},
 		{"form box 100: a form in the article takes only itself", search, func(tu *Tuning) { tu.FormBox = 100 }, []string{"The council met", "Updated Tuesday"}, nil},
+		{"cousin prose off: two paragraphs beside the article are not a section of it", cousin, func(tu *Tuning) { tu.CousinProse = 0 }, []string{"The council met"}, []string{"The contractor", "In other news"}},
+		{"cousin prose 20: they join, a teaser under a linked heading does not", cousin, func(tu *Tuning) { tu.CousinProse = 20 }, []string{"The council met", "The contractor"}, []string{"In other news"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}

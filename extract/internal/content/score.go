@@ -262,13 +262,18 @@ const (
 	// A section of an article has paragraphs; a lone block of text beside
 	// the article is a caption, a teaser or a bio.
 	cousinParagraphs = 3
+	// proseCousinLinks is the most link density of a cousin joined for
+	// its prose (Tuning.CousinProse): a disclaimer or a bio links its
+	// terms and its author's pages, a column of the article hardly links.
+	proseCousinLinks = 0.1
 )
 
 // withCousins adds to chosen (the best container and its siblings) the
 // best container of each branch beside top and its ancestors, up to
-// cousinLevels above top, that scores comparably; the result is in document
-// order.
-func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st stats, levels int) []*html.Node {
+// cousinLevels above top, that scores comparably, or (with prose not zero)
+// that is mostly prose and scores at least prose percent of top (see
+// Tuning.CousinProse); the result is in document order.
+func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st stats, levels, prose int) []*html.Node {
 	topScore := c.scores[top]
 	if top == body || top.Parent == nil {
 		return chosen
@@ -286,9 +291,13 @@ func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st sta
 				continue
 			}
 			best, bs := bestWithin(b, c)
-			if best == nil || bs < topScore*cousinShare || st.of(best).linkDensity() > cousinMaxLinks ||
-				c.paragraphs[best] < cousinParagraphs {
+			if best == nil || st.of(best).linkDensity() > cousinMaxLinks {
 				continue
+			}
+			if bs < topScore*cousinShare || c.paragraphs[best] < cousinParagraphs {
+				if prose == 0 || bs*100 < topScore*float64(prose) || c.paragraphs[best] == 0 || !proseCousin(best, c, st) {
+					continue
+				}
 			}
 			taken[best] = true
 			added = true
@@ -339,6 +348,19 @@ func withSameClass(body, top *html.Node, chosen []*html.Node, st stats) []*html.
 		return true
 	})
 	return out
+}
+
+// proseCousin tells a box beside the article that reads as part of it:
+// at least half prose, and a good paragraph's worth of it (not a one-line
+// promotion), few links, no heading that is nothing but a link (a
+// teaser), and not a lone paragraph beside an image (a caption).
+func proseCousin(n *html.Node, c candidates, st stats) bool {
+	s := st.of(n)
+	if s.runes == 0 || s.linkDensity() > proseCousinLinks || c.paragraphs[n] == 1 && holdsImage(n) {
+		return false
+	}
+	prose := proseRunes(n, st)
+	return prose >= goodRunes && prose*2 >= s.runes && !linkedHeading(n, st)
 }
 
 // linkedHeading tells whether n holds a heading that is nothing but a
@@ -487,10 +509,12 @@ func caption(n *html.Node, st stats, headlines bool) bool {
 // besideImage tells a paragraph whose container holds an image: a
 // caption.
 func besideImage(n *html.Node) bool {
-	if n.Parent == nil {
-		return false
-	}
-	for d := range htmltree.All(n.Parent) {
+	return n.Parent != nil && holdsImage(n.Parent)
+}
+
+// holdsImage tells whether there is an image at or below n.
+func holdsImage(n *html.Node) bool {
+	for d := range htmltree.All(n) {
 		if d.Type == html.ElementNode && (d.DataAtom == atom.Img || d.DataAtom == atom.Picture) {
 			return true
 		}
