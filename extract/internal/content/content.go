@@ -44,7 +44,7 @@
 // when little text lies between (a lead set apart in the article's
 // header, be it a <p>, a <div> of text or a sub-heading written as a
 // sentence, or a long sub-heading however it ends; beside the hero image
-// in a header with the headline, which a caption is not). A <header> whose text is at most a fifth links is the
+// in a header with the headline, or before it, which a caption is not). A <header> whose text is at most a fifth links is the
 // article's (headline, standfirst), not the site's menu, and is not
 // pruned; a paragraph ending like a sentence counts as prose when
 // trimming while at most half of it is links (an article's closing
@@ -265,6 +265,11 @@ type Tuning struct {
 	// cousinParagraphs. The fallback (see Fallback) weighs the content
 	// chosen without them.
 	CousinProse int
+	// ImageFirst, when set, takes a paragraph beside an image for a
+	// caption (and not a lead) only when the image precedes it in their
+	// container: a caption follows its image, and a lead set in the
+	// article's header before the hero image is the lead.
+	ImageFirst bool
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
@@ -274,7 +279,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, CousinProse: 20}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, CousinProse: 20, ImageFirst: true}
 }
 
 // Find returns the main content of the document below root, as a new <div>

@@ -443,7 +443,7 @@ func withLead(body *html.Node, chosen []*html.Node, st stats, tu Tuning) []*html
 		if !paragraphLike(n, s) && !isHeading(n.DataAtom) || s.runes == 0 || insideParagraph(n, body, st) {
 			continue
 		}
-		if leadBlock(n.DataAtom, tu.LeadBlocks) && s.linkRunes == 0 && near(n, first, levels) && !caption(n, st, tu.LeadImage) &&
+		if leadBlock(n.DataAtom, tu.LeadBlocks) && s.linkRunes == 0 && near(n, first, levels) && !caption(n, st, tu) &&
 			(classify(n, s) == good || tu.LeadHeading > 0 && isHeading(n.DataAtom) && s.runes >= tu.LeadHeading) {
 			return append([]*html.Node{n}, chosen...)
 		}
@@ -486,24 +486,31 @@ func near(n, c *html.Node, levels int) bool {
 }
 
 // caption tells a paragraph beside an image (see besideImage), with
-// headlines set, only when no headline precedes it in their container: a
-// heading without links (a teaser card's heading links its story).
-func caption(n *html.Node, st stats, headlines bool) bool {
+// tu.LeadImage only when no headline precedes it in their container: a
+// heading without links (a teaser card's heading links its story); with
+// tu.ImageFirst only when the image precedes it there (a caption follows
+// its image, an article's lead comes before the hero image).
+func caption(n *html.Node, st stats, tu Tuning) bool {
 	if !besideImage(n) {
 		return false
 	}
-	if !headlines {
+	if !tu.LeadImage && !tu.ImageFirst {
 		return true
 	}
+	image := false
 	for d := range htmltree.All(n.Parent) {
 		if d == n {
 			break
 		}
-		if d.Type == html.ElementNode && isHeading(d.DataAtom) && st.of(d).runes > 0 && st.of(d).linkRunes == 0 {
+		if d.Type != html.ElementNode {
+			continue
+		}
+		if tu.LeadImage && isHeading(d.DataAtom) && st.of(d).runes > 0 && st.of(d).linkRunes == 0 {
 			return false
 		}
+		image = image || d.DataAtom == atom.Img || d.DataAtom == atom.Picture
 	}
-	return true
+	return image || !tu.ImageFirst
 }
 
 // besideImage tells a paragraph whose container holds an image: a
