@@ -725,6 +725,7 @@ func cvCandidates() []cvCandidate {
 		{"any <form> pruned with its highest ancestor of at most N runes (a newsletter sign-up, a login)", []int{100, 200, 400, 800}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.FormBox = v; return t }},
 		{"a cousin's best container of prose (half its text, 150 runes, links <= 10%, no lone caption) joins at N% of the best; the fallback weighs the content without it", []int{5, 10, 20}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinProse = v; return t }},
 		{"a paragraph beside an image is a caption, not a lead, only when the image precedes it there", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.ImageFirst = true; return t }},
+		{"best container narrowed to its child (and on down) holding N% of its prose", []int{80, 90, 95}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Narrow = v; return t }},
 	}
 }
 

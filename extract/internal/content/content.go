@@ -54,7 +54,9 @@
 // containers of the branches beside the content that are mostly prose,
 // score a fifth of the best and have a paragraph of their own (a page
 // builder's column, a tab panel), though the fallback weighs the content
-// without them. A page without an
+// without them. The best container gives way to its child holding nine
+// tenths of its prose (a box named or marked as the article around the
+// text and a note or a form beside it). A page without an
 // article container is returned whole with its first blocks. The
 // chosen content ends with the article's text container (the last element
 // holding two prose blocks as children) when what follows it in other
@@ -270,6 +272,9 @@ type Tuning struct {
 	// container: a caption follows its image, and a lead set in the
 	// article's header before the hero image is the lead.
 	ImageFirst bool
+	// Narrow, when not zero, narrows the best container to its child
+	// (and on down) holding at least this share (percent) of its prose.
+	Narrow int
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
@@ -279,7 +284,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, CousinProse: 20, ImageFirst: true}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, CousinProse: 20, ImageFirst: true, Narrow: 90}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -317,6 +322,9 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 	}
 	if tu.ParentProse > 0 {
 		top = widen(body, top, cands, st, tu.ParentProse)
+	}
+	if tu.Narrow > 0 {
+		top = narrow(top, cands, st, tu.Narrow)
 	}
 	// choose returns the nodes chosen with cousins that are mostly prose
 	// joined at prose (see Tuning.CousinProse), and whether a lead joined.

@@ -232,7 +232,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, CousinProse, ImageFirst (kept), ParentProse, Tail,
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, CousinProse, ImageFirst, Narrow (kept), ParentProse, Tail,
 // LeadKept, Captions, Teasers, TextTail and ReplyForm (tried, not
 // kept).
 func TestFindWithKnobs(t *testing.T) {
@@ -284,6 +284,9 @@ func TestFindWithKnobs(t *testing.T) {
 	figure := `<div class="story">` + prose + `<figure><img src="/b.jpg" alt=""><figcaption>` + longCaption + `</figcaption></figure><figure><img src="/c.jpg" alt=""><figcaption>Photo: A. Writer</figcaption></figure>` + body + `</div>`
 	// A lead before the hero image, the headline outside their container.
 	imageAfter := `<h1>Bridge to be rebuilt</h1><div class="head"><p>` + standfirst + `</p><img src="/b.jpg" alt="The bridge"></div><div class="body">` + body + `</div>`
+	// A container marked as the article body around its text and a
+	// note before it.
+	named := `<div class="article-content" itemprop="articleBody"><div class="intro"><p>We want to hear what you think about this story, so <a href="/letters">write to us</a> today.</p></div><div class="text">` + body + `</div></div>`
 	card := `<div class="card"><img src="/b.jpg" alt="The bridge"><h3><a href="/bridge">Bridge to be rebuilt</a></h3><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
 	openDeck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body">` + body + `</div>`
 	// The article's text container, with a short closing line, then a
@@ -331,6 +334,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"image first off: a paragraph before the hero image is a caption", imageAfter, func(tu *Tuning) { tu.ImageFirst = false }, []string{"The council met"}, []string{"will be rebuilt"}},
 		{"image first on: it is the lead", imageAfter, func(tu *Tuning) { tu.ImageFirst = true }, []string{standfirst, "The council met"}, nil},
 		{"image first on: a paragraph after the image is still a caption", hero, func(tu *Tuning) { tu.ImageFirst = true; tu.LeadImage = false }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"narrow off: the best container's note is kept", named, func(tu *Tuning) { tu.Narrow = 0 }, []string{"The council met", "hear what you think"}, nil},
+		{"narrow 90: the child holding the prose is the content", named, func(tu *Tuning) { tu.Narrow = 90 }, []string{"The council met"}, []string{"hear what you think"}},
 		{"lead heading off: a deck without a full stop is left out", openDeck, func(tu *Tuning) { tu.LeadHeading = 0 }, []string{"The council met"}, []string{"one lane stays open"}},
 		{"lead heading on: a long deck joins however it ends", openDeck, func(tu *Tuning) { tu.LeadHeading = 60 }, []string{deckText, "The council met"}, nil},
 		{"lead heading on: a short sub-heading is not a lead", openDeck, func(tu *Tuning) { tu.LeadHeading = 100 }, []string{"The council met"}, []string{"one lane stays open"}},

@@ -183,6 +183,59 @@ func widen(body, top *html.Node, c candidates, st stats, share int) *html.Node {
 	return n
 }
 
+// narrow returns the lowest of top and its descendants reached by
+// descending while one child holds at least share percent of the prose
+// (see proseRunes), is not a paragraph and holds minContent runes: a
+// container named or marked as the article around its text and a box
+// beside it (a note, a form, a list of links). The result scores as top.
+func narrow(top *html.Node, c candidates, st stats, share int) *html.Node {
+	prose := innerProse(top, st)
+	n := top
+	for prose[n] > 0 {
+		var next *html.Node
+		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+			if ch.Type == html.ElementNode && prose[ch]*100 >= prose[n]*share {
+				next = ch
+				break
+			}
+		}
+		if next == nil || st.of(next).runes < minContent || paragraphLike(next, st.of(next)) {
+			break
+		}
+		n = next
+	}
+	if n != top && c.scores[n] < c.scores[top] {
+		c.scores[n] = c.scores[top]
+	}
+	return n
+}
+
+// innerProse returns proseRunes of every element at or below top, in one
+// pass from the last element to the first (a walk per element would be
+// quadratic on a deeply nested page).
+func innerProse(top *html.Node, st stats) map[*html.Node]int {
+	var nodes []*html.Node
+	for n := range htmltree.All(top) {
+		if n.Type == html.ElementNode {
+			nodes = append(nodes, n)
+		}
+	}
+	prose := make(map[*html.Node]int, len(nodes))
+	for i := len(nodes) - 1; i > 0; i-- {
+		n := nodes[i]
+		v := prose[n]
+		if s := st.of(n); paragraphLike(n, s) {
+			// A paragraph counts by itself, not by what it holds.
+			v = 0
+			if n.DataAtom != atom.Pre && classify(n, s) == good {
+				v = s.runes
+			}
+		}
+		prose[n.Parent] += v
+	}
+	return prose
+}
+
 func onlyElementChild(n *html.Node) bool {
 	p := n.Parent
 	if p == nil || p.Type != html.ElementNode {
