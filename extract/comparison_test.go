@@ -726,6 +726,7 @@ func cvCandidates() []cvCandidate {
 		{"a cousin's best container of prose (half its text, 150 runes, links <= 10%, no lone caption) joins at N% of the best; the fallback weighs the content without it", []int{5, 10, 20}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinProse = v; return t }},
 		{"a paragraph beside an image is a caption, not a lead, only when the image precedes it there", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.ImageFirst = true; return t }},
 		{"best container narrowed to its child (and on down) holding N% of its prose", []int{80, 90, 95}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Narrow = v; return t }},
+		{"a page without an article container returns the lowest element holding N% of its prose, not the whole page", []int{60, 80, 90}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.WholeProse = v; return t }},
 	}
 }
 

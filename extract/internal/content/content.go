@@ -275,6 +275,11 @@ type Tuning struct {
 	// Narrow, when not zero, narrows the best container to its child
 	// (and on down) holding at least this share (percent) of its prose.
 	Narrow int
+	// WholeProse, when not zero, returns for a page without an article
+	// container (see WholeLead) the lowest element holding at least this
+	// share (percent) of the page's prose, rather than the whole page: the
+	// posts' column without the site's header, menus and footer.
+	WholeProse int
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
@@ -318,7 +323,11 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 		// No article here (a portal, a list page), or a page so short that
 		// all of it is the content: the page's text, less its boilerplate,
 		// is the best there is.
-		return whole(body, tu, short || tu.WholeLead)
+		root := body
+		if !short && tu.WholeProse > 0 {
+			root = proseRoot(body, st, tu.WholeProse)
+		}
+		return whole(root, tu, short || tu.WholeLead)
 	}
 	if tu.ParentProse > 0 {
 		top = widen(body, top, cands, st, tu.ParentProse)

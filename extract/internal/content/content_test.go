@@ -233,8 +233,8 @@ func TestFindWith(t *testing.T) {
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
 // LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, CousinProse, ImageFirst, Narrow (kept), ParentProse, Tail,
-// LeadKept, Captions, Teasers, TextTail and ReplyForm (tried, not
-// kept).
+// LeadKept, Captions, Teasers, TextTail, ReplyForm and WholeProse (tried,
+// not kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
 	const standfirst = "The old bridge will be rebuilt, the council decided on Tuesday."
@@ -352,6 +352,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"same class on: the box joins, the teaser box of that class does not", sameClass, func(tu *Tuning) { tu.SameClass = true }, []string{"The council met", "In other news"}, []string{"Another story"}},
 		{"whole lead off: a page without an article loses what precedes its first prose", noArticle, func(tu *Tuning) { tu.WholeLead = false }, []string{"The council met"}, []string{"Bridge works, day one"}},
 		{"whole lead on: a page without an article keeps it", noArticle, func(tu *Tuning) { tu.WholeLead = true }, []string{"Bridge works, day one", "The council met"}, nil},
+		{"whole prose off: a page without an article is returned whole", noArticle, func(tu *Tuning) { tu.WholeProse = 0 }, []string{"Bridge works, day one", "a few words", "The council met"}, nil},
+		{"whole prose 90: the element holding its prose is returned", noArticle, func(tu *Tuning) { tu.WholeProse = 90 }, []string{"The council met"}, []string{"Bridge works, day one", "a few words"}},
 		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"parent prose on: the wrapper, adding prose only, is the content", wrapped, func(tu *Tuning) { tu.ParentProse = 90 }, []string{"The council met", "In other news"}, []string{"stub"}},
 		{"text tail boxes off: the box after the article is kept", boxes, func(tu *Tuning) { tu.TextTailBoxes = 0 }, []string{"The council met", "Updated Tuesday", "plan your sales for the year"}, nil},

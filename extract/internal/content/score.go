@@ -210,6 +210,28 @@ func narrow(top *html.Node, c candidates, st stats, share int) *html.Node {
 	return n
 }
 
+// proseRoot returns the lowest element at or below body holding at least
+// share percent of body's prose (see proseRunes), found by descending
+// from body into the child that holds it.
+func proseRoot(body *html.Node, st stats, share int) *html.Node {
+	prose := innerProse(body, st)
+	n := body
+	for prose[n] > 0 {
+		var next *html.Node
+		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+			if ch.Type == html.ElementNode && !paragraphLike(ch, st.of(ch)) && prose[ch]*100 >= prose[body]*share {
+				next = ch
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+	}
+	return n
+}
+
 // innerProse returns proseRunes of every element at or below top, in one
 // pass from the last element to the first (a walk per element would be
 // quadratic on a deeply nested page).
