@@ -727,6 +727,9 @@ func cvCandidates() []cvCandidate {
 		{"a paragraph beside an image is a caption, not a lead, only when the image precedes it there", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.ImageFirst = true; return t }},
 		{"best container narrowed to its child (and on down) holding N% of its prose", []int{80, 90, 95}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Narrow = v; return t }},
 		{"a page without an article container returns the lowest element holding N% of its prose, not the whole page", []int{60, 80, 90}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.WholeProse = v; return t }},
+		{"fallback re-chosen with the container mechanisms above (400 before)", []int{300, 500, 600}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Fallback = v; return t }},
+		{"cousin levels re-chosen with the container mechanisms above (6 before)", []int{4, 8, 10}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
+		{"cousin levels past the grid's top (10 before)", []int{12, 16, 24}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
 	}
 }
 

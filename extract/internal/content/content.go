@@ -289,7 +289,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, CousinProse: 20, ImageFirst: true, Narrow: 90}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 10, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, CousinProse: 20, ImageFirst: true, Narrow: 90}
 }
 
 // Find returns the main content of the document below root, as a new <div>

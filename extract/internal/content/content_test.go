@@ -256,6 +256,17 @@ func TestFindWithKnobs(t *testing.T) {
 		deep.WriteString(`</div>`)
 	}
 	deep.WriteString(`<div class="part">` + teaser + teaser + teaser + teaser + `</div></div>`)
+	// The same nine wrappers down: a section nine levels above.
+	var deeper strings.Builder
+	deeper.WriteString(`<div id="page">`)
+	for range 9 {
+		deeper.WriteString(`<div><div>stub</div>`)
+	}
+	deeper.WriteString(`<div id="main">` + body + `</div>`)
+	for range 9 {
+		deeper.WriteString(`</div>`)
+	}
+	deeper.WriteString(`<div class="part">` + teaser + teaser + teaser + teaser + `</div></div>`)
 	// The best container, and beside it in the same wrapper a paragraph
 	// two levels down (too weak to join as a sibling or a cousin).
 	wrapped := `<div id="page"><div id="wrap"><div id="main">` + body + `</div><div><div>` + teaser + `</div></div></div><div>stub</div></div>`
@@ -328,6 +339,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"header links on: the site's <header>, mostly links, is pruned", siteHeader, func(tu *Tuning) { tu.HeaderLinks = 20 }, []string{"The council met"}, []string{"will be rebuilt", "Home"}},
 		{"cousin levels 4: a section five levels up is left out", deep.String(), func(tu *Tuning) { tu.CousinLevels = 4 }, []string{"The council met"}, []string{"In other news"}},
 		{"cousin levels 6: a section five levels up joins", deep.String(), func(tu *Tuning) { tu.CousinLevels = 6 }, []string{"The council met", "In other news"}, nil},
+		{"cousin levels 6: a section nine levels up is left out", deeper.String(), func(tu *Tuning) { tu.CousinLevels = 6 }, []string{"The council met"}, []string{"In other news"}},
+		{"cousin levels 10: a section nine levels up joins", deeper.String(), func(tu *Tuning) { tu.CousinLevels = 10 }, []string{"The council met", "In other news"}, nil},
 		{"lead image off: a paragraph beside the hero image is a caption", hero, func(tu *Tuning) { tu.LeadImage = false }, []string{"The council met"}, []string{"will be rebuilt"}},
 		{"lead image on: beside the hero image and the headline, it is the lead", hero, func(tu *Tuning) { tu.LeadImage = true }, []string{standfirst, "The council met"}, nil},
 		{"lead image on: a teaser card's paragraph, under its linked heading, is not a lead", card, func(tu *Tuning) { tu.LeadImage = true }, []string{"The council met"}, []string{"will be rebuilt"}},
