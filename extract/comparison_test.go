@@ -730,6 +730,7 @@ func cvCandidates() []cvCandidate {
 		{"fallback re-chosen with the container mechanisms above (400 before)", []int{300, 500, 600}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Fallback = v; return t }},
 		{"cousin levels re-chosen with the container mechanisms above (6 before)", []int{4, 8, 10}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
 		{"cousin levels past the grid's top (10 before)", []int{12, 16, 24}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
+		{"prose cousins' share re-chosen with the mechanisms above (20 before)", []int{10, 15, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinProse = v; return t }},
 	}
 }
 
