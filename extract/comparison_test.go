@@ -731,6 +731,7 @@ func cvCandidates() []cvCandidate {
 		{"cousin levels re-chosen with the container mechanisms above (6 before)", []int{4, 8, 10}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
 		{"cousin levels past the grid's top (10 before)", []int{12, 16, 24}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
 		{"prose cousins' share re-chosen with the mechanisms above (20 before)", []int{10, 15, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinProse = v; return t }},
+		{"fallback wins only when the page's text outside links is N% of the content's", []int{200, 300, 400}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.FallbackText = v; return t }},
 	}
 }
 

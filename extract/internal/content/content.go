@@ -38,7 +38,9 @@
 // 1,200 runes keeps what precedes its first prose block (a short docs
 // page's heading, table and code together). Text inside scripts (JSON-LD)
 // never counts. When the chosen content holds under a quarter of the
-// page's text after pruning, that text is returned instead (trafilatura's
+// page's text after pruning, and under a third of its text outside links
+// (menus and link lists add nothing the content lacks), that text is
+// returned instead (trafilatura's
 // fallback: a second reading of the page that wins when it is much
 // longer), and the nearest prose paragraph before the content joins it
 // when little text lies between (a lead set apart in the article's
@@ -280,6 +282,11 @@ type Tuning struct {
 	// share (percent) of the page's prose, rather than the whole page: the
 	// posts' column without the site's header, menus and footer.
 	WholeProse int
+	// FallbackText, when not zero, lets the fallback (see Fallback) win
+	// only when the page's text outside links is also at least this share
+	// (percent) of the content's: a page whose extra text is menus and
+	// link lists has nothing the content lacks.
+	FallbackText int
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
@@ -289,7 +296,7 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 10, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, CousinProse: 20, ImageFirst: true, Narrow: 90}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 10, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, CousinProse: 20, ImageFirst: true, Narrow: 90, FallbackText: 300}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -374,7 +381,7 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 			scored = finish(c0, lead0)
 		}
 	}
-	if tu.Fallback > 0 && pageRunes*100 >= measure(scored).of(scored).runes*tu.Fallback {
+	if tu.Fallback > 0 && pageRunes*100 >= measure(scored).of(scored).runes*tu.Fallback && (tu.FallbackText == 0 || fallbackText(body, st, scored, tu.FallbackText)) {
 		wide := body
 		if tu.FallbackShare > 0 {
 			for wide = top; wide != body && st.of(wide).runes*100 < pageRunes*tu.FallbackShare; {
@@ -384,6 +391,13 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 		return whole(wide, tu, true)
 	}
 	return out
+}
+
+// fallbackText tells whether the page's text outside links is at least
+// share percent of the content's.
+func fallbackText(body *html.Node, st stats, content *html.Node, share int) bool {
+	page, out := st.of(body), measure(content).of(content)
+	return (page.runes-page.linkRunes)*100 >= (out.runes-out.linkRunes)*share
 }
 
 // whole returns the children of body as the content (trimmed, its lead

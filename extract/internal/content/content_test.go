@@ -232,7 +232,7 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, CousinProse, ImageFirst, Narrow (kept), ParentProse, Tail,
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, CousinProse, ImageFirst, Narrow, FallbackText (kept), ParentProse, Tail,
 // LeadKept, Captions, Teasers, TextTail, ReplyForm and WholeProse (tried,
 // not kept).
 func TestFindWithKnobs(t *testing.T) {
@@ -298,6 +298,13 @@ func TestFindWithKnobs(t *testing.T) {
 	// A container marked as the article body around its text and a
 	// note before it.
 	named := `<div class="article-content" itemprop="articleBody"><div class="intro"><p>We want to hear what you think about this story, so <a href="/letters">write to us</a> today.</p></div><div class="text">` + body + `</div></div>`
+	// A short article under a long list of links, with its heading.
+	var linkList strings.Builder
+	linkList.WriteString(`<div class="top"><h2>Most read</h2><ul>`)
+	for i := range 60 {
+		fmt.Fprintf(&linkList, `<li><a href="/%d">Library hours, story number %d</a></li>`, i, i)
+	}
+	linkList.WriteString(`</ul></div><div class="story">` + prose + second + `</div>`)
 	card := `<div class="card"><img src="/b.jpg" alt="The bridge"><h3><a href="/bridge">Bridge to be rebuilt</a></h3><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
 	openDeck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body">` + body + `</div>`
 	// The article's text container, with a short closing line, then a
@@ -349,6 +356,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"image first on: a paragraph after the image is still a caption", hero, func(tu *Tuning) { tu.ImageFirst = true; tu.LeadImage = false }, []string{"The council met"}, []string{"will be rebuilt"}},
 		{"narrow off: the best container's note is kept", named, func(tu *Tuning) { tu.Narrow = 0 }, []string{"The council met", "hear what you think"}, nil},
 		{"narrow 90: the child holding the prose is the content", named, func(tu *Tuning) { tu.Narrow = 90 }, []string{"The council met"}, []string{"hear what you think"}},
+		{"fallback text off: the page of links is four times the article, the fallback wins", linkList.String(), func(tu *Tuning) { tu.Fallback, tu.FallbackText = 400, 0 }, []string{"The council met", "Most read"}, nil},
+		{"fallback text 300: the page's text outside links is not, the article stays", linkList.String(), func(tu *Tuning) { tu.Fallback, tu.FallbackText = 400, 300 }, []string{"The council met", "The contractor"}, []string{"Most read"}},
 		{"lead heading off: a deck without a full stop is left out", openDeck, func(tu *Tuning) { tu.LeadHeading = 0 }, []string{"The council met"}, []string{"one lane stays open"}},
 		{"lead heading on: a long deck joins however it ends", openDeck, func(tu *Tuning) { tu.LeadHeading = 60 }, []string{deckText, "The council met"}, nil},
 		{"lead heading on: a short sub-heading is not a lead", openDeck, func(tu *Tuning) { tu.LeadHeading = 100 }, []string{"The council met"}, []string{"one lane stays open"}},
