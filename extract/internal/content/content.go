@@ -275,7 +275,10 @@ type Tuning struct {
 	// article's header before the hero image is the lead.
 	ImageFirst bool
 	// Narrow, when not zero, narrows the best container to its child
-	// (and on down) holding at least this share (percent) of its prose.
+	// (and on down) holding at least this share (percent) of its prose: a
+	// container that scores best by its name or markup (articleBody,
+	// "content") holds the boxes beside the article's text too, and the
+	// siblings, cousins and lead are looked for around the text.
 	Narrow int
 	// WholeProse, when not zero, returns for a page without an article
 	// container (see WholeLead) the lowest element holding at least this
