@@ -735,6 +735,15 @@ func cvCandidates() []cvCandidate {
 		{"as above, past the first grid's bottom (20 before)", []int{1, 10}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.InlineNames = v; return t }},
 		{"a title of at most N runes before boilerplate removed, followed by a heading or nothing, goes with it", []int{30, 60, 100}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Orphan = v; return t }},
 		{"as above, past the first grid's bottom (30 before)", []int{10, 20}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Orphan = v; return t }},
+		{"a cousin's best container of prose (half its text, 150 runes, links <= 10%, no lone caption) joins at N% of the best; the fallback weighs the content without it", []int{5, 10, 20}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinProse = v; return t }},
+		{"a paragraph beside an image is a caption, not a lead, only when the image precedes it there", []int{1}, func(t maincontent.Tuning, _ int) maincontent.Tuning { t.ImageFirst = true; return t }},
+		{"best container narrowed to its child (and on down) holding N% of its prose", []int{80, 90, 95}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Narrow = v; return t }},
+		{"a page without an article container returns the lowest element holding N% of its prose, not the whole page", []int{60, 80, 90}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.WholeProse = v; return t }},
+		{"fallback re-chosen with the container mechanisms above (400 before)", []int{300, 500, 600}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.Fallback = v; return t }},
+		{"cousin levels re-chosen with the container mechanisms above (6 before)", []int{4, 8, 10}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
+		{"cousin levels past the grid's top (10 before)", []int{12, 16, 24}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinLevels = v; return t }},
+		{"prose cousins' share re-chosen with the mechanisms above (20 before)", []int{10, 15, 30}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.CousinProse = v; return t }},
+		{"fallback wins only when the page's text outside links is N% of the content's", []int{200, 300, 400}, func(t maincontent.Tuning, v int) maincontent.Tuning { t.FallbackText = v; return t }},
 	}
 }
 

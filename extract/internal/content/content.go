@@ -38,19 +38,27 @@
 // 1,200 runes keeps what precedes its first prose block (a short docs
 // page's heading, table and code together). Text inside scripts (JSON-LD)
 // never counts. When the chosen content holds under a quarter of the
-// page's text after pruning, that text is returned instead (trafilatura's
+// page's text after pruning, and under a third of its text outside links
+// (menus and link lists add nothing the content lacks), that text is
+// returned instead (trafilatura's
 // fallback: a second reading of the page that wins when it is much
 // longer), and the nearest prose paragraph before the content joins it
 // when little text lies between (a lead set apart in the article's
 // header, be it a <p>, a <div> of text or a sub-heading written as a
 // sentence, or a long sub-heading however it ends; beside the hero image
-// in a header with the headline, which a caption is not). A <header> whose text is at most a fifth links is the
+// in a header with the headline, or before it, which a caption is not). A <header> whose text is at most a fifth links is the
 // article's (headline, standfirst), not the site's menu, and is not
 // pruned; a paragraph ending like a sentence counts as prose when
 // trimming while at most half of it is links (an article's closing
 // paragraphs that point to their sources), and boxes of the best
 // container's class elsewhere on the page that are mostly prose join it
-// (an article's sections in a page builder's boxes). A page without an
+// (an article's sections in a page builder's boxes); so do the best
+// containers of the branches beside the content that are mostly prose,
+// score a fifth of the best and have a paragraph of their own (a page
+// builder's column, a tab panel), though the fallback weighs the content
+// without them. The best container gives way to its child holding nine
+// tenths of its prose (a box named or marked as the article around the
+// text and a note or a form beside it). A page without an
 // article container is returned whole with its first blocks. The
 // chosen content ends with the article's text container (the last element
 // holding two prose blocks as children) when what follows it in other
@@ -261,6 +269,35 @@ type Tuning struct {
 	// FormBox is ReplyForm for every <form>: a newsletter's sign-up, a
 	// search box or a login with the words around them.
 	FormBox int
+	// CousinProse, when not zero, also joins a branch's best container
+	// (see withCousins) that scores at least this share (percent) of the
+	// best, has a paragraph of its own and is mostly prose, without a
+	// heading that is nothing but a link: a page builder's column or a tab
+	// panel holding one or two paragraphs of the article, short of
+	// cousinParagraphs. The fallback (see Fallback) weighs the content
+	// chosen without them.
+	CousinProse int
+	// ImageFirst, when set, takes a paragraph beside an image for a
+	// caption (and not a lead) only when the image precedes it in their
+	// container: a caption follows its image, and a lead set in the
+	// article's header before the hero image is the lead.
+	ImageFirst bool
+	// Narrow, when not zero, narrows the best container to its child
+	// (and on down) holding at least this share (percent) of its prose: a
+	// container that scores best by its name or markup (articleBody,
+	// "content") holds the boxes beside the article's text too, and the
+	// siblings, cousins and lead are looked for around the text.
+	Narrow int
+	// WholeProse, when not zero, returns for a page without an article
+	// container (see WholeLead) the lowest element holding at least this
+	// share (percent) of the page's prose, rather than the whole page: the
+	// posts' column without the site's header, menus and footer.
+	WholeProse int
+	// FallbackText, when not zero, lets the fallback (see Fallback) win
+	// only when the page's text outside links is also at least this share
+	// (percent) of the content's: a page whose extra text is menus and
+	// link lists has nothing the content lacks.
+	FallbackText int
 	// Standfirst, when set, keeps a standfirst: the sentence-long
 	// headings before the first paragraph, which the extract package's
 	// cleaning drops otherwise (it reads the setting; Find does not).
@@ -304,7 +341,8 @@ type Tuning struct {
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
 	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
-		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 6, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100, BoxTitle: 100, Intro: 40, TailLinks: 35, TableLinks: 70, InlineNames: 20, Orphan: 30}
+		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 10, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100,
+		BoxTitle: 100, Intro: 40, TailLinks: 35, TableLinks: 70, InlineNames: 20, Orphan: 30, CousinProse: 20, ImageFirst: true, Narrow: 90, FallbackText: 300}
 }
 
 // Find returns the main content of the document below root, as a new <div>
@@ -338,31 +376,58 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 		// No article here (a portal, a list page), or a page so short that
 		// all of it is the content: the page's text, less its boilerplate,
 		// is the best there is.
-		return whole(body, tu, short || tu.WholeLead)
+		root := body
+		if !short && tu.WholeProse > 0 {
+			root = proseRoot(body, st, tu.WholeProse)
+		}
+		return whole(root, tu, short || tu.WholeLead)
 	}
 	if tu.ParentProse > 0 {
 		top = widen(body, top, cands, st, tu.ParentProse)
 	}
-	chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st,
-		cmp.Or(tu.CousinLevels, cousinLevels))
-	if tu.SameClass {
-		chosen = withSameClass(body, top, chosen, st)
+	if tu.Narrow > 0 {
+		top = narrow(top, cands, st, tu.Narrow)
 	}
-	lead := false
-	if tu.Lead > 0 {
-		n := len(chosen)
-		chosen = withLead(body, chosen, st, tu)
-		lead = len(chosen) > n
+	// choose returns the nodes chosen with cousins that are mostly prose
+	// joined at prose (see Tuning.CousinProse), and whether a lead joined.
+	choose := func(prose int) ([]*html.Node, bool) {
+		chosen := withCousins(body, top, withSiblings(top, cands, st, tu), cands, st,
+			cmp.Or(tu.CousinLevels, cousinLevels), prose)
+		if tu.SameClass {
+			chosen = withSameClass(body, top, chosen, st)
+		}
+		if tu.Lead > 0 {
+			n := len(chosen)
+			chosen = withLead(body, chosen, st, tu)
+			return chosen, len(chosen) > n
+		}
+		return chosen, false
 	}
-	// With a fallback, the chosen nodes are copied rather than moved, so
-	// that the page stays whole for the second reading.
-	out := gather(chosen, tu.Fallback > 0)
-	var keep *html.Node
-	if lead && tu.LeadKept {
-		keep = out.FirstChild
+	// finish gathers and trims the chosen nodes. With a fallback, they are
+	// copied rather than moved, so that the page stays whole for the
+	// second reading.
+	finish := func(chosen []*html.Node, lead bool) *html.Node {
+		out := gather(chosen, tu.Fallback > 0)
+		var keep *html.Node
+		if lead && tu.LeadKept {
+			keep = out.FirstChild
+		}
+		return trimmed(out, false, keep, tu)
 	}
-	out = trimmed(out, false, keep, tu)
-	if tu.Fallback > 0 && pageRunes*100 >= measure(out).of(out).runes*tu.Fallback {
+	chosen, lead := choose(tu.CousinProse)
+	out := finish(chosen, lead)
+	// The fallback weighs the content as the scores chose it: a
+	// container holding a small part of the page is a fragment (a bio,
+	// a comment) however many short cousins join it. Weighing the content
+	// with them lost whole articles the fallback had found (CV in
+	// BENCHMARKS.md).
+	scored := out
+	if tu.CousinProse > 0 && tu.Fallback > 0 {
+		if c0, lead0 := choose(0); !slices.Equal(c0, chosen) {
+			scored = finish(c0, lead0)
+		}
+	}
+	if tu.Fallback > 0 && pageRunes*100 >= measure(scored).of(scored).runes*tu.Fallback && (tu.FallbackText == 0 || fallbackText(body, st, scored, tu.FallbackText)) {
 		wide := body
 		if tu.FallbackShare > 0 {
 			for wide = top; wide != body && st.of(wide).runes*100 < pageRunes*tu.FallbackShare; {
@@ -372,6 +437,13 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 		return whole(wide, tu, true)
 	}
 	return out
+}
+
+// fallbackText tells whether the page's text outside links is at least
+// share percent of the content's.
+func fallbackText(body *html.Node, st stats, content *html.Node, share int) bool {
+	page, out := st.of(body), measure(content).of(content)
+	return (page.runes-page.linkRunes)*100 >= (out.runes-out.linkRunes)*share
 }
 
 // whole returns the children of body as the content (trimmed, its lead

@@ -153,12 +153,6 @@ func TestFind(t *testing.T) {
 			notWant: []string{"In other news"},
 		},
 		{
-			name:    "two paragraphs beside the article (a caption, a bio) are not a section of it",
-			body:    `<div class="post"><article>` + strings.Repeat(prose, 8) + `</article><div class="embed"><div><div><div class="c1">` + strings.Repeat(second, 2) + `</div></div></div></div></div>`,
-			want:    []string{"The council met"},
-			notWant: []string{"The contractor"},
-		},
-		{
 			name: "a page without an article keeps its text",
 			body: `<div><a href="/a">Sports</a></div><div><p>Weather: sunny.</p><p>Markets: up.</p></div>`,
 			want: []string{"Weather: sunny.", "Markets: up."},
@@ -238,9 +232,10 @@ func TestFindWith(t *testing.T) {
 
 // TestFindWithKnobs covers the later Tuning mechanisms, each off (as
 // before it) and on: LeadBlocks, HeaderLinks, CousinLevels, LeadImage and
-// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle, Intro, TailLinks, TableLinks, InlineNames, Orphan (kept), ParentProse, Tail,
-// LeadKept, Captions, Teasers, TextTail, ReplyForm and MidLinks (tried, not
-// kept).
+// LeadHeading, LinkedProse, SameClass, WholeLead, TextTailBoxes, TailLevels, FormBox, BoxTitle,
+// Intro, TailLinks, TableLinks, InlineNames, Orphan, CousinProse, ImageFirst, Narrow, FallbackText
+// (kept), ParentProse, Tail, LeadKept, Captions, Teasers, TextTail, ReplyForm, MidLinks and
+// WholeProse (tried, not kept).
 func TestFindWithKnobs(t *testing.T) {
 	body := strings.Repeat(prose+second, 3)
 	const standfirst = "The old bridge will be rebuilt, the council decided on Tuesday."
@@ -262,6 +257,17 @@ func TestFindWithKnobs(t *testing.T) {
 		deep.WriteString(`</div>`)
 	}
 	deep.WriteString(`<div class="part">` + teaser + teaser + teaser + teaser + `</div></div>`)
+	// The same nine wrappers down: a section nine levels above.
+	var deeper strings.Builder
+	deeper.WriteString(`<div id="page">`)
+	for range 9 {
+		deeper.WriteString(`<div><div>stub</div>`)
+	}
+	deeper.WriteString(`<div id="main">` + body + `</div>`)
+	for range 9 {
+		deeper.WriteString(`</div>`)
+	}
+	deeper.WriteString(`<div class="part">` + teaser + teaser + teaser + teaser + `</div></div>`)
 	// The best container, and beside it in the same wrapper a paragraph
 	// two levels down (too weak to join as a sibling or a cousin).
 	wrapped := `<div id="page"><div id="wrap"><div id="main">` + body + `</div><div><div>` + teaser + `</div></div></div><div>stub</div></div>`
@@ -288,6 +294,18 @@ func TestFindWithKnobs(t *testing.T) {
 	// minContent runes of them), past ShortContent.
 	noArticle := `<div><h2>Bridge works, day one</h2><div>Tuesday</div></div><div>` + strings.Repeat("<div><span>a few words</span></div>", 200) + `</div><div>` + prose + `</div>`
 	figure := `<div class="story">` + prose + `<figure><img src="/b.jpg" alt=""><figcaption>` + longCaption + `</figcaption></figure><figure><img src="/c.jpg" alt=""><figcaption>Photo: A. Writer</figcaption></figure>` + body + `</div>`
+	// A lead before the hero image, the headline outside their container.
+	imageAfter := `<h1>Bridge to be rebuilt</h1><div class="head"><p>` + standfirst + `</p><img src="/b.jpg" alt="The bridge"></div><div class="body">` + body + `</div>`
+	// A container marked as the article body around its text and a
+	// note before it.
+	named := `<div class="article-content" itemprop="articleBody"><div class="intro"><p>We want to hear what you think about this story, so <a href="/letters">write to us</a> today.</p></div><div class="text">` + body + `</div></div>`
+	// A short article under a long list of links, with its heading.
+	var linkList strings.Builder
+	linkList.WriteString(`<div class="top"><h2>Most read</h2><ul>`)
+	for i := range 60 {
+		fmt.Fprintf(&linkList, `<li><a href="/%d">Library hours, story number %d</a></li>`, i, i)
+	}
+	linkList.WriteString(`</ul></div><div class="story">` + prose + second + `</div>`)
 	card := `<div class="card"><img src="/b.jpg" alt="The bridge"><h3><a href="/bridge">Bridge to be rebuilt</a></h3><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
 	openDeck := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body">` + body + `</div>`
 	// The article's text container, with a short closing line, then a
@@ -338,6 +356,11 @@ func TestFindWithKnobs(t *testing.T) {
 		`<h4>The tender</h4><div class="ad">Buy now</div>` + body +
 		`<table><tr><th>Span</th><td>80 m</td></tr></table><div class="related"><a href="/x">Other bridges</a></div></div>`
 	intro := `<div class="post">` + prose + `<p><strong>Read also:</strong></p>` + links + second + `<p>The plan:</p>` + body + `</div>`
+	// Two paragraphs of prose in a box beside the article, short of
+	// cousinParagraphs (a page builder's column, or a bio), and a box
+	// of one teaser under a linked heading.
+	cousin := `<div class="post"><article>` + strings.Repeat(prose, 8) + `</article><div class="embed"><div><div><div class="c1">` + strings.Repeat(second, 2) + `</div></div></div></div>` +
+		`<div class="more"><div><h3><a href="/other">Another story</a></h3>` + teaser + `</div></div></div>`
 	tests := []struct {
 		name          string
 		page          string
@@ -354,9 +377,18 @@ func TestFindWithKnobs(t *testing.T) {
 		{"header links on: the site's <header>, mostly links, is pruned", siteHeader, func(tu *Tuning) { tu.HeaderLinks = 20 }, []string{"The council met"}, []string{"will be rebuilt", "Home"}},
 		{"cousin levels 4: a section five levels up is left out", deep.String(), func(tu *Tuning) { tu.CousinLevels = 4 }, []string{"The council met"}, []string{"In other news"}},
 		{"cousin levels 6: a section five levels up joins", deep.String(), func(tu *Tuning) { tu.CousinLevels = 6 }, []string{"The council met", "In other news"}, nil},
+		{"cousin levels 6: a section nine levels up is left out", deeper.String(), func(tu *Tuning) { tu.CousinLevels = 6 }, []string{"The council met"}, []string{"In other news"}},
+		{"cousin levels 10: a section nine levels up joins", deeper.String(), func(tu *Tuning) { tu.CousinLevels = 10 }, []string{"The council met", "In other news"}, nil},
 		{"lead image off: a paragraph beside the hero image is a caption", hero, func(tu *Tuning) { tu.LeadImage = false }, []string{"The council met"}, []string{"will be rebuilt"}},
 		{"lead image on: beside the hero image and the headline, it is the lead", hero, func(tu *Tuning) { tu.LeadImage = true }, []string{standfirst, "The council met"}, nil},
 		{"lead image on: a teaser card's paragraph, under its linked heading, is not a lead", card, func(tu *Tuning) { tu.LeadImage = true }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"image first off: a paragraph before the hero image is a caption", imageAfter, func(tu *Tuning) { tu.ImageFirst = false }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"image first on: it is the lead", imageAfter, func(tu *Tuning) { tu.ImageFirst = true }, []string{standfirst, "The council met"}, nil},
+		{"image first on: a paragraph after the image is still a caption", hero, func(tu *Tuning) { tu.ImageFirst = true; tu.LeadImage = false }, []string{"The council met"}, []string{"will be rebuilt"}},
+		{"narrow off: the best container's note is kept", named, func(tu *Tuning) { tu.Narrow = 0 }, []string{"The council met", "hear what you think"}, nil},
+		{"narrow 90: the child holding the prose is the content", named, func(tu *Tuning) { tu.Narrow = 90 }, []string{"The council met"}, []string{"hear what you think"}},
+		{"fallback text off: the page of links is four times the article, the fallback wins (its heading kept: box titles and orphans off)", linkList.String(), func(tu *Tuning) { tu.Fallback, tu.FallbackText, tu.BoxTitle, tu.Orphan = 400, 0, 0, 0 }, []string{"The council met", "Most read"}, nil},
+		{"fallback text 300: the page's text outside links is not, the article stays", linkList.String(), func(tu *Tuning) { tu.Fallback, tu.FallbackText, tu.BoxTitle, tu.Orphan = 400, 300, 0, 0 }, []string{"The council met", "The contractor"}, []string{"Most read"}},
 		{"lead heading off: a deck without a full stop is left out", openDeck, func(tu *Tuning) { tu.LeadHeading = 0 }, []string{"The council met"}, []string{"one lane stays open"}},
 		{"lead heading on: a long deck joins however it ends", openDeck, func(tu *Tuning) { tu.LeadHeading = 60 }, []string{deckText, "The council met"}, nil},
 		{"lead heading on: a short sub-heading is not a lead", openDeck, func(tu *Tuning) { tu.LeadHeading = 100 }, []string{"The council met"}, []string{"one lane stays open"}},
@@ -369,10 +401,12 @@ func TestFindWithKnobs(t *testing.T) {
 		{"captions 100: a long caption stays, a credit goes", figure, func(tu *Tuning) { tu.Captions = 100 }, []string{"The council met", longCaption}, []string{"Photo:"}},
 		{"teasers on: the content ends at the heading over linked headlines", teasers.String(), func(tu *Tuning) { tu.Teasers = 10 }, []string{"The council met"}, []string{"Read on", "In other news"}},
 		{"teasers on: a section whose prose links its sources is not teasers", linkedSection, func(tu *Tuning) { tu.Teasers = 10 }, []string{"The council met", "Sources", "meeting minutes"}, nil},
-		{"same class off: a box of the best container's class far away is left out", sameClass, func(tu *Tuning) { tu.SameClass = false }, []string{"The council met"}, []string{"In other news"}},
+		{"same class off: a box of the best container's class far away is left out", sameClass, func(tu *Tuning) { tu.SameClass = false; tu.CousinProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"same class on: the box joins, the teaser box of that class does not", sameClass, func(tu *Tuning) { tu.SameClass = true }, []string{"The council met", "In other news"}, []string{"Another story"}},
 		{"whole lead off: a page without an article loses what precedes its first prose", noArticle, func(tu *Tuning) { tu.WholeLead = false }, []string{"The council met"}, []string{"Bridge works, day one"}},
 		{"whole lead on: a page without an article keeps it", noArticle, func(tu *Tuning) { tu.WholeLead = true }, []string{"Bridge works, day one", "The council met"}, nil},
+		{"whole prose off: a page without an article is returned whole", noArticle, func(tu *Tuning) { tu.WholeProse = 0 }, []string{"Bridge works, day one", "a few words", "The council met"}, nil},
+		{"whole prose 90: the element holding its prose is returned", noArticle, func(tu *Tuning) { tu.WholeProse = 90 }, []string{"The council met"}, []string{"Bridge works, day one", "a few words"}},
 		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"parent prose on: the wrapper, adding prose only, is the content", wrapped, func(tu *Tuning) { tu.ParentProse = 90 }, []string{"The council met", "In other news"}, []string{"stub"}},
 		{"text tail boxes off: the box after the article is kept", boxes, func(tu *Tuning) { tu.TextTailBoxes = 0 }, []string{"The council met", "Updated Tuesday", "plan your sales for the year"}, nil},
@@ -401,6 +435,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"inline names 20: it stays, a byline alone in its paragraph does not", dateline, func(tu *Tuning) { tu.InlineNames = 20 }, []string{"KOBE – The council met"}, []string{"By A. Writer"}},
 		{"orphan off: the author box's title outlives it", orphan, func(tu *Tuning) { tu.Orphan = 0 }, []string{"The council met", "About the author", "The tender"}, []string{"covers roads", "Buy now"}},
 		{"orphan 30: it goes with the box, a section title over prose stays", orphan, func(tu *Tuning) { tu.Orphan = 30 }, []string{"The council met", "The vote", "The tender", "80 m"}, []string{"About the author", "covers roads", "Buy now", "Other bridges"}},
+		{"cousin prose off: two paragraphs beside the article are not a section of it", cousin, func(tu *Tuning) { tu.CousinProse = 0 }, []string{"The council met"}, []string{"The contractor", "In other news"}},
+		{"cousin prose 20: they join, a teaser under a linked heading does not", cousin, func(tu *Tuning) { tu.CousinProse = 20 }, []string{"The council met", "The contractor"}, []string{"In other news"}},
 		{"tail off: teasers after the article are kept", teasers.String(), func(tu *Tuning) { tu.Tail = 0 }, []string{"The council met", "In other news"}, nil},
 		{"tail on: the content ends at the teasers' heading", teasers.String(), func(tu *Tuning) { tu.Tail = 10 }, []string{"The council met"}, []string{"Read on", "In other news", "Library hours"}},
 	}

@@ -183,6 +183,81 @@ func widen(body, top *html.Node, c candidates, st stats, share int) *html.Node {
 	return n
 }
 
+// narrow returns the lowest of top and its descendants reached by
+// descending while one child holds at least share percent of the prose
+// (see proseRunes), is not a paragraph and holds minContent runes: a
+// container named or marked as the article around its text and a box
+// beside it (a note, a form, a list of links). The result scores as top.
+func narrow(top *html.Node, c candidates, st stats, share int) *html.Node {
+	prose := innerProse(top, st)
+	n := top
+	for prose[n] > 0 {
+		var next *html.Node
+		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+			if ch.Type == html.ElementNode && prose[ch]*100 >= prose[n]*share {
+				next = ch
+				break
+			}
+		}
+		if next == nil || st.of(next).runes < minContent || paragraphLike(next, st.of(next)) {
+			break
+		}
+		n = next
+	}
+	if n != top && c.scores[n] < c.scores[top] {
+		c.scores[n] = c.scores[top]
+	}
+	return n
+}
+
+// proseRoot returns the lowest element at or below body holding at least
+// share percent of body's prose (see proseRunes), found by descending
+// from body into the child that holds it.
+func proseRoot(body *html.Node, st stats, share int) *html.Node {
+	prose := innerProse(body, st)
+	n := body
+	for prose[n] > 0 {
+		var next *html.Node
+		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+			if ch.Type == html.ElementNode && !paragraphLike(ch, st.of(ch)) && prose[ch]*100 >= prose[body]*share {
+				next = ch
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+	}
+	return n
+}
+
+// innerProse returns proseRunes of every element at or below top, in one
+// pass from the last element to the first (a walk per element would be
+// quadratic on a deeply nested page).
+func innerProse(top *html.Node, st stats) map[*html.Node]int {
+	var nodes []*html.Node
+	for n := range htmltree.All(top) {
+		if n.Type == html.ElementNode {
+			nodes = append(nodes, n)
+		}
+	}
+	prose := make(map[*html.Node]int, len(nodes))
+	for i := len(nodes) - 1; i > 0; i-- {
+		n := nodes[i]
+		v := prose[n]
+		if s := st.of(n); paragraphLike(n, s) {
+			// A paragraph counts by itself, not by what it holds.
+			v = 0
+			if n.DataAtom != atom.Pre && classify(n, s) == good {
+				v = s.runes
+			}
+		}
+		prose[n.Parent] += v
+	}
+	return prose
+}
+
 func onlyElementChild(n *html.Node) bool {
 	p := n.Parent
 	if p == nil || p.Type != html.ElementNode {
@@ -262,13 +337,18 @@ const (
 	// A section of an article has paragraphs; a lone block of text beside
 	// the article is a caption, a teaser or a bio.
 	cousinParagraphs = 3
+	// proseCousinLinks is the most link density of a cousin joined for
+	// its prose (Tuning.CousinProse): a disclaimer or a bio links its
+	// terms and its author's pages, a column of the article hardly links.
+	proseCousinLinks = 0.1
 )
 
 // withCousins adds to chosen (the best container and its siblings) the
 // best container of each branch beside top and its ancestors, up to
-// cousinLevels above top, that scores comparably; the result is in document
-// order.
-func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st stats, levels int) []*html.Node {
+// cousinLevels above top, that scores comparably, or (with prose not zero)
+// that is mostly prose and scores at least prose percent of top (see
+// Tuning.CousinProse); the result is in document order.
+func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st stats, levels, prose int) []*html.Node {
 	topScore := c.scores[top]
 	if top == body || top.Parent == nil {
 		return chosen
@@ -286,9 +366,13 @@ func withCousins(body, top *html.Node, chosen []*html.Node, c candidates, st sta
 				continue
 			}
 			best, bs := bestWithin(b, c)
-			if best == nil || bs < topScore*cousinShare || st.of(best).linkDensity() > cousinMaxLinks ||
-				c.paragraphs[best] < cousinParagraphs {
+			if best == nil || st.of(best).linkDensity() > cousinMaxLinks {
 				continue
+			}
+			if bs < topScore*cousinShare || c.paragraphs[best] < cousinParagraphs {
+				if prose == 0 || bs*100 < topScore*float64(prose) || c.paragraphs[best] == 0 || !proseCousin(best, c, st) {
+					continue
+				}
 			}
 			taken[best] = true
 			added = true
@@ -339,6 +423,19 @@ func withSameClass(body, top *html.Node, chosen []*html.Node, st stats) []*html.
 		return true
 	})
 	return out
+}
+
+// proseCousin tells a box beside the article that reads as part of it:
+// at least half prose, and a good paragraph's worth of it (not a one-line
+// promotion), few links, no heading that is nothing but a link (a
+// teaser), and not a lone paragraph beside an image (a caption).
+func proseCousin(n *html.Node, c candidates, st stats) bool {
+	s := st.of(n)
+	if s.runes == 0 || s.linkDensity() > proseCousinLinks || c.paragraphs[n] == 1 && holdsImage(n) {
+		return false
+	}
+	prose := proseRunes(n, st)
+	return prose >= goodRunes && prose*2 >= s.runes && !linkedHeading(n, st)
 }
 
 // linkedHeading tells whether n holds a heading that is nothing but a
@@ -421,7 +518,7 @@ func withLead(body *html.Node, chosen []*html.Node, st stats, tu Tuning) []*html
 		if !paragraphLike(n, s) && !isHeading(n.DataAtom) || s.runes == 0 || insideParagraph(n, body, st) {
 			continue
 		}
-		if leadBlock(n.DataAtom, tu.LeadBlocks) && s.linkRunes == 0 && near(n, first, levels) && !caption(n, st, tu.LeadImage) &&
+		if leadBlock(n.DataAtom, tu.LeadBlocks) && s.linkRunes == 0 && near(n, first, levels) && !caption(n, st, tu) &&
 			(classify(n, s) == good || tu.LeadHeading > 0 && isHeading(n.DataAtom) && s.runes >= tu.LeadHeading) {
 			return append([]*html.Node{n}, chosen...)
 		}
@@ -464,33 +561,42 @@ func near(n, c *html.Node, levels int) bool {
 }
 
 // caption tells a paragraph beside an image (see besideImage), with
-// headlines set, only when no headline precedes it in their container: a
-// heading without links (a teaser card's heading links its story).
-func caption(n *html.Node, st stats, headlines bool) bool {
+// tu.LeadImage only when no headline precedes it in their container: a
+// heading without links (a teaser card's heading links its story); with
+// tu.ImageFirst only when the image precedes it there (a caption follows
+// its image, an article's lead comes before the hero image).
+func caption(n *html.Node, st stats, tu Tuning) bool {
 	if !besideImage(n) {
 		return false
 	}
-	if !headlines {
+	if !tu.LeadImage && !tu.ImageFirst {
 		return true
 	}
+	image := false
 	for d := range htmltree.All(n.Parent) {
 		if d == n {
 			break
 		}
-		if d.Type == html.ElementNode && isHeading(d.DataAtom) && st.of(d).runes > 0 && st.of(d).linkRunes == 0 {
+		if d.Type != html.ElementNode {
+			continue
+		}
+		if tu.LeadImage && isHeading(d.DataAtom) && st.of(d).runes > 0 && st.of(d).linkRunes == 0 {
 			return false
 		}
+		image = image || d.DataAtom == atom.Img || d.DataAtom == atom.Picture
 	}
-	return true
+	return image || !tu.ImageFirst
 }
 
 // besideImage tells a paragraph whose container holds an image: a
 // caption.
 func besideImage(n *html.Node) bool {
-	if n.Parent == nil {
-		return false
-	}
-	for d := range htmltree.All(n.Parent) {
+	return n.Parent != nil && holdsImage(n.Parent)
+}
+
+// holdsImage tells whether there is an image at or below n.
+func holdsImage(n *html.Node) bool {
+	for d := range htmltree.All(n) {
 		if d.Type == html.ElementNode && (d.DataAtom == atom.Img || d.DataAtom == atom.Picture) {
 			return true
 		}
