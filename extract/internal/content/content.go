@@ -35,12 +35,10 @@
 // pages, "paywall" on the rest of a story), and labels stay as text (a
 // recipe's ingredients beside checkboxes).
 // Pruning or trimming that leaves nothing is undone; content of at most
-// 1,200 runes keeps what precedes its first prose block (a short docs
-// page's heading, table and code together). Text inside scripts (JSON-LD)
+// 10,000 runes keeps what precedes its first prose block (a short docs
+// page's heading, table and code together; an article's opening lines). Text inside scripts (JSON-LD)
 // never counts. When the chosen content holds under a quarter of the
-// page's text after pruning, and under a third of its text outside links
-// (menus and link lists add nothing the content lacks), that text is
-// returned instead (trafilatura's
+// page's text after pruning, that text is returned instead (trafilatura's
 // fallback: a second reading of the page that wins when it is much
 // longer), and the nearest prose paragraph before the content joins it
 // when little text lies between (a lead set apart in the article's
@@ -71,13 +69,13 @@
 // words around it, not only its controls. A box that pruning or a link
 // list's removal leaves holding only a title of at most 100 runes goes
 // too ("Most read"), as does a line of at most 40 runes ending with a
-// colon right before what was removed ("Read also:"), and a title of at
-// most 30 runes right before it with only a heading or the end of its
-// container after ("About the author"); a short closing line
-// at most 35% links in the last prose block's container, a table between
-// prose blocks under 70% links and an inline element named as boilerplate
-// inside a paragraph of 20 other runes (a dateline) stay. Each of these was kept because it raised F on the folds of
-// trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md).
+// colon right before what was removed ("Read also:"); a short closing
+// line at most 35% links in the last prose block's container, a table
+// between prose blocks under 70% links and an inline element named as
+// boilerplate inside a paragraph of 20 other runes (a dateline) stay.
+// Each of these was kept because it raised F on the folds of
+// trafilatura's judged pages it was not fitted on (Tuning, BENCHMARKS.md);
+// Tuning has more mechanisms, off, that were tried and not kept.
 //
 // No regular expressions and no tables are built at package initialisation:
 // word lists are switch statements, so importing the package costs nothing
@@ -340,9 +338,9 @@ type Tuning struct {
 
 // DefaultTuning is what Find uses.
 func DefaultTuning() Tuning {
-	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 1200, Fallback: 400, Lead: 100, LeadLevels: 8,
+	return Tuning{Restore: true, NamedProse: 300, Labels: true, ShortContent: 10000, Fallback: 400, Lead: 100, LeadLevels: 8,
 		LeadBlocks: true, HeaderLinks: 20, CousinLevels: 10, LeadImage: true, LeadHeading: 60, LinkedProse: 50, SameClass: true, WholeLead: true, TextTailBoxes: 10, TailLevels: 1, FormBox: 100,
-		BoxTitle: 100, Intro: 40, TailLinks: 35, TableLinks: 70, InlineNames: 20, Orphan: 30, CousinProse: 20, ImageFirst: true, Narrow: 90, FallbackText: 300}
+		BoxTitle: 100, Intro: 40, TailLinks: 35, TableLinks: 70, InlineNames: 20, CousinProse: 20, ImageFirst: true, Narrow: 90}
 }
 
 // Find returns the main content of the document below root, as a new <div>

@@ -279,7 +279,7 @@ func TestFindWithKnobs(t *testing.T) {
 	teasers.WriteString(`</div>`)
 	const deckText = "The old bridge over the river will be rebuilt within two years while one lane stays open to traffic"
 	hero := `<div class="head"><img src="/b.jpg" alt="The bridge"><h1>Bridge to be rebuilt</h1><p>` + standfirst + `</p></div><div class="body">` + body + `</div>`
-	bylineFirst := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body"><div>By A. Writer</div>` + body + body + `</div>` // past ShortContent
+	bylineFirst := `<div class="head"><h1>Bridge to be rebuilt</h1><h2>` + deckText + `</h2></div><div class="body"><div>By A. Writer</div>` + body + body + `</div>` // past ShortContent at 1,200 (the rows turn it off)
 	const sources = `<p>Read the <a href="/r">full council report</a> and the <a href="/m">meeting minutes</a> for the details of the vote.</p>`
 	linkedEnd := `<div class="story">` + body + sources + `</div>`
 	const longCaption = "The old bridge, seen from the east bank, where the floods of the spring tore two piers away and left the road above them hanging over the river."
@@ -291,7 +291,7 @@ func TestFindWithKnobs(t *testing.T) {
 		`<div><div><div class="box">` + teaser + `</div></div><div>stub</div></div>` +
 		`<div class="box"><h3><a href="/other">Another story</a></h3>` + second + `</div></div>`
 	// A post without paragraphs to speak of (no container holds
-	// minContent runes of them), past ShortContent.
+	// minContent runes of them), past ShortContent at 1,200 (the rows turn it off).
 	noArticle := `<div><h2>Bridge works, day one</h2><div>Tuesday</div></div><div>` + strings.Repeat("<div><span>a few words</span></div>", 200) + `</div><div>` + prose + `</div>`
 	figure := `<div class="story">` + prose + `<figure><img src="/b.jpg" alt=""><figcaption>` + longCaption + `</figcaption></figure><figure><img src="/c.jpg" alt=""><figcaption>Photo: A. Writer</figcaption></figure>` + body + `</div>`
 	// A lead before the hero image, the headline outside their container.
@@ -392,8 +392,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"lead heading off: a deck without a full stop is left out", openDeck, func(tu *Tuning) { tu.LeadHeading = 0 }, []string{"The council met"}, []string{"one lane stays open"}},
 		{"lead heading on: a long deck joins however it ends", openDeck, func(tu *Tuning) { tu.LeadHeading = 60 }, []string{deckText, "The council met"}, nil},
 		{"lead heading on: a short sub-heading is not a lead", openDeck, func(tu *Tuning) { tu.LeadHeading = 100 }, []string{"The council met"}, []string{"one lane stays open"}},
-		{"lead kept off: a deck before the body's byline is trimmed with it", bylineFirst, func(tu *Tuning) { tu.LeadKept = false }, []string{"The council met"}, []string{"one lane stays open", "By A. Writer"}},
-		{"lead kept on: the deck stays, the byline goes", bylineFirst, func(tu *Tuning) { tu.LeadKept = true }, []string{deckText, "The council met"}, []string{"By A. Writer"}},
+		{"lead kept off: a deck before the body's byline is trimmed with it", bylineFirst, func(tu *Tuning) { tu.LeadKept, tu.ShortContent = false, 0 }, []string{"The council met"}, []string{"one lane stays open", "By A. Writer"}},
+		{"lead kept on: the deck stays, the byline goes", bylineFirst, func(tu *Tuning) { tu.LeadKept, tu.ShortContent = true, 0 }, []string{deckText, "The council met"}, []string{"By A. Writer"}},
 		{"linked prose off: a closing paragraph two-fifths links is trimmed", linkedEnd, func(tu *Tuning) { tu.LinkedProse = 0 }, []string{"The council met"}, []string{"meeting minutes"}},
 		{"linked prose 50: the closing paragraph is the article's", linkedEnd, func(tu *Tuning) { tu.LinkedProse = 50 }, []string{"The council met", "full council report and the meeting minutes for the details"}, nil},
 		{"linked prose 40: not past its bound", linkedEnd, func(tu *Tuning) { tu.LinkedProse = 40 }, []string{"The council met"}, []string{"meeting minutes"}},
@@ -403,8 +403,8 @@ func TestFindWithKnobs(t *testing.T) {
 		{"teasers on: a section whose prose links its sources is not teasers", linkedSection, func(tu *Tuning) { tu.Teasers = 10 }, []string{"The council met", "Sources", "meeting minutes"}, nil},
 		{"same class off: a box of the best container's class far away is left out", sameClass, func(tu *Tuning) { tu.SameClass = false; tu.CousinProse = 0 }, []string{"The council met"}, []string{"In other news"}},
 		{"same class on: the box joins, the teaser box of that class does not", sameClass, func(tu *Tuning) { tu.SameClass = true }, []string{"The council met", "In other news"}, []string{"Another story"}},
-		{"whole lead off: a page without an article loses what precedes its first prose", noArticle, func(tu *Tuning) { tu.WholeLead = false }, []string{"The council met"}, []string{"Bridge works, day one"}},
-		{"whole lead on: a page without an article keeps it", noArticle, func(tu *Tuning) { tu.WholeLead = true }, []string{"Bridge works, day one", "The council met"}, nil},
+		{"whole lead off: a page without an article loses what precedes its first prose", noArticle, func(tu *Tuning) { tu.WholeLead, tu.ShortContent = false, 0 }, []string{"The council met"}, []string{"Bridge works, day one"}},
+		{"whole lead on: a page without an article keeps it", noArticle, func(tu *Tuning) { tu.WholeLead, tu.ShortContent = true, 0 }, []string{"Bridge works, day one", "The council met"}, nil},
 		{"whole prose off: a page without an article is returned whole", noArticle, func(tu *Tuning) { tu.WholeProse = 0 }, []string{"Bridge works, day one", "a few words", "The council met"}, nil},
 		{"whole prose 90: the element holding its prose is returned", noArticle, func(tu *Tuning) { tu.WholeProse = 90 }, []string{"The council met"}, []string{"Bridge works, day one", "a few words"}},
 		{"parent prose off: the best container alone", wrapped, func(tu *Tuning) { tu.ParentProse = 0 }, []string{"The council met"}, []string{"In other news"}},
