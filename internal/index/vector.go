@@ -481,6 +481,7 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 	lut := make([]byte, 32*x.pairs)
 	delta, offset := quantizeTable(qr, x.pairs, lut)
 	c := scanConsts{delta: float32(delta), offset: float32(offset), eps: x.epsilon}
+	tab := x.scanner.table(lut, x.pairs)
 	top := newTopK(k)
 	d := x.dims
 	var counts searchCounts
@@ -495,7 +496,7 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 			step, thr = min(scanChunk, blocks-b0), top.score[0]
 		}
 		c.threshold = thr - base
-		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, lut, &c, masks[:step])
+		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, &tab, &c, masks[:step])
 		// The chunk's candidates first, so that the kernel can fetch one's
 		// codes while it sums another's.
 		cand = cand[:0]

@@ -40,6 +40,10 @@ var blockVec = func() (t [blockVecs]uint8) {
 	return t
 }()
 
+// scanTable is a query's quantized tables in the layouts the kernels read:
+// lut (quantizeTable's) for Go and AVX2, wide as well for AVX-512.
+type scanTable struct{ lut, wide []byte }
+
 // scanConsts are the per-query numbers of the kernel's bound: for a block
 // sum S and a vector's factors (scale, err), the vector is a candidate when
 // scale·(S·delta + offset) + err·eps > threshold.
