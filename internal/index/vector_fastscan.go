@@ -54,10 +54,13 @@ type scanConsts struct {
 // fastScanGeneric is the kernel in Go: for each of blocks blocks of codes
 // (pairs code bytes per vector, 32·pairs bytes per block) and factors (64
 // per block), it sets masks[b] bit p when the vector at output position p
-// is a candidate. lut holds 32 bytes per code byte: the 16 quantized partial
-// sums of its low half byte, then of its high half byte. Its arithmetic is
-// the assembly's, operation for operation, so the masks are the same bits.
-func fastScanGeneric(codes []byte, factors []float32, blocks, pairs int, lut []byte, c *scanConsts, masks []uint32) {
+// is a candidate, and vals[32b+p] to the vector's bound, which it compared
+// with the threshold: a higher threshold later keeps the vectors whose
+// bound exceeds it, as a scan with it would have. lut holds 32 bytes per
+// code byte: the 16 quantized partial sums of its low half byte, then of its
+// high half byte. Its arithmetic is the assembly's, operation for
+// operation, so the masks and bounds are the same bits.
+func fastScanGeneric(codes []byte, factors []float32, blocks, pairs int, lut []byte, c *scanConsts, masks []uint32, vals []float32) {
 	for b := range blocks {
 		code := codes[b*blockVecs*pairs : (b+1)*blockVecs*pairs]
 		f := factors[b*2*blockVecs : (b+1)*2*blockVecs]
@@ -75,6 +78,7 @@ func fastScanGeneric(codes []byte, factors []float32, blocks, pairs int, lut []b
 			t = float32(t + c.offset)
 			t = float32(f[pos] * t)
 			e := float32(f[blockVecs+pos] * c.eps)
+			vals[b*blockVecs+pos] = float32(t + e)
 			if float32(t+e) > c.threshold {
 				m |= 1 << pos
 			}

@@ -5,13 +5,13 @@ import "golang.org/x/sys/cpu"
 // fastScanAVX2 is fastScanGeneric in AVX2 assembly; pairs must be at least 1.
 //
 //go:noescape
-func fastScanAVX2(codes *byte, factors *float32, blocks int, pairs int, lut *byte, c *scanConsts, masks *uint32)
+func fastScanAVX2(codes *byte, factors *float32, blocks int, pairs int, lut *byte, c *scanConsts, masks *uint32, vals *float32)
 
 // fastScanAVX512 is fastScanGeneric in AVX-512 assembly, reading the wide
 // tables (wideTable); pairs must be at least 1.
 //
 //go:noescape
-func fastScanAVX512(codes *byte, factors *float32, blocks int, pairs int, wide *byte, c *scanConsts, masks *uint32)
+func fastScanAVX512(codes *byte, factors *float32, blocks int, pairs int, wide *byte, c *scanConsts, masks *uint32, vals *float32)
 
 // fastScanner is the kernel this machine runs: AVX-512 (F and BW: byte
 // shuffles and 16-bit sums on 64 bytes) over AVX2 over Go.
@@ -53,20 +53,21 @@ func wideTable(lut []byte, pairs int) []byte {
 }
 
 // scan is fastScanGeneric, in assembly where the CPU has AVX2 or AVX-512.
-func (f fastScanner) scan(codes []byte, factors []float32, blocks, pairs int, t *scanTable, c *scanConsts, masks []uint32) {
+func (f fastScanner) scan(codes []byte, factors []float32, blocks, pairs int, t *scanTable, c *scanConsts, masks []uint32, vals []float32) {
 	if !f.avx2 || blocks == 0 || pairs == 0 {
-		fastScanGeneric(codes, factors, blocks, pairs, t.lut, c, masks)
+		fastScanGeneric(codes, factors, blocks, pairs, t.lut, c, masks, vals)
 		return
 	}
 	// The slices hold what the assembly reads.
 	_ = codes[blocks*blockVecs*pairs-1]
 	_ = factors[blocks*2*blockVecs-1]
 	_ = masks[blocks-1]
+	_ = vals[blocks*blockVecs-1]
 	if f.avx512 {
 		_ = t.wide[(pairs+1)/2*128-1]
-		fastScanAVX512(&codes[0], &factors[0], blocks, pairs, &t.wide[0], c, &masks[0])
+		fastScanAVX512(&codes[0], &factors[0], blocks, pairs, &t.wide[0], c, &masks[0], &vals[0])
 		return
 	}
 	_ = t.lut[32*pairs-1]
-	fastScanAVX2(&codes[0], &factors[0], blocks, pairs, &t.lut[0], c, &masks[0])
+	fastScanAVX2(&codes[0], &factors[0], blocks, pairs, &t.lut[0], c, &masks[0], &vals[0])
 }

@@ -14,10 +14,10 @@
 
 #include "textflag.h"
 
-// BOUND turns eight 16-bit sums in xsum into the mask bits of eight vectors
-// whose factors are at off(DI) (scales) and off+128(DI) (error bounds), and
-// ors them into R12 at bit shift. Y10–Y13 hold delta, offset, eps and the
-// threshold.
+// BOUND turns eight 16-bit sums in xsum into the bounds of eight vectors
+// whose factors are at off(DI) (scales) and off+128(DI) (error bounds),
+// stores the bounds at off(R13) and ors their mask bits into R12 at bit
+// shift. Y10–Y13 hold delta, offset, eps and the threshold.
 #define BOUND(xsum, off, shift) \
 	VPMOVZXWD    xsum, Y6; \
 	VCVTDQ2PS    Y6, Y6; \
@@ -26,6 +26,7 @@
 	VMULPS       off(DI), Y6, Y6; \
 	VMULPS       off+128(DI), Y12, Y7; \
 	VADDPS       Y7, Y6, Y6; \
+	VMOVUPS      Y6, off(R13); \
 	VCMPPS       $0x1e, Y11, Y6, Y6; \
 	VMOVMSKPS    Y6, AX; \
 	SHLL         $shift, AX; \
@@ -49,8 +50,8 @@
 	VPADDW         t2, odd, odd; \
 	VPADDW         t3, odd, odd
 
-// func fastScanAVX2(codes *byte, factors *float32, blocks int, pairs int, lut *byte, c *scanConsts, masks *uint32)
-TEXT ·fastScanAVX2(SB), NOSPLIT, $0-56
+// func fastScanAVX2(codes *byte, factors *float32, blocks int, pairs int, lut *byte, c *scanConsts, masks *uint32, vals *float32)
+TEXT ·fastScanAVX2(SB), NOSPLIT, $0-64
 	MOVQ codes+0(FP), SI
 	MOVQ factors+8(FP), DI
 	MOVQ blocks+16(FP), BX
@@ -58,6 +59,7 @@ TEXT ·fastScanAVX2(SB), NOSPLIT, $0-56
 	MOVQ lut+32(FP), R8
 	MOVQ c+40(FP), R9
 	MOVQ masks+48(FP), DX
+	MOVQ vals+56(FP), R13
 
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
@@ -115,6 +117,7 @@ sum:
 	MOVL         R12, (DX)
 	ADDQ         $4, DX
 	ADDQ         $256, DI
+	ADDQ         $128, R13
 	DECQ         BX
 	JMP          block
 
@@ -161,8 +164,8 @@ done:
 	VPADDW     t2, odd, odd; \
 	VPADDW     t3, odd, odd
 
-// func fastScanAVX512(codes *byte, factors *float32, blocks int, pairs int, wide *byte, c *scanConsts, masks *uint32)
-TEXT ·fastScanAVX512(SB), NOSPLIT, $0-56
+// func fastScanAVX512(codes *byte, factors *float32, blocks int, pairs int, wide *byte, c *scanConsts, masks *uint32, vals *float32)
+TEXT ·fastScanAVX512(SB), NOSPLIT, $0-64
 	MOVQ codes+0(FP), SI
 	MOVQ factors+8(FP), DI
 	MOVQ blocks+16(FP), BX
@@ -170,6 +173,7 @@ TEXT ·fastScanAVX512(SB), NOSPLIT, $0-56
 	MOVQ wide+32(FP), R8
 	MOVQ c+40(FP), R9
 	MOVQ masks+48(FP), DX
+	MOVQ vals+56(FP), R13
 
 	MOVL         $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z15 // low half-byte mask
@@ -238,6 +242,7 @@ sum512:
 	MOVL         R12, (DX)
 	ADDQ         $4, DX
 	ADDQ         $256, DI
+	ADDQ         $128, R13
 	DECQ         BX
 	JMP          block512
 

@@ -9,6 +9,6 @@ func newFastScanner() fastScanner { return fastScanner{} }
 
 func (fastScanner) table(lut []byte, _ int) scanTable { return scanTable{lut: lut} }
 
-func (fastScanner) scan(codes []byte, factors []float32, blocks, pairs int, t *scanTable, c *scanConsts, masks []uint32) {
-	fastScanGeneric(codes, factors, blocks, pairs, t.lut, c, masks)
+func (fastScanner) scan(codes []byte, factors []float32, blocks, pairs int, t *scanTable, c *scanConsts, masks []uint32, vals []float32) {
+	fastScanGeneric(codes, factors, blocks, pairs, t.lut, c, masks, vals)
 }

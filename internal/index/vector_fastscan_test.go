@@ -42,14 +42,20 @@ func newScanCase(r *rand.Rand, blocks, pairs int) scanCase {
 	return c
 }
 
-// masks runs the kernel s with threshold t.
-func (c *scanCase) masks(s fastScanner, t float32) []uint32 {
+// masks runs the kernel s with threshold t: the masks, then the bounds as
+// bits (NaN is NaN).
+func (c *scanCase) masks(s fastScanner, t float32) ([]uint32, []uint32) {
 	m := make([]uint32, c.blocks)
+	vals := make([]float32, c.blocks*blockVecs)
 	k := c.consts
 	k.threshold = t
 	tab := s.table(c.lut, c.pairs)
-	s.scan(c.codes, c.factors, c.blocks, c.pairs, &tab, &k, m)
-	return m
+	s.scan(c.codes, c.factors, c.blocks, c.pairs, &tab, &k, m, vals)
+	bits := make([]uint32, len(vals))
+	for i, v := range vals {
+		bits[i] = math.Float32bits(v)
+	}
+	return m, bits
 }
 
 // namedScanner is one of the kernels.
@@ -84,12 +90,35 @@ func TestFastScanSameAsGeneric(t *testing.T) {
 		for _, blocks := range []int{1, 2, 15, 16, 17} {
 			c := newScanCase(r, blocks, pairs)
 			for _, thr := range []float32{float32(math.Inf(-1)), -0.5, -0.05, 0, 0.02, 0.05, 0.1, float32(math.Inf(1))} {
-				want := c.masks(fastScanner{}, thr)
+				want, wantVals := c.masks(fastScanner{}, thr)
 				for _, k := range machine {
-					got := c.masks(k.s, thr)
+					got, gotVals := c.masks(k.s, thr)
 					for b := range want {
 						if got[b] != want[b] {
 							t.Fatalf("%s: pairs %d blocks %d threshold %v block %d: mask %032b, generic %032b", k.name, pairs, blocks, thr, b, got[b], want[b])
+						}
+					}
+					if !slices.Equal(gotVals, wantVals) {
+						t.Fatalf("%s: pairs %d blocks %d threshold %v: bounds differ from generic's", k.name, pairs, blocks, thr)
+					}
+				}
+				// A higher threshold keeps the vectors whose bound
+				// exceeds it: a later threshold applied to the bounds
+				// is a scan with it.
+				for _, higher := range []float32{thr, 0.03, 0.2} {
+					if higher < thr {
+						continue
+					}
+					again, _ := c.masks(fastScanner{}, higher)
+					for b := range want {
+						var m uint32
+						for p := range blockVecs {
+							if want[b]&(1<<p) != 0 && math.Float32frombits(wantVals[b*blockVecs+p]) > higher {
+								m |= 1 << p
+							}
+						}
+						if m != again[b] {
+							t.Fatalf("pairs %d blocks %d threshold %v then %v block %d: bounds keep %032b, a scan %032b", pairs, blocks, thr, higher, b, m, again[b])
 						}
 					}
 				}
@@ -122,13 +151,16 @@ func FuzzFastScan(f *testing.F) {
 		for i := range c.factors {
 			c.factors[i] = float32(seed[(i*3)%len(seed)]) / 256
 		}
-		want := c.masks(fastScanner{}, thr)
+		want, wantVals := c.masks(fastScanner{}, thr)
 		for _, k := range machineScanners() {
-			got := c.masks(k.s, thr)
+			got, gotVals := c.masks(k.s, thr)
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("%s: block %d: mask %032b, generic %032b", k.name, i, got[i], want[i])
 				}
+			}
+			if !slices.Equal(gotVals, wantVals) {
+				t.Fatalf("%s: bounds differ from generic's", k.name)
 			}
 		}
 	})
@@ -250,6 +282,7 @@ func BenchmarkFastScan(b *testing.B) {
 	r := rand.New(rand.NewPCG(29, 31))
 	c := newScanCase(r, 31250, 48)
 	masks := make([]uint32, scanChunk)
+	vals := make([]float32, scanChunk*blockVecs)
 	for _, k := range append(machineScanners(), namedScanner{"generic", fastScanner{}}) {
 		b.Run(k.name, func(b *testing.B) {
 			tab := k.s.table(c.lut, c.pairs)
@@ -258,7 +291,7 @@ func BenchmarkFastScan(b *testing.B) {
 			for b.Loop() {
 				for b0 := 0; b0 < c.blocks; b0 += scanChunk {
 					step := min(scanChunk, c.blocks-b0)
-					k.s.scan(c.codes[b0*blockVecs*c.pairs:], c.factors[b0*2*blockVecs:], step, c.pairs, &tab, &consts, masks[:step])
+					k.s.scan(c.codes[b0*blockVecs*c.pairs:], c.factors[b0*2*blockVecs:], step, c.pairs, &tab, &consts, masks[:step], vals)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/1M")
@@ -287,6 +320,7 @@ func BenchmarkFastScanResident(b *testing.B) {
 	}
 	var variants []variant
 	masks := make([]uint32, scanChunk)
+	vals := make([]float32, scanChunk*blockVecs)
 	for _, k := range machineScanners() {
 		tab := k.s.table(c.lut, c.pairs)
 		for _, blocks := range []int{16, 160, 31250} {
@@ -297,7 +331,7 @@ func BenchmarkFastScanResident(b *testing.B) {
 				for ; n < vectors; n += blocks * blockVecs {
 					for b0 := 0; b0 < blocks; b0 += scanChunk {
 						step := min(scanChunk, blocks-b0)
-						k.s.scan(c.codes[b0*blockVecs*c.pairs:], c.factors[b0*2*blockVecs:], step, c.pairs, &tab, &consts, masks[:step])
+						k.s.scan(c.codes[b0*blockVecs*c.pairs:], c.factors[b0*2*blockVecs:], step, c.pairs, &tab, &consts, masks[:step], vals)
 					}
 				}
 				return n

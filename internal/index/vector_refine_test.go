@@ -175,8 +175,8 @@ func FuzzRefineBound(f *testing.F) {
 
 // TestSearchSameAsMain: on the same index, the search with the 8-bit stage
 // returns exactly what main's search (every one-bit candidate rescored
-// exactly, mainSearch) returns, ids and scores, with the assembly kernels
-// and the pure-Go ones, for uniform and clustered data, also after writes that replace, remove and add vectors; and it
+// exactly, mainSearch) returns, ids and scores, with every kernel this
+// machine has (AVX-512, AVX2) and the pure-Go ones, for uniform and clustered data, also after writes that replace, remove and add vectors; and it
 // rescores far fewer vectors exactly. (On main, whose search rescored
 // every candidate, the second condition fails.)
 func TestSearchSameAsMain(t *testing.T) {
@@ -196,13 +196,16 @@ func TestSearchSameAsMain(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("%s: got %v, main's search %v", stage, got, want)
 					}
-					// The pure-Go kernels (other CPUs) give the same.
+					// The pure-Go kernels (other CPUs) and every
+					// other kernel this machine has give the same.
 					machine := x.scanner
-					x.scanner = fastScanner{}
-					generic, gc := x.search(q, k, nil)
-					x.scanner = machine
-					if !slices.Equal(generic, got) || gc != c {
-						t.Fatalf("%s: pure Go gives %v %+v, this machine %v %+v", stage, generic, gc, got, c)
+					for _, other := range append(machineScanners(), namedScanner{"generic", fastScanner{}}) {
+						x.scanner = other.s
+						alt, ac := x.search(q, k, nil)
+						x.scanner = machine
+						if !slices.Equal(alt, got) || ac != c {
+							t.Fatalf("%s: %s kernels give %v %+v, this machine's %v %+v", stage, other.name, alt, ac, got, c)
+						}
 					}
 					estimated += c.estimated
 					exact += c.exact
