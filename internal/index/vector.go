@@ -45,9 +45,9 @@ const DefaultExactBelow = 20000
 // on the vector, not on the data set; only vectors whose bound reaches the k
 // best exact cosines found so far are rescored exactly in float32. The
 // estimates are computed 32 vectors at a time from 8-bit tables of the
-// query's partial sums over 4 dimensions, by byte shuffles in AVX2 where the
-// CPU has it (vector_fastscan.go); the tables' rounding is added to the
-// bound, so it costs rescoring, never recall. The number of vectors that
+// query's partial sums over 4 dimensions, by byte shuffles in AVX-512 or
+// AVX2 where the CPU has them (vector_fastscan.go); the tables' rounding is
+// added to the bound, so it costs rescoring, never recall. The number of vectors that
 // pass therefore grows with what the data needs: few when the neighbours
 // stand out, more when they barely do (uniformly random vectors), and recall
 // does not decay with the index size. Each that passes is bounded again from

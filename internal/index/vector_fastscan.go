@@ -12,7 +12,8 @@ import (
 // 32-byte load brings the same 8 dimensions of all 32 vectors. Each half
 // byte indexes a 16-entry table of the query's partial sums over its 4
 // dimensions, quantized to 8 bits, and a byte shuffle (PSHUFB) looks up 32
-// of them at once. The quantization adds an error of at most half a step
+// of them at once (AVX2; AVX-512 shuffles two code bytes' 64 at once). The
+// quantization adds an error of at most half a step
 // per half byte, which the search adds to the estimate's error bound: a
 // vector is never skipped for it.
 //
