@@ -203,6 +203,7 @@ func benchVectorSearch(b *testing.B, generate func(n, queries, dims int, seed ui
 		answers   int
 		estimated int
 		rescored  int
+		scanner   fastScanner // the kernels it searches with, when not the machine's
 	}
 	var methods []*method
 	methods = []*method{
@@ -220,11 +221,29 @@ func benchVectorSearch(b *testing.B, generate func(n, queries, dims int, seed ui
 		}},
 		{name: "exact", queries: nSlow, eps: DefaultErrorBound, search: func(q []float32) []Hit { return x.SearchExact(q, k, nil) }},
 	}
+	// On a machine with AVX-512, the same search with the AVX2 kernels, so
+	// that the kernels are compared in one process (separate processes
+	// differ by more than the kernels do: where their arrays landed, load).
+	machine := x.scanner
+	if machine.avx512 {
+		avx2 := &method{name: "avx2", queries: nq, eps: DefaultErrorBound, scanner: fastScanner{avx2: true}}
+		avx2.search = func(q []float32) []Hit {
+			h, c := x.search(q, k, nil)
+			avx2.estimated += c.estimated
+			avx2.rescored += c.exact
+			return h
+		}
+		methods = append(methods, avx2)
+	}
 	for b.Loop() {
 		for round := range rounds {
 			for i := range methods {
 				m := methods[(i+round)%len(methods)]
 				x.SetErrorBound(m.eps)
+				x.scanner = machine
+				if m.scanner != (fastScanner{}) {
+					x.scanner = m.scanner
+				}
 				start := threadCPU()
 				for j := range m.queries {
 					got := m.search(qs[j])
@@ -243,6 +262,15 @@ func benchVectorSearch(b *testing.B, generate func(n, queries, dims int, seed ui
 	b.ReportMetric(ratios[len(ratios)/2], "head/main")
 	b.ReportMetric(ratios[0], "head/main-min")
 	b.ReportMetric(ratios[len(ratios)-1], "head/main-max")
+	if len(methods) > 3 {
+		for i := range ratios {
+			ratios[i] = methods[0].perQ[i] / methods[3].perQ[i]
+		}
+		slices.Sort(ratios)
+		b.ReportMetric(ratios[len(ratios)/2], "head/avx2")
+		b.ReportMetric(ratios[0], "head/avx2-min")
+		b.ReportMetric(ratios[len(ratios)-1], "head/avx2-max")
+	}
 	for _, m := range methods {
 		slices.Sort(m.perQ)
 		b.ReportMetric(m.perQ[len(m.perQ)/2], m.name+"-cpu-ms/q")

@@ -45,9 +45,9 @@ const DefaultExactBelow = 20000
 // on the vector, not on the data set; only vectors whose bound reaches the k
 // best exact cosines found so far are rescored exactly in float32. The
 // estimates are computed 32 vectors at a time from 8-bit tables of the
-// query's partial sums over 4 dimensions, by byte shuffles in AVX2 where the
-// CPU has it (vector_fastscan.go); the tables' rounding is added to the
-// bound, so it costs rescoring, never recall. The number of vectors that
+// query's partial sums over 4 dimensions, by byte shuffles in AVX-512 or
+// AVX2 where the CPU has them (vector_fastscan.go); the tables' rounding is
+// added to the bound, so it costs rescoring, never recall. The number of vectors that
 // pass therefore grows with what the data needs: few when the neighbours
 // stand out, more when they barely do (uniformly random vectors), and recall
 // does not decay with the index size. Each that passes is bounded again from
@@ -454,6 +454,13 @@ const boundSlack = 1e-5
 // rescored exactly.
 type searchCounts struct{ estimated, exact int }
 
+// scannedChunk is a scanned chunk's candidates (slots in the kernel's
+// order) and their bounds as the kernel computed them, less the base.
+type scannedChunk struct {
+	cand []int32
+	vals []float32
+}
+
 // search is Search that also reports what it did.
 func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool) ([]Hit, searchCounts) {
 	if len(query) != x.dims || k <= 0 {
@@ -481,31 +488,27 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 	lut := make([]byte, 32*x.pairs)
 	delta, offset := quantizeTable(qr, x.pairs, lut)
 	c := scanConsts{delta: float32(delta), offset: float32(offset), eps: x.epsilon}
+	tab := x.scanner.table(lut, x.pairs)
 	top := newTopK(k)
 	d := x.dims
 	var counts searchCounts
 	var masks [scanChunk]uint32
+	vals := make([]float32, scanChunk*blockVecs)
 	var score [1]float32
-	blocks := (n + blockVecs - 1) / blockVecs
-	for b0 := 0; b0 < blocks; {
-		// Until k vectors are in, every vector is a candidate: one block
-		// at a time, so that a threshold exists soon.
-		step, thr := 1, float32(math.Inf(-1))
+
+	// settle runs the second stage and the exact rescoring on a scanned
+	// chunk's candidates, once every chunk before it is settled: first
+	// those whose bound (vals) exceeds the threshold a scan now would
+	// use, which are exactly the candidates such a scan would pass.
+	settle := func(p *scannedChunk) {
+		limit := float32(math.Inf(-1))
 		if len(top.slots) == top.k {
-			step, thr = min(scanChunk, blocks-b0), top.score[0]
+			limit = top.score[0] - base
 		}
-		c.threshold = thr - base
-		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, lut, &c, masks[:step])
-		// The chunk's candidates first, so that the kernel can fetch one's
-		// codes while it sums another's.
 		cand = cand[:0]
-		for j, m := range masks[:step] {
-			for ; m != 0; m &= m - 1 {
-				i := (b0+j)*blockVecs + int(blockVec[bits.TrailingZeros32(m)])
-				if i >= n || (filter != nil && !filter(x.ids[i])) {
-					continue
-				}
-				cand = append(cand, int32(i))
+		for ci, i := range p.cand {
+			if p.vals[ci] > limit && (filter == nil || filter(x.ids[i])) {
+				cand = append(cand, i)
 			}
 		}
 		sums = slices.Grow(sums[:0], len(cand))[:len(cand)]
@@ -521,7 +524,55 @@ func (x *VectorIndex) search(query []float32, k int, filter func(id string) bool
 			dots(q, x.vecs[int(i)*d:int(i)*d+d], score[:])
 			top.push(i, score[0])
 		}
+	}
+	// The scan runs a chunk ahead of the second stage: chunk c+1 is
+	// scanned and its candidates' codes asked for before chunk c is
+	// settled, so that memory fetches them while the kernel scans (each is
+	// a few cache lines at a random slot). Chunk c+1 is then scanned with
+	// the threshold from before chunk c's exact cosines, at most the one a
+	// scan after them would use: it passes those vectors and a few more,
+	// which settle screens out again.
+	var chunks [2]scannedChunk
+	var pending *scannedChunk
+	blocks := (n + blockVecs - 1) / blockVecs
+	for b0 := 0; b0 < blocks || pending != nil; {
+		// Until k vectors are in, every vector is a candidate: one block
+		// at a time, so that a threshold exists soon, each chunk settled
+		// before the next is scanned.
+		full := len(top.slots) == top.k
+		if b0 == blocks || (pending != nil && !full) {
+			settle(pending)
+			pending = nil
+			continue
+		}
+		step, thr := 1, float32(math.Inf(-1))
+		if full {
+			step, thr = min(scanChunk, blocks-b0), top.score[0]
+		}
+		c.threshold = thr - base
+		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, &tab, &c, masks[:step], vals[:step*blockVecs])
+		next := &chunks[0]
+		if pending == next {
+			next = &chunks[1]
+		}
+		next.cand, next.vals = next.cand[:0], next.vals[:0]
+		for j, m := range masks[:step] {
+			for ; m != 0; m &= m - 1 {
+				p := bits.TrailingZeros32(m)
+				i := (b0+j)*blockVecs + int(blockVec[p])
+				if i >= n {
+					continue
+				}
+				next.cand = append(next.cand, int32(i))
+				next.vals = append(next.vals, vals[j*blockVecs+p])
+			}
+		}
+		x.scanner.prefetchRefine(x.rcodes, x.rfac, x.rstride, next.cand)
 		b0 += step
+		if pending != nil {
+			settle(pending)
+		}
+		pending = next
 	}
 	return top.hits(x.ids), counts
 }

@@ -155,10 +155,12 @@ func mainSearch(x *VectorIndex, query []float32, k int) ([]Hit, int) {
 	lut := make([]byte, 32*x.pairs)
 	delta, offset := quantizeTable(qr, x.pairs, lut)
 	c := scanConsts{delta: float32(delta), offset: float32(offset), eps: x.epsilon}
+	tab := x.scanner.table(lut, x.pairs)
 	top := newTopK(k)
 	d := x.dims
 	rescored := 0
 	var masks [scanChunk]uint32
+	var vals [scanChunk * blockVecs]float32
 	var score [1]float32
 	blocks := (n + blockVecs - 1) / blockVecs
 	for b0 := 0; b0 < blocks; {
@@ -167,7 +169,7 @@ func mainSearch(x *VectorIndex, query []float32, k int) ([]Hit, int) {
 			step, thr = min(scanChunk, blocks-b0), top.score[0]
 		}
 		c.threshold = thr - base
-		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, lut, &c, masks[:step])
+		x.scanner.scan(x.codes[b0*blockVecs*x.pairs:], x.factors[b0*2*blockVecs:], step, x.pairs, &tab, &c, masks[:step], vals[:])
 		for j, m := range masks[:step] {
 			for ; m != 0; m &= m - 1 {
 				i := (b0+j)*blockVecs + int(blockVec[bits.TrailingZeros32(m)])

@@ -12,7 +12,8 @@ import (
 // 32-byte load brings the same 8 dimensions of all 32 vectors. Each half
 // byte indexes a 16-entry table of the query's partial sums over its 4
 // dimensions, quantized to 8 bits, and a byte shuffle (PSHUFB) looks up 32
-// of them at once. The quantization adds an error of at most half a step
+// of them at once (AVX2; AVX-512 shuffles two code bytes' 64 at once). The
+// quantization adds an error of at most half a step
 // per half byte, which the search adds to the estimate's error bound: a
 // vector is never skipped for it.
 //
@@ -40,6 +41,10 @@ var blockVec = func() (t [blockVecs]uint8) {
 	return t
 }()
 
+// scanTable is a query's quantized tables in the layouts the kernels read:
+// lut (quantizeTable's) for Go and AVX2, wide as well for AVX-512.
+type scanTable struct{ lut, wide []byte }
+
 // scanConsts are the per-query numbers of the kernel's bound: for a block
 // sum S and a vector's factors (scale, err), the vector is a candidate when
 // scale·(S·delta + offset) + err·eps > threshold.
@@ -50,10 +55,13 @@ type scanConsts struct {
 // fastScanGeneric is the kernel in Go: for each of blocks blocks of codes
 // (pairs code bytes per vector, 32·pairs bytes per block) and factors (64
 // per block), it sets masks[b] bit p when the vector at output position p
-// is a candidate. lut holds 32 bytes per code byte: the 16 quantized partial
-// sums of its low half byte, then of its high half byte. Its arithmetic is
-// the assembly's, operation for operation, so the masks are the same bits.
-func fastScanGeneric(codes []byte, factors []float32, blocks, pairs int, lut []byte, c *scanConsts, masks []uint32) {
+// is a candidate, and vals[32b+p] to the vector's bound, which it compared
+// with the threshold: a higher threshold later keeps the vectors whose
+// bound exceeds it, as a scan with it would have. lut holds 32 bytes per
+// code byte: the 16 quantized partial sums of its low half byte, then of its
+// high half byte. Its arithmetic is the assembly's, operation for
+// operation, so the masks and bounds are the same bits.
+func fastScanGeneric(codes []byte, factors []float32, blocks, pairs int, lut []byte, c *scanConsts, masks []uint32, vals []float32) {
 	for b := range blocks {
 		code := codes[b*blockVecs*pairs : (b+1)*blockVecs*pairs]
 		f := factors[b*2*blockVecs : (b+1)*2*blockVecs]
@@ -71,6 +79,7 @@ func fastScanGeneric(codes []byte, factors []float32, blocks, pairs int, lut []b
 			t = float32(t + c.offset)
 			t = float32(f[pos] * t)
 			e := float32(f[blockVecs+pos] * c.eps)
+			vals[b*blockVecs+pos] = float32(t + e)
 			if float32(t+e) > c.threshold {
 				m |= 1 << pos
 			}

@@ -42,13 +42,40 @@ func newScanCase(r *rand.Rand, blocks, pairs int) scanCase {
 	return c
 }
 
-// masks runs the kernel s with threshold t.
-func (c *scanCase) masks(s fastScanner, t float32) []uint32 {
+// masks runs the kernel s with threshold t: the masks, then the bounds as
+// bits (NaN is NaN).
+func (c *scanCase) masks(s fastScanner, t float32) ([]uint32, []uint32) {
 	m := make([]uint32, c.blocks)
+	vals := make([]float32, c.blocks*blockVecs)
 	k := c.consts
 	k.threshold = t
-	s.scan(c.codes, c.factors, c.blocks, c.pairs, c.lut, &k, m)
-	return m
+	tab := s.table(c.lut, c.pairs)
+	s.scan(c.codes, c.factors, c.blocks, c.pairs, &tab, &k, m, vals)
+	bits := make([]uint32, len(vals))
+	for i, v := range vals {
+		bits[i] = math.Float32bits(v)
+	}
+	return m, bits
+}
+
+// namedScanner is one of the kernels.
+type namedScanner struct {
+	name string
+	s    fastScanner
+}
+
+// machineScanners is every kernel this machine can run other than the
+// pure-Go one: AVX2 and AVX-512 where it has them.
+func machineScanners() []namedScanner {
+	m := newFastScanner()
+	var out []namedScanner
+	if m.avx2 {
+		out = append(out, namedScanner{"avx2", fastScanner{avx2: true}})
+	}
+	if m.avx512 {
+		out = append(out, namedScanner{"avx512", m})
+	}
+	return out
 }
 
 // TestFastScanSameAsGeneric: the kernel this machine runs (AVX2 assembly on
@@ -57,16 +84,42 @@ func (c *scanCase) masks(s fastScanner, t float32) []uint32 {
 // size, and thresholds below, among and above the vectors' bounds.
 func TestFastScanSameAsGeneric(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 13))
-	machine := newFastScanner()
-	t.Logf("AVX2 kernel: %v", machine.avx2)
-	for _, pairs := range []int{1, 2, 3, 47, 48, 49, 100} {
+	machine := machineScanners()
+	t.Logf("kernels: %v", machine)
+	for _, pairs := range []int{1, 2, 3, 4, 5, 6, 7, 47, 48, 49, 50, 100} {
 		for _, blocks := range []int{1, 2, 15, 16, 17} {
 			c := newScanCase(r, blocks, pairs)
 			for _, thr := range []float32{float32(math.Inf(-1)), -0.5, -0.05, 0, 0.02, 0.05, 0.1, float32(math.Inf(1))} {
-				got, want := c.masks(machine, thr), c.masks(fastScanner{}, thr)
-				for b := range want {
-					if got[b] != want[b] {
-						t.Fatalf("pairs %d blocks %d threshold %v block %d: mask %032b, generic %032b", pairs, blocks, thr, b, got[b], want[b])
+				want, wantVals := c.masks(fastScanner{}, thr)
+				for _, k := range machine {
+					got, gotVals := c.masks(k.s, thr)
+					for b := range want {
+						if got[b] != want[b] {
+							t.Fatalf("%s: pairs %d blocks %d threshold %v block %d: mask %032b, generic %032b", k.name, pairs, blocks, thr, b, got[b], want[b])
+						}
+					}
+					if !slices.Equal(gotVals, wantVals) {
+						t.Fatalf("%s: pairs %d blocks %d threshold %v: bounds differ from generic's", k.name, pairs, blocks, thr)
+					}
+				}
+				// A higher threshold keeps the vectors whose bound
+				// exceeds it: a later threshold applied to the bounds
+				// is a scan with it.
+				for _, higher := range []float32{thr, 0.03, 0.2} {
+					if higher < thr {
+						continue
+					}
+					again, _ := c.masks(fastScanner{}, higher)
+					for b := range want {
+						var m uint32
+						for p := range blockVecs {
+							if want[b]&(1<<p) != 0 && math.Float32frombits(wantVals[b*blockVecs+p]) > higher {
+								m |= 1 << p
+							}
+						}
+						if m != again[b] {
+							t.Fatalf("pairs %d blocks %d threshold %v then %v block %d: bounds keep %032b, a scan %032b", pairs, blocks, thr, higher, b, m, again[b])
+						}
 					}
 				}
 			}
@@ -98,10 +151,16 @@ func FuzzFastScan(f *testing.F) {
 		for i := range c.factors {
 			c.factors[i] = float32(seed[(i*3)%len(seed)]) / 256
 		}
-		got, want := c.masks(newFastScanner(), thr), c.masks(fastScanner{}, thr)
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("block %d: mask %032b, generic %032b", i, got[i], want[i])
+		want, wantVals := c.masks(fastScanner{}, thr)
+		for _, k := range machineScanners() {
+			got, gotVals := c.masks(k.s, thr)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s: block %d: mask %032b, generic %032b", k.name, i, got[i], want[i])
+				}
+			}
+			if !slices.Equal(gotVals, wantVals) {
+				t.Fatalf("%s: bounds differ from generic's", k.name)
 			}
 		}
 	})
@@ -223,17 +282,16 @@ func BenchmarkFastScan(b *testing.B) {
 	r := rand.New(rand.NewPCG(29, 31))
 	c := newScanCase(r, 31250, 48)
 	masks := make([]uint32, scanChunk)
-	for _, k := range []struct {
-		name string
-		s    fastScanner
-	}{{"machine", newFastScanner()}, {"generic", fastScanner{}}} {
+	vals := make([]float32, scanChunk*blockVecs)
+	for _, k := range append(machineScanners(), namedScanner{"generic", fastScanner{}}) {
 		b.Run(k.name, func(b *testing.B) {
+			tab := k.s.table(c.lut, c.pairs)
 			consts := c.consts
 			consts.threshold = 1
 			for b.Loop() {
 				for b0 := 0; b0 < c.blocks; b0 += scanChunk {
 					step := min(scanChunk, c.blocks-b0)
-					k.s.scan(c.codes[b0*blockVecs*c.pairs:], c.factors[b0*2*blockVecs:], step, c.pairs, c.lut, &consts, masks[:step])
+					k.s.scan(c.codes[b0*blockVecs*c.pairs:], c.factors[b0*2*blockVecs:], step, c.pairs, &tab, &consts, masks[:step], vals)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/1M")
@@ -241,46 +299,87 @@ func BenchmarkFastScan(b *testing.B) {
 	}
 }
 
-// BenchmarkFastScanResident separates the kernel's memory from its
+// BenchmarkFastScanResident separates the kernels' memory from their
 // arithmetic: 1M vectors' worth of scanning over codes that fit L1 (16
 // blocks, 24 KB), L2 (160 blocks, 240 KB) and none (31,250 blocks, 48 MB),
-// in interleaved rounds, reported as the thread's CPU ns per vector, median
-// (min–max) over the rounds. Run with -benchtime 1x -cpu 1.
+// by each kernel this machine has, and the floor: a plain streaming read of
+// what the scan reads at 1M vectors (56 MB of codes and factors, summed as
+// uint64s). In interleaved rounds, reported as the thread's CPU ns per
+// vector, median (min–max) over the rounds. Run with -benchtime 1x -cpu 1.
 func BenchmarkFastScanResident(b *testing.B) {
 	const rounds, vectors = 7, 1_000_000
 	r := rand.New(rand.NewPCG(29, 31))
 	c := newScanCase(r, 31250, 48)
-	sizes := []int{16, 160, 31250}
-	s := newFastScanner()
+	stream := make([]uint64, vectors*(48+8)/8)
+	for i := range stream {
+		stream[i] = r.Uint64()
+	}
+	type variant struct {
+		name string
+		run  func() int // vectors scanned
+	}
+	var variants []variant
 	masks := make([]uint32, scanChunk)
-	perVec := make([][]float64, len(sizes))
+	vals := make([]float32, scanChunk*blockVecs)
+	for _, k := range machineScanners() {
+		tab := k.s.table(c.lut, c.pairs)
+		for _, blocks := range []int{16, 160, 31250} {
+			variants = append(variants, variant{fmt.Sprintf("%s-%dblocks-", k.name, blocks), func() int {
+				consts := c.consts
+				consts.threshold = 1
+				n := 0
+				for ; n < vectors; n += blocks * blockVecs {
+					for b0 := 0; b0 < blocks; b0 += scanChunk {
+						step := min(scanChunk, blocks-b0)
+						k.s.scan(c.codes[b0*blockVecs*c.pairs:], c.factors[b0*2*blockVecs:], step, c.pairs, &tab, &consts, masks[:step], vals)
+					}
+				}
+				return n
+			}})
+		}
+	}
+	var sink uint64
+	variants = append(variants, variant{"stream56MB-", func() int {
+		sink += sumWords(stream)
+		return vectors
+	}})
+	perVec := make([][]float64, len(variants))
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for b.Loop() {
 		for round := range rounds {
-			for i := range sizes {
-				i = (i + round) % len(sizes)
-				blocks := sizes[i]
-				consts := c.consts
-				consts.threshold = 1
-				n := 0
+			for i := range variants {
+				i = (i + round) % len(variants)
 				start := threadCPU()
-				for ; n < vectors; n += blocks * blockVecs {
-					for b0 := 0; b0 < blocks; b0 += scanChunk {
-						step := min(scanChunk, blocks-b0)
-						s.scan(c.codes[b0*blockVecs*c.pairs:], c.factors[b0*2*blockVecs:], step, c.pairs, c.lut, &consts, masks[:step])
-					}
-				}
+				n := variants[i].run()
 				perVec[i] = append(perVec[i], (threadCPU()-start)*1e9/float64(n))
 			}
 		}
 	}
-	for i, blocks := range sizes {
+	if sink == 1 {
+		b.Log("unlikely sum") // keeps the streaming read
+	}
+	for i, v := range variants {
 		p := perVec[i]
 		slices.Sort(p)
-		name := fmt.Sprintf("%dblocks-", blocks)
-		b.ReportMetric(p[len(p)/2], name+"ns/vec")
-		b.ReportMetric(p[0], name+"min")
-		b.ReportMetric(p[len(p)-1], name+"max")
+		b.ReportMetric(p[len(p)/2], v.name+"ns/vec")
+		b.ReportMetric(p[0], v.name+"min")
+		b.ReportMetric(p[len(p)-1], v.name+"max")
 	}
+}
+
+// sumWords is the streaming read: four independent sums, so that the
+// additions keep up with memory.
+func sumWords(w []uint64) uint64 {
+	var s0, s1, s2, s3 uint64
+	for ; len(w) >= 4; w = w[4:] {
+		s0 += w[0]
+		s1 += w[1]
+		s2 += w[2]
+		s3 += w[3]
+	}
+	for _, x := range w {
+		s0 += x
+	}
+	return s0 + s1 + s2 + s3
 }

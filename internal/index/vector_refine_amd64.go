@@ -26,3 +26,19 @@ func (f fastScanner) refineDots(q []int16, codes []int8, fac []float32, slots []
 	}
 	refineDotsAVX2(&q[0], &codes[0], stride, &slots[0], len(slots), &out[0], &fac[0])
 }
+
+// prefetchRefineSlots asks for the codes (stride bytes at codes+slot·stride)
+// and the two factors (at fac+8·slot) of n slots.
+//
+//go:noescape
+func prefetchRefineSlots(codes *int8, stride int, slots *int32, n int, fac *float32)
+
+// prefetchRefine asks memory for the second stage's codes and factors of
+// slots, which a later refineDots reads. A prefetch never faults, and the
+// slots are the caller's own, within codes.
+func (fastScanner) prefetchRefine(codes []int8, fac []float32, stride int, slots []int32) {
+	if len(slots) == 0 || len(codes) == 0 || len(fac) == 0 || stride == 0 {
+		return
+	}
+	prefetchRefineSlots(&codes[0], stride, &slots[0], len(slots), &fac[0])
+}

@@ -111,3 +111,40 @@ hsum:
 done:
 	VZEROUPPER
 	RET
+
+// prefetchRefineSlots asks for the slots' codes and factors into L2
+// (PREFETCHT2): a scan chunk's candidates are tens of lines at once, and
+// into L1 they would wait on its few miss buffers and push out the scan's
+// codes; refineDots's own prefetches bring them on to L1 when it reaches
+// them. On 1M uniform vectors, T0 here was 5.9–6.1 ms a query, T2 4.6–4.7
+// (BenchmarkVectorSearch, one binary each, alternated).
+//
+// func prefetchRefineSlots(codes *int8, stride int, slots *int32, n int, fac *float32)
+TEXT ·prefetchRefineSlots(SB), NOSPLIT, $0-40
+	MOVQ codes+0(FP), R8
+	MOVQ stride+8(FP), CX
+	MOVQ slots+16(FP), R9
+	MOVQ n+24(FP), BX
+	MOVQ fac+32(FP), R14
+	XORQ R11, R11
+
+pslot:
+	CMPQ       R11, BX
+	JGE        pdone
+	MOVLQSX    (R9)(R11*4), R12
+	PREFETCHT2 (R14)(R12*8)
+	IMULQ      CX, R12
+	ADDQ       R8, R12
+	XORQ       R13, R13
+
+pline:
+	PREFETCHT2 (R12)(R13*1)
+	ADDQ       $64, R13
+	CMPQ       R13, CX
+	JLT        pline
+	PREFETCHT2 -1(R12)(CX*1)
+	INCQ       R11
+	JMP        pslot
+
+pdone:
+	RET

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -174,8 +175,8 @@ func FuzzRefineBound(f *testing.F) {
 
 // TestSearchSameAsMain: on the same index, the search with the 8-bit stage
 // returns exactly what main's search (every one-bit candidate rescored
-// exactly, mainSearch) returns, ids and scores, with the assembly kernels
-// and the pure-Go ones, for uniform and clustered data, also after writes that replace, remove and add vectors; and it
+// exactly, mainSearch) returns, ids and scores, with every kernel this
+// machine has (AVX-512, AVX2) and the pure-Go ones, for uniform and clustered data, also after writes that replace, remove and add vectors; and it
 // rescores far fewer vectors exactly. (On main, whose search rescored
 // every candidate, the second condition fails.)
 func TestSearchSameAsMain(t *testing.T) {
@@ -195,13 +196,16 @@ func TestSearchSameAsMain(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("%s: got %v, main's search %v", stage, got, want)
 					}
-					// The pure-Go kernels (other CPUs) give the same.
+					// The pure-Go kernels (other CPUs) and every
+					// other kernel this machine has give the same.
 					machine := x.scanner
-					x.scanner = fastScanner{}
-					generic, gc := x.search(q, k, nil)
-					x.scanner = machine
-					if !slices.Equal(generic, got) || gc != c {
-						t.Fatalf("%s: pure Go gives %v %+v, this machine %v %+v", stage, generic, gc, got, c)
+					for _, other := range append(machineScanners(), namedScanner{"generic", fastScanner{}}) {
+						x.scanner = other.s
+						alt, ac := x.search(q, k, nil)
+						x.scanner = machine
+						if !slices.Equal(alt, got) || ac != c {
+							t.Fatalf("%s: %s kernels give %v %+v, this machine's %v %+v", stage, other.name, alt, ac, got, c)
+						}
 					}
 					estimated += c.estimated
 					exact += c.exact
@@ -263,5 +267,59 @@ func TestDefaultErrorBound(t *testing.T) {
 	}
 	if passed*5 > passed2*4 {
 		t.Errorf("%d past the one-bit bound at the default, %d at 2: want at most 4/5", passed, passed2)
+	}
+}
+
+// BenchmarkRefineRandom is the second stage's memory alone, as a uniform 1M
+// search meets it: the 8-bit kernel over 22,000 slots a query drawn at
+// random from 1M 384-d codes (384 MB), ten queries a round (84 MB of codes
+// read, more than the L3 holds), in batches of 11 in slot order (a scan
+// chunk's candidates), from codes in huge pages (adviseHuge) and in
+// ordinary ones, in interleaved rounds; the thread's CPU ns per candidate,
+// median (min–max). Run with -benchtime 1x -cpu 1.
+func BenchmarkRefineRandom(b *testing.B) {
+	const n, stride, perRound, batch, rounds = 1_000_000, 384, 220_000, 11, 7
+	r := rand.New(rand.NewPCG(41, 43))
+	q := make([]int16, stride)
+	for j := range q {
+		q[j] = int16(r.IntN(2001) - 1000)
+	}
+	codes, fac := make([]int8, n*stride), make([]float32, 2*n)
+	for j := range codes { // any values: the kernel's time does not depend on them
+		codes[j] = int8(j * 131)
+	}
+	batches := []int{batch, 44, 220, perRound}
+	slots := make([]int32, perRound)
+	for i := range slots {
+		slots[i] = int32(r.IntN(n))
+	}
+	for i := 0; i < len(slots); i += batch {
+		slices.Sort(slots[i:min(i+batch, len(slots))])
+	}
+	s := newFastScanner()
+	out := make([]int32, perRound)
+	perCand := make([][]float64, len(batches))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for b.Loop() {
+		for round := range rounds {
+			for i := range batches {
+				i = (i + round) % len(batches)
+				start := threadCPU()
+				for j := 0; j < len(slots); j += batches[i] {
+					part := slots[j:min(j+batches[i], len(slots))]
+					s.refineDots(q, codes, fac, part, out[:len(part)])
+				}
+				perCand[i] = append(perCand[i], (threadCPU()-start)*1e9/perRound)
+			}
+		}
+	}
+	for i, bt := range batches {
+		p := perCand[i]
+		slices.Sort(p)
+		name := fmt.Sprintf("batch%d-", bt)
+		b.ReportMetric(p[len(p)/2], name+"ns/cand")
+		b.ReportMetric(p[0], name+"min")
+		b.ReportMetric(p[len(p)-1], name+"max")
 	}
 }
