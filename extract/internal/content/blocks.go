@@ -201,7 +201,7 @@ func trimBlocks(root *html.Node, lead bool, keep *html.Node, tu Tuning, j *journ
 			// sign-off with a link to the author's site), not a box of links.
 			// Links showing their address count here: after the article,
 			// one is a "follow us" line, not a cited source.
-			closing := tu.TailLinks > 0 && b.class == short && b.n.Parent == bs[last].n.Parent && anchorRunes(b.n, st)*100 <= s.runes*tu.TailLinks
+			closing := tu.TailLinks > 0 && b.class == short && b.n.Parent == bs[last].n.Parent && runesIn(b.n, st, atom.A)*100 <= s.runes*tu.TailLinks
 			drop = drop || (hasLink(b.n, st) && b.n.DataAtom != atom.Blockquote && !closing) || b.heading
 			if tu.TailLevels > 0 && b.n.DataAtom != atom.Blockquote {
 				drop = drop || !within(b.n, ancestor(bs[last].n, tu.TailLevels))
@@ -347,12 +347,13 @@ func inContainer(b leafBlock, c *html.Node) bool {
 	return false
 }
 
-// anchorRunes counts the runes of n's text inside links, be they
-// addresses or names.
-func anchorRunes(n *html.Node, st stats) int {
+// runesIn counts the runes of n's text inside elements of kind a (the
+// outermost, when they nest): inside links, be they addresses or names;
+// inside quotations.
+func runesIn(n *html.Node, st stats, a atom.Atom) int {
 	total := 0
 	htmltree.Walk(n, func(c *html.Node) bool {
-		if c.Type == html.ElementNode && c.DataAtom == atom.A {
+		if c.Type == html.ElementNode && c.DataAtom == a {
 			total += st.of(c).runes
 			return false
 		}

@@ -333,14 +333,7 @@ const minCardLinks = 3
 
 // wrapsQuote tells an element whose text is nearly all inside <blockquote>s.
 func wrapsQuote(n *html.Node, st stats) bool {
-	quoted := 0
-	htmltree.Walk(n, func(c *html.Node) bool {
-		if c.Type == html.ElementNode && c.DataAtom == atom.Blockquote {
-			quoted += st.of(c).runes
-			return false
-		}
-		return true
-	})
+	quoted := runesIn(n, st, atom.Blockquote)
 	return quoted > 0 && quoted*10 >= st.of(n).runes*9
 }
 
