@@ -254,22 +254,21 @@ func benchVectorSearch(b *testing.B, generate func(n, queries, dims int, seed ui
 			}
 		}
 	}
-	ratios := make([]float64, len(methods[0].perQ))
-	for i := range ratios {
-		ratios[i] = methods[0].perQ[i] / methods[1].perQ[i]
-	}
-	slices.Sort(ratios)
-	b.ReportMetric(ratios[len(ratios)/2], "head/main")
-	b.ReportMetric(ratios[0], "head/main-min")
-	b.ReportMetric(ratios[len(ratios)-1], "head/main-max")
-	if len(methods) > 3 {
+	// ratio reports the head's CPU per query over another method's, round
+	// by round: median, min and max.
+	ratio := func(other int, name string) {
+		ratios := make([]float64, len(methods[0].perQ))
 		for i := range ratios {
-			ratios[i] = methods[0].perQ[i] / methods[3].perQ[i]
+			ratios[i] = methods[0].perQ[i] / methods[other].perQ[i]
 		}
 		slices.Sort(ratios)
-		b.ReportMetric(ratios[len(ratios)/2], "head/avx2")
-		b.ReportMetric(ratios[0], "head/avx2-min")
-		b.ReportMetric(ratios[len(ratios)-1], "head/avx2-max")
+		b.ReportMetric(ratios[len(ratios)/2], "head/"+name)
+		b.ReportMetric(ratios[0], "head/"+name+"-min")
+		b.ReportMetric(ratios[len(ratios)-1], "head/"+name+"-max")
+	}
+	ratio(1, "main")
+	if len(methods) > 3 {
+		ratio(3, "avx2")
 	}
 	for _, m := range methods {
 		slices.Sort(m.perQ)
