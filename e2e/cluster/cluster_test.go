@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolport/toolport/internal/testexec"
+	"github.com/toolport/toolport/tool"
 )
 
 // defaultTurns is the test's load when TOOLPORT_CLUSTER_TURNS is unset: the
@@ -199,22 +200,35 @@ func TestClusterSurvivesAReplicaAndAWeaviateNodeDying(t *testing.T) {
 	// answer: its claim lapses and one survivor calls again (seen in CI on a
 	// loaded machine, where the first fill ran into the kill).
 	cut := d.cut.Load()
-	if h := d.hits.Load() - cut; h != 1 {
-		t.Errorf("the page was fetched %d times for %d turns on 3 replicas (%d more cut off by the kill), want once", h, n, cut)
+	// A replica killed after its fetch was answered but before it stored
+	// the result leaves its claim held until the claim expires: each
+	// survivor then waits out tool.DefaultFillWait and calls the upstream
+	// itself (seen in CI under load). Such a fetch comes a fill wait after
+	// the first; one any sooner is a second fill the claim should have
+	// prevented.
+	late := lateFetches(d.fetchTimes(), killedAt)
+	if late > len(survivors) {
+		t.Errorf("%d fetches came a fill wait after the first, more than the %d survivors", late, len(survivors))
 	}
-	// Every survivor served the page from the shared cache within turns. The
-	// killed replica is not held to it: on a loaded machine it can die
-	// before any of its turns reaches the tool (seen in CI). When the kill
-	// cut the first fill short, the survivor that filled again may have had
-	// every one of its calls join that fill: then only the others are held.
+	if h := d.hits.Load() - cut - int64(late); h != 1 {
+		t.Errorf("the page was fetched %d times for %d turns on 3 replicas (%d more cut off by the kill, %d after a killed holder's claim), want once", h, n, cut, late)
+	}
+	// The survivors that did not call the upstream themselves served the
+	// page from the shared cache within turns. A survivor that did (the
+	// first fill's, or one after a fill the kill cut short or a killed
+	// holder's claim) may have had every one of its calls join its own
+	// fill: all turns are under way at once, and the fill takes 300 ms
+	// (seen on a fast machine as often as not). A fetch cut off by the kill
+	// was the killed replica's. The killed replica is not held to it: on a
+	// loaded machine it can die before any of its turns reaches the tool.
 	fromCache := 0
 	for _, r := range survivors {
 		if cachedOn[r.name] > 0 {
 			fromCache++
 		}
 	}
-	if want := len(survivors) - int(min(cut, 1)); fromCache < want {
-		t.Errorf("%d replicas' turns got the cached page, want %d (cached results by replica: %v; fills cut off by the kill: %d)", fromCache, want, cachedOn, cut)
+	if want := max(0, len(survivors)-int(d.hits.Load()-cut)); fromCache < want {
+		t.Errorf("%d replicas' turns got the cached page, want %d (cached results by replica: %v; fetches %d, cut off by the kill %d)", fromCache, want, cachedOn, d.hits.Load(), cut)
 	}
 
 	close(stopSearch)
@@ -321,6 +335,25 @@ func endOf(evs []event) (msgID, stop string) {
 		}
 	}
 	return msgID, stop
+}
+
+// lateFetches counts the fetches that came about tool.DefaultFillWait or
+// more after the first, when the kill came between: survivors that waited
+// out the claim of a killed replica that had fetched but not stored. A
+// tenth of the wait is allowed for: the wait runs from the claim, the
+// first fetch comes after the claim and robots.txt. A fill the claim
+// failed to prevent comes within a fetch's time, 300 ms.
+func lateFetches(at []time.Time, killedAt time.Time) int {
+	if len(at) == 0 || killedAt.IsZero() || killedAt.Before(at[0]) {
+		return 0
+	}
+	late := 0
+	for _, t := range at[1:] {
+		if t.Sub(at[0]) >= tool.DefaultFillWait*9/10 && t.After(killedAt) {
+			late++
+		}
+	}
+	return late
 }
 
 // webFetchCached reports whether the turn's web_fetch answered from the cache.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,7 +91,16 @@ type deployment struct {
 	pageURL  string
 	hits     atomic.Int64 // requests for the page: upstream calls
 	cut      atomic.Int64 // of those, calls whose caller went away before the answer (a killed replica's)
+	fetchMu  sync.Mutex
+	fetches  []time.Time // when each request for the page came
 	replicas []*replica
+}
+
+// fetchTimes returns when each request for the page came, in order.
+func (d *deployment) fetchTimes() []time.Time {
+	d.fetchMu.Lock()
+	defer d.fetchMu.Unlock()
+	return slices.Clone(d.fetches)
 }
 
 // replica is one `toolport serve` process.
@@ -160,6 +170,9 @@ func deploy(tb testing.TB, n int) *deployment {
 			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
 		case "/page":
 			d.hits.Add(1)
+			d.fetchMu.Lock()
+			d.fetches = append(d.fetches, time.Now())
+			d.fetchMu.Unlock()
 			// An upstream that takes a while: concurrent identical calls
 			// overlap, so only the shared lock keeps them to one.
 			pace(300 * time.Millisecond)
