@@ -384,3 +384,32 @@ func BenchmarkPoolSelection(b *testing.B) {
 		}
 	})
 }
+
+// interleavedCPU times variants of one benchmark in one process: each
+// b.Loop iteration runs every variant rounds times, the order rotated
+// every round so that none always follows the same one, on a locked OS
+// thread. run(i) runs variant i once and returns the units it did; each
+// variant's thread CPU per unit, in nanoseconds, is reported as median
+// (names[i]+unit), min and max (names[i]+"min", names[i]+"max").
+func interleavedCPU(b *testing.B, rounds int, names []string, unit string, run func(i int) float64) {
+	per := make([][]float64, len(names))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for b.Loop() {
+		for round := range rounds {
+			for i := range names {
+				i = (i + round) % len(names)
+				start := threadCPU()
+				units := run(i)
+				per[i] = append(per[i], (threadCPU()-start)*1e9/units)
+			}
+		}
+	}
+	for i, name := range names {
+		p := per[i]
+		slices.Sort(p)
+		b.ReportMetric(p[len(p)/2], name+unit)
+		b.ReportMetric(p[0], name+"min")
+		b.ReportMetric(p[len(p)-1], name+"max")
+	}
+}

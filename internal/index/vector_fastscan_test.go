@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 )
@@ -343,28 +342,13 @@ func BenchmarkFastScanResident(b *testing.B) {
 		sink += sumWords(stream)
 		return vectors
 	}})
-	perVec := make([][]float64, len(variants))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	for b.Loop() {
-		for round := range rounds {
-			for i := range variants {
-				i = (i + round) % len(variants)
-				start := threadCPU()
-				n := variants[i].run()
-				perVec[i] = append(perVec[i], (threadCPU()-start)*1e9/float64(n))
-			}
-		}
+	names := make([]string, len(variants))
+	for i, v := range variants {
+		names[i] = v.name
 	}
+	interleavedCPU(b, rounds, names, "ns/vec", func(i int) float64 { return float64(variants[i].run()) })
 	if sink == 1 {
 		b.Log("unlikely sum") // keeps the streaming read
-	}
-	for i, v := range variants {
-		p := perVec[i]
-		slices.Sort(p)
-		b.ReportMetric(p[len(p)/2], v.name+"ns/vec")
-		b.ReportMetric(p[0], v.name+"min")
-		b.ReportMetric(p[len(p)-1], v.name+"max")
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 )
@@ -298,28 +297,15 @@ func BenchmarkRefineRandom(b *testing.B) {
 	}
 	s := newFastScanner()
 	out := make([]int32, perRound)
-	perCand := make([][]float64, len(batches))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	for b.Loop() {
-		for round := range rounds {
-			for i := range batches {
-				i = (i + round) % len(batches)
-				start := threadCPU()
-				for j := 0; j < len(slots); j += batches[i] {
-					part := slots[j:min(j+batches[i], len(slots))]
-					s.refineDots(q, codes, fac, part, out[:len(part)])
-				}
-				perCand[i] = append(perCand[i], (threadCPU()-start)*1e9/perRound)
-			}
-		}
-	}
+	names := make([]string, len(batches))
 	for i, bt := range batches {
-		p := perCand[i]
-		slices.Sort(p)
-		name := fmt.Sprintf("batch%d-", bt)
-		b.ReportMetric(p[len(p)/2], name+"ns/cand")
-		b.ReportMetric(p[0], name+"min")
-		b.ReportMetric(p[len(p)-1], name+"max")
+		names[i] = fmt.Sprintf("batch%d-", bt)
 	}
+	interleavedCPU(b, rounds, names, "ns/cand", func(i int) float64 {
+		for j := 0; j < len(slots); j += batches[i] {
+			part := slots[j:min(j+batches[i], len(slots))]
+			s.refineDots(q, codes, fac, part, out[:len(part)])
+		}
+		return perRound
+	})
 }
