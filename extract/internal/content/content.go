@@ -425,7 +425,7 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 			scored = finish(c0, lead0)
 		}
 	}
-	if tu.Fallback > 0 && pageRunes*100 >= measure(scored).of(scored).runes*tu.Fallback && (tu.FallbackText == 0 || fallbackText(body, st, scored, tu.FallbackText)) {
+	if tu.Fallback > 0 && fallbackWins(st.of(body), measure(scored).of(scored), tu) {
 		wide := body
 		if tu.FallbackShare > 0 {
 			for wide = top; wide != body && st.of(wide).runes*100 < pageRunes*tu.FallbackShare; {
@@ -437,11 +437,15 @@ func FindWith(root *html.Node, tu Tuning) *html.Node {
 	return out
 }
 
-// fallbackText tells whether the page's text outside links is at least
-// share percent of the content's.
-func fallbackText(body *html.Node, st stats, content *html.Node, share int) bool {
-	page, out := st.of(body), measure(content).of(content)
-	return (page.runes-page.linkRunes)*100 >= (out.runes-out.linkRunes)*share
+// fallbackWins tells whether the page's text (page) is at least
+// tu.Fallback percent of the content's (content) and, with
+// tu.FallbackText, its text outside links at least that share of the
+// content's: the content's measure taken once for both.
+func fallbackWins(page, content stat, tu Tuning) bool {
+	if page.runes*100 < content.runes*tu.Fallback {
+		return false
+	}
+	return tu.FallbackText == 0 || (page.runes-page.linkRunes)*100 >= (content.runes-content.linkRunes)*tu.FallbackText
 }
 
 // whole returns the children of body as the content (trimmed, its lead
