@@ -401,6 +401,17 @@ func (c *conn) session(ctx context.Context) (*mcp.ClientSession, error) {
 			Message: fmt.Sprintf("MCP server %q is unavailable (%s); it is tried again in %s", c.cfg.Name, last, wait.Round(time.Second))}
 	}
 	s, err := c.connect(ctx)
+	if s, err = c.settle(ctx, s, err); err != nil {
+		return nil, err
+	}
+	// Told only now, with the connection live: a surface that reads
+	// Status on the news sees it connected.
+	c.changed()
+	return s, nil
+}
+
+// settle records how connecting ended.
+func (c *conn) settle(ctx context.Context, s *mcp.ClientSession, err error) (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil && c.auth != nil && c.auth.needsUser() {
@@ -567,6 +578,15 @@ func (c *conn) relist(s *mcp.ClientSession) {
 	defer cancel()
 	if err := c.list(ctx, s); err != nil {
 		c.h.opts.Logger.Warn("listing an MCP server's tools again failed", "server", c.cfg.Name, "error", err)
+		return
+	}
+	c.changed()
+}
+
+// changed tells the surfaces that c's tools in the registry changed.
+func (c *conn) changed() {
+	if c.h.opts.OnChange != nil {
+		c.h.opts.OnChange(c.cfg.Name)
 	}
 }
 
@@ -607,9 +627,6 @@ func (c *conn) list(ctx context.Context, s *mcp.ClientSession) error {
 		tools = append(tools, t)
 	}
 	c.replace(tools, names)
-	if c.h.opts.OnChange != nil {
-		c.h.opts.OnChange(c.cfg.Name)
-	}
 	return nil
 }
 
