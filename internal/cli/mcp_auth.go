@@ -99,7 +99,16 @@ func runMCPAuth(ctx context.Context, env *Env, args []string) error {
 	})
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
+	defer func() {
+		// Shutdown, not Close: the callback's page is still being written
+		// when its handler hands over the result, and Close would cut the
+		// browser off before it (an empty reply).
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if hs.Shutdown(sctx) != nil {
+			_ = hs.Close()
+		}
+	}()
 	wait := time.NewTimer(*timeout)
 	defer wait.Stop()
 	select {
