@@ -40,6 +40,11 @@ class MessageView {
 
   /** sync renders parts that are new or changed since the last call. */
   sync(changed) {
+    if (changed === undefined && this.frame) {
+      // Everything is rendered now: the frame scheduled for it is not needed.
+      cancelAnimationFrame(this.frame);
+      this.frame = 0;
+    }
     for (const part of this.msg.parts) {
       let v = this.views.get(part);
       if (!v) {

@@ -205,6 +205,9 @@ export class ToolCard {
       this.approvalEl = null;
       return;
     }
+    // A re-render replaces the buttons: the keyboard stays on the decision
+    // it was on (dropped with the old button, it would fall to the page).
+    const focused = this.approvalEl && this.approvalEl.contains(document.activeElement) ? document.activeElement.dataset.decision : '';
     const headId = `approval-head-${this.uid}`;
     const title = clip(a.title || toolLabel(part.name), 120);
     const decided = DECISIONS.find((d) => d.value === a.decision);
@@ -226,6 +229,8 @@ export class ToolCard {
       h('div', { class: 'approval-actions' }, buttons),
       decided ? h('p', { class: 'approval-note muted', role: 'status' }, t('approvalChosen', { decision: t(decided.label) })) : null);
     clear(this.approvalSlot).appendChild(this.approvalEl);
+    const again = focused && buttons.find((b) => b.dataset.decision === focused && !b.disabled);
+    if (again) again.focus();
   }
 }
 
