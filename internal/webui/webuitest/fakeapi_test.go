@@ -288,6 +288,10 @@ func (f *fakeAPI) script(prompt string) []step {
 		s = append(s, words(strings.Repeat("Once upon a time there was a very long story that went on and on. ", 40), 150*time.Millisecond)...)
 	case approvalPrompt:
 		s = append(s, words("I'll save it to your TIDAL account.", 20*time.Millisecond)...)
+		// The last words come with the approval and the end, not after a
+		// pause: the frame rendering them is still to come when the page
+		// moves the keyboard to the card, which must keep it.
+		s = s[:len(s)-1]
 		s = append(s, approvalEvent())
 		return append(s, ev("type", "message_end", "usage", map[string]int{"inputTokens": 300, "outputTokens": 40}, "stopReason", "approval_required"))
 	case twoApprovalsPrompt:
