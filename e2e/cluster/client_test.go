@@ -22,15 +22,20 @@ import (
 type client struct {
 	replicas []*replica // the load balancer's rotation
 	http     *http.Client
-	acked    atomic.Int64 // messages acknowledged so far
-	open     atomic.Int64 // acknowledged turns not yet ended
-	peak     atomic.Int64 // the most turns open at once
+	acked    atomic.Int64             // messages acknowledged so far
+	ackedOn  map[string]*atomic.Int64 // of them, by each replica (by name)
+	open     atomic.Int64             // acknowledged turns not yet ended
+	peak     atomic.Int64             // the most turns open at once
 }
 
 func newClient(replicas []*replica) *client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 512
-	return &client{replicas: replicas, http: &http.Client{Transport: tr}}
+	c := &client{replicas: replicas, http: &http.Client{Transport: tr}, ackedOn: map[string]*atomic.Int64{}}
+	for _, r := range replicas {
+		c.ackedOn[r.name] = new(atomic.Int64)
+	}
+	return c
 }
 
 // event is one SSE event as a client received it.
@@ -142,6 +147,7 @@ func (c *client) runTurn(ctx context.Context, i int, text string) *turn {
 	}
 	t.acked, t.turnID = true, resp.Header.Get("Toolport-Turn-Id")
 	c.acked.Add(1)
+	c.ackedOn[r.name].Add(1)
 	open := c.open.Add(1)
 	defer c.open.Add(-1)
 	for p := c.peak.Load(); open > p && !c.peak.CompareAndSwap(p, open); p = c.peak.Load() {
@@ -336,4 +342,13 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	slices.Sort(s)
 	k := int(p/100*float64(len(s))+0.5) - 1
 	return s[max(0, min(k, len(s)-1))]
+}
+
+// ackedBy lists the messages acknowledged so far by each replica.
+func (c *client) ackedBy() string {
+	parts := make([]string, 0, len(c.replicas))
+	for _, r := range c.replicas {
+		parts = append(parts, fmt.Sprintf("%s %d", r.name, c.ackedOn[r.name].Load()))
+	}
+	return strings.Join(parts, ", ")
 }
