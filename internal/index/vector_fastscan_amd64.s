@@ -32,23 +32,30 @@
 	SHLL         $shift, AX; \
 	ORL          AX, R12
 
-// LOOKUP adds the lookups of the code row in codes, from the tables at
-// off(R10), to the sums acc (Σ even + 256·odd, modulo 2¹⁶) and odd (Σ odd),
-// using t0–t3 as scratch.
+// NIBBLES adds the lookups of the code row in codes, from the tables at
+// lo(R10) (low half bytes) and hi(R10) (high ones), read by load, to the sums
+// acc (Σ even + 256·odd, modulo 2¹⁶) and odd (Σ odd), using t0–t3 as
+// scratch; and is the width's AND, mask the low half-byte mask and sel
+// VPMADDUBSW's odd-byte selector.
+#define NIBBLES(and, load, mask, sel, codes, lo, hi, acc, odd, t0, t1, t2, t3) \
+	VPSRLW     $4, codes, t1; \
+	and        mask, codes, t0; \
+	and        mask, t1, t1; \
+	load       lo(R10), t2; \
+	load       hi(R10), t3; \
+	VPSHUFB    t0, t2, t2; \
+	VPSHUFB    t1, t3, t3; \
+	VPADDW     t2, acc, acc; \
+	VPADDW     t3, acc, acc; \
+	VPMADDUBSW sel, t2, t2; \
+	VPMADDUBSW sel, t3, t3; \
+	VPADDW     t2, odd, odd; \
+	VPADDW     t3, odd, odd
+
+// LOOKUP is NIBBLES for one code row in ymm, from the tables at off(R10)
+// (quantizeTable's: 16 bytes of each half byte's, broadcast to both lanes).
 #define LOOKUP(codes, off, acc, odd, t0, t1, t2, t3) \
-	VPSRLW         $4, codes, t1; \
-	VPAND          Y15, codes, t0; \
-	VPAND          Y15, t1, t1; \
-	VBROADCASTI128 off(R10), t2; \
-	VBROADCASTI128 off+16(R10), t3; \
-	VPSHUFB        t0, t2, t2; \
-	VPSHUFB        t1, t3, t3; \
-	VPADDW         t2, acc, acc; \
-	VPADDW         t3, acc, acc; \
-	VPMADDUBSW     Y14, t2, t2; \
-	VPMADDUBSW     Y14, t3, t3; \
-	VPADDW         t2, odd, odd; \
-	VPADDW         t3, odd, odd
+	NIBBLES(VPAND, VBROADCASTI128, Y15, Y14, codes, off, off+16, acc, odd, t0, t1, t2, t3)
 
 // func fastScanAVX2(codes *byte, factors *float32, blocks int, pairs int, lut *byte, c *scanConsts, masks *uint32, vals *float32)
 TEXT ·fastScanAVX2(SB), NOSPLIT, $0-64
@@ -134,35 +141,11 @@ done:
 // at 1M vectors), prefetching 256 to 4096 bytes ahead made it 5–45% slower
 // than the hardware prefetcher alone.
 #define LOOKUP512(codes, off, acc, odd, t0, t1, t2, t3) \
-	VPSRLW     $4, codes, t1; \
-	VPANDQ     Z15, codes, t0; \
-	VPANDQ     Z15, t1, t1; \
-	VMOVDQU64  off(R10), t2; \
-	VMOVDQU64  off+64(R10), t3; \
-	VPSHUFB    t0, t2, t2; \
-	VPSHUFB    t1, t3, t3; \
-	VPADDW     t2, acc, acc; \
-	VPADDW     t3, acc, acc; \
-	VPMADDUBSW Z14, t2, t2; \
-	VPMADDUBSW Z14, t3, t3; \
-	VPADDW     t2, odd, odd; \
-	VPADDW     t3, odd, odd
+	NIBBLES(VPANDQ, VMOVDQU64, Z15, Z14, codes, off, off+64, acc, odd, t0, t1, t2, t3)
 
 // LOOKUPW is LOOKUP for one row in ymm, from the wide tables at off(R10).
 #define LOOKUPW(codes, off, acc, odd, t0, t1, t2, t3) \
-	VPSRLW     $4, codes, t1; \
-	VPAND      Y15, codes, t0; \
-	VPAND      Y15, t1, t1; \
-	VMOVDQU    off(R10), t2; \
-	VMOVDQU    off+64(R10), t3; \
-	VPSHUFB    t0, t2, t2; \
-	VPSHUFB    t1, t3, t3; \
-	VPADDW     t2, acc, acc; \
-	VPADDW     t3, acc, acc; \
-	VPMADDUBSW Y14, t2, t2; \
-	VPMADDUBSW Y14, t3, t3; \
-	VPADDW     t2, odd, odd; \
-	VPADDW     t3, odd, odd
+	NIBBLES(VPAND, VMOVDQU, Y15, Y14, codes, off, off+64, acc, odd, t0, t1, t2, t3)
 
 // func fastScanAVX512(codes *byte, factors *float32, blocks int, pairs int, wide *byte, c *scanConsts, masks *uint32, vals *float32)
 TEXT ·fastScanAVX512(SB), NOSPLIT, $0-64
