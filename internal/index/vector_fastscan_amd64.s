@@ -32,6 +32,28 @@
 	SHLL         $shift, AX; \
 	ORL          AX, R12
 
+// BLOCK_END turns a block's sums (Y0: Σ even + 256·odd, Y1: Σ odd) into
+// its 32 bounds at (R13) and mask at (DX), from the constants at (R9), and
+// moves DX, DI and R13 on to the next block.
+#define BLOCK_END \
+	VPSLLW       $8, Y1, Y2; \
+	VPSUBW       Y2, Y0, Y0; \
+	VBROADCASTSS 0(R9), Y10; \
+	VBROADCASTSS 4(R9), Y13; \
+	VBROADCASTSS 8(R9), Y12; \
+	VBROADCASTSS 12(R9), Y11; \
+	XORL         R12, R12; \
+	BOUND(X0, 0, 0); \
+	VEXTRACTI128 $1, Y0, X0; \
+	BOUND(X0, 32, 8); \
+	BOUND(X1, 64, 16); \
+	VEXTRACTI128 $1, Y1, X1; \
+	BOUND(X1, 96, 24); \
+	MOVL         R12, (DX); \
+	ADDQ         $4, DX; \
+	ADDQ         $256, DI; \
+	ADDQ         $128, R13
+
 // NIBBLES adds the lookups of the code row in codes, from the tables at
 // lo(R10) (low half bytes) and hi(R10) (high ones), read by load, to the sums
 // acc (Σ even + 256·odd, modulo 2¹⁶) and odd (Σ odd), using t0–t3 as
@@ -108,23 +130,7 @@ last:
 sum:
 	VPADDW       Y8, Y0, Y0
 	VPADDW       Y9, Y1, Y1
-	VPSLLW       $8, Y1, Y2
-	VPSUBW       Y2, Y0, Y0 // Σ even
-	VBROADCASTSS 0(R9), Y10  // delta
-	VBROADCASTSS 4(R9), Y13  // offset
-	VBROADCASTSS 8(R9), Y12  // eps
-	VBROADCASTSS 12(R9), Y11 // threshold
-	XORL         R12, R12
-	BOUND(X0, 0, 0)
-	VEXTRACTI128 $1, Y0, X0
-	BOUND(X0, 32, 8)
-	BOUND(X1, 64, 16)
-	VEXTRACTI128 $1, Y1, X1
-	BOUND(X1, 96, 24)
-	MOVL         R12, (DX)
-	ADDQ         $4, DX
-	ADDQ         $256, DI
-	ADDQ         $128, R13
+	BLOCK_END
 	DECQ         BX
 	JMP          block
 
@@ -209,23 +215,7 @@ fold512:
 	ADDQ          $32, SI
 
 sum512:
-	VPSLLW       $8, Y1, Y2
-	VPSUBW       Y2, Y0, Y0 // Σ even
-	VBROADCASTSS 0(R9), Y10  // delta
-	VBROADCASTSS 4(R9), Y13  // offset
-	VBROADCASTSS 8(R9), Y12  // eps
-	VBROADCASTSS 12(R9), Y11 // threshold
-	XORL         R12, R12
-	BOUND(X0, 0, 0)
-	VEXTRACTI128 $1, Y0, X0
-	BOUND(X0, 32, 8)
-	BOUND(X1, 64, 16)
-	VEXTRACTI128 $1, Y1, X1
-	BOUND(X1, 96, 24)
-	MOVL         R12, (DX)
-	ADDQ         $4, DX
-	ADDQ         $256, DI
-	ADDQ         $128, R13
+	BLOCK_END
 	DECQ         BX
 	JMP          block512
 

@@ -11,6 +11,23 @@
 
 #define refineAhead 8
 
+// PREFETCH_SLOT asks, with the prefetch instruction hint, for the factors
+// (at R14+8·slot) and every cache line of the codes (stride CX at
+// R8+slot·stride) of the slot at index idx of the slots (R9); loop names
+// the label of its line loop. It clobbers R12 and R13.
+#define PREFETCH_SLOT(hint, idx, loop) \
+	MOVLQSX (R9)(idx*4), R12; \
+	hint    (R14)(R12*8); \
+	IMULQ   CX, R12; \
+	ADDQ    R8, R12; \
+	XORQ    R13, R13; \
+loop: \
+	hint    (R12)(R13*1); \
+	ADDQ    $64, R13; \
+	CMPQ    R13, CX; \
+	JLT     loop; \
+	hint    -1(R12)(CX*1)
+
 // func refineDotsAVX2(q *int16, codes *int8, stride int, slots *int32, n int, out *int32, fac *float32)
 TEXT ·refineDotsAVX2(SB), NOSPLIT, $0-56
 	MOVQ q+0(FP), SI
@@ -30,20 +47,9 @@ warm:
 	JGE  slot
 	CMPQ R11, $refineAhead
 	JGE  slot
-	MOVLQSX (R9)(R11*4), R12
-	PREFETCHT0 (R14)(R12*8)
-	IMULQ   CX, R12
-	ADDQ    R8, R12
-	XORQ    R13, R13
-
-warmline:
-	PREFETCHT0 (R12)(R13*1)
-	ADDQ       $64, R13
-	CMPQ       R13, CX
-	JLT        warmline
-	PREFETCHT0 -1(R12)(CX*1)
-	INCQ       R11
-	JMP        warm
+	PREFETCH_SLOT(PREFETCHT0, R11, warmline)
+	INCQ R11
+	JMP  warm
 
 slot:
 	CMPQ R10, BX
@@ -53,18 +59,7 @@ slot:
 	LEAQ refineAhead(R10), R11
 	CMPQ R11, BX
 	JGE  sum
-	MOVLQSX (R9)(R11*4), R12
-	PREFETCHT0 (R14)(R12*8)
-	IMULQ   CX, R12
-	ADDQ    R8, R12
-	XORQ    R13, R13
-
-line:
-	PREFETCHT0 (R12)(R13*1)
-	ADDQ       $64, R13
-	CMPQ       R13, CX
-	JLT        line
-	PREFETCHT0 -1(R12)(CX*1)
+	PREFETCH_SLOT(PREFETCHT0, R11, line)
 
 sum:
 	MOVLQSX (R9)(R10*4), DI
@@ -129,22 +124,11 @@ TEXT ·prefetchRefineSlots(SB), NOSPLIT, $0-40
 	XORQ R11, R11
 
 pslot:
-	CMPQ       R11, BX
-	JGE        pdone
-	MOVLQSX    (R9)(R11*4), R12
-	PREFETCHT2 (R14)(R12*8)
-	IMULQ      CX, R12
-	ADDQ       R8, R12
-	XORQ       R13, R13
-
-pline:
-	PREFETCHT2 (R12)(R13*1)
-	ADDQ       $64, R13
-	CMPQ       R13, CX
-	JLT        pline
-	PREFETCHT2 -1(R12)(CX*1)
-	INCQ       R11
-	JMP        pslot
+	CMPQ R11, BX
+	JGE  pdone
+	PREFETCH_SLOT(PREFETCHT2, R11, pline)
+	INCQ R11
+	JMP  pslot
 
 pdone:
 	RET
