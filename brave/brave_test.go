@@ -303,6 +303,8 @@ func TestPlainText(t *testing.T) {
 		{"1 < 2 and 3 > 2", "1 < 2 and 3 > 2"},
 		{"line\n  break\t tab", "line break tab"},
 		{"unterminated <strong", "unterminated"},
+		// A browser shows a text '<' and a bold "strong>".
+		{"<<strong>strong>", "<strong>"},
 		{"", ""},
 	}
 	for _, tt := range tests {
