@@ -45,6 +45,7 @@ func TestBytesMarksOnlyACut(t *testing.T) {
 		{"abcd", 3, "abc…"},
 		{"שלום", 5, "של…"},
 		{"abc", 0, "…"},
+		{"…", 0, "…"}, // cut to nothing and marked: the marker spells the input again
 	}
 	for _, tt := range tests {
 		if got := Bytes(tt.s, tt.n); got != tt.want {
@@ -67,6 +68,7 @@ func TestRunesCountsCharacters(t *testing.T) {
 		{"hello", 10, "hello"},
 		{"a😀bc", 2, "a😀…"},
 		{"abc", 0, "…"},
+		{"…", 0, "…"}, // cut to nothing and marked: the marker spells the input again
 		{"abc", -3, "…"},
 		{"\xff\xfeab", 2, "\xff\xfe…"}, // an invalid byte is one character
 	}
@@ -97,9 +99,14 @@ func FuzzClip(f *testing.F) {
 		if utf8.ValidString(s) && len(s) > bound && bound-len(p) >= utf8.UTFMax {
 			t.Fatalf("Prefix(%q, %d) = %q: cut more than a character short", s, n, p)
 		}
-		b := Bytes(s, n)
-		if (b == s) != (len(s) <= bound) || (b != s && b != p+Ellipsis) {
-			t.Fatalf("Bytes(%q, %d) = %q", s, n, b)
+		// Whole when it fits, else the prefix and the marker (which may
+		// spell s again: Bytes("…", 0) is "…", cut to nothing and marked).
+		want := s
+		if len(s) > bound {
+			want = p + Ellipsis
+		}
+		if b := Bytes(s, n); b != want {
+			t.Fatalf("Bytes(%q, %d) = %q, want %q", s, n, b, want)
 		}
 		r := PrefixRunes(s, n)
 		if !strings.HasPrefix(s, r) || utf8.RuneCountInString(r) > bound {
