@@ -280,10 +280,11 @@ func DecodeAnswerResponse(body []byte, contentType string) (*Answer, error) {
 }
 
 // ParseAnswerText turns an answer's raw text into readable text: each
-// <citation>{json}</citation> becomes " [n]" (and a [Citation]), a
-// <usage>{json}</usage> is read into usage and removed, and an unfinished
-// tag at the end (a stream cut mid-tag) is dropped. A tag whose JSON does
-// not parse is removed without a trace; other text is kept as it is.
+// <citation>{json}</citation> becomes "[n]" set off by a space (and a
+// [Citation]), a <usage>{json}</usage> is read into usage and removed, and
+// an unfinished tag at the end (a stream cut mid-tag) is dropped. A tag whose
+// JSON does not parse is removed without a trace; other text is kept as it
+// is, but for white space at either end.
 func ParseAnswerText(raw string) (text string, citations []Citation, usage map[string]float64) {
 	var b strings.Builder
 	seen := map[int]bool{}
@@ -324,7 +325,10 @@ func ParseAnswerText(raw string) (text string, citations []Citation, usage map[s
 			if json.Unmarshal([]byte(inner), &c) != nil || c.Number <= 0 {
 				continue
 			}
-			fmt.Fprintf(&b, " [%d]", c.Number)
+			if s := b.String(); s != "" && s[len(s)-1] != ' ' {
+				b.WriteByte(' ') // "claim [1]", also after "claim "
+			}
+			fmt.Fprintf(&b, "[%d]", c.Number)
 			if r, _ := utf8.DecodeRuneInString(raw); unicode.IsLetter(r) || unicode.IsDigit(r) {
 				b.WriteByte(' ') // the text goes on right after the tag
 			}
@@ -339,5 +343,5 @@ func ParseAnswerText(raw string) (text string, citations []Citation, usage map[s
 			}
 		}
 	}
-	return strings.TrimSpace(strings.ReplaceAll(b.String(), "  [", " [")), citations, usage
+	return strings.TrimSpace(b.String()), citations, usage
 }

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolport/toolport/internal/tooltest"
 )
@@ -111,6 +113,9 @@ func TestParseAnswerText(t *testing.T) {
 		{"other angle brackets stay", "a < b and <b>bold</b>", "a < b and <b>bold</b>"},
 		{"bad citation JSON is dropped", "Claim.<citation>{oops</citation> Next.", "Claim. Next."},
 		{"citation without a number is dropped", `Claim.<citation>{"url":"https://x"}</citation>`, "Claim."},
+		{"a citation after a space takes no second one", "Claim. " + cite1 + "next", "Claim. [1] next"},
+		{"text spelling a mark stays as it is", "a  [b] " + cite1, "a  [b] [1]"},
+		{"text spelling a tag is text", "<" + cite1 + "citation>", "< [1] citation>"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got, _, _ := ParseAnswerText(tt.raw); got != tt.want {
@@ -195,7 +200,9 @@ func TestAnswerFailures(t *testing.T) {
 }
 
 // FuzzDecodeAnswerStream: any stream yields an answer or a typed error,
-// never a panic, and the text never holds a citation tag.
+// never a panic; its citations are numbered and unique. (What the text
+// reads is FuzzParseAnswerText's: text that spells a tag, such as
+// "<" + "<citation>…</citation>" + "citation>", is text and stays.)
 func FuzzDecodeAnswerStream(f *testing.F) {
 	f.Add([]byte(sse("Hello", cite1, " world", cite2)))
 	f.Add([]byte(sse("cut" + cite1[:10])))
@@ -211,30 +218,65 @@ func FuzzDecodeAnswerStream(f *testing.F) {
 			}
 			return
 		}
-		if strings.Contains(a.Text, "<citation>") || strings.Contains(a.Text, "<usage>") {
-			t.Fatalf("a tag was left in %q", a.Text)
-		}
-	})
-}
-
-// FuzzParseAnswerText: any text parses; citations are numbered and unique.
-func FuzzParseAnswerText(f *testing.F) {
-	f.Add("Claim." + cite1 + " Next." + cite2 + cite1)
-	f.Add("<citation><usage>{}</usage>")
-	f.Add("a<")
-	f.Fuzz(func(t *testing.T, raw string) {
-		text, cs, _ := ParseAnswerText(raw)
-		if strings.Contains(text, "<citation>") {
-			t.Fatalf("a tag was left in %q", text)
-		}
 		seen := map[int]bool{}
-		for _, c := range cs {
+		for _, c := range a.Citations {
 			if c.Number <= 0 || seen[c.Number] {
-				t.Fatalf("citations %+v", cs)
+				t.Fatalf("citations %+v", a.Citations)
 			}
 			seen[c.Number] = true
 		}
 	})
+}
+
+// FuzzParseAnswerText: ParseAnswerText reads an answer as its format says.
+// The input is three pieces of text around a citation and a usage tag,
+// "a<citation>…</citation>b<usage>…</usage>c", so the readable text is known
+// without asking the parser: the pieces as they are, with "[1]" where the
+// citation was, set off by a space (one, also after a piece ending in one,
+// and one more when a word follows right away), the ends trimmed. A piece
+// holds no tag of its own, and the last does not end in the start of one (a
+// stream cut mid-tag, which is dropped). So "<" + citation + "citation>"
+// reads "< [1] citation>": text that spells a tag is text (an earlier
+// property, "no <citation> in the text", would have called it a kept tag).
+func FuzzParseAnswerText(f *testing.F) {
+	f.Add("Claim.", " Next.", "")
+	f.Add("<", "citation>", "a < b")
+	f.Add("a<cit", "</citation>", "<usage x")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		if !answerText(a, false) || !answerText(b, false) || !answerText(c, true) {
+			return
+		}
+		const usage = `<usage>{"X-Request-Requests":1}</usage>`
+		text, cs, u := ParseAnswerText(a + cite1 + b + usage + c)
+		want := a
+		if a != "" && !strings.HasSuffix(a, " ") {
+			want += " "
+		}
+		want += "[1]"
+		if r, _ := utf8.DecodeRuneInString(b + usage); unicode.IsLetter(r) || unicode.IsDigit(r) {
+			want += " "
+		}
+		want = strings.TrimSpace(want + b + c)
+		if text != want || len(cs) != 1 || cs[0].Number != 1 || u["X-Request-Requests"] != 1 {
+			t.Fatalf("ParseAnswerText(%q) = %q, %+v, %v; want %q, citation 1, usage", a+cite1+b+usage+c, text, cs, u, want)
+		}
+	})
+}
+
+// answerText reports whether s is text to ParseAnswerText wherever it
+// stands: no tag, and, when last, no start of one at its very end.
+func answerText(s string, last bool) bool {
+	for _, tag := range []string{"<citation>", "<usage>"} {
+		if strings.Contains(s, tag) {
+			return false
+		}
+		for i := 1; last && i < len(tag); i++ {
+			if strings.HasSuffix(s, tag[:i]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // FuzzDecodeLocalAndContext: the place and LLM-context decoders yield a
