@@ -325,23 +325,32 @@ func TestReplicatedClusterSurvivesANode(t *testing.T) {
 	c.Nodes[0].Kill() // the node both backends were talking to
 	killed := time.Now()
 	// Until its failure detector marks node1 dead (seconds; longer on a
-	// loaded machine), Weaviate 1.28 may answer a search with no hits and no
-	// error when it routes part of it to node1. Searches must fail over and
-	// find the track again within a bound; how long the gap lasted is logged.
+	// loaded machine), Weaviate 1.28 may answer a search without the part
+	// it routes to node1, and no error: with no hits, or (the collection has
+	// a shard per node) with another shard's hits only, seen as
+	// [AAA000000001] alone in one CI run. Nothing in such an answer tells it
+	// from a whole one on a real collection (it still has k hits), so the
+	// backend cannot fail over on it; an empty one it does. Searches must
+	// find the track first again within a bound; how long the gap lasted and
+	// what came back meanwhile is logged.
 	// The bound is generous: under a loaded CI run (race-instrumented tests
 	// on two cores) gRPC at QUORUM once still answered empty 60 s after the
 	// kill, and once 180 s after it, while alone on the machine it recovers
 	// within 100 ms; the backend now asks another node after an empty
 	// answer (searchNodes).
 	for name, be := range map[string]*weaviate.Backend{"gRPC at QUORUM": b, "GraphQL": rest} {
+		var partial [][]string
 		for {
 			got := ids(search(t, be, emb, "distorted guitars", 3))
 			if len(got) > 0 && got[0] == "AAA000000002" {
-				t.Logf("%s with node1 down: found %v after the kill", name, time.Since(killed).Round(time.Millisecond))
+				t.Logf("%s with node1 down: found %v after the kill; answers without it before: %v", name, time.Since(killed).Round(time.Millisecond), partial)
 				break
 			}
-			if len(got) > 0 || time.Since(killed) > 180*time.Second {
-				t.Fatalf("%s with node1 down: got %v, want AAA000000002 first", name, got)
+			if time.Since(killed) > 180*time.Second {
+				t.Fatalf("%s with node1 down: got %v, want AAA000000002 first (answers before: %v)", name, got, partial)
+			}
+			if len(partial) < 20 {
+				partial = append(partial, got)
 			}
 			pollAgain(200 * time.Millisecond)
 		}
