@@ -330,14 +330,13 @@ func TestReplicatedClusterSurvivesANode(t *testing.T) {
 	// a shard per node) with another shard's hits only, seen as
 	// [AAA000000001] alone in one CI run. Nothing in such an answer tells it
 	// from a whole one on a real collection (it still has k hits), so the
-	// backend cannot fail over on it; an empty one it does. Searches must
-	// find the track first again within a bound; how long the gap lasted and
-	// what came back meanwhile is logged.
+	// backend cannot fail over on it as it does on an empty one
+	// (searchNodes). Searches must find the track first again within a
+	// bound; how long the gap lasted and what came back meanwhile is logged.
 	// The bound is generous: under a loaded CI run (race-instrumented tests
 	// on two cores) gRPC at QUORUM once still answered empty 60 s after the
 	// kill, and once 180 s after it, while alone on the machine it recovers
-	// within 100 ms; the backend now asks another node after an empty
-	// answer (searchNodes).
+	// within 100 ms.
 	for name, be := range map[string]*weaviate.Backend{"gRPC at QUORUM": b, "GraphQL": rest} {
 		var partial [][]string
 		for {
